@@ -1,0 +1,549 @@
+"""
+The tool catalog: the tools a LeRobot dataset declares in ``meta/info.json["tools"]``.
+
+The catalog is the single source of truth for which tools exist and what arguments they take.
+The dispatcher validates every model-written call against it before anything touches hardware,
+so entries are checked when loaded (against the JSON Schema meta-schema) and validators are
+compiled once per tool. ``info.json`` is only ever read here, never written.
+
+Nothing in this module imports rclpy; ``huggingface_hub`` is imported only when a repo id has to
+be looked up in the hub cache or downloaded.
+"""
+
+import copy
+import difflib
+import json
+import logging
+import os
+import pathlib
+import re
+import reprlib
+import socket
+import threading
+from typing import Any, Iterator
+import urllib.parse
+import urllib.request
+
+import jsonschema
+from jsonschema import exceptions as jsonschema_exceptions
+from jsonschema import validators as jsonschema_validators
+
+from lerobot_tools_ros import errors
+
+__all__ = [
+    'CatalogError', 'DEFAULT_TOOLS', 'SAMPLE_DATASET', 'ToolArgumentError', 'ToolCatalog',
+    'hf_lerobot_home',
+]
+
+_LOG = logging.getLogger('lerobot_tools_ros.catalog')
+
+# LeRobot's ``lerobot.datasets.language.DEFAULT_TOOLS``: used when a dataset declares no tools.
+DEFAULT_TOOLS: list[dict[str, Any]] = [
+    {
+        'type': 'function',
+        'function': {
+            'name': 'say',
+            'description': 'Speak a short utterance to the user via the TTS executor.',
+            'parameters': {
+                'type': 'object',
+                'properties': {
+                    'text': {
+                        'type': 'string',
+                        'description': 'The verbatim text to speak.',
+                    },
+                },
+                'required': ['text'],
+            },
+        },
+    },
+]
+
+SAMPLE_DATASET: pathlib.Path = pathlib.Path(__file__).resolve().parent / 'data' / 'sample_dataset'
+
+TOOL_NAME_PATTERN = re.compile(r'[A-Za-z_][A-Za-z0-9_.-]{0,63}')
+_REPO_ID_PATTERN = re.compile(r'[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*')
+_INFO_RELPATH = 'meta/info.json'
+# LeRobot pins dataset downloads to its codebase version tag; ``None`` means the main branch.
+_HUB_REVISIONS = (None, 'v3.0')
+_DOWNLOAD_TIMEOUT_S = 3.0
+_MAX_DECODE_DEPTH = 3
+_MAX_MESSAGE = 600
+
+_short = reprlib.Repr()
+_short.maxstring = 60
+_short.maxother = 60
+_short.maxlist = 5
+_short.maxdict = 5
+_short.maxlevel = 2
+
+
+class CatalogError(ValueError):
+    """A catalog that cannot be loaded: not found, not JSON, or bad entries in strict mode."""
+
+
+class ToolArgumentError(ValueError):
+    """A call the catalog rejects; ``error_code`` is ``unknown_tool`` or ``invalid_arguments``."""
+
+    def __init__(self, error_code: str, message: str, *, tool: str | None = None,
+                 suggestion: str | None = None) -> None:
+        super().__init__(message)
+        self.error_code = error_code
+        self.message = message
+        self.tool = tool
+        self.suggestion = suggestion
+
+    @property
+    def code(self) -> str:
+        """Alias of ``error_code``, matching ``errors.ToolError.code``."""
+        return self.error_code
+
+
+def _is_true(value: str | None) -> bool:
+    return (value or '').strip().upper() in {'1', 'ON', 'YES', 'TRUE'}
+
+
+def _hf_home() -> pathlib.Path:
+    # Same resolution as hub_constants.HF_HOME, without importing huggingface_hub.
+    if os.environ.get('HF_HOME'):
+        return pathlib.Path(os.environ['HF_HOME']).expanduser()
+    xdg = os.environ.get('XDG_CACHE_HOME') or os.path.join('~', '.cache')
+    return pathlib.Path(xdg).expanduser() / 'huggingface'
+
+
+def hf_lerobot_home() -> pathlib.Path:
+    """Return LeRobot's local dataset root (``$HF_LEROBOT_HOME``, default ``$HF_HOME/lerobot``)."""
+    if os.environ.get('HF_LEROBOT_HOME'):
+        return pathlib.Path(os.environ['HF_LEROBOT_HOME']).expanduser()
+    return _hf_home() / 'lerobot'
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return 'null'
+    if isinstance(value, bool):
+        return 'boolean'
+    if isinstance(value, int):
+        return 'integer'
+    if isinstance(value, float):
+        return 'number'
+    if isinstance(value, str):
+        return 'string'
+    if isinstance(value, (list, tuple)):
+        return 'array'
+    if isinstance(value, dict):
+        return 'object'
+    return type(value).__name__
+
+
+def _json_path(root: str, parts: Any) -> str:
+    path = root
+    for part in parts:
+        if isinstance(part, int):
+            path += f'[{part}]'
+        elif isinstance(part, str) and re.fullmatch(r'[A-Za-z_][A-Za-z0-9_]{0,39}', part):
+            path += '.' + part
+        else:
+            path += '[' + _short.repr(part) + ']'
+    return path
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f'{name} is not allowed in tool arguments')
+
+
+def _truncate(text: str, limit: int = _MAX_MESSAGE) -> str:
+    return text if len(text) <= limit else text[:limit - 3] + '...'
+
+
+def _describe_error(error: jsonschema_exceptions.ValidationError) -> list[str]:
+    """Turn one jsonschema error into messages that name the field path and the constraint."""
+    path = _json_path('arguments', error.absolute_path)
+    kind = error.validator
+    expected = error.validator_value
+    value = error.instance
+    if kind == 'required' and isinstance(value, dict):
+        missing = [name for name in expected if name not in value]
+        return [f'{_json_path(path, [name])}: required property is missing' for name in missing]
+    if kind == 'additionalProperties' and isinstance(value, dict):
+        schema = error.schema if isinstance(error.schema, dict) else {}
+        allowed = list(schema.get('properties', {}))
+        patterns = list(schema.get('patternProperties', {}))
+        extras = [key for key in value if key not in allowed
+                  and not any(re.search(pattern, key) for pattern in patterns)]
+        allowed_text = ', '.join(allowed) if allowed else 'none'
+        return [f'{_json_path(path, [key])}: unexpected property (additionalProperties is false;'
+                f' allowed: {allowed_text})' for key in extras] or [f'{path}: {error.message}']
+    if kind == 'type':
+        types = expected if isinstance(expected, list) else [expected]
+        return [f'{path}: expected {" or ".join(map(str, types))}, got {_json_type(value)}'
+                f' {_short.repr(value)}']
+    if kind == 'enum':
+        return [f'{path}: must be one of {_short.repr(expected)}, got {_short.repr(value)}']
+    if kind == 'const':
+        return [f'{path}: must be {_short.repr(expected)}, got {_short.repr(value)}']
+    if kind in ('minLength', 'maxLength') and isinstance(value, str):
+        bound = 'at least' if kind == 'minLength' else 'at most'
+        return [f'{path}: expected {bound} {expected} characters, got {len(value)}']
+    if kind in ('minItems', 'maxItems') and isinstance(value, list):
+        bound = 'at least' if kind == 'minItems' else 'at most'
+        return [f'{path}: expected {bound} {expected} items, got {len(value)}']
+    comparisons = {'minimum': '>=', 'maximum': '<=', 'exclusiveMinimum': '>',
+                   'exclusiveMaximum': '<'}
+    if kind in comparisons and isinstance(expected, (int, float)):
+        return [f'{path}: must be {comparisons[kind]} {expected}, got {_short.repr(value)}']
+    if kind == 'pattern':
+        return [f'{path}: must match pattern {expected!r}, got {_short.repr(value)}']
+    if kind in ('anyOf', 'oneOf') and error.context:
+        best = jsonschema_exceptions.best_match(error.context)
+        inner = '; '.join(_describe_error(best))
+        return [f'{path}: does not match any allowed schema ({kind}); closest: {inner}']
+    return [f'{path}: {_truncate(error.message, 200)} (constraint: {kind})']
+
+
+def _entry_label(index: int, entry: Any) -> str:
+    name = None
+    if isinstance(entry, dict) and isinstance(entry.get('function'), dict):
+        name = entry['function'].get('name')
+    if isinstance(name, str):
+        return f'tools[{index}] ({_short.repr(name)})'
+    return f'tools[{index}] (no name)'
+
+
+def _check_entry(entry: Any) -> tuple[str, type]:
+    """Check one catalog entry; return its name and validator class or raise ValueError."""
+    if not isinstance(entry, dict):
+        raise ValueError(f'entry must be an object, got {_json_type(entry)}')
+    if entry.get('type') != 'function':
+        raise ValueError(f'"type" must be "function", got {_short.repr(entry.get("type"))}')
+    function = entry.get('function')
+    if not isinstance(function, dict):
+        raise ValueError(f'"function" must be an object, got {_json_type(function)}')
+    name = function.get('name')
+    if not isinstance(name, str) or not TOOL_NAME_PATTERN.fullmatch(name):
+        raise ValueError(f'function.name {_short.repr(name)} must match '
+                         f'^{TOOL_NAME_PATTERN.pattern}$')
+    if 'description' in function and not isinstance(function['description'], str):
+        raise ValueError('function.description must be a string, got '
+                         f'{_json_type(function["description"])}')
+    if 'parameters' not in function:
+        raise ValueError('function.parameters is missing (a JSON Schema object)')
+    parameters = function['parameters']
+    if not isinstance(parameters, dict):
+        raise ValueError(f'function.parameters must be a JSON Schema object, got '
+                         f'{_json_type(parameters)}')
+    declared_type = parameters.get('type', 'object')
+    if declared_type != 'object' and not (isinstance(declared_type, list)
+                                          and 'object' in declared_type):
+        raise ValueError(f'function.parameters must describe an object (type "object"), got '
+                         f'type {_short.repr(declared_type)}')
+    cls = jsonschema_validators.validator_for(parameters, default=None)
+    if cls is None:
+        cls = jsonschema.Draft202012Validator
+        if '$schema' in parameters:
+            raise ValueError(f'function.parameters declares an unknown $schema '
+                             f'{_short.repr(parameters["$schema"])}')
+    try:
+        cls.check_schema(parameters)
+    except jsonschema_exceptions.SchemaError as exc:
+        where = _json_path('function.parameters', exc.absolute_path)
+        raise ValueError(f'{where} is not a valid JSON Schema ({cls.__name__}): '
+                         f'{_truncate(exc.message, 200)}') from None
+    return name, cls
+
+
+def _decode_arguments(arguments: Any) -> dict:
+    """Accept a dict, a JSON object text, or a JSON string that encodes one (double-encoded)."""
+    value = arguments
+    for _ in range(_MAX_DECODE_DEPTH):
+        if not isinstance(value, (str, bytes, bytearray)):
+            break
+        try:
+            value = json.loads(value, parse_constant=_reject_constant)
+        except ValueError as exc:
+            raise ToolArgumentError(
+                errors.INVALID_ARGUMENTS,
+                f'arguments are not valid JSON: {_truncate(str(exc), 200)}') from None
+    if isinstance(value, dict):
+        return value
+    raise ToolArgumentError(
+        errors.INVALID_ARGUMENTS,
+        f'arguments must be a JSON object, got {_json_type(value)} {_short.repr(value)}')
+
+
+class ToolCatalog:
+    """The validated tools of one dataset, with a compiled argument validator per tool."""
+
+    def __init__(self, tools: list | None, *, source: str = '<memory>',
+                 info: dict | None = None, strict: bool = False) -> None:
+        self._source = str(source)
+        self._info = info if info is not None else {}
+        self._problems: list[str] = []
+        self._entries: dict[str, dict] = {}
+        self._validators: dict[str, Any] = {}
+        if tools is not None and not isinstance(tools, list):
+            raise CatalogError(f'{self._source}: "tools" must be a list, got {_json_type(tools)}')
+        self._used_default = not tools
+        if self._used_default:
+            tools = copy.deepcopy(DEFAULT_TOOLS)
+        else:
+            tools = copy.deepcopy(tools)
+        for index, entry in enumerate(tools):
+            try:
+                name, cls = _check_entry(entry)
+                if name in self._entries:
+                    raise ValueError(f'duplicate tool name {name!r} (first declared earlier)')
+            except ValueError as exc:
+                problem = f'{self._source}: {_entry_label(index, entry)}: {exc}'
+                if strict:
+                    raise CatalogError(problem) from None
+                _LOG.warning('skipping tool entry: %s', problem)
+                self._problems.append(problem)
+                continue
+            self._entries[name] = entry
+            self._validators[name] = cls(entry['function']['parameters'],
+                                         format_checker=cls.FORMAT_CHECKER)
+
+    # ----------------------------------------------------------------------------- constructors
+    @classmethod
+    def from_tools(cls, tools: list[dict] | None, *, source: str = '<memory>',
+                   info: dict | None = None, strict: bool = False) -> 'ToolCatalog':
+        """Build a catalog from a list of OpenAI function schemas (``None``/``[]``: defaults)."""
+        return cls(tools, source=source, info=info, strict=strict)
+
+    @classmethod
+    def from_info(cls, info: Any, *, source: str = '<memory>',
+                  strict: bool = False) -> 'ToolCatalog':
+        """Build a catalog from a parsed ``info.json`` document."""
+        if not isinstance(info, dict):
+            raise CatalogError(f'{source}: info.json must hold a JSON object, got '
+                               f'{_json_type(info)}')
+        return cls(info.get('tools'), source=source, info=info, strict=strict)
+
+    @classmethod
+    def load(cls, source: str | os.PathLike | None = None, *,
+             strict: bool = False) -> 'ToolCatalog':
+        """
+        Load from a dataset root, an ``info.json`` path, or a LeRobot repo id.
+
+        ``None`` or ``''`` loads the sample dataset shipped with this package. An existing local
+        path always wins over a repo id of the same spelling.
+        """
+        if source is None or source == '':
+            source = SAMPLE_DATASET
+        path = pathlib.Path(os.fspath(source)).expanduser()
+        if path.is_dir():
+            for candidate in (path / 'meta' / 'info.json', path / 'info.json'):
+                if candidate.is_file():
+                    return cls._load_file(candidate, strict=strict)
+            raise CatalogError(f'{path}: no meta/info.json in this directory (tried '
+                               f'{path / "meta" / "info.json"}, {path / "info.json"})')
+        if path.is_file():
+            return cls._load_file(path, strict=strict)
+        text = os.fspath(source)
+        if isinstance(text, str) and _REPO_ID_PATTERN.fullmatch(text):
+            info_path, origin = _resolve_repo_id(text)
+            return cls._load_file(info_path, strict=strict, origin=origin)
+        raise CatalogError(f'{text}: no such file or directory, and not a repo id (user/name)')
+
+    @classmethod
+    def _load_file(cls, path: pathlib.Path, *, strict: bool,
+                   origin: str | None = None) -> 'ToolCatalog':
+        source = str(path) if origin is None else f'{origin} ({path})'
+        try:
+            with open(path, 'rb') as stream:
+                raw = stream.read()
+        except OSError as exc:
+            raise CatalogError(f'{path}: cannot read: {exc.strerror or exc}') from None
+        try:
+            info = json.loads(raw)
+        except ValueError as exc:
+            raise CatalogError(f'{path}: not valid JSON: {exc}') from None
+        return cls.from_info(info, source=source, strict=strict)
+
+    # ----------------------------------------------------------------------------- accessors
+    @property
+    def tools(self) -> list[dict]:
+        """Return the accepted entries as stored (a new list; do not mutate the entries)."""
+        return list(self._entries.values())
+
+    @property
+    def names(self) -> list[str]:
+        """Tool names in declaration order."""
+        return list(self._entries)
+
+    @property
+    def source(self) -> str:
+        """Where the catalog came from (a path, ``repo_id (path)``, or ``<memory>``)."""
+        return self._source
+
+    @property
+    def used_default(self) -> bool:
+        """Tell whether the dataset declared no tools and LeRobot's ``DEFAULT_TOOLS`` were used."""
+        return self._used_default
+
+    @property
+    def info(self) -> dict:
+        """Return the whole ``info.json`` document (read-only use; the runtime never writes it)."""
+        return self._info
+
+    @property
+    def problems(self) -> list[str]:
+        """Warnings about entries skipped in non-strict mode."""
+        return list(self._problems)
+
+    @property
+    def camera_names(self) -> list[str]:
+        """Camera names from ``features`` keys ``observation.images.<name>``."""
+        features = self._info.get('features') if isinstance(self._info, dict) else None
+        if not isinstance(features, dict):
+            return []
+        prefix = 'observation.images.'
+        return [key[len(prefix):] for key in features
+                if isinstance(key, str) and key.startswith(prefix) and len(key) > len(prefix)]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._entries
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._entries))
+
+    def __repr__(self) -> str:
+        return (f'ToolCatalog(names={self.names!r}, source={self._source!r}, '
+                f'used_default={self._used_default})')
+
+    def schema(self, name: str) -> dict:
+        """Return the stored entry of ``name`` (raises ``ToolArgumentError`` when unknown)."""
+        return self._entries[self._require(name)]
+
+    def parameters(self, name: str) -> dict:
+        """Return the JSON Schema of ``name``'s arguments."""
+        return self._entries[self._require(name)]['function']['parameters']
+
+    def description(self, name: str) -> str:
+        """Return the description of ``name`` ('' when the entry has none)."""
+        return self._entries[self._require(name)]['function'].get('description', '')
+
+    def suggest(self, name: Any) -> str | None:
+        """Return the closest known tool name, or None when nothing is close."""
+        if not isinstance(name, str) or not self._entries:
+            return None
+        lowered = {known.lower(): known for known in self._entries}
+        if name.lower() in lowered:
+            return lowered[name.lower()]
+        matches = difflib.get_close_matches(name[:200], list(self._entries), n=1, cutoff=0.6)
+        return matches[0] if matches else None
+
+    def validate(self, name: str, arguments: Any) -> dict:
+        """
+        Return ``arguments`` as a dict checked against ``name``'s schema.
+
+        Raises ``ToolArgumentError`` (``unknown_tool`` or ``invalid_arguments``) with a message
+        that names each failing field path (``arguments.target.x``) and its constraint.
+        """
+        validator = self._validators.get(name) if isinstance(name, str) else None
+        if validator is None:
+            self._require(name)
+        value = _decode_arguments(arguments)
+        found = list(validator.iter_errors(value))
+        if not found:
+            return value
+        found.sort(key=jsonschema_exceptions.relevance, reverse=True)
+        messages: list[str] = []
+        for error in found:
+            for message in _describe_error(error):
+                if message not in messages:
+                    messages.append(message)
+        text = _truncate(f'invalid arguments for {name!r}: ' + '; '.join(messages))
+        raise ToolArgumentError(errors.INVALID_ARGUMENTS, text, tool=name)
+
+    def _require(self, name: Any) -> str:
+        if isinstance(name, str) and name in self._entries:
+            return name
+        suggestion = self.suggest(name)
+        hint = f"; did you mean '{suggestion}'?" if suggestion else ''
+        known = ', '.join(self._entries) or 'none'
+        raise ToolArgumentError(
+            errors.UNKNOWN_TOOL,
+            f'unknown tool {_short.repr(name)}{hint} (known tools: {known})',
+            tool=name if isinstance(name, str) else None, suggestion=suggestion)
+
+
+def _resolve_repo_id(repo_id: str) -> tuple[pathlib.Path, str]:
+    """Find ``meta/info.json`` of a repo id: LeRobot home, hub cache, then a download."""
+    tried: list[str] = []
+    local = hf_lerobot_home() / repo_id / 'meta' / 'info.json'
+    if local.is_file():
+        return local, repo_id
+    tried.append(f'{local} (not found)')
+    try:
+        import huggingface_hub
+        from huggingface_hub import constants as hub_constants
+    except ImportError:
+        tried.append('hub cache and download skipped: huggingface_hub is not installed'
+                     ' (pip install huggingface_hub)')
+        raise CatalogError(f'cannot find dataset {repo_id!r}: tried ' + '; '.join(tried)) from None
+    cache_dir = pathlib.Path(hub_constants.HF_HUB_CACHE)
+    repo_dir = cache_dir / ('datasets--' + repo_id.replace('/', '--'))
+    for revision in _HUB_REVISIONS:
+        try:
+            cached = huggingface_hub.try_to_load_from_cache(
+                repo_id, _INFO_RELPATH, revision=revision, repo_type='dataset')
+        except (ValueError, OSError) as exc:
+            cached = None
+            tried.append(f'hub cache {repo_dir} ({exc})')
+        if isinstance(cached, str) and os.path.isfile(cached):
+            return pathlib.Path(cached), f'{repo_id}@{revision or "main"} (hub cache)'
+    tried.append(f'hub cache {repo_dir}/snapshots/*/{_INFO_RELPATH} (not cached for '
+                 + ', '.join(rev or 'main' for rev in _HUB_REVISIONS) + ')')
+    if _is_true(os.environ.get('HF_HUB_OFFLINE')) or hub_constants.HF_HUB_OFFLINE:
+        tried.append('download skipped (HF_HUB_OFFLINE is set)')
+        raise CatalogError(f'cannot find dataset {repo_id!r}: tried ' + '; '.join(tried))
+    url = f'{hub_constants.ENDPOINT}/datasets/{repo_id}/{_INFO_RELPATH}'
+    unreachable = _unreachable_reason(hub_constants.ENDPOINT, _DOWNLOAD_TIMEOUT_S)
+    if unreachable:
+        # hf_hub_download retries connection errors with backoff (~20 s); do not wait for it.
+        tried.append(f'download {url} skipped: hub not reachable ({unreachable})')
+        raise CatalogError(f'cannot find dataset {repo_id!r}: tried ' + '; '.join(tried))
+    try:
+        downloaded = huggingface_hub.hf_hub_download(
+            repo_id, _INFO_RELPATH, repo_type='dataset', etag_timeout=_DOWNLOAD_TIMEOUT_S)
+    except Exception as exc:  # noqa: B902 - any hub/network failure means "not reachable"
+        reason = _truncate(f'{type(exc).__name__}: {exc}'.splitlines()[0], 200)
+        tried.append(f'download {url} failed ({reason})')
+        raise CatalogError(f'cannot find dataset {repo_id!r}: tried ' + '; '.join(tried)) from None
+    return pathlib.Path(downloaded), f'{repo_id} (downloaded)'
+
+
+def _unreachable_reason(endpoint: str, timeout: float) -> str | None:
+    """
+    Return why ``endpoint`` cannot be reached within ``timeout`` seconds, or None if it can.
+
+    Connects to the endpoint (or to the HTTPS proxy the environment configures) in a daemon
+    thread, so even a resolver that ignores timeouts cannot hold the caller longer.
+    """
+    parsed = urllib.parse.urlsplit(endpoint)
+    host = parsed.hostname or ''
+    port = parsed.port or (443 if parsed.scheme == 'https' else 80)
+    proxies = urllib.request.getproxies()
+    proxy = proxies.get(parsed.scheme) or proxies.get('all')
+    if proxy and not urllib.request.proxy_bypass(host):
+        proxied = urllib.parse.urlsplit(proxy if '://' in proxy else 'http://' + proxy)
+        host, port = proxied.hostname or '', proxied.port or 80
+    outcome: list[str | None] = []
+
+    def probe() -> None:
+        try:
+            socket.create_connection((host, port), timeout=timeout).close()
+            outcome.append(None)
+        except OSError as exc:
+            outcome.append(f'{host}:{port}: {exc}')
+
+    worker = threading.Thread(target=probe, name='hub-probe', daemon=True)
+    worker.start()
+    worker.join(timeout + 0.5)
+    if not outcome:
+        return f'{host}:{port}: no answer within {timeout:g} s'
+    return outcome[0]

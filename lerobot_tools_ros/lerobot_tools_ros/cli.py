@@ -1,0 +1,63 @@
+"""
+The ``lerobot-tools-ros`` command: one subcommand per module in ``lerobot_tools_ros.commands``.
+
+A subcommand module defines ``HELP`` (one line), ``add_arguments(parser)`` and ``run(args) ->
+int``. Adding one is a new module plus one line in ``COMMANDS``. A subcommand whose module cannot
+be imported (a missing optional dependency) still appears, and says why when it is run, so one
+broken extra never takes the whole tool down.
+"""
+
+import argparse
+import importlib
+import sys
+from typing import Sequence
+
+# name -> module implementing it (keep alphabetical).
+COMMANDS: dict[str, str] = {
+    'catalog': 'lerobot_tools_ros.commands.catalog',
+}
+
+PROG = 'lerobot-tools-ros'
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Build the parser with every subcommand in ``COMMANDS``."""
+    parser = argparse.ArgumentParser(
+        prog=PROG, description='Run and inspect the tools LeRobot policies call.')
+    subparsers = parser.add_subparsers(dest='command', metavar='COMMAND')
+    subparsers.required = True
+    for name, module_name in COMMANDS.items():
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc:
+            broken = subparsers.add_parser(
+                name, help=f'(unavailable: {exc})', add_help=False)
+            broken.add_argument('rest', nargs=argparse.REMAINDER)
+            broken.set_defaults(_run=_unavailable(name, module_name, exc))
+            continue
+        sub = subparsers.add_parser(name, help=module.HELP, description=module.HELP)
+        module.add_arguments(sub)
+        sub.set_defaults(_run=module.run)
+    return parser
+
+
+def _unavailable(name: str, module_name: str, exc: ImportError):
+    def run(_args: argparse.Namespace) -> int:
+        print(f'{PROG} {name}: unavailable, importing {module_name} failed: '
+              f'{type(exc).__name__}: {exc}', file=sys.stderr)
+        return 2
+    return run
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Parse ``argv`` (default ``sys.argv[1:]``), run the subcommand, return its exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args._run(args) or 0)
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Subcommands of ``lerobot-tools-ros``; each module is listed in ``cli.COMMANDS``."""

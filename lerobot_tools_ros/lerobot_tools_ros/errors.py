@@ -1,0 +1,36 @@
+"""Error codes shared by the pure-Python core and the ROS interfaces.
+
+The values mirror the constants in ``lerobot_tools_interfaces/msg/ErrorCodes.msg`` so the core
+can be used without a ROS graph; ``test_interfaces.py`` checks that both stay identical.
+"""
+
+PARSE_ERROR = 'parse_error'
+UNKNOWN_TOOL = 'unknown_tool'
+INVALID_ARGUMENTS = 'invalid_arguments'
+NOT_ALLOWED = 'not_allowed'
+PAUSED = 'paused'
+RATE_LIMITED = 'rate_limited'
+BUSY = 'busy'
+UNAVAILABLE = 'unavailable'
+TIMEOUT = 'timeout'
+EXECUTION_FAILED = 'execution_failed'
+STALE_FRAME = 'stale_frame'
+NO_FRAME = 'no_frame'
+
+ALL_CODES = (
+    PARSE_ERROR, UNKNOWN_TOOL, INVALID_ARGUMENTS, NOT_ALLOWED, PAUSED, RATE_LIMITED, BUSY,
+    UNAVAILABLE, TIMEOUT, EXECUTION_FAILED, STALE_FRAME, NO_FRAME,
+)
+
+
+class ToolError(Exception):
+    """A tool failure that carries one of the error codes above.
+
+    Tools raise it to choose the code a caller sees (``no_frame`` rather than the generic
+    ``execution_failed`` that any other exception maps to).
+    """
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message

@@ -1,0 +1,226 @@
+"""Host tools as `lerobot_tools_interfaces/srv/CallTool` services, one per tool.
+
+Other nodes may call these services directly (without the dispatcher), so the server validates
+arguments against the catalog itself. Each tool runs in its own worker thread, so a slow
+`say` never delays a `record_observation`, while calls of one tool run one at a time (tools
+are not required to be thread-safe). A tool's exception becomes an `execution_failed` answer;
+it never takes the server down.
+"""
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+import inspect
+import json
+import sys
+import time
+from typing import Any
+
+from lerobot_tools_interfaces.srv import CallTool
+import rclpy
+from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.node import Node
+from rclpy.task import Future
+
+from .. import errors, names
+from ..catalog import CatalogError, ToolArgumentError, ToolCatalog
+from ..tools import TOOL_REGISTRY
+from ..tools.base import declared_parameters, Tool
+from .params import declare, overrides_with_prefix
+
+
+@dataclass
+class _HostedTool:
+    tool: Tool
+    worker: ThreadPoolExecutor
+    service: Any
+    calls: int = 0
+
+
+def _ignore(_future: Future) -> None:
+    """Done callback whose only job is to make the executor wake up for the awaiting task."""
+
+
+def tool_kwargs(node: Node, tool_name: str, tool_class: type, catalog: ToolCatalog) -> dict:
+    """Constructor kwargs for a tool: its declared `tool.<name>.*` parameters.
+
+    A parameter whose default is a dict is a map the user fills with nested keys
+    (`tool.record_observation.cameras.front: /camera/front/image_raw`).
+    """
+    prefix = f'tool.{tool_name}.'
+    declared = declared_parameters(tool_class)
+    kwargs: dict[str, Any] = {}
+    for key, spec in declared.items():
+        if isinstance(spec.default, dict):
+            nested = overrides_with_prefix(node, f'{prefix}{key}.')
+            kwargs[key] = {**spec.default, **nested}
+        else:
+            kwargs[key] = declare(node, prefix + key, spec.default, spec.description)
+    known = set(declared)
+    for extra in sorted(overrides_with_prefix(node, prefix)):
+        if extra.split('.', 1)[0] not in known:
+            node.get_logger().warning(
+                f"ignoring parameter '{prefix}{extra}': tool '{tool_name}' declares "
+                f"{sorted(known) or 'no parameters'}")
+    accepted = inspect.signature(tool_class).parameters
+    if 'catalog' in accepted:
+        kwargs['catalog'] = catalog
+    if 'dataset_cameras' in accepted:
+        kwargs['dataset_cameras'] = catalog.camera_names
+    return kwargs
+
+
+class ToolServer(Node):
+    """Serve every tool named in the `tools` parameter at `<service_prefix>/<name>`."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(names.TOOL_SERVER_NODE, **kwargs)
+        tool_names = declare(
+            self, 'tools', ['say', 'record_observation'],
+            'Names of the tools to host; each must be registered (built in or through the '
+            "'lerobot_tools_ros.tools' entry-point group) and declared in the dataset catalog.",
+            read_only=True)
+        dataset = declare(
+            self, 'dataset', '',
+            'Catalog source for the tool schemas: a dataset root, an info.json path or a LeRobot '
+            "repo id. Empty: the package's sample dataset.", read_only=True)
+        self.service_prefix = declare(
+            self, 'service_prefix', names.SERVICE_PREFIX,
+            'Prefix of the CallTool services; each tool is served at <prefix>/<tool name>.',
+            read_only=True)
+        self.catalog = ToolCatalog.load(dataset or None)
+        for problem in self.catalog.problems:
+            self.get_logger().warning(problem)
+        if not tool_names:
+            raise ValueError("parameter 'tools' is empty: name at least one tool to host")
+        self._hosted: dict[str, _HostedTool] = {}
+        self._callback_group = ReentrantCallbackGroup()
+        try:
+            for tool_name in tool_names:
+                self._host(tool_name)
+        except BaseException:
+            self.close_tools()
+            raise
+
+    def _host(self, tool_name: str) -> None:
+        if tool_name in self._hosted:
+            raise ValueError(f"tool '{tool_name}' is listed twice in parameter 'tools'")
+        if tool_name not in self.catalog:
+            hint = self.catalog.suggest(tool_name)
+            raise ValueError(
+                f"tool '{tool_name}' is not declared in the catalog {self.catalog.source} "
+                f"(declared: {', '.join(self.catalog.names)})"
+                + (f"; did you mean '{hint}'?" if hint else '; add its schema to info.json'))
+        if tool_name not in TOOL_REGISTRY:
+            raise ValueError(
+                f"no implementation is registered for tool '{tool_name}' (registered: "
+                f"{', '.join(sorted(TOOL_REGISTRY))}); install a package that provides it "
+                "through the 'lerobot_tools_ros.tools' entry-point group")
+        tool_class = TOOL_REGISTRY[tool_name]
+        tool = tool_class(self.catalog.schema(tool_name),
+                          **tool_kwargs(self, tool_name, tool_class, self.catalog))
+        bind_ros = getattr(tool, 'bind_ros', None)
+        if bind_ros is not None:
+            bind_ros(self)
+        service_name = names.tool_service_name(self.service_prefix, tool_name)
+        worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f'tool-{tool_name}')
+        hosted = _HostedTool(tool=tool, worker=worker, service=None)
+        self._hosted[tool_name] = hosted
+        # Reentrant: while one call of a tool awaits its worker, the executor keeps answering
+        # (validation errors, other tools) instead of holding the callback group.
+        hosted.service = self.create_service(CallTool, service_name, self._handler(hosted),
+                                             callback_group=self._callback_group)
+        self.get_logger().info(
+            f"hosting '{tool_name}' ({type(tool).__name__}) at {hosted.service.srv_name}")
+
+    def _handler(self, hosted: _HostedTool):
+        async def handle(request: CallTool.Request, response: CallTool.Response):
+            response.call_id = request.call_id
+            code, text = await self._call(hosted, request)
+            response.success = not code
+            response.content = text if not code else ''
+            response.error_code = code
+            response.error_message = text if code else ''
+            return response
+        return handle
+
+    async def _call(self, hosted: _HostedTool, request: CallTool.Request) -> tuple[str, str]:
+        """Return ('', content) on success, else (error_code, error_message)."""
+        name = hosted.tool.name
+        if request.name and request.name != name:
+            return errors.UNKNOWN_TOOL, (
+                f"this service hosts '{name}', but the request names '{request.name}'; call "
+                f"{names.tool_service_name(self.service_prefix, request.name)} instead")
+        try:
+            arguments = self.catalog.validate(name, request.arguments or '{}')
+        except ToolArgumentError as exc:
+            return exc.error_code, exc.message
+        hosted.calls += 1
+        future: Future = Future(executor=self.executor)
+        future.add_done_callback(_ignore)
+        hosted.worker.submit(self._run, hosted.tool, arguments, request.call_id, future)
+        return await future
+
+    def _run(self, tool: Tool, arguments: dict, call_id: str, future: Future) -> None:
+        """Worker thread: run the tool and hand the outcome back to the executor."""
+        started = time.monotonic()
+        try:
+            output = tool.call(arguments)
+            content = output if isinstance(output, str) else json.dumps(output)
+            outcome = ('', content)
+        except errors.ToolError as exc:
+            outcome = (exc.code, exc.message)
+        except Exception as exc:  # noqa: B902 - a tool's failure must not end the server
+            outcome = (errors.EXECUTION_FAILED, f'{tool.name} failed: {type(exc).__name__}: {exc}')
+        elapsed_ms = (time.monotonic() - started) * 1e3
+        if outcome[0]:
+            self.get_logger().warning(
+                f"{tool.name} call '{call_id}' -> {outcome[0]}: {outcome[1]} ({elapsed_ms:.0f} ms)")
+        else:
+            self.get_logger().debug(f"{tool.name} call '{call_id}' ok ({elapsed_ms:.1f} ms)")
+        future.set_result(outcome)
+
+    @property
+    def tools(self) -> dict[str, Tool]:
+        """The hosted tool instances by name."""
+        return {name: hosted.tool for name, hosted in self._hosted.items()}
+
+    def close_tools(self) -> None:
+        """Stop the workers and let each tool release its resources."""
+        for hosted in self._hosted.values():
+            close = getattr(hosted.tool, 'close', None)
+            if close is not None:
+                try:
+                    close()
+                except Exception as exc:  # noqa: B902 - keep closing the others
+                    self.get_logger().warning(f'closing {hosted.tool.name} failed: {exc}')
+            hosted.worker.shutdown(wait=False, cancel_futures=True)
+        self._hosted.clear()
+
+    def destroy_node(self) -> None:
+        self.close_tools()
+        super().destroy_node()
+
+
+def main(args: list[str] | None = None) -> int:
+    rclpy.init(args=args)
+    node = None
+    try:
+        node = ToolServer()
+        executor = SingleThreadedExecutor()
+        executor.add_node(node)
+        executor.spin()
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    except (CatalogError, ValueError, TypeError) as exc:
+        print(f'[tool_server] error: {exc}', file=sys.stderr)
+        return 1
+    finally:
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

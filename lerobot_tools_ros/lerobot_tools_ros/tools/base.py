@@ -1,0 +1,98 @@
+"""
+The contract between tool implementations and whatever hosts them.
+
+This mirrors LeRobot's planned in-process runtime layer (``Tool`` with ``name``, ``schema`` and
+``call``) so a tool written for this package can be lifted into LeRobot and back. The module
+imports nothing from ROS: tools stay usable in plain Python (tests, notebooks, LeRobot itself).
+
+Writing a tool
+--------------
+- One file per tool, so each tool's heavy dependency stays optional.
+- Constructor: ``ToolClass(schema: dict, **params)``. ``schema`` is the catalog entry (an OpenAI
+  function schema); the instance's ``name`` is ``schema['function']['name']``. ``params`` are the
+  values of the tool's declared ``PARAMETERS`` (see ``ToolParameter``).
+- ``call(arguments)`` receives arguments already validated against ``schema`` and returns a
+  string or a JSON-serialisable dict. To choose the error code a caller sees, raise
+  ``lerobot_tools_ros.errors.ToolError(code, message)``; any other exception is reported as
+  ``execution_failed``.
+
+Optional hooks
+--------------
+The ``tool_server`` node looks these up with ``getattr``; they are not part of the ``Tool``
+protocol, so plain-Python tools need not define them:
+
+- ``bind_ros(self, node) -> None``: called once with the hosting rclpy node before the first
+  call. Create publishers, subscriptions and clients here. This is the only place a tool may
+  touch ROS, and it must import rclpy (and message packages) inside the method so the tool module
+  imports without ROS.
+- ``close(self) -> None``: called once at shutdown; release devices, stop threads, cancel work.
+"""
+
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+__all__ = ['Tool', 'ToolParameter', 'declared_parameters', 'tool_name_from_schema']
+
+
+@runtime_checkable
+class Tool(Protocol):
+    """An executable tool: a catalog schema plus the code that runs a validated call."""
+
+    name: str
+    schema: dict
+
+    def call(self, arguments: dict) -> str | dict:
+        """Run one call with validated ``arguments``; return text or a JSON-serialisable dict."""
+        ...
+
+
+@dataclass(frozen=True)
+class ToolParameter:
+    """
+    A configuration value a tool class declares in ``PARAMETERS``.
+
+    The ``tool_server`` node declares each as the ROS parameter ``tool.<name>.<param>`` (so it
+    can be set from a parameters file) and passes the value to the constructor as a keyword
+    argument. ``default`` fixes the ROS parameter type, so it should be a bool, int, float, str,
+    or a list of one of those; ``None`` gives ROS nothing to infer a type from.
+    """
+
+    default: Any
+    description: str
+
+
+PARAMETERS_ATTRIBUTE = 'PARAMETERS'
+
+
+def declared_parameters(tool_class: type) -> dict[str, ToolParameter]:
+    """
+    Return the ``PARAMETERS`` a tool class declares (empty when it declares none).
+
+    Raises ``TypeError`` naming the class when the declaration has the wrong shape, so a typo
+    surfaces when the tool is loaded rather than as a missing ROS parameter later.
+    """
+    declared = getattr(tool_class, PARAMETERS_ATTRIBUTE, None)
+    if declared is None:
+        return {}
+    where = f'{getattr(tool_class, "__module__", "?")}.{getattr(tool_class, "__qualname__", "?")}'
+    if not isinstance(declared, dict):
+        raise TypeError(f'{where}.PARAMETERS must be a dict of ToolParameter, got '
+                        f'{type(declared).__name__}')
+    for key, value in declared.items():
+        if not isinstance(key, str) or not key.isidentifier():
+            raise TypeError(f'{where}.PARAMETERS key {key!r} must be a Python identifier '
+                            '(it becomes a constructor keyword argument)')
+        if not isinstance(value, ToolParameter):
+            raise TypeError(f'{where}.PARAMETERS[{key!r}] must be a ToolParameter, got '
+                            f'{type(value).__name__}')
+    return dict(declared)
+
+
+def tool_name_from_schema(schema: Any) -> str:
+    """Return ``schema['function']['name']``, or raise ``ValueError`` saying what is missing."""
+    function = schema.get('function') if isinstance(schema, dict) else None
+    name = function.get('name') if isinstance(function, dict) else None
+    if not isinstance(name, str) or not name:
+        raise ValueError('tool schema must be {"type": "function", "function": {"name": ...}}, '
+                         f'got {str(schema)[:120]}')
+    return name

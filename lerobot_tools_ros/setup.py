@@ -1,0 +1,37 @@
+from glob import glob
+
+from setuptools import find_packages, setup
+
+package_name = 'lerobot_tools_ros'
+
+setup(
+    name=package_name,
+    version='0.1.0',
+    packages=find_packages(exclude=['test']),
+    package_data={package_name: ['data/sample_dataset/meta/info.json']},
+    data_files=[
+        ('share/ament_index/resource_index/packages', ['resource/' + package_name]),
+        ('share/' + package_name, ['package.xml']),
+        ('share/' + package_name + '/launch', glob('launch/*.launch.py')),
+        ('share/' + package_name + '/config', glob('config/*.yaml')),
+    ],
+    install_requires=['setuptools', 'jsonschema', 'numpy', 'pyyaml'],
+    extras_require={
+        'camera': ['opencv-python-headless', 'rosbags-image'],
+        'audio': ['sounddevice', 'soundfile'],
+        'pocket_tts': ['pocket-tts==4.0.1'],
+        'hub': ['huggingface_hub'],
+    },
+    zip_safe=True,
+    maintainer='lerobot_tools_ros maintainers',
+    maintainer_email='maintainers@lerobot-tools-ros.invalid',
+    description='ROS 2 runtime for the tool calls LeRobot policies emit.',
+    license='Apache-2.0',
+    tests_require=['pytest'],
+    entry_points={
+        'console_scripts': [
+            'lerobot-tools-ros = lerobot_tools_ros.cli:main',
+            'tool_server = lerobot_tools_ros.nodes.tool_server:main',
+        ],
+    },
+)

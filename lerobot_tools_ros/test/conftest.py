@@ -1,0 +1,139 @@
+"""Shared fixtures: an isolated DDS domain per test, real node processes, a test node.
+
+Every test that touches ROS gets its own ROS_DOMAIN_ID so tests (and parallel runs of the
+suite) never see each other's nodes, and discovery stays on loopback.
+"""
+
+import itertools
+import os
+import pathlib
+import random
+import signal
+import subprocess
+import sys
+import time
+from typing import Callable
+
+import pytest
+
+TEST_DIR = pathlib.Path(__file__).resolve().parent
+PACKAGE_DIR = TEST_DIR.parent
+
+_domain_ids = itertools.count(random.Random(os.getpid()).randrange(1, 60))
+
+
+def pytest_configure(config):
+    for marker in ('linter', 'flake8', 'pep257', 'copyright', 'xmllint',
+                   'launch_test: a launch_testing test (runs only where launch_testing imports)',
+                   'slow: long-running; set LEROBOT_TOOLS_SLOW=1 to run'):
+        config.addinivalue_line('markers', marker)
+
+
+@pytest.fixture
+def ros_domain() -> int:
+    """A DDS domain no other test in this run uses."""
+    return 1 + (next(_domain_ids) % 100)
+
+
+@pytest.fixture
+def ros_env(ros_domain, tmp_path) -> dict:
+    """Environment for node subprocesses: the test's domain, loopback discovery, no buffering."""
+    env = dict(os.environ)
+    env.update({
+        'ROS_DOMAIN_ID': str(ros_domain),
+        'ROS_AUTOMATIC_DISCOVERY_RANGE': 'LOCALHOST',
+        'PYTHONUNBUFFERED': '1',
+        'RCUTILS_COLORIZED_OUTPUT': '0',
+        'ROS_LOG_DIR': str(tmp_path / 'ros_log'),
+    })
+    env['PYTHONPATH'] = os.pathsep.join(
+        p for p in (str(PACKAGE_DIR), env.get('PYTHONPATH', '')) if p)
+    return env
+
+
+class NodeProcess:
+    """A node (or any program) running as a real subprocess, its output kept in a file."""
+
+    def __init__(self, args: list[str], env: dict, log_path: pathlib.Path) -> None:
+        self.args = args
+        self.log_path = log_path
+        self._log = open(log_path, 'wb')
+        self.proc = subprocess.Popen(args, env=env, stdout=self._log, stderr=subprocess.STDOUT,
+                                     start_new_session=True)
+
+    def output(self) -> str:
+        self._log.flush()
+        return self.log_path.read_text(errors='replace')
+
+    def stop(self, sig: int = signal.SIGINT, timeout: float = 10.0) -> int:
+        """Stop like Ctrl-C would, escalating to SIGKILL; returns the exit code."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(timeout)
+        self._log.close()
+        return self.proc.returncode
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(10)
+
+
+@pytest.fixture
+def start_process(ros_env, tmp_path) -> Callable[..., NodeProcess]:
+    """Start a program in the test's domain; all are stopped at teardown."""
+    started: list[NodeProcess] = []
+
+    def start(args: list[str], *, env: dict | None = None, name: str = 'proc') -> NodeProcess:
+        log_path = tmp_path / f'{name}-{len(started)}.log'
+        proc = NodeProcess(args, env or ros_env, log_path)
+        started.append(proc)
+        return proc
+
+    yield start
+    for proc in started:
+        proc.stop()
+
+
+@pytest.fixture
+def start_node(start_process) -> Callable[..., NodeProcess]:
+    """Start one of this package's executables by module, with ROS arguments."""
+
+    def start(module: str, *ros_args: str, name: str | None = None, **kwargs) -> NodeProcess:
+        args = [sys.executable, '-m', module]
+        if ros_args:
+            args += ['--ros-args', *ros_args]
+        return start_process(args, name=name or module.rsplit('.', 1)[-1], **kwargs)
+
+    return start
+
+
+@pytest.fixture
+def ros_node(ros_domain):
+    """A node in the test's domain, with a single-threaded executor to spin it."""
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+
+    os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
+    context = rclpy.Context()
+    rclpy.init(context=context, domain_id=ros_domain)
+    node = rclpy.create_node(f'test_node_{os.getpid()}', context=context)
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(node)
+    node.executor_for_test = executor
+    yield node
+    executor.shutdown()
+    node.destroy_node()
+    rclpy.shutdown(context=context)
+
+
+def spin_until(node, predicate: Callable[[], bool], timeout: float = 10.0) -> bool:
+    """Spin the test node until predicate() is true or timeout; returns predicate()."""
+    deadline = time.monotonic() + timeout
+    while not predicate() and time.monotonic() < deadline:
+        node.executor_for_test.spin_once(timeout_sec=0.02)
+    return predicate()

@@ -1,0 +1,33 @@
+"""The interface package is built and importable, and its constants match the Python core."""
+
+from lerobot_tools_interfaces.msg import AudioChunk, ErrorCodes, SpeakerStatus, TextChunk
+from lerobot_tools_interfaces.msg import ToolCall, ToolResult
+from lerobot_tools_interfaces.srv import CallTool
+from lerobot_tools_ros import errors
+
+
+def test_error_code_constants_match_the_core():
+    from_msg = {getattr(ErrorCodes, name) for name in dir(ErrorCodes)
+                if name.isupper() and isinstance(getattr(ErrorCodes, name), str)}
+    assert from_msg == set(errors.ALL_CODES)
+    assert ErrorCodes.NO_FRAME == errors.NO_FRAME == 'no_frame'
+
+
+def test_message_fields_of_the_contract():
+    request_fields = set(CallTool.Request.get_fields_and_field_types())
+    assert {'call_id', 'name', 'arguments'} <= request_fields
+    assert {'success', 'content', 'error_code', 'error_message'} <= set(
+        CallTool.Response.get_fields_and_field_types())
+    assert {'header', 'call_id', 'name', 'arguments', 'format', 'generation_id'} <= set(
+        ToolCall.get_fields_and_field_types())
+    result_fields = ToolResult.get_fields_and_field_types()
+    assert result_fields['duration'] == 'builtin_interfaces/Duration'
+    assert {'call_id', 'generation_id', 'success', 'error_code', 'error_message'} <= set(
+        result_fields)
+    audio_fields = AudioChunk.get_fields_and_field_types()
+    assert audio_fields['data'] == 'sequence<uint8>'
+    assert audio_fields['final'] == 'boolean'
+    assert AudioChunk.ENCODING_PCM_S16LE == 'pcm_s16le'
+    assert set(TextChunk.get_fields_and_field_types()) == {'generation_id', 'text', 'final'}
+    assert {SpeakerStatus.PLAYING, SpeakerStatus.FINISHED, SpeakerStatus.DROPPED} == {
+        'playing', 'finished', 'dropped'}

@@ -1,0 +1,100 @@
+"""tool_server as a real process, called over DDS with the built CallTool interface."""
+
+import json
+import pathlib
+import time
+
+from conftest import spin_until
+from lerobot_tools_interfaces.msg import ErrorCodes
+from lerobot_tools_interfaces.srv import CallTool
+from lerobot_tools_ros.catalog import DEFAULT_TOOLS
+from lerobot_tools_ros.tools.echo import ECHO_SCHEMA
+import pytest
+
+
+@pytest.fixture
+def echo_dataset(tmp_path) -> pathlib.Path:
+    root = tmp_path / 'dataset'
+    (root / 'meta').mkdir(parents=True)
+    info = {'codebase_version': 'v3.0', 'fps': 30, 'features': {},
+            'tools': [ECHO_SCHEMA, *DEFAULT_TOOLS]}
+    (root / 'meta' / 'info.json').write_text(json.dumps(info))
+    return root
+
+
+def call(node, client, name: str, arguments, call_id: str = 'c1', timeout: float = 15.0):
+    request = CallTool.Request(call_id=call_id, name=name,
+                               arguments=arguments if isinstance(arguments, str)
+                               else json.dumps(arguments))
+    future = client.call_async(request)
+    assert spin_until(node, future.done, timeout), f'no answer to {name}({arguments})'
+    return future.result()
+
+
+@pytest.fixture
+def echo_server(start_node, ros_node, echo_dataset):
+    proc = start_node('lerobot_tools_ros.nodes.tool_server',
+                      '-p', 'tools:=[echo]', '-p', f'dataset:={echo_dataset}')
+    client = ros_node.create_client(CallTool, '/lerobot_tools/echo')
+    if not spin_until(ros_node, client.service_is_ready, 20.0):
+        pytest.fail('tool_server did not come up:\n' + proc.output())
+    return proc, client
+
+
+def test_two_processes_talk_call_tool_over_dds(ros_node, echo_server):
+    _, client = echo_server
+    response = call(ros_node, client, 'echo', {'text': 'hello'}, call_id='abc')
+    assert response.success, response.error_message
+    assert response.call_id == 'abc'
+    assert json.loads(response.content) == {'text': 'hello'}
+    assert response.error_code == ''
+
+
+def test_invalid_arguments_are_answered_not_executed(ros_node, echo_server):
+    _, client = echo_server
+    response = call(ros_node, client, 'echo', {'delay_s': 'soon'})
+    assert not response.success
+    assert response.error_code == ErrorCodes.INVALID_ARGUMENTS
+    assert 'delay_s' in response.error_message
+    response = call(ros_node, client, 'echo', '{not json')
+    assert response.error_code == ErrorCodes.INVALID_ARGUMENTS
+
+
+def test_wrong_name_for_the_service_is_unknown_tool(ros_node, echo_server):
+    _, client = echo_server
+    response = call(ros_node, client, 'say', {'text': 'hi'})
+    assert response.error_code == ErrorCodes.UNKNOWN_TOOL
+    assert '/lerobot_tools/say' in response.error_message
+
+
+def test_tool_exception_is_execution_failed_and_server_survives(ros_node, echo_server):
+    proc, client = echo_server
+    response = call(ros_node, client, 'echo', {'fail': 'gripper jammed'})
+    assert response.error_code == ErrorCodes.EXECUTION_FAILED
+    assert 'gripper jammed' in response.error_message
+    assert proc.proc.poll() is None
+    assert call(ros_node, client, 'echo', {'text': 'still here'}).success
+
+
+def test_calls_of_one_tool_run_one_at_a_time_without_blocking_the_server(
+        ros_node, echo_server):
+    _, client = echo_server
+    started = time.monotonic()
+    slow = client.call_async(CallTool.Request(call_id='slow', name='echo',
+                                              arguments=json.dumps({'delay_s': 1.0})))
+    quick_invalid = client.call_async(CallTool.Request(call_id='bad', name='echo',
+                                                       arguments='[]'))
+    assert spin_until(ros_node, quick_invalid.done, 10.0)
+    # Validation is answered by the executor thread while the slow call is still running.
+    assert not slow.done()
+    assert quick_invalid.result().error_code == ErrorCodes.INVALID_ARGUMENTS
+    assert spin_until(ros_node, slow.done, 10.0)
+    assert slow.result().success
+    assert time.monotonic() - started >= 1.0
+
+
+def test_unknown_tool_in_parameters_fails_with_a_clear_message(start_node, echo_dataset):
+    proc = start_node('lerobot_tools_ros.nodes.tool_server',
+                      '-p', 'tools:=[ech]', '-p', f'dataset:={echo_dataset}')
+    assert proc.proc.wait(30) == 1
+    assert "did you mean 'echo'" in proc.output()

@@ -1,0 +1,17 @@
+# Source this file to enter the built workspace: the venv with the ROS 2 wheels, then the
+# colcon install space. Used by scripts/with_env.sh and by the README's commands.
+_lerobot_ws="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck disable=SC1091
+. "$_lerobot_ws/.venv/bin/activate"
+# The wheels install their ament index into the venv; colcon and ament_index look there.
+export AMENT_PREFIX_PATH="$VIRTUAL_ENV${AMENT_PREFIX_PATH:+:$AMENT_PREFIX_PATH}"
+export CMAKE_PREFIX_PATH="$VIRTUAL_ENV${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}"
+export RMW_IMPLEMENTATION="${RMW_IMPLEMENTATION:-rmw_fastrtps_cpp}"
+if [ -f "$_lerobot_ws/install/setup.bash" ]; then
+  # setup.bash trips over unset variables; relax nounset while sourcing it.
+  _lerobot_nounset=$(set +o | grep nounset); set +u
+  # shellcheck disable=SC1091
+  . "$_lerobot_ws/install/setup.bash"
+  eval "$_lerobot_nounset"
+fi
+unset _lerobot_ws _lerobot_nounset
