@@ -27,11 +27,14 @@ setup(
     maintainer_email='maintainers@lerobot-tools-ros.invalid',
     description='ROS 2 runtime for the tool calls LeRobot policies emit.',
     license='Apache-2.0',
-    tests_require=['pytest'],
     entry_points={
         'console_scripts': [
             'lerobot-tools-ros = lerobot_tools_ros.cli:main',
+            'dispatcher = lerobot_tools_ros.nodes.dispatcher:main',
             'tool_server = lerobot_tools_ros.nodes.tool_server:main',
+            'speaker = lerobot_tools_ros.nodes.speaker:main',
+            'demo_camera = lerobot_tools_ros.nodes.demo_camera:main',
+            'scripted_policy = lerobot_tools_ros.nodes.scripted_policy:main',
         ],
     },
 )

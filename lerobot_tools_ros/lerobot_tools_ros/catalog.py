@@ -254,12 +254,14 @@ def _check_entry(entry: Any) -> tuple[str, type]:
 def _decode_arguments(arguments: Any) -> dict:
     """Accept a dict, a JSON object text, or a JSON string that encodes one (double-encoded)."""
     value = arguments
-    for _ in range(_MAX_DECODE_DEPTH):
+    for depth in range(_MAX_DECODE_DEPTH):
         if not isinstance(value, (str, bytes, bytearray)):
             break
         try:
             value = json.loads(value, parse_constant=_reject_constant)
         except ValueError as exc:
+            if depth:  # a JSON string whose content is not JSON: report the string
+                break
             raise ToolArgumentError(
                 errors.INVALID_ARGUMENTS,
                 f'arguments are not valid JSON: {_truncate(str(exc), 200)}') from None
@@ -300,8 +302,9 @@ class ToolCatalog:
                 self._problems.append(problem)
                 continue
             self._entries[name] = entry
+            # FORMAT_CHECKER: enforce "format" too (jsonschema >= 4.5; older ones skip it).
             self._validators[name] = cls(entry['function']['parameters'],
-                                         format_checker=cls.FORMAT_CHECKER)
+                                         format_checker=getattr(cls, 'FORMAT_CHECKER', None))
 
     # ----------------------------------------------------------------------------- constructors
     @classmethod

@@ -14,6 +14,8 @@ from typing import Sequence
 
 # name -> module implementing it (keep alphabetical).
 COMMANDS: dict[str, str] = {
+    'audit': 'lerobot_tools_ros.commands.audit',
+    'bringup': 'lerobot_tools_ros.commands.bringup',
     'catalog': 'lerobot_tools_ros.commands.catalog',
 }
 

@@ -1,4 +1,5 @@
-"""Error codes shared by the pure-Python core and the ROS interfaces.
+"""
+Error codes shared by the pure-Python core and the ROS interfaces.
 
 The values mirror the constants in ``lerobot_tools_interfaces/msg/ErrorCodes.msg`` so the core
 can be used without a ROS graph; ``test_interfaces.py`` checks that both stay identical.
@@ -24,7 +25,8 @@ ALL_CODES = (
 
 
 class ToolError(Exception):
-    """A tool failure that carries one of the error codes above.
+    """
+    A tool failure that carries one of the error codes above.
 
     Tools raise it to choose the code a caller sees (``no_frame`` rather than the generic
     ``execution_failed`` that any other exception maps to).

@@ -1,4 +1,5 @@
-"""Turn ROS image messages into files: conversion, encoding, atomic no-clobber writes.
+"""
+Turn ROS image messages into files: conversion, encoding, atomic no-clobber writes.
 
 Conversion goes through cv_bridge when it imports *and* converts correctly with the installed
 NumPy (it breaks under NumPy 2 on Humble/Jazzy), else through ``rosbags-image``, which accepts
@@ -78,7 +79,8 @@ def is_compressed(msg: Any) -> bool:
 
 # ------------------------------------------------------------------------------ raw frames
 def _target_encoding(encoding: str, fmt: str) -> Optional[str]:
-    """Colour space the writer for ``fmt`` stores losslessly; None keeps the frame as it is.
+    """
+    Colour space the writer for ``fmt`` stores losslessly; None keeps the frame as it is.
 
     PNG holds 8/16-bit grey, BGR and BGRA; JPEG holds 8-bit grey and BGR. Anything else is
     converted by the library (Bayer, YUV, RGB orders) or rejected (float depth images).
@@ -125,7 +127,8 @@ def _unpadded(msg: Any) -> Any:
 
 
 def decode_frame(msg: Any, fmt: str) -> np.ndarray:
-    """Return the frame as an OpenCV array ready for ``encode(…, fmt)``.
+    """
+    Return the frame as an OpenCV array ready for ``encode(…, fmt)``.
 
     Raw frames keep their bit depth in PNG (16-bit stays 16-bit) and their alpha channel;
     compressed frames are decoded as the library decodes them (8-bit, BGR or grey).
@@ -158,7 +161,8 @@ def decode_frame(msg: Any, fmt: str) -> np.ndarray:
 
 
 def passthrough_bytes(msg: Any, fmt: str) -> Optional[bytes]:
-    """Return a compressed frame's payload when it already is a ``fmt`` file, else None.
+    """
+    Return a compressed frame's payload when it already is a ``fmt`` file, else None.
 
     Saving a JPEG camera frame as ``.jpg`` then costs no second lossy encode, and a PNG frame
     saved as ``.png`` keeps its exact bit depth.
@@ -190,7 +194,8 @@ def encode(image: np.ndarray, fmt: str, *, png_compression: int, jpeg_quality: i
 
 # ------------------------------------------------------------------------------ files
 def write_temp(directory: str, data: bytes) -> str:
-    """Write ``data`` to a new hidden temporary file in ``directory``; return its path.
+    """
+    Write ``data`` to a new hidden temporary file in ``directory``; return its path.
 
     The name starts with a dot (labels cannot), is created with O_EXCL and the normal umask
     (so the published file gets ordinary permissions), and is removed if the write fails.
@@ -220,7 +225,8 @@ def _remove_quietly(path: str) -> None:
 
 
 def _link_exclusive(temp: str, final: str) -> None:
-    """Publish ``temp`` as ``final`` atomically, failing with FileExistsError if it exists.
+    """
+    Publish ``temp`` as ``final`` atomically, failing with FileExistsError if it exists.
 
     ``link`` never replaces an existing name and the file appears complete. Filesystems
     without hard links fall back to reserving the name with O_EXCL and renaming over it.
@@ -239,7 +245,8 @@ def _link_exclusive(temp: str, final: str) -> None:
 
 def publish_files(directory: str, files: dict[str, tuple[str, list[tuple[str, str]]]],
                   overwrite: bool, max_suffix: int = 10000) -> dict[str, list[str]]:
-    """Move temp files to their final names as one group; return the final paths per key.
+    """
+    Move temp files to their final names as one group; return the final paths per key.
 
     ``files`` maps a key (camera) to ``(stem, [(temp_path, extension), ...])``. With
     ``overwrite`` the names are replaced atomically. Without it, one ``-N`` suffix is chosen for

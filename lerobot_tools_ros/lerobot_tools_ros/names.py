@@ -1,4 +1,5 @@
-"""Default ROS names of the runtime, in one place.
+"""
+Default ROS names of the runtime, in one place.
 
 Every name is also a parameter (or a relative name that remapping and namespaces apply to),
 so a robot stack can move any of them without code changes.

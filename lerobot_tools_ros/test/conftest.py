@@ -1,4 +1,5 @@
-"""Shared fixtures: an isolated DDS domain per test, real node processes, a test node.
+"""
+Shared fixtures: an isolated DDS domain per test, real node processes, a test node.
 
 Every test that touches ROS gets its own ROS_DOMAIN_ID so tests (and parallel runs of the
 suite) never see each other's nodes, and discovery stays on loopback.
@@ -31,7 +32,7 @@ def pytest_configure(config):
 
 @pytest.fixture
 def ros_domain() -> int:
-    """A DDS domain no other test in this run uses."""
+    """Pick a DDS domain no other test in this run uses."""
     return 1 + (next(_domain_ids) % 100)
 
 
@@ -114,7 +115,7 @@ def start_node(start_process) -> Callable[..., NodeProcess]:
 
 @pytest.fixture
 def ros_node(ros_domain):
-    """A node in the test's domain, with a single-threaded executor to spin it."""
+    """Create a node in the test's domain, with a single-threaded executor to spin it."""
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
 

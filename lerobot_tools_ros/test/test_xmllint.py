@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Check both package manifests against the package format 3 schema with xmllint.
+"""
+Check both package manifests against the package format 3 schema with xmllint.
 
 ament_xmllint (the usual test) has no wheel and downloads the schema named in the manifest,
 which these machines cannot reach; the schema is kept in test/schema instead.

@@ -4,6 +4,7 @@ from typing import Any
 
 from rcl_interfaces.msg import ParameterDescriptor, ParameterType
 from rclpy.node import Node
+from rclpy.parameter import Parameter
 
 _TYPE_OF_DEFAULT = {
     bool: ParameterType.PARAMETER_BOOL,
@@ -29,7 +30,8 @@ def parameter_type(default: Any) -> int:
 
 def declare(node: Node, name: str, default: Any, description: str, *,
             read_only: bool = False) -> Any:
-    """Declare one parameter with a descriptor and return its value.
+    """
+    Declare one parameter with a descriptor and return its value.
 
     Numbers are declared with dynamic typing and coerced, so `timeout_s: 5` in a YAML file is
     as good as `timeout_s: 5.0`.
@@ -39,7 +41,11 @@ def declare(node: Node, name: str, default: Any, description: str, *,
     descriptor = ParameterDescriptor(
         name=name, description=description, read_only=read_only, dynamic_typing=dynamic,
         type=ParameterType.PARAMETER_NOT_SET if dynamic else ptype)
-    value = node.declare_parameter(name, default, descriptor).value
+    initial = default
+    if isinstance(default, (list, tuple)) and not default:
+        # rclpy infers BYTE_ARRAY from []; declare the type and let "unset" mean empty.
+        initial = Parameter.Type(ptype)
+    value = node.declare_parameter(name, initial, descriptor).value
     if isinstance(default, float) and isinstance(value, int) and not isinstance(value, bool):
         value = float(value)
     if isinstance(default, (list, tuple)) and value is None:
@@ -48,7 +54,8 @@ def declare(node: Node, name: str, default: Any, description: str, *,
 
 
 def overrides_with_prefix(node: Node, prefix: str) -> dict[str, Any]:
-    """Values given for parameters under `prefix` (from files or the command line).
+    """
+    Values given for parameters under `prefix` (from files or the command line).
 
     Used for map-like settings such as `tool.record_observation.cameras.front: /cam/...`,
     which cannot be declared up front because their keys are the user's. rclpy keeps the

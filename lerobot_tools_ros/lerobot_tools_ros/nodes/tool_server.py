@@ -1,4 +1,5 @@
-"""Host tools as `lerobot_tools_interfaces/srv/CallTool` services, one per tool.
+"""
+Host tools as `lerobot_tools_interfaces/srv/CallTool` services, one per tool.
 
 Other nodes may call these services directly (without the dispatcher), so the server validates
 arguments against the catalog itself. Each tool runs in its own worker thread, so a slow
@@ -16,17 +17,16 @@ import time
 from typing import Any
 
 from lerobot_tools_interfaces.srv import CallTool
+from lerobot_tools_ros import errors, names
+from lerobot_tools_ros.catalog import CatalogError, ToolArgumentError, ToolCatalog
+from lerobot_tools_ros.nodes.params import declare, overrides_with_prefix
+from lerobot_tools_ros.tools import TOOL_REGISTRY
+from lerobot_tools_ros.tools.base import declared_parameters, Tool
 import rclpy
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.task import Future
-
-from .. import errors, names
-from ..catalog import CatalogError, ToolArgumentError, ToolCatalog
-from ..tools import TOOL_REGISTRY
-from ..tools.base import declared_parameters, Tool
-from .params import declare, overrides_with_prefix
 
 
 @dataclass
@@ -42,7 +42,8 @@ def _ignore(_future: Future) -> None:
 
 
 def tool_kwargs(node: Node, tool_name: str, tool_class: type, catalog: ToolCatalog) -> dict:
-    """Constructor kwargs for a tool: its declared `tool.<name>.*` parameters.
+    """
+    Collect the constructor kwargs of a tool from its `tool.<name>.*` parameters.
 
     A parameter whose default is a dict is a map the user fills with nested keys
     (`tool.record_observation.cameras.front: /camera/front/image_raw`).
@@ -150,7 +151,7 @@ class ToolServer(Node):
         if request.name and request.name != name:
             return errors.UNKNOWN_TOOL, (
                 f"this service hosts '{name}', but the request names '{request.name}'; call "
-                f"{names.tool_service_name(self.service_prefix, request.name)} instead")
+                f'{names.tool_service_name(self.service_prefix, request.name)} instead')
         try:
             arguments = self.catalog.validate(name, request.arguments or '{}')
         except ToolArgumentError as exc:
@@ -174,15 +175,15 @@ class ToolServer(Node):
             outcome = (errors.EXECUTION_FAILED, f'{tool.name} failed: {type(exc).__name__}: {exc}')
         elapsed_ms = (time.monotonic() - started) * 1e3
         if outcome[0]:
-            self.get_logger().warning(
-                f"{tool.name} call '{call_id}' -> {outcome[0]}: {outcome[1]} ({elapsed_ms:.0f} ms)")
+            self.get_logger().warning(f"{tool.name} call '{call_id}' -> {outcome[0]}: "
+                                      f'{outcome[1]} ({elapsed_ms:.0f} ms)')
         else:
             self.get_logger().debug(f"{tool.name} call '{call_id}' ok ({elapsed_ms:.1f} ms)")
         future.set_result(outcome)
 
     @property
     def tools(self) -> dict[str, Tool]:
-        """The hosted tool instances by name."""
+        """Return the hosted tool instances by name."""
         return {name: hosted.tool for name, hosted in self._hosted.items()}
 
     def close_tools(self) -> None:

@@ -1,0 +1,23 @@
+"""
+The runtime plus a demo camera and a scripted policy: a self-contained demo.
+
+Usage: ros2 launch lerobot_tools_ros demo.launch.py output_dir:=/tmp/lerobot_tools_demo
+"""
+
+from ament_index_python.packages import get_package_share_directory
+from launch import LaunchDescription
+from launch.actions import IncludeLaunchDescription
+from launch.launch_description_sources import PythonLaunchDescriptionSource
+from launch_ros.actions import Node
+
+
+def generate_launch_description() -> LaunchDescription:
+    share = get_package_share_directory('lerobot_tools_ros')
+    return LaunchDescription([
+        IncludeLaunchDescription(
+            PythonLaunchDescriptionSource(f'{share}/launch/lerobot_tools.launch.py')),
+        Node(package='lerobot_tools_ros', executable='demo_camera', name='demo_camera',
+             output='screen', parameters=[{'topic': '/camera/front/image_raw'}]),
+        Node(package='lerobot_tools_ros', executable='scripted_policy', name='scripted_policy',
+             output='screen'),
+    ])

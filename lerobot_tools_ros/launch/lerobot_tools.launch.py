@@ -1,0 +1,62 @@
+"""
+Start the LeRobot tool runtime: dispatcher, one tool_server (say + record_observation), speaker.
+
+Usage: ros2 launch lerobot_tools_ros lerobot_tools.launch.py [dataset:=/data/my_dataset]
+[namespace:=robot1] [tts_backend:=espeak_ng] [output_dir:=/tmp/lerobot_tools]
+
+`lerobot-tools-ros bringup` starts the same nodes with the same parameters file in one process.
+"""
+
+import os
+
+from ament_index_python.packages import get_package_share_directory
+from launch import LaunchContext, LaunchDescription
+from launch.actions import DeclareLaunchArgument, GroupAction, OpaqueFunction
+from launch.substitutions import LaunchConfiguration
+from launch_ros.actions import Node, PushRosNamespace
+
+
+def _nodes(context: LaunchContext) -> list:
+    def arg(name: str) -> str:
+        return LaunchConfiguration(name).perform(context)
+
+    params_file = arg('params_file')
+    dataset = arg('dataset')
+    output_dir = arg('output_dir')
+    common = {'package': 'lerobot_tools_ros', 'output': 'screen', 'emulate_tty': True,
+              'ros_arguments': ['--log-level', arg('log_level')]}
+    server_overrides = {'dataset': dataset, 'tool.say.backend': arg('tts_backend')}
+    speaker_overrides = {}
+    if output_dir:
+        server_overrides['tool.record_observation.output_dir'] = os.path.join(
+            output_dir, 'observations')
+        speaker_overrides['output_dir'] = os.path.join(output_dir, 'audio')
+    return [GroupAction([
+        PushRosNamespace(arg('namespace')),
+        Node(**common, executable='dispatcher', name='dispatcher',
+             parameters=[params_file, {'dataset': dataset}]),
+        Node(**common, executable='tool_server', name='tool_server',
+             parameters=[params_file, server_overrides]),
+        Node(**common, executable='speaker', name='speaker',
+             parameters=[params_file, speaker_overrides]),
+    ])]
+
+
+def generate_launch_description() -> LaunchDescription:
+    share = get_package_share_directory('lerobot_tools_ros')
+    return LaunchDescription([
+        DeclareLaunchArgument('dataset', default_value='',
+                              description="Dataset root, info.json or repo id ('' = sample)"),
+        DeclareLaunchArgument('params_file',
+                              default_value=os.path.join(share, 'config', 'lerobot_tools.yaml'),
+                              description='Parameters file for every node'),
+        DeclareLaunchArgument('namespace', default_value='',
+                              description='Namespace for all nodes'),
+        DeclareLaunchArgument('log_level', default_value='info',
+                              description='debug, info, warn, error'),
+        DeclareLaunchArgument('output_dir', default_value='',
+                              description="Where WAV and PNG files go ('' = params_file)"),
+        DeclareLaunchArgument('tts_backend', default_value='auto',
+                              description='auto, pocket_tts or espeak_ng'),
+        OpaqueFunction(function=_nodes),
+    ])

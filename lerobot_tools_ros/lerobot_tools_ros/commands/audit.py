@@ -1,0 +1,44 @@
+"""``lerobot-tools-ros audit export LOG --lerobot OUT.jsonl``: calls as LeRobot language atoms."""
+
+import argparse
+import json
+import os
+import pathlib
+import sys
+import tempfile
+
+from lerobot_tools_ros.dispatch import lerobot_atoms, read_audit_log
+
+HELP = "Work with the dispatcher's audit log (export calls as LeRobot language_events atoms)."
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    actions = parser.add_subparsers(dest='audit_action', metavar='ACTION')
+    actions.required = True
+    export = actions.add_parser(
+        'export', help='Write the logged calls as LeRobot language atoms, one JSON line each.')
+    export.add_argument('log', type=pathlib.Path, help="the dispatcher's audit_log file")
+    export.add_argument('--lerobot', type=pathlib.Path, required=True, metavar='OUT.jsonl',
+                        help='output file: one atom per generation, with its timestamp')
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        atoms = lerobot_atoms(read_audit_log(args.log))
+    except FileNotFoundError:
+        print(f'error: audit log {args.log} does not exist (set the dispatcher parameter '
+              'audit_log to record one)', file=sys.stderr)
+        return 1
+    except (ValueError, UnicodeDecodeError) as exc:
+        print(f'error: {exc}', file=sys.stderr)
+        return 1
+    out = args.lerobot
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile('w', dir=out.parent, prefix=f'.{out.name}.',
+                                     delete=False, encoding='utf-8') as handle:
+        for atom in atoms:
+            handle.write(json.dumps(atom, ensure_ascii=False) + '\n')
+    os.replace(handle.name, out)
+    calls = sum(len(atom['tool_calls']) for atom in atoms)
+    print(f'wrote {len(atoms)} atom(s) holding {calls} call(s) to {out}')
+    return 0

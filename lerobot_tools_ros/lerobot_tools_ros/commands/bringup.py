@@ -1,0 +1,185 @@
+"""
+``lerobot-tools-ros bringup``: the launch file's nodes in one process, with a live call table.
+
+For machines without ``ros2 launch`` (or for a quick look): the same nodes
+(dispatcher, tool_server, speaker; with ``--demo`` also demo_camera and scripted_policy) and the
+same parameters file as ``lerobot_tools.launch.py``, on one executor. Every result is printed
+as a table row as it happens; at the end the files written are listed.
+"""
+
+import argparse
+import os
+import pathlib
+import sys
+import time
+
+HELP = 'Start the runtime (and with --demo a camera and a scripted policy) in one process.'
+
+_EXTENSIONS = ('.wav', '.png', '.jpg')
+
+
+def default_params_file() -> pathlib.Path:
+    """Return config/lerobot_tools.yaml from the installed share dir, else the source tree."""
+    try:
+        from ament_index_python.packages import get_package_share_directory
+        share = pathlib.Path(get_package_share_directory('lerobot_tools_ros'))
+        if (share / 'config' / 'lerobot_tools.yaml').is_file():
+            return share / 'config' / 'lerobot_tools.yaml'
+    except (ImportError, LookupError, ValueError):
+        pass
+    return pathlib.Path(__file__).resolve().parents[2] / 'config' / 'lerobot_tools.yaml'
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument('--params', type=pathlib.Path, default=None, metavar='FILE',
+                        help='parameters file (default: the package config/lerobot_tools.yaml)')
+    parser.add_argument('--demo', action='store_true',
+                        help='also start demo_camera and scripted_policy')
+    parser.add_argument('--duration', type=float, default=0.0, metavar='S',
+                        help='exit after S seconds (0: run until Ctrl-C; with --demo the run '
+                             'also ends once the script is done and every call has a result)')
+    parser.add_argument('--dataset', default=None,
+                        help='catalog source for dispatcher and tool_server (default: params)')
+    parser.add_argument('--output-dir', type=pathlib.Path, default=None, metavar='DIR',
+                        help='write audio to DIR/audio and stills to DIR/observations')
+    parser.add_argument('--tts-backend', default=None, choices=['auto', 'pocket_tts', 'espeak_ng'],
+                        help="the say tool's backend (default: params)")
+    parser.add_argument('--log-level', default='info', choices=['debug', 'info', 'warn', 'error'])
+
+
+def _node_args(params: pathlib.Path, log_level: str, overrides: dict) -> list[str]:
+    args = ['--ros-args', '--params-file', str(params), '--log-level', log_level]
+    for name, value in overrides.items():
+        args += ['-p', f'{name}:={value}']
+    return args
+
+
+class _Table:
+    """Prints one row per ToolResult."""
+
+    COLUMNS = f'{"time":>7}  {"tool":<20} {"arguments":<44} {"outcome":<18} {"latency":>9}'
+
+    def __init__(self) -> None:
+        self.started = time.monotonic()
+        self.results = 0
+        self.errors: dict[str, int] = {}
+        print(self.COLUMNS)
+        print('-' * len(self.COLUMNS))
+
+    def row(self, msg) -> None:
+        self.results += 1
+        if not msg.success:
+            self.errors[msg.error_code] = self.errors.get(msg.error_code, 0) + 1
+        arguments = msg.arguments or '-'
+        if len(arguments) > 44:
+            arguments = arguments[:41] + '...'
+        outcome = 'ok' if msg.success else msg.error_code
+        latency = msg.duration.sec * 1e3 + msg.duration.nanosec / 1e6
+        print(f'{time.monotonic() - self.started:7.2f}  {msg.name or "?":<20} {arguments:<44} '
+              f'{outcome:<18} {latency:7.1f}ms', flush=True)
+        if not msg.success:
+            print(f'{"":9}{msg.error_message[:150]}', flush=True)
+
+
+def _written_files(directories: list[pathlib.Path], since: float) -> list[pathlib.Path]:
+    found = []
+    for directory in directories:
+        if directory.is_dir():
+            found += [path for path in directory.rglob('*')
+                      if path.suffix in _EXTENSIONS and path.stat().st_mtime >= since]
+    return sorted(found)
+
+
+def run(args: argparse.Namespace) -> int:
+    import rclpy
+    from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+    from rclpy.qos import QoSProfile, ReliabilityPolicy
+
+    from lerobot_tools_interfaces.msg import ToolResult
+    from lerobot_tools_ros import names
+    from lerobot_tools_ros.nodes.dispatcher import Dispatcher
+    from lerobot_tools_ros.nodes.speaker import Speaker
+    from lerobot_tools_ros.nodes.tool_server import ToolServer
+
+    params = args.params or default_params_file()
+    if not params.is_file():
+        print(f'error: parameters file {params} does not exist', file=sys.stderr)
+        return 1
+    server_overrides: dict = {}
+    speaker_overrides: dict = {}
+    dispatcher_overrides: dict = {}
+    if args.dataset is not None:
+        server_overrides['dataset'] = dispatcher_overrides['dataset'] = args.dataset
+    if args.tts_backend:
+        server_overrides['tool.say.backend'] = args.tts_backend
+    output_dirs = []
+    if args.output_dir is not None:
+        out = args.output_dir.expanduser().resolve()
+        server_overrides['tool.record_observation.output_dir'] = out / 'observations'
+        speaker_overrides['output_dir'] = out / 'audio'
+        output_dirs = [out / 'observations', out / 'audio']
+
+    started_wall = time.time()
+    rclpy.init(args=[])
+    nodes = []
+    executor = SingleThreadedExecutor()
+    print(f'[bringup] parameters: {params}', flush=True)
+    try:
+        nodes.append(Dispatcher(cli_args=_node_args(params, args.log_level,
+                                                    dispatcher_overrides)))
+        nodes.append(ToolServer(cli_args=_node_args(params, args.log_level, server_overrides)))
+        nodes.append(Speaker(cli_args=_node_args(params, args.log_level, speaker_overrides)))
+        policy = None
+        if args.demo:
+            from lerobot_tools_ros.nodes.demo_camera import DemoCamera
+            from lerobot_tools_ros.nodes.scripted_policy import ScriptedPolicy
+            nodes.append(DemoCamera(cli_args=_node_args(params, args.log_level, {})))
+            policy = ScriptedPolicy(cli_args=_node_args(params, args.log_level, {}))
+            nodes.append(policy)
+        if not output_dirs:
+            output_dirs = _configured_output_dirs(nodes)
+        monitor = rclpy.create_node('bringup_monitor')
+        nodes.append(monitor)
+        table = _Table()
+        monitor.create_subscription(
+            ToolResult, names.RESULTS_TOPIC, table.row,
+            QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE))
+        for node in nodes:
+            executor.add_node(node)
+        deadline = time.monotonic() + args.duration if args.duration > 0 else float('inf')
+        dispatcher = nodes[0]
+        quiet_since = None
+        while rclpy.ok() and time.monotonic() < deadline:
+            executor.spin_once(timeout_sec=0.1)
+            if policy is not None and policy.finished and not dispatcher.pending_calls:
+                quiet_since = quiet_since or time.monotonic()
+                if time.monotonic() - quiet_since > 1.5:
+                    print('[bringup] the scripted policy is done and every call has a result')
+                    break
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    except (ValueError, TypeError) as exc:
+        print(f'[bringup] error: {exc}', file=sys.stderr)
+        return 1
+    finally:
+        for node in reversed(nodes):
+            executor.remove_node(node)
+            node.destroy_node()
+        rclpy.try_shutdown()
+    if 'table' in locals():
+        errors = ', '.join(f'{code}: {count}' for code, count in sorted(table.errors.items()))
+        print(f'[bringup] {table.results} result(s)' + (f'; errors: {errors}' if errors else ''))
+    files = _written_files(output_dirs, started_wall - 1)
+    print(f'[bringup] {len(files)} file(s) written under {", ".join(map(str, output_dirs))}:')
+    for path in files:
+        print(f'  {path}')
+    return 0
+
+
+def _configured_output_dirs(nodes: list) -> list[pathlib.Path]:
+    dirs = []
+    for node in nodes:
+        for name in ('output_dir', 'tool.record_observation.output_dir'):
+            if node.has_parameter(name):
+                dirs.append(pathlib.Path(os.path.expanduser(node.get_parameter(name).value)))
+    return dirs or [pathlib.Path.cwd()]

@@ -1,0 +1,176 @@
+"""
+Pure-Python parts of the dispatcher: rate limits, statistics, chat messages, audit log.
+
+Kept free of rclpy so they are tested without a ROS graph and reused by the `audit export`
+command; `nodes/dispatcher.py` wires them to topics and services.
+"""
+
+from collections import Counter, deque
+from dataclasses import dataclass, field
+import json
+import os
+import pathlib
+import threading
+import time
+from typing import Any, IO, Iterable, Iterator
+
+from . import errors
+
+# ParseIssue codes that name a tool the catalog lacks; every other issue is a parse_error.
+_ISSUE_CODE_TO_ERROR = {'unknown_tool': errors.UNKNOWN_TOOL}
+
+
+def error_code_for_issue(issue_code: str) -> str:
+    """Return the ToolResult error code for a parser issue."""
+    return _ISSUE_CODE_TO_ERROR.get(issue_code, errors.PARSE_ERROR)
+
+
+class TokenBucket:
+    """
+    Allow `rate_hz` calls per second on average with bursts of up to `burst`.
+
+    A rate of 0 (or less) means unlimited.
+    """
+
+    def __init__(self, rate_hz: float, burst: int, clock=time.monotonic) -> None:
+        self.rate_hz = float(rate_hz)
+        self.capacity = max(1.0, float(burst))
+        self._tokens = self.capacity
+        self._clock = clock
+        self._last = clock()
+
+    def try_acquire(self) -> bool:
+        if self.rate_hz <= 0:
+            return True
+        now = self._clock()
+        self._tokens = min(self.capacity, self._tokens + (now - self._last) * self.rate_hz)
+        self._last = now
+        if self._tokens >= 1.0:
+            self._tokens -= 1.0
+            return True
+        return False
+
+    def retry_after_s(self) -> float:
+        """Seconds until the next call would be allowed."""
+        if self.rate_hz <= 0 or self._tokens >= 1.0:
+            return 0.0
+        return (1.0 - self._tokens) / self.rate_hz
+
+
+@dataclass
+class ToolStats:
+    """Counters and recent latencies of one tool, for /diagnostics."""
+
+    calls: int = 0
+    successes: int = 0
+    errors_by_code: Counter = field(default_factory=Counter)
+    latencies_s: deque = field(default_factory=lambda: deque(maxlen=1000))
+
+    def record(self, error_code: str, latency_s: float | None) -> None:
+        self.calls += 1
+        if error_code:
+            self.errors_by_code[error_code] += 1
+        else:
+            self.successes += 1
+        if latency_s is not None:
+            self.latencies_s.append(latency_s)
+
+    def percentile_ms(self, q: float) -> float | None:
+        """Return the q-quantile (0..1) of recent latencies in ms, or None without samples."""
+        if not self.latencies_s:
+            return None
+        ordered = sorted(self.latencies_s)
+        index = min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))
+        return ordered[index] * 1e3
+
+
+def assistant_message(content: str, calls: Iterable[tuple[str, str, dict]]) -> dict:
+    """
+    Build the chat message a policy runtime appends after a generation (OpenAI shape).
+
+    `calls` holds (call_id, name, arguments) for every call the generation made.
+    """
+    message: dict[str, Any] = {'role': 'assistant', 'content': content}
+    tool_calls = [{'id': call_id, 'type': 'function',
+                   'function': {'name': name, 'arguments': arguments}}
+                  for call_id, name, arguments in calls]
+    if tool_calls:
+        message['tool_calls'] = tool_calls
+    return message
+
+
+def tool_message(call_id: str, name: str, success: bool, content: str, error_code: str,
+                 error_message: str) -> dict:
+    """Build the {"role": "tool"} message answering one call; errors are stated for the model."""
+    text = content if success else f'error ({error_code}): {error_message}'
+    return {'role': 'tool', 'name': name, 'tool_call_id': call_id, 'content': text}
+
+
+class AuditLog:
+    """
+    Append-only JSON lines: one per accepted call and one per result.
+
+    Lines are buffered and flushed by `flush()` (the dispatcher calls it periodically and at
+    shutdown), so the hot path never waits for the disk.
+    """
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        self.path = pathlib.Path(path).expanduser()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._file: IO[str] = open(self.path, 'a', encoding='utf-8', buffering=1 << 16)
+        self._lock = threading.Lock()
+
+    def write(self, event: str, ros_time_ns: int, **fields: Any) -> None:
+        record = {'event': event, 'wall_time': time.time(), 'ros_time_ns': ros_time_ns, **fields}
+        line = json.dumps(record, ensure_ascii=False, default=str)
+        with self._lock:
+            self._file.write(line + '\n')
+
+    def flush(self) -> None:
+        with self._lock:
+            if not self._file.closed:
+                self._file.flush()
+
+    def close(self) -> None:
+        with self._lock:
+            if not self._file.closed:
+                self._file.close()
+
+
+def read_audit_log(path: str | os.PathLike) -> Iterator[dict]:
+    """Yield the records of an audit log."""
+    with open(path, encoding='utf-8') as handle:
+        for number, line in enumerate(handle, 1):
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f'{path}:{number}: not a JSON line ({exc.msg})') from None
+            if isinstance(record, dict):
+                yield record
+
+
+def lerobot_atoms(records: Iterable[dict]) -> list[dict]:
+    """
+    Turn audit records into LeRobot `language_events` atoms, one per generation.
+
+    Each atom is `{"role": "assistant", "content": null, "style": null, "camera": null,
+    "tool_calls": [...]}` plus `timestamp` (wall time of the generation's first call) and
+    `ros_time_ns`, ready to be merged into a dataset by time.
+    """
+    atoms: dict[str, dict] = {}
+    for record in records:
+        if record.get('event') != 'call':
+            continue
+        key = record.get('generation_id') or record.get('call_id', '')
+        atom = atoms.get(key)
+        if atom is None:
+            atom = atoms[key] = {
+                'timestamp': record.get('wall_time'), 'ros_time_ns': record.get('ros_time_ns'),
+                'role': 'assistant', 'content': None, 'style': None, 'camera': None,
+                'tool_calls': []}
+        atom['tool_calls'].append({'type': 'function', 'function': {
+            'name': record.get('name'), 'arguments': record.get('arguments', {})}})
+    return sorted(atoms.values(), key=lambda atom: atom['timestamp'] or 0)

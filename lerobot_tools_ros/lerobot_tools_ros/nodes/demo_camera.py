@@ -1,0 +1,82 @@
+"""
+A stand-in camera for demos: a moving test pattern with the frame number drawn in.
+
+Publishes `sensor_msgs/Image` (rgb8) with the sensor-data QoS real camera drivers use, so the
+record_observation tool meets the same best-effort topic it would on a robot.
+"""
+
+import sys
+from typing import Any
+
+from lerobot_tools_ros.nodes.params import declare
+import numpy as np
+import rclpy
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.node import Node
+from rclpy.qos import qos_profile_sensor_data
+from sensor_msgs.msg import Image
+
+
+def test_pattern(frame: int, width: int, height: int) -> np.ndarray:
+    """An RGB frame: colour bars scrolling sideways and the frame number in large digits."""
+    import cv2
+
+    bars = np.array([[255, 255, 255], [255, 255, 0], [0, 255, 255], [0, 255, 0],
+                     [255, 0, 255], [255, 0, 0], [0, 0, 255], [0, 0, 0]], dtype=np.uint8)
+    columns = (np.arange(width) + 4 * frame) % width * len(bars) // width
+    image = np.ascontiguousarray(np.broadcast_to(bars[columns], (height, width, 3)))
+    cv2.rectangle(image, (0, height - 90), (width, height), (32, 32, 32), thickness=-1)
+    cv2.putText(image, f'frame {frame}', (20, height - 25), cv2.FONT_HERSHEY_SIMPLEX, 2.0,
+                (255, 255, 255), 4, cv2.LINE_AA)
+    return image
+
+
+class DemoCamera(Node):
+    """Publish the test pattern at a fixed rate."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__('demo_camera', **kwargs)
+        self.topic = declare(self, 'topic', '/camera/front/image_raw',
+                             'Image topic to publish on.', read_only=True)
+        self.width = declare(self, 'width', 640, 'Frame width in pixels.', read_only=True)
+        self.height = declare(self, 'height', 480, 'Frame height in pixels.', read_only=True)
+        fps = declare(self, 'fps', 15.0, 'Frames per second.', read_only=True)
+        self.frame_id = declare(self, 'frame_id', 'front_camera_optical_frame',
+                                'frame_id stamped in each header.', read_only=True)
+        self.frame = 0
+        self._pub = self.create_publisher(Image, self.topic, qos_profile_sensor_data)
+        self.create_timer(1.0 / max(fps, 0.1), self._publish)
+        self.get_logger().info(
+            f'publishing a {self.width}x{self.height} rgb8 test pattern at {fps:g} fps on '
+            f'{self._pub.topic_name} (best effort)')
+
+    def _publish(self) -> None:
+        pixels = test_pattern(self.frame, self.width, self.height)
+        msg = Image(height=self.height, width=self.width, encoding='rgb8', is_bigendian=0,
+                    step=self.width * 3)
+        msg.header.stamp = self.get_clock().now().to_msg()
+        msg.header.frame_id = self.frame_id
+        msg.data = pixels.tobytes()
+        self._pub.publish(msg)
+        self.frame += 1
+
+
+def main(args: list[str] | None = None) -> int:
+    rclpy.init(args=args)
+    node = None
+    try:
+        node = DemoCamera()
+        executor = SingleThreadedExecutor()
+        executor.add_node(node)
+        executor.spin()
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

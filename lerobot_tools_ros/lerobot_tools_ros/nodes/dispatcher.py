@@ -1,0 +1,538 @@
+"""
+Policy text in, executor services called, exactly one ToolResult out per call.
+
+The dispatcher parses each generation (a complete `std_msgs/String`, or streamed
+`TextChunk` deltas), checks every call against the catalog and the safety settings
+(allowlist, pause, per-tool rate limits, a bound on pending calls), calls the tool's
+`CallTool` service asynchronously and publishes one `ToolResult` per call: success or a
+specific error code. It also publishes the conversation messages a policy runtime appends to
+its chat (`/lerobot_tools/chat`) and per-tool diagnostics.
+
+Everything runs on one thread with callbacks (no coroutines, no thread hops): measured on
+2-core machines this relays a call several times faster than a MultiThreadedExecutor.
+"""
+
+from collections import deque
+from dataclasses import dataclass, field
+import json
+import sys
+import time
+from typing import Any
+import uuid
+
+from builtin_interfaces.msg import Duration
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from lerobot_tools_interfaces.msg import TextChunk, ToolCall, ToolResult
+from lerobot_tools_interfaces.srv import CallTool
+from lerobot_tools_ros import errors, names
+from lerobot_tools_ros.catalog import CatalogError, ToolArgumentError, ToolCatalog
+from lerobot_tools_ros.dispatch import (assistant_message, AuditLog, error_code_for_issue,
+                                        TokenBucket, tool_message, ToolStats)
+from lerobot_tools_ros.nodes.params import declare, overrides_with_prefix
+from lerobot_tools_ros.parsing import CallEvent, ContentEvent, IssueEvent, parse, StreamingParser
+import rclpy
+from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.node import Node
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rclpy.task import Future
+from std_msgs.msg import String
+from std_srvs.srv import SetBool, Trigger
+
+_WAITING, _QUEUED, _SENT = 'waiting', 'queued', 'sent'
+# Settings a parameters file may give per tool as tool.<name>.<setting>.
+_PER_TOOL_SETTINGS = ('timeout_s', 'rate_limit_hz', 'burst')
+
+
+@dataclass
+class _Call:
+    call_id: str
+    generation_id: str
+    name: str
+    arguments: dict
+    arguments_json: str
+    format: str  # noqa: A003 - the field name of ToolCall.msg
+    accepted_at: float
+    state: str = _QUEUED
+    deadline: float = 0.0
+    future: Future | None = None
+    stream: Any = None  # the _Stream a streamed call came from (its chat messages wait)
+
+
+@dataclass
+class _Stream:
+    parser: StreamingParser
+    content: list[str] = field(default_factory=list)
+    chat_calls: list[tuple[str, str, dict]] = field(default_factory=list)
+    held_tool_messages: list[dict] = field(default_factory=list)
+    last_chunk: float = 0.0
+    calls_seen: int = 0
+
+
+@dataclass
+class _ToolLimits:
+    timeout_s: float
+    bucket: TokenBucket
+
+
+def _duration(seconds: float) -> Duration:
+    seconds = max(0.0, seconds)
+    whole = int(seconds)
+    return Duration(sec=whole, nanosec=int((seconds - whole) * 1e9))
+
+
+class Dispatcher(Node):
+    """Turn policy output into tool calls on executor services, one result per call."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(names.DISPATCHER_NODE, **kwargs)
+        self._declare_parameters()
+        self.catalog = self._load_catalog()
+        self.enabled = True
+        self._active: dict[str, _Call] = {}
+        self._queues: dict[str, deque[_Call]] = {}
+        self._running_tools: set[str] = set()
+        self._clients: dict[str, Any] = {}
+        self._limits: dict[str, _ToolLimits] = {}
+        self._stats: dict[str, ToolStats] = {}
+        self._streams: dict[str, _Stream] = {}
+        self._group = ReentrantCallbackGroup()
+        self._audit = AuditLog(self.audit_log_path) if self.audit_log_path else None
+
+        reliable = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
+        self._calls_pub = self.create_publisher(ToolCall, names.CALLS_TOPIC, reliable)
+        self._results_pub = self.create_publisher(ToolResult, names.RESULTS_TOPIC, reliable)
+        self._chat_pub = self.create_publisher(String, names.CHAT_TOPIC, reliable)
+        self._diag_pub = self.create_publisher(DiagnosticArray, names.DIAGNOSTICS_TOPIC, 10)
+        self.create_subscription(String, self.input_topic, self._on_text, reliable,
+                                 callback_group=self._group)
+        self.create_subscription(TextChunk, self.stream_topic, self._on_chunk, reliable,
+                                 callback_group=self._group)
+        self.create_service(Trigger, '~/reload_catalog', self._on_reload,
+                            callback_group=self._group)
+        self.create_service(SetBool, '~/set_enabled', self._on_set_enabled,
+                            callback_group=self._group)
+        self.create_timer(0.02, self._check_deadlines, callback_group=self._group)
+        self.create_timer(1.0, self._publish_diagnostics, callback_group=self._group)
+        for name in self.catalog.names:
+            self._client(name)
+        allowed = ', '.join(self.allowed_tools) if self.allowed_tools else 'all catalog tools'
+        self.get_logger().info(
+            f'dispatching {", ".join(self.catalog.names)} from {self.input_topic} and '
+            f'{self.stream_topic} to {self.service_prefix}/<tool> (allowed: {allowed}; '
+            f'formats: {", ".join(self.formats)})')
+
+    # -- parameters ------------------------------------------------------------------------
+
+    def _declare_parameters(self) -> None:
+        self.dataset = declare(
+            self, 'dataset', '', 'Catalog source: a dataset root, an info.json path or a LeRobot '
+            "repo id. Empty: the package's sample dataset.")
+        self.input_topic = declare(
+            self, 'input_topic', names.INPUT_TOPIC,
+            'std_msgs/String topic carrying one complete policy generation per message.',
+            read_only=True)
+        self.stream_topic = declare(
+            self, 'stream_topic', names.STREAM_TOPIC,
+            'lerobot_tools_interfaces/TextChunk topic carrying streamed generations.',
+            read_only=True)
+        self.formats = declare(
+            self, 'formats', ['auto'],
+            "Model output formats to recognise: ['auto'] or names such as hermes, pythonic, "
+            'lerobot_marker, openai_json, llama_json, mistral, qwen3_coder_xml, fenced_json.')
+        self.service_prefix = declare(
+            self, 'service_prefix', names.SERVICE_PREFIX,
+            'Prefix of the executor CallTool services: <prefix>/<tool name>.', read_only=True)
+        self.allowed_tools = declare(
+            self, 'allowed_tools', [],
+            'Tools the policy may call; empty: every catalog tool. Others get not_allowed.')
+        self.timeout_s = declare(
+            self, 'timeout_s', 10.0,
+            'Seconds a call may take, including waiting for its executor to come up; per tool: '
+            'tool.<name>.timeout_s.')
+        self.rate_limit_hz = declare(
+            self, 'rate_limit_hz', 0.0,
+            'Calls per second allowed per tool (0: unlimited); per tool: '
+            'tool.<name>.rate_limit_hz.')
+        self.burst = declare(
+            self, 'burst', 5, 'Calls allowed at once above the rate limit; per tool: '
+            'tool.<name>.burst.')
+        self.max_pending = declare(
+            self, 'max_pending', 256,
+            'Most calls queued or in flight at once; further calls get busy immediately.')
+        self.serialize_per_tool = declare(
+            self, 'serialize_per_tool', True,
+            'Run calls of one tool one after another (a second say waits for the first).')
+        self.audit_log_path = declare(
+            self, 'audit_log', '', 'JSON-lines file recording every call and result; empty: off.',
+            read_only=True)
+        self.max_input_bytes = declare(
+            self, 'max_input_bytes', 65536,
+            'Largest generation parsed; larger ones get one parse_error result.')
+        self.stream_idle_timeout_s = declare(
+            self, 'stream_idle_timeout_s', 30.0,
+            'A streamed generation without a chunk for this long is finished as if final.')
+        self._per_tool = overrides_with_prefix(self, 'tool.')
+        for key in self._per_tool:
+            tool, _, setting = key.rpartition('.')
+            if setting not in _PER_TOOL_SETTINGS:
+                self.get_logger().warning(
+                    f"ignoring parameter 'tool.{key}': per-tool settings are "
+                    f'{", ".join(_PER_TOOL_SETTINGS)}')
+
+    def _load_catalog(self) -> ToolCatalog:
+        catalog = ToolCatalog.load(self.dataset or None)
+        for problem in catalog.problems:
+            self.get_logger().warning(problem)
+        return catalog
+
+    def _tool_limits(self, name: str) -> _ToolLimits:
+        limits = self._limits.get(name)
+        if limits is None:
+            def setting(key: str, default: Any) -> Any:
+                return type(default)(self._per_tool.get(f'{name}.{key}', default))
+            limits = _ToolLimits(
+                timeout_s=setting('timeout_s', self.timeout_s),
+                bucket=TokenBucket(setting('rate_limit_hz', self.rate_limit_hz),
+                                   setting('burst', self.burst)))
+            self._limits[name] = limits
+        return limits
+
+    def _client(self, name: str):
+        client = self._clients.get(name)
+        if client is None:
+            client = self.create_client(
+                CallTool, names.tool_service_name(self.service_prefix, name),
+                callback_group=self._group)
+            self._clients[name] = client
+        return client
+
+    # -- input ------------------------------------------------------------------------------
+
+    def _on_text(self, msg: String) -> None:
+        generation_id = uuid.uuid4().hex[:16]
+        result = parse(msg.data, self.catalog, self.formats,
+                       max_input_bytes=self.max_input_bytes)
+        call_ids = [f'call_{generation_id}_{index}'
+                    for index in range(len(result.calls) + len(result.errors))]
+        chat_calls = [(call_id, parsed.name, parsed.arguments)
+                      for call_id, parsed in zip(call_ids, result.calls)]
+        issues = list(zip(call_ids[len(result.calls):], result.errors))
+        chat_calls += [(call_id, issue.name, {}) for call_id, issue in issues if issue.name]
+        # The assistant message goes out first so each tool message follows its call.
+        self._publish_chat(assistant_message(result.content, chat_calls))
+        for call_id, parsed in zip(call_ids, result.calls):
+            call, code, message = self._admit(call_id, generation_id, parsed.name,
+                                              parsed.arguments, parsed.format)
+            self._start_or_reject(call, code, message)
+        for call_id, issue in issues:
+            self._publish_issue(call_id, generation_id, issue, chat=bool(issue.name))
+
+    def _on_chunk(self, msg: TextChunk) -> None:
+        generation_id = msg.generation_id or 'stream'
+        stream = self._streams.get(generation_id)
+        if stream is None:
+            stream = _Stream(parser=StreamingParser(self.catalog, self.formats,
+                                                    max_input_bytes=self.max_input_bytes))
+            self._streams[generation_id] = stream
+        stream.last_chunk = time.monotonic()
+        self._handle_events(generation_id, stream, stream.parser.feed(msg.text))
+        if msg.final:
+            self._finish_stream(generation_id)
+
+    def _finish_stream(self, generation_id: str) -> None:
+        stream = self._streams.pop(generation_id, None)
+        if stream is None:
+            return
+        self._handle_events(generation_id, stream, stream.parser.finish())
+        self._publish_chat(assistant_message(''.join(stream.content), stream.chat_calls))
+        for message in stream.held_tool_messages:
+            self._publish_chat(message)
+        stream.held_tool_messages.clear()
+        stream.chat_calls = []
+
+    def _handle_events(self, generation_id: str, stream: _Stream, events: list) -> None:
+        for event in events:
+            if isinstance(event, ContentEvent):
+                stream.content.append(event.text)
+                continue
+            call_id = f'call_{generation_id}_{stream.calls_seen}'
+            stream.calls_seen += 1
+            if isinstance(event, CallEvent):
+                parsed = event.call
+                call, code, message = self._admit(call_id, generation_id, parsed.name,
+                                                  parsed.arguments, parsed.format)
+                stream.chat_calls.append((call_id, parsed.name, call.arguments))
+                self._start_or_reject(call, code, message, stream=stream)
+            elif isinstance(event, IssueEvent):
+                if event.issue.name:
+                    stream.chat_calls.append((call_id, event.issue.name, {}))
+                self._publish_issue(call_id, generation_id, event.issue,
+                                    chat=bool(event.issue.name), stream=stream)
+
+    # -- admission and execution -------------------------------------------------------------
+
+    def _admit(self, call_id: str, generation_id: str, name: str, arguments: dict,
+               fmt: str) -> tuple[_Call, str, str]:
+        """Check one parsed call; returns the call and ('', '') or (error_code, message)."""
+        now = time.monotonic()
+        call = _Call(call_id, generation_id, name, arguments, '', fmt, now)
+        try:
+            call.arguments = self.catalog.validate(name, arguments)
+            call.arguments_json = json.dumps(call.arguments)
+        except ToolArgumentError as exc:
+            call.arguments_json = json.dumps(arguments, default=str)
+            return call, exc.error_code, exc.message
+        if not self.enabled:
+            return call, errors.PAUSED, (
+                'tool use is paused; call ~/set_enabled with data: true to resume')
+        if self.allowed_tools and name not in self.allowed_tools:
+            return call, errors.NOT_ALLOWED, (
+                f"tool '{name}' is not in allowed_tools ({', '.join(self.allowed_tools)})")
+        limits = self._tool_limits(name)
+        if not limits.bucket.try_acquire():
+            return call, errors.RATE_LIMITED, (
+                f"'{name}' is limited to {limits.bucket.rate_hz:g} calls/s (burst "
+                f'{limits.bucket.capacity:g}); retry in {limits.bucket.retry_after_s():.2f} s')
+        if len(self._active) >= self.max_pending:
+            return call, errors.BUSY, (
+                f'{len(self._active)} calls are already pending (max_pending='
+                f'{self.max_pending}); retry later')
+        return call, '', ''
+
+    def _start_or_reject(self, call: _Call, code: str, message: str,
+                         stream: _Stream | None = None) -> None:
+        self._publish_call(call)
+        if code:
+            self._publish_result(call, code, message, stream=stream)
+            return
+        call.stream = stream
+        self._active[call.call_id] = call
+        if self.serialize_per_tool and call.name in self._running_tools:
+            self._queues.setdefault(call.name, deque()).append(call)
+            return
+        self._running_tools.add(call.name)
+        self._start(call)
+
+    def _start(self, call: _Call) -> None:
+        call.deadline = time.monotonic() + self._tool_limits(call.name).timeout_s
+        if self._client(call.name).service_is_ready():
+            self._send(call)
+        else:
+            call.state = _WAITING
+
+    def _send(self, call: _Call) -> None:
+        request = CallTool.Request(call_id=call.call_id, name=call.name,
+                                   arguments=call.arguments_json)
+        call.state = _SENT
+        call.future = self._client(call.name).call_async(request)
+        call.future.add_done_callback(lambda future, call=call: self._on_response(call, future))
+
+    def _on_response(self, call: _Call, future: Future) -> None:
+        if self._active.get(call.call_id) is not call:
+            return  # already answered (timeout) - a late response is dropped
+        try:
+            response = future.result()
+        except Exception as exc:  # noqa: B902 - any transport failure is one error result
+            self._finish(call, errors.EXECUTION_FAILED, f'service call failed: {exc}')
+            return
+        if response.success:
+            self._finish(call, '', '', content=response.content)
+        else:
+            self._finish(call, response.error_code or errors.EXECUTION_FAILED,
+                         response.error_message or 'the executor reported failure')
+
+    def _check_deadlines(self) -> None:
+        now = time.monotonic()
+        for call in list(self._active.values()):
+            if call.state == _WAITING:
+                if self._client(call.name).service_is_ready():
+                    self._send(call)
+                elif now >= call.deadline:
+                    self._finish(call, errors.UNAVAILABLE, (
+                        f'no executor serves {self._client(call.name).srv_name} (waited '
+                        f'{self._tool_limits(call.name).timeout_s:g} s); start a tool_server '
+                        f"hosting '{call.name}'"))
+            elif call.state == _SENT and now >= call.deadline:
+                self._client(call.name).remove_pending_request(call.future)
+                self._finish(call, errors.TIMEOUT, (
+                    f"'{call.name}' did not answer within "
+                    f'{self._tool_limits(call.name).timeout_s:g} s; raise '
+                    f'tool.{call.name}.timeout_s if it is expected to be slow'))
+        for generation_id, stream in list(self._streams.items()):
+            if now - stream.last_chunk > self.stream_idle_timeout_s:
+                self.get_logger().warning(
+                    f"stream '{generation_id}' got no chunk for {self.stream_idle_timeout_s:g} s "
+                    'and no final chunk; finishing it')
+                self._finish_stream(generation_id)
+
+    def _finish(self, call: _Call, code: str, message: str, content: str = '') -> None:
+        self._active.pop(call.call_id, None)
+        self._publish_result(call, code, message, content=content,
+                             stream=call.stream)
+        queue = self._queues.get(call.name)
+        if queue:
+            self._start(queue.popleft())
+        else:
+            self._running_tools.discard(call.name)
+
+    # -- output -------------------------------------------------------------------------------
+
+    def _publish_call(self, call: _Call) -> None:
+        msg = ToolCall(call_id=call.call_id, name=call.name, arguments=call.arguments_json,
+                       format=call.format, generation_id=call.generation_id)
+        msg.header.stamp = self.get_clock().now().to_msg()
+        self._calls_pub.publish(msg)
+        if self._audit:
+            self._audit.write('call', self.get_clock().now().nanoseconds, call_id=call.call_id,
+                              generation_id=call.generation_id, name=call.name,
+                              arguments=call.arguments, format=call.format)
+
+    def _publish_result(self, call: _Call, code: str, message: str, *, content: str = '',
+                        stream: _Stream | None = None) -> None:
+        elapsed = time.monotonic() - call.accepted_at
+        msg = ToolResult(call_id=call.call_id, generation_id=call.generation_id, name=call.name,
+                         arguments=call.arguments_json, success=not code, content=content,
+                         error_code=code, error_message=message, duration=_duration(elapsed))
+        msg.header.stamp = self.get_clock().now().to_msg()
+        self._results_pub.publish(msg)
+        self._stats.setdefault(call.name, ToolStats()).record(code, elapsed)
+        if code:
+            self.get_logger().warning(f'{call.name} [{call.call_id}] {code}: {message}')
+        chat = tool_message(call.call_id, call.name, not code, content, code, message)
+        if stream is not None and call.generation_id in self._streams:
+            stream.held_tool_messages.append(chat)
+        else:
+            self._publish_chat(chat)
+        if self._audit:
+            self._audit.write('result', self.get_clock().now().nanoseconds, call_id=call.call_id,
+                              generation_id=call.generation_id, name=call.name, success=not code,
+                              content=content, error_code=code, error_message=message,
+                              duration_s=elapsed)
+
+    def _publish_issue(self, call_id: str, generation_id: str, issue: Any, *, chat: bool,
+                       stream: _Stream | None = None) -> None:
+        code = error_code_for_issue(issue.code)
+        call = _Call(call_id, generation_id, issue.name, {}, '', issue.format, time.monotonic())
+        message = f'{issue.message} (at characters {issue.span[0]}-{issue.span[1]})'
+        if chat:
+            self._publish_result(call, code, message, stream=stream)
+            return
+        # A call without a name has no place in the chat; it is still one result.
+        elapsed = 0.0
+        msg = ToolResult(call_id=call_id, generation_id=generation_id, name=issue.name,
+                         arguments='', success=False, error_code=code, error_message=message,
+                         duration=_duration(elapsed))
+        msg.header.stamp = self.get_clock().now().to_msg()
+        self._results_pub.publish(msg)
+        self._stats.setdefault('', ToolStats()).record(code, None)
+        self.get_logger().warning(f'[{call_id}] {code}: {message}')
+        if self._audit:
+            self._audit.write('result', self.get_clock().now().nanoseconds, call_id=call_id,
+                              generation_id=generation_id, name='', success=False,
+                              error_code=code, error_message=message)
+
+    def _publish_chat(self, message: dict) -> None:
+        self._chat_pub.publish(String(data=json.dumps(message, ensure_ascii=False)))
+
+    # -- services, diagnostics -------------------------------------------------------------------
+
+    def _on_set_enabled(self, request: SetBool.Request, response: SetBool.Response):
+        self.enabled = bool(request.data)
+        cancelled = 0
+        if not self.enabled:
+            for queue in self._queues.values():
+                while queue:
+                    call = queue.popleft()
+                    self._active.pop(call.call_id, None)
+                    self._publish_result(call, errors.PAUSED,
+                                         'tool use was paused before this call started')
+                    cancelled += 1
+        state = 'enabled' if self.enabled else 'paused'
+        self.get_logger().info(f'tool use {state}' + (
+            f'; {cancelled} queued call(s) answered paused' if cancelled else ''))
+        response.success = True
+        response.message = f'tool use {state}' + (
+            f'; {cancelled} queued call(s) answered paused' if cancelled else '')
+        return response
+
+    def _on_reload(self, request: Trigger.Request, response: Trigger.Response):
+        try:
+            catalog = self._load_catalog()
+        except CatalogError as exc:
+            response.success = False
+            response.message = f'kept the old catalog: {exc}'
+            return response
+        old = {name: self.catalog.schema(name) for name in self.catalog.names}
+        new = {name: catalog.schema(name) for name in catalog.names}
+        added = sorted(set(new) - set(old))
+        removed = sorted(set(old) - set(new))
+        changed = sorted(name for name in set(old) & set(new) if old[name] != new[name])
+        self.catalog = catalog
+        for name in catalog.names:
+            self._client(name)
+        response.success = True
+        response.message = (f'reloaded {catalog.source}: added {added or "none"}, removed '
+                            f'{removed or "none"}, changed {changed or "none"}')
+        self.get_logger().info(response.message)
+        return response
+
+    def _publish_diagnostics(self) -> None:
+        if self._audit:
+            self._audit.flush()
+        array = DiagnosticArray()
+        array.header.stamp = self.get_clock().now().to_msg()
+        for name in sorted(set(self.catalog.names) | set(self._stats) - {''}):
+            stats = self._stats.get(name, ToolStats())
+            available = self._client(name).service_is_ready()
+            p50, p99 = stats.percentile_ms(0.5), stats.percentile_ms(0.99)
+            values = {
+                'calls': stats.calls, 'successes': stats.successes,
+                'latency_p50_ms': f'{p50:.2f}' if p50 is not None else '',
+                'latency_p99_ms': f'{p99:.2f}' if p99 is not None else '',
+                'executor_available': available, 'enabled': self.enabled,
+                **{f'errors.{code}': count
+                   for code, count in sorted(stats.errors_by_code.items())},
+            }
+            level = DiagnosticStatus.OK if available and self.enabled else DiagnosticStatus.WARN
+            array.status.append(DiagnosticStatus(
+                level=level, name=f'{self.get_name()}: {name}',
+                hardware_id=self._client(name).srv_name,
+                message=('ok' if available else 'executor unavailable') + (
+                    '' if self.enabled else ', paused'),
+                values=[KeyValue(key=key, value=str(value)) for key, value in values.items()]))
+        self._diag_pub.publish(array)
+
+    @property
+    def pending_calls(self) -> int:
+        """Count calls queued or in flight, plus streamed generations not yet finished."""
+        return len(self._active) + len(self._streams)
+
+    def destroy_node(self) -> None:
+        if self._audit:
+            self._audit.close()
+        super().destroy_node()
+
+
+def main(args: list[str] | None = None) -> int:
+    rclpy.init(args=args)
+    node = None
+    try:
+        node = Dispatcher()
+        executor = SingleThreadedExecutor()
+        executor.add_node(node)
+        executor.spin()
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    except (CatalogError, ValueError) as exc:
+        print(f'[dispatcher] error: {exc}', file=sys.stderr)
+        return 1
+    finally:
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

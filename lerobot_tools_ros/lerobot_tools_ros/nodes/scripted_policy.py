@@ -1,0 +1,88 @@
+"""
+A scripted policy for demos: publishes generations in several model output formats.
+
+Each line of the script is one generation, as a LeRobot policy (or an LLM behind it) would
+write it. The default script exercises the LeRobot `<say>` marker, a Hermes `<tool_call>`, a
+pythonic call list and one call the catalog rejects, so the demo shows successes and an error.
+"""
+
+import sys
+from typing import Any
+
+from lerobot_tools_ros import names
+from lerobot_tools_ros.nodes.params import declare
+import rclpy
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.node import Node
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from std_msgs.msg import String
+
+DEFAULT_SCRIPT = [
+    'Locate the red cube on the table.\n<say>I can see the red cube. Starting now.</say>',
+    'Grasp the cube.\n<tool_call>{"name": "record_observation", '
+    '"arguments": {"label": "before_grasp"}}</tool_call>',
+    'Lift and place the cube in the bin.\n'
+    '[say(text="Placing the cube in the bin."), record_observation(label="after_place")]',
+    'Report to the user.\n<tool_call>{"name": "record_observation", '
+    '"arguments": {"label": "../../etc/passwd"}}</tool_call>',
+    'Done.\n<say>All done. The cube is in the bin.</say>',
+]
+
+
+class ScriptedPolicy(Node):
+    """Publish one scripted generation every `interval_s` once the dispatcher listens."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__('scripted_policy', **kwargs)
+        self.script = declare(self, 'script', list(DEFAULT_SCRIPT),
+                              'Generations to publish, in order.', read_only=True)
+        self.interval_s = declare(self, 'interval_s', 2.5,
+                                  'Seconds between generations.', read_only=True)
+        self.repeat = declare(self, 'repeat', False,
+                              'Start over after the last generation.', read_only=True)
+        topic = declare(self, 'output_topic', names.INPUT_TOPIC,
+                        'Topic the generations are published on.', read_only=True)
+        self.published = 0
+        self._pub = self.create_publisher(
+            String, topic, QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE))
+        self._timer = self.create_timer(self.interval_s, self._tick)
+
+    def _tick(self) -> None:
+        if self._pub.get_subscription_count() == 0:
+            return  # nothing listens yet: wait instead of losing the generation
+        if self.published >= len(self.script):
+            if not self.repeat:
+                self._timer.cancel()
+                self.get_logger().info(f'script finished ({self.published} generations)')
+                return
+            self.published = 0
+        text = self.script[self.published]
+        self._pub.publish(String(data=text))
+        self.published += 1
+        first_line = text.splitlines()[-1] if text else ''
+        self.get_logger().info(f'generation {self.published}/{len(self.script)}: {first_line}')
+
+    @property
+    def finished(self) -> bool:
+        return not self.repeat and self.published >= len(self.script)
+
+
+def main(args: list[str] | None = None) -> int:
+    rclpy.init(args=args)
+    node = None
+    try:
+        node = ScriptedPolicy()
+        executor = SingleThreadedExecutor()
+        executor.add_node(node)
+        executor.spin()
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,205 @@
+"""The scanner shared by ``parse`` and ``StreamingParser``, and the content whitespace rule.
+
+A format is a set of *triggers* (literal strings such as ``<tool_call>``) with a *matcher* for
+each. The scanner finds the leftmost trigger with one compiled alternation of literals, asks
+the matchers registered for it, and moves on; text between calls is prose. A matcher returns
+
+- ``Match(end, items, content)``: call markup up to ``end``, with its ParsedCall/ParseIssue
+  items (and, for an assistant-message dict, that message's ``content`` as prose);
+- ``Skip(end)``: not a call, and nothing inside ``[start, end)`` should be tried either (a
+  complete JSON value that is not a call);
+- ``None``: not a call here; the scan continues one character later;
+- ``NeedMore(wake)``: only when ``ctx.final`` is false: the answer depends on text not seen
+  yet. ``wake`` lists strings whose arrival may change that (``None``: any text).
+
+Matchers decide only from the text at and after their start (and the one character before it),
+and answer ``NeedMore`` whenever more text could change the answer. That makes streaming
+exact: the streaming parser reruns the same scan on the unconsumed tail, commits everything
+before the first ``NeedMore``, and holds back a suffix that could still grow into a trigger.
+"""
+
+from .results import ParsedCall, ParseIssue, UNKNOWN_TOOL
+from .values import decode_arguments, short
+
+
+class Match:
+    """Call markup found at the scanned position."""
+
+    __slots__ = ('end', 'items', 'content')
+
+    def __init__(self, end: int, items: list, content: str | None = None) -> None:
+        self.end = end
+        self.items = items
+        self.content = content
+
+
+class Skip:
+    """Not a call; resume scanning at ``end``."""
+
+    __slots__ = ('end',)
+
+    def __init__(self, end: int) -> None:
+        self.end = end
+
+
+class NeedMore:
+    """More text is needed to decide (never returned when ``ctx.final``)."""
+
+    __slots__ = ('wake',)
+
+    def __init__(self, wake: tuple[str, ...] | None = None) -> None:
+        self.wake = wake
+
+
+NEED_ANY = NeedMore(None)
+
+
+class Ctx:
+    """What a matcher may use: the plan (formats, catalog view), finality, offsets."""
+
+    __slots__ = ('plan', 'view', 'final', 'base', 'prev', '_finds')
+
+    def __init__(self, plan, final: bool, base: int = 0, prev: str = '') -> None:
+        self.plan = plan
+        self.view = plan.view
+        self.final = final
+        self.base = base  # offset of the scanned text in the whole input
+        self.prev = prev  # the character just before the scanned text ('' at the start)
+        self._finds: dict[str, tuple[int, int]] = {}
+
+    def find(self, text: str, needle: str, start: int) -> int:
+        """``text.find(needle, start)``, remembered so repeated forward searches stay linear."""
+        memo = self._finds.get(needle)
+        if memo is not None:
+            since, found = memo
+            if start >= since and (found == -1 or start <= found):
+                return found
+        found = text.find(needle, start)
+        self._finds[needle] = (start, found)
+        return found
+
+    def char_before(self, text: str, pos: int) -> str:
+        """The character before ``pos`` in the whole input ('' at its start)."""
+        return text[pos - 1] if pos else self.prev
+
+    def issue(self, code: str, message: str, start: int, end: int, fmt: str,
+              name: str = '') -> ParseIssue:
+        """Build an issue whose span is made absolute."""
+        return ParseIssue(code, message, (self.base + start, self.base + end), fmt, name)
+
+    def add_call(self, items: list, name: str, raw_arguments: object, fmt: str, start: int,
+                 end: int) -> None:
+        """Append the call, or the issue that stops it (unknown tool, bad arguments)."""
+        view = self.view
+        span = (self.base + start, self.base + end)
+        if view.names is not None and name not in view.names:
+            suggestion = view.suggest(name)
+            hint = f"did you mean '{suggestion}'?" if suggestion else 'no similar name'
+            items.append(ParseIssue(
+                UNKNOWN_TOOL, f'unknown tool {short(name)} in the {fmt} call at chars '
+                f'{span[0]}-{span[1]}; {hint} (known tools: {view.known})', span, fmt, name))
+            return
+        if type(raw_arguments) is dict:
+            items.append(ParsedCall(name, raw_arguments, fmt, span))
+            return
+        arguments, code, reason = decode_arguments(raw_arguments)
+        if arguments is None:
+            items.append(ParseIssue(code, f'{fmt} call {short(name)} at chars {span[0]}-'
+                                    f'{span[1]}: {reason}', span, fmt, name))
+        else:
+            items.append(ParsedCall(name, arguments, fmt, span))
+
+
+def scan(text: str, ctx: Ctx) -> tuple[list, int, tuple[str, ...] | None]:
+    """Split ``text`` into prose strings and Match objects.
+
+    Returns ``(pieces, stop, wake)``: everything before ``stop`` is decided. With
+    ``ctx.final`` the stop is ``len(text)``; otherwise it is where a matcher needs more text
+    (``wake`` says which strings may help) or where a held-back partial trigger starts.
+    """
+    plan = ctx.plan
+    pieces: list = []
+    n = len(text)
+    prose = pos = 0
+    rx = plan.rx
+    if rx is not None:
+        search = rx.search
+        by_char = plan.by_char
+        final = ctx.final
+        while True:
+            m = search(text, pos)
+            if m is None:
+                break
+            p = m.start()
+            result = None
+            for trigger, matcher in by_char[text[p]]:
+                if text.startswith(trigger, p):
+                    result = matcher(text, p, trigger, ctx)
+                    if result is not None:
+                        break
+            if result is None:
+                pos = p + 1
+                continue
+            kind = type(result)
+            if kind is Match:
+                if p > prose:
+                    pieces.append(text[prose:p])
+                pieces.append(result)
+                prose = pos = result.end if result.end > p else p + 1
+            elif kind is Skip:
+                pos = result.end if result.end > p else p + 1
+            elif final:  # a matcher bug; never loop or stall on it
+                pos = p + 1
+            else:
+                if p > prose:
+                    pieces.append(text[prose:p])
+                return pieces, p, result.wake
+    stop = n
+    if not ctx.final and plan.hold_rx is not None:
+        held = plan.hold_rx.search(text, max(pos, n - plan.hold_len))
+        if held is not None:
+            stop = held.start()
+    if stop > prose:
+        pieces.append(text[prose:stop])
+    return pieces, stop, None
+
+
+class Content:
+    """The content whitespace rule, applied identically to one-shot and streamed text.
+
+    Call markup (calls and issues alike) takes with it the whitespace that directly follows
+    it. When the text ends with markup (only whitespace after it), the whitespace directly
+    before that markup goes too. Nothing else is changed. So ``'Plan.\\n<say>x</say>'`` gives
+    ``'Plan.'``, ``'A\\n<say>x</say>\\nB'`` gives ``'A\\nB'``, and text without calls is
+    returned unchanged. Trailing whitespace is held back until the next non-space character
+    (or the end) shows whether markup follows.
+    """
+
+    __slots__ = ('pending', 'after')
+
+    def __init__(self) -> None:
+        self.pending = ''
+        self.after = False
+
+    def prose(self, text: str) -> str:
+        """Take more prose; return the part that is final now."""
+        if self.after:
+            text = text.lstrip()
+            if not text:
+                return ''
+            self.after = False
+        if self.pending:
+            text = self.pending + text
+        body = text.rstrip()
+        self.pending = text[len(body):]
+        return body
+
+    def markup(self) -> None:
+        """Note call markup at this point."""
+        self.after = True
+
+    def finish(self) -> str:
+        """Return what is left at the end of the text."""
+        out = '' if self.after else self.pending
+        self.pending = ''
+        return out

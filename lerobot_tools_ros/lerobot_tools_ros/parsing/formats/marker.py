@@ -1,0 +1,52 @@
+"""LeRobot's marker: ``Pick the cube.\\n<say>On it.</say>``, generalised to ``<NAME>...</NAME>``.
+
+Recognised only for catalog tools with exactly one required string parameter (``say`` alone
+without a catalog), so XML-ish prose is never mistaken for a call. The text between the tags is
+the argument, verbatim except that one newline directly after the opening tag and one directly
+before the closing tag are dropped. The first closing tag ends the marker.
+"""
+
+from ..core import Match, NeedMore
+from ..registry import register_format
+from ..results import TRUNCATED
+
+FORMAT = 'lerobot_marker'
+
+
+def strip_one_newline(value: str) -> str:
+    """Drop a single leading and a single trailing newline (the markup's own line breaks)."""
+    if value.startswith('\r\n'):
+        value = value[2:]
+    elif value.startswith('\n'):
+        value = value[1:]
+    if value.endswith('\r\n'):
+        value = value[:-2]
+    elif value.endswith('\n'):
+        value = value[:-1]
+    return value
+
+
+def _triggers(view) -> list[str]:
+    return [f'<{name}>' for name in view.markers]
+
+
+def match_marker(text: str, pos: int, trigger: str, ctx):
+    """Match ``<NAME>text</NAME>``."""
+    name = trigger[1:-1]
+    close = f'</{name}>'
+    start = pos + len(trigger)
+    end = ctx.find(text, close, start)
+    if end == -1:
+        if not ctx.final:
+            return NeedMore((close,))
+        return Match(len(text), [ctx.issue(
+            TRUNCATED, f'the {trigger} marker opened at char {ctx.base + pos} is not closed: '
+            f'the text ended before {close!r}', pos, len(text), FORMAT, name)])
+    items: list = []
+    ctx.add_call(items, name, {ctx.view.markers[name]: strip_one_newline(text[start:end])},
+                 FORMAT, pos, end + len(close))
+    return Match(end + len(close), items)
+
+
+register_format(FORMAT, [(_triggers, match_marker)], priority=15,
+                description='<say>On it.</say> for catalog tools with one required string')

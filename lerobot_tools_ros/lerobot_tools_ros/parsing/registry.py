@@ -1,0 +1,217 @@
+"""The format registry: a new output format is one module plus one ``register_format`` call.
+
+A format declares handlers, each a trigger (a literal string, or a function of the catalog view
+returning several, e.g. ``<say>`` for every marker-capable tool) and a matcher (see ``core``).
+Triggers from all selected formats are compiled into one regular expression that is an
+alternation of escaped literals (no quantifiers, so searching is linear); a text with none of
+them costs one C-level search. Plans are cached per catalog object and format selection.
+"""
+
+from dataclasses import dataclass
+import re
+from typing import Callable, Iterable, Sequence
+import weakref
+
+DEFAULT_MARKERS = {'say': 'text'}  # LeRobot's DEFAULT_TOOLS: say(text: str)
+
+
+@dataclass(frozen=True)
+class FormatSpec:
+    """A registered format: its name, handlers ``(trigger, matcher)`` and priority."""
+
+    name: str
+    handlers: tuple
+    priority: int
+    description: str
+
+
+FORMATS: dict[str, FormatSpec] = {}
+_state = {'version': 0}
+
+
+def register_format(name: str, handlers: Sequence[tuple[object, Callable]], *,
+                    priority: int = 100, description: str = '') -> FormatSpec:
+    """Add (or replace) a format; lower ``priority`` is tried first at the same position.
+
+    ``handlers`` is a list of ``(trigger, matcher)``. ``trigger`` is a non-empty string or a
+    function ``(CatalogView) -> iterable of strings``; ``matcher(text, pos, trigger, ctx)``
+    returns ``Match``/``Skip``/``NeedMore``/``None`` (see ``lerobot_tools_ros.parsing.core``).
+    Matchers shared between formats (same function, same trigger) run once per position.
+    """
+    if not isinstance(name, str) or not name or name == 'auto':
+        raise ValueError(f'format name must be a non-empty string other than "auto", got {name!r}')
+    checked = []
+    for handler in handlers:
+        trigger, matcher = handler
+        if not (callable(trigger) or (isinstance(trigger, str) and trigger)):
+            raise ValueError(f'{name}: trigger must be a non-empty string or a function, '
+                             f'got {trigger!r}')
+        if not callable(matcher):
+            raise ValueError(f'{name}: matcher must be callable, got {matcher!r}')
+        checked.append((trigger, matcher))
+    if not checked:
+        raise ValueError(f'{name}: at least one (trigger, matcher) handler is required')
+    spec = FormatSpec(name, tuple(checked), int(priority), description)
+    FORMATS[name] = spec
+    _state['version'] += 1
+    return spec
+
+
+class CatalogView:
+    """What the formats need from a catalog, computed once per catalog.
+
+    Uses only ``names``, ``parameters(name)`` and ``suggest(name)`` of
+    ``lerobot_tools_ros.catalog.ToolCatalog``. Without a catalog: any name is accepted, the
+    marker knows ``say`` only, and bare pythonic calls are not recognised.
+    """
+
+    def __init__(self, catalog) -> None:
+        self.catalog = catalog
+        self._properties: dict[str, dict] = {}
+        if catalog is None:
+            self.names = None
+            self.ordered = ()
+            self.markers = dict(DEFAULT_MARKERS)
+            self.known = 'any'
+            return
+        self.ordered = tuple(catalog.names)
+        self.names = frozenset(self.ordered)
+        shown = ', '.join(self.ordered[:20])
+        self.known = (shown + f', ... ({len(self.ordered)} in all)'
+                      if len(self.ordered) > 20 else shown) or 'none'
+        self.markers = {}
+        for tool in self.ordered:
+            schema = self._schema(tool)
+            required = schema.get('required')
+            if not isinstance(required, list) or len(required) != 1:
+                continue
+            if not isinstance(required[0], str):
+                continue
+            prop = self.properties(tool).get(required[0])
+            if isinstance(prop, dict) and prop.get('type') == 'string':
+                self.markers[tool] = required[0]
+
+    def _schema(self, name: str) -> dict:
+        try:
+            schema = self.catalog.parameters(name)
+        except (KeyError, ValueError, LookupError):
+            return {}
+        return schema if isinstance(schema, dict) else {}
+
+    def properties(self, name: str) -> dict:
+        """The ``properties`` of a tool's parameter schema ({} when unknown)."""
+        found = self._properties.get(name)
+        if found is None:
+            found = {}
+            if self.names is not None and name in self.names:
+                props = self._schema(name).get('properties')
+                if isinstance(props, dict):
+                    found = props
+            self._properties[name] = found
+        return found
+
+    def parameter_order(self, name: str) -> list[str] | None:
+        """Parameter names in schema order, for positional pythonic arguments."""
+        if self.names is None or name not in self.names:
+            return None
+        return list(self.properties(name))
+
+    def suggest(self, name: str) -> str | None:
+        """The catalog's closest known name, or None."""
+        if self.catalog is None:
+            return None
+        try:
+            return self.catalog.suggest(name)
+        except (TypeError, ValueError):
+            return None
+
+    def bare_call_names(self) -> list[str]:
+        """Catalog names usable as bare pythonic calls (valid dotted Python identifiers)."""
+        return [name for name in self.ordered
+                if all(part.isidentifier() for part in name.split('.'))]
+
+
+class Plan:
+    """Compiled triggers for one (catalog, format selection)."""
+
+    def __init__(self, view: CatalogView, formats: tuple[str, ...]) -> None:
+        self.view = view
+        self.formats = frozenset(formats)
+        self.version = _state['version']
+        entries: list[tuple[int, int, str, Callable]] = []
+        seen = set()
+        order = 0
+        for fmt in formats:
+            spec = FORMATS[fmt]
+            for trigger, matcher in spec.handlers:
+                triggers = trigger(view) if callable(trigger) else (trigger,)
+                for literal in triggers:
+                    if not isinstance(literal, str) or not literal:
+                        continue
+                    key = (literal, matcher)
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                    entries.append((spec.priority, order, literal, matcher))
+                    order += 1
+        entries.sort(key=lambda entry: (entry[0], entry[1]))
+        self.by_char: dict[str, list[tuple[str, Callable]]] = {}
+        literals: list[str] = []
+        for _, _, literal, matcher in entries:
+            self.by_char.setdefault(literal[0], []).append((literal, matcher))
+            if literal not in literals:
+                literals.append(literal)
+        literals.sort(key=len, reverse=True)
+        self.triggers = tuple(literals)
+        self.rx = re.compile('|'.join(map(re.escape, literals))) if literals else None
+        prefixes = sorted({literal[:k] for literal in literals for k in range(1, len(literal))},
+                          key=len, reverse=True)
+        self.hold_rx = (re.compile('(?:' + '|'.join(map(re.escape, prefixes)) + r')\Z')
+                        if prefixes else None)
+        self.hold_len = max((len(literal) for literal in literals), default=1) - 1
+
+
+_plans_without_catalog: dict = {}
+_plans_by_catalog: 'weakref.WeakKeyDictionary' = weakref.WeakKeyDictionary()
+
+
+def format_names(formats: str | Iterable[str]) -> tuple[str, ...]:
+    """Resolve ``'auto'`` / a name / names to registered names in priority order."""
+    if isinstance(formats, str):
+        wanted = [formats]
+    else:
+        wanted = list(formats)
+    for name in wanted:
+        if not isinstance(name, str):
+            raise TypeError(f'format names must be strings, got {name!r}')
+        if name != 'auto' and name not in FORMATS:
+            raise ValueError(f'unknown format {name!r}; known: auto, {", ".join(FORMATS)}')
+    if not wanted or 'auto' in wanted:
+        wanted = list(FORMATS)
+    chosen = dict.fromkeys(wanted)
+    return tuple(sorted(chosen, key=lambda name: FORMATS[name].priority))
+
+
+def get_plan(catalog, formats) -> Plan:
+    """The cached plan for ``catalog`` and ``formats`` (built on first use)."""
+    key = formats if isinstance(formats, str) else tuple(formats)
+    if catalog is None:
+        cache = _plans_without_catalog
+    else:
+        try:
+            cache = _plans_by_catalog.get(catalog)
+            if cache is None:
+                cache = _plans_by_catalog[catalog] = {}
+        except TypeError:  # not weak-referenceable or not hashable: no caching
+            cache = {}
+    try:
+        plan = cache.get(key)
+    except TypeError:
+        plan = None
+    if plan is None or plan.version != _state['version']:
+        plan = Plan(CatalogView(catalog), format_names(formats))
+        try:
+            cache[key] = plan
+        except TypeError:
+            pass
+    return plan

@@ -1,0 +1,82 @@
+"""What the parser returns: calls, issues, the remaining prose, and streaming events.
+
+These types are part of the public API (the dispatcher copies their fields into ROS messages),
+so field names, issue codes and format names stay stable.
+"""
+
+from dataclasses import dataclass, field
+
+DEFAULT_MAX_INPUT_BYTES = 65536
+
+# Issue codes. Each ParseIssue message also says where (absolute character offsets) and what was
+# expected, so a user can fix the prompt or the model output without reading parser code.
+TRUNCATED = 'truncated'
+"""The text ended inside a call: an unclosed tag, bracket, string or code fence."""
+UNPARSEABLE_ARGUMENTS = 'unparseable_arguments'
+"""The call's payload is neither JSON nor a Python literal (or a pythonic call with bad syntax)."""
+INVALID_CALL = 'invalid_call'
+"""The payload parsed, but not into a call: no name, arguments not an object, non-literals."""
+UNKNOWN_TOOL = 'unknown_tool'
+"""A catalog was given and the name is not in it; the message suggests the closest name."""
+TOO_LARGE = 'too_large'
+"""The input is above ``max_input_bytes`` (UTF-8); nothing beyond the limit is parsed."""
+
+ISSUE_CODES = (TRUNCATED, UNPARSEABLE_ARGUMENTS, INVALID_CALL, UNKNOWN_TOOL, TOO_LARGE)
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedCall:
+    """One recovered call; ``span`` is [start, end) of its markup in the input, in characters.
+
+    Calls that come from one block of markup (a JSON list, a pythonic list) share its span.
+    """
+
+    name: str
+    arguments: dict
+    format: str
+    span: tuple[int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class ParseIssue:
+    """Something that looked like a call but could not be recovered.
+
+    ``name`` is the tool name when it could be read (always set for ``unknown_tool``).
+    ``format`` is '' for ``too_large``, which is not tied to any format.
+    """
+
+    code: str
+    message: str
+    span: tuple[int, int]
+    format: str
+    name: str = ''
+
+
+@dataclass(slots=True)
+class ParseResult:
+    """Everything found in one text: the prose left over, the calls, and the issues, in order."""
+
+    content: str
+    calls: list[ParsedCall] = field(default_factory=list)
+    errors: list[ParseIssue] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class ContentEvent:
+    """Prose that is final: no later text can turn it into call markup."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class CallEvent:
+    """A call whose markup is complete."""
+
+    call: ParsedCall
+
+
+@dataclass(frozen=True, slots=True)
+class IssueEvent:
+    """A call that could not be recovered (``truncated`` ones arrive from ``finish()``)."""
+
+    issue: ParseIssue

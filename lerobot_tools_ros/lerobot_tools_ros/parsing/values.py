@@ -1,0 +1,448 @@
+"""Shared helpers: read a JSON or Python-literal value, and turn call objects into calls.
+
+Everything here runs in time linear in the text it looks at. JSON goes through the C decoder
+(``raw_decode`` finds where a value ends, so a closing tag inside a string argument is harmless).
+When that fails, a string- and bracket-aware scanner finds where the value ends (or that the
+text ended inside it) before ``ast.parse`` sees exactly that slice; nothing is ever evaluated.
+"""
+
+import ast
+import json
+import re
+
+from .results import INVALID_CALL, UNPARSEABLE_ARGUMENTS
+
+_DECODER = json.JSONDecoder(strict=False)  # models put raw newlines inside strings
+raw_decode = _DECODER.raw_decode
+JSONDecodeError = json.JSONDecodeError
+
+# read_value statuses
+OK = 0
+NEED = 1
+TRUNCATED = 2
+INVALID = 3
+
+# scan_brackets states
+CLOSED = 0
+UNCLOSED = 1
+BAD = 2
+
+_STRUCT = re.compile(r'[][(){}"\']')
+_DQ_END = re.compile(r'["\\]')
+_SQ_END = re.compile(r"['\\]")
+# Characters that can never appear outside strings in a JSON value / Python literal / call.
+_BAD_JSON = re.compile(r'[^\s,:0-9.+\-A-Za-z_]')
+_BAD_PY = re.compile(r'[^\s,:0-9.+\-=A-Za-z_]')
+# A bare word outside strings (not the exponent or hex digits of a number).
+_WORD = re.compile(r'(?<![0-9A-Za-z_.])[A-Za-z_][A-Za-z0-9_]*')
+_JSON_WORDS = frozenset(('true', 'false', 'null', 'True', 'False', 'None', 'NaN', 'Infinity'))
+_CLOSER = {'(': ')', '[': ']', '{': '}'}
+_WS = re.compile(r'\s*')
+IDENT = re.compile(r'[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*')
+_MAX_SHOWN = 60
+
+
+def skip_ws(text: str, i: int) -> int:
+    """Return the first index at or after ``i`` that is not whitespace."""
+    if i < len(text) and not text[i].isspace():
+        return i
+    return _WS.match(text, i).end()
+
+
+def short(value: object, limit: int = _MAX_SHOWN) -> str:
+    """Return a repr short enough for an error message."""
+    if isinstance(value, str):
+        text = repr(value[:limit + 1])
+        return text if len(value) <= limit else text[:-1] + "...'"
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + '...'
+
+
+def json_type(value: object) -> str:
+    """Name the JSON type of a decoded value, for messages."""
+    if value is None:
+        return 'null'
+    if isinstance(value, bool):
+        return 'boolean'
+    if isinstance(value, (int, float)):
+        return 'number'
+    if isinstance(value, str):
+        return 'string'
+    if isinstance(value, list):
+        return 'array'
+    if isinstance(value, dict):
+        return 'object'
+    return type(value).__name__
+
+
+def _open_note(stack: list, string_quote: str) -> str:
+    closers = ''.join(reversed(stack))
+    if len(closers) > 12:
+        closers = f'{closers[:12]}... ({len(closers)} in all)'
+    parts = []
+    if string_quote:
+        parts.append(f'the closing {string_quote} of a string')
+    if closers:
+        parts.append(f'{closers!r}')
+    return 'expected ' + ', then '.join(parts) if parts else 'expected more text'
+
+
+def scan_brackets(text: str, start: int, python: bool) -> tuple[int, int, str]:
+    """Find the end of the bracketed value that opens at ``text[start]``.
+
+    Returns ``(CLOSED, end, '')``, ``(UNCLOSED, len(text), what was still expected)`` or
+    ``(BAD, index, what was wrong)`` when a character that cannot belong to a JSON value
+    (``python=False``) or a pythonic call (``python=True``) shows up outside strings, or a
+    bracket does not match. One left-to-right pass with an explicit stack: no recursion, so
+    100,000 nested brackets are fine.
+    """
+    bad = _BAD_PY if python else _BAD_JSON
+    stack: list[str] = []
+    n = len(text)
+    i = start
+    search = _STRUCT.search
+    while True:
+        m = search(text, i)
+        j = m.start() if m is not None else n
+        if j > i:
+            b = bad.search(text, i, j)
+            if b is not None:
+                return BAD, b.start(), f'unexpected {text[b.start()]!r}'
+            if not python:
+                for word in _WORD.finditer(text, i, j):
+                    if word.group() not in _JSON_WORDS:
+                        return BAD, word.start(), f'unexpected bare word {short(word.group())}'
+        if m is None:
+            return UNCLOSED, n, _open_note(stack, '')
+        c = text[j]
+        if c in '([{':
+            stack.append(_CLOSER[c])
+            i = j + 1
+        elif c in ')]}':
+            if not stack or stack[-1] != c:
+                expected = f'{stack[-1]!r}' if stack else 'nothing'
+                return BAD, j, f'unexpected {c!r} (expected {expected})'
+            stack.pop()
+            if not stack:
+                return CLOSED, j + 1, ''
+            i = j + 1
+        elif text.startswith(c * 3, j):
+            k = text.find(c * 3, j + 3)
+            if k == -1:
+                return UNCLOSED, n, _open_note(stack, c * 3)
+            i = k + 3
+        else:
+            end = _DQ_END if c == '"' else _SQ_END
+            k = j + 1
+            while True:
+                mm = end.search(text, k)
+                if mm is None:
+                    return UNCLOSED, n, _open_note(stack, c)
+                k = mm.start()
+                if text[k] == '\\':
+                    k += 2
+                    continue
+                break
+            i = k + 1
+
+
+class LiteralError(ValueError):
+    """A slice that is not a literal; ``offset`` (chars into the slice) is -1 when unknown."""
+
+    def __init__(self, message: str, offset: int = -1, node: ast.AST | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.offset = offset
+        self.node = node
+
+
+_NAMED_CONSTANTS = {'True': True, 'False': False, 'None': None,
+                    'true': True, 'false': False, 'null': None}
+
+
+def from_node(node: ast.AST) -> object:
+    """Convert a literal expression node to JSON-compatible data; anything else is an error.
+
+    Like ``ast.literal_eval`` but also accepts JSON's true/false/null and rejects what JSON
+    cannot carry (sets, bytes, complex numbers, non-string keys).
+    """
+    kind = type(node)
+    if kind is ast.Constant:
+        value = node.value
+        if value is None or isinstance(value, (str, bool, int, float)):
+            return value
+        raise LiteralError(f'{type(value).__name__} values are not allowed', node=node)
+    if kind is ast.Dict:
+        out = {}
+        for key, value in zip(node.keys, node.values):
+            if key is None:
+                raise LiteralError("'**' unpacking is not allowed", node=value)
+            name = from_node(key)
+            if not isinstance(name, str):
+                raise LiteralError(f'object keys must be strings, got {short(name)}', node=key)
+            out[name] = from_node(value)
+        return out
+    if kind is ast.List or kind is ast.Tuple:
+        return [from_node(item) for item in node.elts]
+    if kind is ast.UnaryOp and isinstance(node.op, (ast.USub, ast.UAdd)):
+        operand = node.operand
+        if (type(operand) is ast.Constant and isinstance(operand.value, (int, float))
+                and not isinstance(operand.value, bool)):
+            return -operand.value if isinstance(node.op, ast.USub) else operand.value
+    if kind is ast.Name and node.id in _NAMED_CONSTANTS:
+        return _NAMED_CONSTANTS[node.id]
+    raise LiteralError(f'{_describe_node(node)} is not a literal (only strings, numbers, '
+                       'booleans, None, lists and dicts are allowed)', node=node)
+
+
+def _describe_node(node: ast.AST) -> str:
+    if isinstance(node, ast.Name):
+        return f'the name {node.id!r}'
+    if isinstance(node, ast.Call):
+        return 'a function call'
+    if isinstance(node, ast.Set):
+        return 'a set'
+    return f'an expression ({type(node).__name__})'
+
+
+def _syntax_offset(source: str, exc: SyntaxError) -> int:
+    """Character offset in ``source`` of a SyntaxError (lineno/offset are 1-based)."""
+    lineno = exc.lineno or 1
+    offset = (exc.offset or 1) - 1
+    pos = 0
+    for _ in range(lineno - 1):
+        nxt = source.find('\n', pos)
+        if nxt == -1:
+            break
+        pos = nxt + 1
+    return min(len(source), pos + max(0, offset))
+
+
+def parse_expression(source: str) -> ast.AST:
+    """``ast.parse`` in eval mode with every failure mapped to LiteralError."""
+    try:
+        return ast.parse(source, mode='eval').body
+    except SyntaxError as exc:
+        raise LiteralError(f'invalid syntax ({exc.msg})', _syntax_offset(source, exc)) from None
+    except (ValueError, RecursionError, MemoryError, OverflowError) as exc:
+        reason = 'nested too deeply' if isinstance(exc, (RecursionError, MemoryError)) else exc
+        raise LiteralError(f'cannot be parsed ({reason})') from None
+
+
+def node_offset(source: str, node: ast.AST | None) -> int:
+    """Character offset of ``node`` in ``source`` (ast columns count UTF-8 bytes), or -1."""
+    if node is None or not hasattr(node, 'lineno'):
+        return -1
+    pos = 0
+    for _ in range(node.lineno - 1):
+        nxt = source.find('\n', pos)
+        if nxt == -1:
+            return -1
+        pos = nxt + 1
+    line_end = source.find('\n', pos)
+    line = source[pos:] if line_end == -1 else source[pos:line_end]
+    prefix = line.encode('utf-8', 'surrogatepass')[:node.col_offset]
+    return pos + len(prefix.decode('utf-8', 'ignore'))
+
+
+def literal_value(source: str) -> object:
+    """Parse a Python literal (JSON-compatible result) from exactly ``source``."""
+    node = parse_expression(source)
+    try:
+        return from_node(node)
+    except RecursionError:
+        raise LiteralError('nested too deeply') from None
+    except LiteralError as exc:
+        if exc.node is not None:
+            exc.offset = node_offset(source, exc.node)
+        raise
+
+
+def read_value(text: str, start: int, ctx) -> tuple[int, object, int, str]:
+    """Read the JSON (or Python-literal) value that opens at ``text[start]`` (a bracket).
+
+    Returns ``(OK, value, end, '')``; ``(NEED, None, start, '')`` when the text may still
+    complete it (streaming only); ``(TRUNCATED, None, len(text), what was expected)`` when the
+    text ended inside it; ``(INVALID, None, end, reason)`` with ``end`` where reading stopped.
+    All positions in messages are absolute (``ctx.base`` added).
+    """
+    try:
+        value, end = raw_decode(text, start)
+        return OK, value, end, ''
+    except JSONDecodeError as exc:
+        json_error = f'{exc.msg} at char {ctx.base + exc.pos}'
+    except RecursionError:
+        json_error = 'nested too deeply for the JSON decoder'
+    state, end, note = scan_brackets(text, start, False)
+    if state == UNCLOSED:
+        if not ctx.final:
+            return NEED, None, start, ''
+        return TRUNCATED, None, end, note
+    if state == BAD:
+        return INVALID, None, end, (f'not valid JSON ({json_error}), nor a Python literal '
+                                    f'({note} at char {ctx.base + end})')
+    try:
+        value = literal_value(text[start:end])
+    except LiteralError as exc:
+        where = f' at char {ctx.base + start + exc.offset}' if exc.offset >= 0 else ''
+        return INVALID, None, end, (f'not valid JSON ({json_error}), nor a Python literal '
+                                    f'({exc.message}{where})')
+    return OK, value, end, ''
+
+
+def decode_arguments(raw: object) -> tuple[dict | None, str, str]:
+    """Turn a call's raw arguments into a dict: ``(dict, '', '')`` or ``(None, code, reason)``.
+
+    Accepts a dict, a JSON object text, a JSON string holding one (double-encoded), a Python
+    dict literal text; a missing/null/empty-string value means no arguments.
+    """
+    if type(raw) is dict:
+        return raw, '', ''
+    if raw is None:
+        return {}, '', ''
+    value = raw
+    for _ in range(3):
+        if not isinstance(value, str):
+            break
+        source = value.strip()
+        if not source:
+            return {}, '', ''
+        try:
+            value = _DECODER.decode(source)
+            continue
+        except JSONDecodeError as exc:
+            json_error = f'{exc.msg} at offset {exc.pos} of the string'
+        except RecursionError:
+            json_error = 'nested too deeply'
+        if source[0] not in '{[':
+            return None, UNPARSEABLE_ARGUMENTS, (
+                f'the arguments string {short(source)} is not JSON ({json_error}); expected '
+                'a JSON object such as {"text": "hi"}')
+        try:
+            value = literal_value(source)
+        except LiteralError as exc:
+            return None, UNPARSEABLE_ARGUMENTS, (
+                f'the arguments string is not JSON ({json_error}), nor a Python literal '
+                f'({exc.message}); expected a JSON object such as {{"text": "hi"}}')
+    if isinstance(value, dict):
+        return value, '', ''
+    return None, INVALID_CALL, (f'arguments must be a JSON object (or a string holding one), '
+                                f'got {json_type(value)} {short(value)}')
+
+
+def is_entry(obj: object) -> bool:
+    """Whether ``obj`` is one call object in any of the JSON shapes."""
+    if type(obj) is not dict:
+        return False
+    function = obj.get('function')
+    if type(function) is dict and 'name' in function:
+        return True
+    return isinstance(obj.get('name'), str) and ('arguments' in obj or 'parameters' in obj)
+
+
+def call_entries(value: object) -> tuple[list | None, str | None]:
+    """Return ``(entries, content)`` when ``value`` is call-shaped, else ``(None, None)``.
+
+    Shapes: ``{"tool_calls": [...]}`` / an assistant message dict (its ``content`` string is
+    kept as prose), one call object, or a non-empty list whose first item is a call object.
+    """
+    if type(value) is dict:
+        if 'tool_calls' in value:
+            calls = value['tool_calls']
+            content = value.get('content')
+            return (calls if type(calls) is list else [calls],
+                    content if isinstance(content, str) else None)
+        if is_entry(value):
+            return [value], None
+        return None, None
+    if type(value) is list and value and is_entry(value[0]):
+        return value, None
+    return None, None
+
+
+def entry_format(entry: object) -> str:
+    """Auto-detected family of a bare JSON call object: Llama uses ``parameters``."""
+    if (type(entry) is dict and 'parameters' in entry and 'arguments' not in entry
+            and 'function' not in entry):
+        return 'llama_json'
+    return 'openai_json'
+
+
+def add_entries(entries: list, fmt: str, ctx, start: int, end: int, items: list) -> None:
+    """Append one ParsedCall or ParseIssue per call object to ``items``."""
+    for index, entry in enumerate(entries):
+        label = f'call #{index + 1} of the ' if len(entries) > 1 else 'the '
+        if type(entry) is not dict:
+            items.append(ctx.issue(
+                INVALID_CALL, f'{label}{fmt} call at chars {ctx.base + start}-{ctx.base + end} '
+                f'is a {json_type(entry)}, expected an object like '
+                '{"name": "say", "arguments": {"text": "hi"}}', start, end, fmt))
+            continue
+        function = entry.get('function')
+        if type(function) is not dict:
+            function = entry
+        name = function.get('name')
+        if not isinstance(name, str) or not name.strip():
+            items.append(ctx.issue(
+                INVALID_CALL, f'{label}{fmt} call at chars {ctx.base + start}-{ctx.base + end} '
+                f'has no usable "name" (got {json_type(name)} {short(name)}); expected a '
+                'non-empty string', start, end, fmt))
+            continue
+        if 'arguments' in function:
+            raw = function['arguments']
+        else:
+            raw = function.get('parameters')
+        ctx.add_call(items, name, raw, fmt, start, end)
+
+
+def call_from_node(node: ast.AST, view) -> tuple[str, dict | None, str, str]:
+    """Read one pythonic ``name(kw=literal, ...)``: ``(name, arguments, '', '')`` or an error.
+
+    Errors come back as ``(name, None, code, reason)``; positional arguments are mapped to
+    the catalog's parameter order when the tool is known, else rejected.
+    """
+    if type(node) is not ast.Call:
+        return '', None, INVALID_CALL, (
+            f'expected a call like name(arg=value), got {_describe_node(node)}')
+    func = node.func
+    parts = []
+    while type(func) is ast.Attribute:
+        parts.append(func.attr)
+        func = func.value
+    if type(func) is not ast.Name:
+        return '', None, INVALID_CALL, 'the called object is not a plain (dotted) name'
+    parts.append(func.id)
+    name = '.'.join(reversed(parts))
+    arguments = {}
+    if node.args:
+        order = view.parameter_order(name)
+        if order is None:
+            return name, None, INVALID_CALL, (
+                f'{name}() got {len(node.args)} positional argument(s) and the catalog has no '
+                'parameter order for it; write name=value')
+        if len(node.args) > len(order):
+            return name, None, INVALID_CALL, (
+                f'{name}() takes at most {len(order)} positional argument(s) '
+                f'({", ".join(order) or "none"}), got {len(node.args)}')
+        for pname, arg in zip(order, node.args):
+            if type(arg) is ast.Starred:
+                return name, None, INVALID_CALL, f"'*' unpacking in {name}() is not allowed"
+            try:
+                arguments[pname] = from_node(arg)
+            except (LiteralError, RecursionError) as exc:
+                return name, None, INVALID_CALL, f'argument {pname!r} of {name}(): {_reason(exc)}'
+    for keyword in node.keywords:
+        if keyword.arg is None:
+            return name, None, INVALID_CALL, f"'**' unpacking in {name}() is not allowed"
+        if keyword.arg in arguments:
+            return name, None, INVALID_CALL, f'{name}() got argument {keyword.arg!r} twice'
+        try:
+            arguments[keyword.arg] = from_node(keyword.value)
+        except (LiteralError, RecursionError) as exc:
+            return name, None, INVALID_CALL, (
+                f'argument {keyword.arg!r} of {name}(): {_reason(exc)}')
+    return name, arguments, '', ''
+
+
+def _reason(exc: Exception) -> str:
+    return exc.message if isinstance(exc, LiteralError) else 'nested too deeply'

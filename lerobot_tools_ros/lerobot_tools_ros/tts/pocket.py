@@ -1,0 +1,244 @@
+"""The ``pocket_tts`` backend: Kyutai's pocket-tts model, streamed chunk by chunk.
+
+pocket-tts (4.0.1) and torch are imported in the constructor, never at module import: the
+import alone takes seconds and sets torch to one thread process-wide, and robots without the
+package must still be able to import this module (``auto`` then falls back to espeak-ng).
+
+One model per backend, loaded once. pocket-tts is not thread-safe per model, so a lock lets one
+generation run at a time; a second ``synthesize`` waits (and gives up when its ``stop`` is set).
+
+Cancelling follows pocket-tts' own contract: its ``stop`` event is set and its stream is then
+drained. Abandoning the stream instead would leave its generator and decoder threads running
+until the maximum length. A few frames already queued when ``stop`` is set are decoded during
+the drain and dropped, not yielded.
+
+Offline: the released weights, tokenizer and built-in voices come from the Hugging Face hub.
+Without network, loading fails (``TtsUnavailable``); set ``HF_HUB_OFFLINE=1`` on such robots,
+or huggingface_hub retries for about 20 s before giving up.
+"""
+
+import math
+import os
+from pathlib import Path
+import threading
+import time
+from typing import Any, Iterator, Optional, Union
+
+import numpy as np
+
+from .base import AudioFormat, TtsError, TtsUnavailable
+
+__all__ = ['INSTALL_HINT', 'PocketTtsBackend', 'bundled_languages']
+
+INSTALL_HINT = ('install the CPU build of torch first (pip install torch==2.13.0), then '
+                'pip install pocket-tts==4.0.1 (see requirements-tts.txt)')
+_REMOTE_PREFIXES = ('hf://', 'http://', 'https://')
+_AUDIO_SUFFIXES = ('.safetensors', '.wav', '.mp3', '.flac', '.ogg', '.opus', '.m4a')
+_LOCK_POLL = 0.05  # seconds between checks of `stop` while another generation runs
+_WARM_UP_TEXT = 'Hello.'
+
+
+def bundled_languages() -> list[str]:
+    """Language names pocket-tts ships configs for (found without importing it)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec('pocket_tts')
+    if spec is None or not spec.submodule_search_locations:
+        return []
+    config_dir = Path(list(spec.submodule_search_locations)[0]) / 'config'
+    return sorted(path.stem for path in config_dir.glob('*.yaml'))
+
+
+class _EitherStop(threading.Event):
+    """The event handed to pocket-tts: set by the caller's ``stop`` or by the backend itself.
+
+    pocket-tts only polls ``is_set()`` (once per generated frame), so OR-ing the caller's
+    event in there stops generation within one frame, without a watcher thread.
+    """
+
+    def __init__(self, outer: threading.Event) -> None:
+        super().__init__()
+        self._outer = outer
+
+    def is_set(self) -> bool:
+        return super().is_set() or self._outer.is_set()
+
+
+def _to_pcm(chunk: Any) -> bytes:
+    """A float32 tensor in [-1, 1] as little-endian int16 bytes (random weights may clip)."""
+    samples = np.nan_to_num(chunk.detach().cpu().numpy(), nan=0.0, posinf=1.0, neginf=-1.0)
+    samples = np.clip(samples, -1.0, 1.0) * 32767.0
+    return np.rint(samples).astype('<i2').tobytes()
+
+
+class PocketTtsBackend:
+    """Speech from a pocket-tts model held in memory; one generation at a time."""
+
+    name = 'pocket_tts'
+    channels = 1
+
+    def __init__(self, *, language: str = 'english', config: str = '', voice: str = '',
+                 quantize: bool = False, threads: int = 0,
+                 eos_threshold: Optional[float] = None) -> None:
+        """Load the model and the voice once.
+
+        ``config`` (a pocket-tts YAML) wins over ``language``. ``voice`` is a built-in voice
+        name, a ``.safetensors`` voice state, an audio file, or '' for a silent one-second
+        prompt that needs no download. ``threads`` 0 keeps torch's setting, which importing
+        pocket-tts sets to 1 for the whole process; any other value calls
+        ``torch.set_num_threads`` (also process-wide). ``eos_threshold`` overrides the config's
+        end-of-speech threshold when given.
+
+        Raises ValueError for bad parameters and TtsUnavailable when pocket-tts cannot be
+        imported or its model or voice cannot be loaded (no weights offline, hub unreachable).
+        """
+        self.language, self.config = self._check_source(language, config)
+        self.voice = self._check_voice(voice)
+        if not isinstance(quantize, bool):
+            raise ValueError(f'pocket_tts quantize must be true or false, got {quantize!r}')
+        if isinstance(threads, bool) or not isinstance(threads, int) or threads < 0:
+            raise ValueError(f'pocket_tts threads must be an integer >= 0 (0 keeps torch\'s '
+                             f'setting), got {threads!r}')
+        if eos_threshold is not None and (
+                isinstance(eos_threshold, bool) or not isinstance(eos_threshold, (int, float))
+                or math.isnan(eos_threshold)):
+            raise ValueError(f'pocket_tts eos_threshold must be a number or None, '
+                             f'got {eos_threshold!r}')
+        self.quantize = quantize
+        self.threads = threads
+        self.eos_threshold = eos_threshold
+        self.timings: dict[str, float] = {}
+        self._lock = threading.Lock()
+        self._model, self._state = self._load()
+        self.sample_rate = int(self._model.sample_rate)
+        self.format = AudioFormat(sample_rate=self.sample_rate, channels=self.channels)
+
+    @staticmethod
+    def _check_source(language: str, config: Union[str, os.PathLike]) -> tuple[str, str]:
+        config = os.fspath(config) if isinstance(config, os.PathLike) else config
+        if not isinstance(config, str):
+            raise ValueError(f'pocket_tts config must be a path to a YAML file, got {config!r}')
+        if config:
+            if Path(config.split('@')[0]).suffix not in ('.yaml', '.yml'):
+                raise ValueError(f'pocket_tts config must be a .yaml file, got {config!r}')
+            if not config.startswith(_REMOTE_PREFIXES) and not Path(config).is_file():
+                raise ValueError(f'pocket_tts config file {config!r} does not exist')
+            return '', config
+        if not isinstance(language, str) or not language:
+            raise ValueError(f'pocket_tts language must be a non-empty name such as '
+                             f'"english", got {language!r}')
+        known = bundled_languages()
+        if known and language not in known:
+            raise ValueError(f'pocket_tts has no language {language!r}; choose one of '
+                             f'{", ".join(known)} or give a config YAML')
+        return language, ''
+
+    @staticmethod
+    def _check_voice(voice: Union[str, os.PathLike]) -> Union[str, Path]:
+        if isinstance(voice, os.PathLike):
+            voice = os.fspath(voice)
+        if not isinstance(voice, str):
+            raise ValueError(f'pocket_tts voice must be a voice name or a file path, '
+                             f'got {voice!r}')
+        if not voice or voice.startswith(_REMOTE_PREFIXES):
+            return voice
+        looks_like_path = (os.sep in voice or '/' in voice
+                           or voice.lower().endswith(_AUDIO_SUFFIXES))
+        if looks_like_path or Path(voice).is_file():
+            if not Path(voice).is_file():
+                raise ValueError(f'pocket_tts voice file {voice!r} does not exist')
+            return Path(voice)
+        return voice
+
+    def _load(self) -> tuple[Any, Any]:
+        started = time.perf_counter()
+        try:
+            import pocket_tts
+            import torch
+        except (ImportError, OSError) as exc:
+            raise TtsUnavailable(f'pocket-tts cannot be imported ({exc}); {INSTALL_HINT}') from exc
+        loaded = time.perf_counter()
+        self.timings['import_s'] = loaded - started
+        if self.threads:
+            torch.set_num_threads(self.threads)
+        options: dict[str, Any] = {'quantize': self.quantize}
+        if self.config:
+            options['config'] = self.config
+        else:
+            options['language'] = self.language
+        if self.eos_threshold is not None:
+            options['eos_threshold'] = float(self.eos_threshold)
+        source = self.config or f'language {self.language!r}'
+        try:
+            model = pocket_tts.TTSModel.load_model(**options)
+        except Exception as exc:  # hub errors, missing files, bad YAML: all mean "no model"
+            raise TtsUnavailable(
+                f'pocket-tts could not load its model ({source}): {type(exc).__name__}: '
+                f'{_one_line(exc)}') from exc
+        self.timings['load_s'] = time.perf_counter() - loaded
+        prompted = time.perf_counter()
+        prompt = self.voice if self.voice != '' else torch.zeros(1, int(model.sample_rate))
+        try:
+            state = model.get_state_for_audio_prompt(prompt)
+        except Exception as exc:
+            raise TtsUnavailable(
+                f'pocket-tts could not prepare voice {str(self.voice) or "(silent prompt)"!r} '
+                f'for {source}: {type(exc).__name__}: {_one_line(exc)}') from exc
+        self.timings['voice_s'] = time.perf_counter() - prompted
+        return model, state
+
+    def warm_up(self) -> None:
+        """Generate one short sentence: the first generation of a fresh model is the slowest."""
+        started = time.perf_counter()
+        for _ in self.synthesize(_WARM_UP_TEXT, threading.Event()):
+            pass
+        self.timings['warm_up_s'] = time.perf_counter() - started
+
+    def synthesize(self, text: str, stop: threading.Event) -> Iterator[bytes]:
+        """Yield mono ``pcm_s16le`` chunks (multiples of 1920 samples at 24 kHz) of ``text``.
+
+        Raises TtsError when pocket-tts fails on the text.
+        """
+        if self._model is None:
+            raise TtsError('the pocket_tts backend is closed')
+        if not text.strip():
+            return
+        while not self._lock.acquire(timeout=_LOCK_POLL):
+            if stop.is_set():
+                return
+        cancel = _EitherStop(stop)
+        stream = None
+        try:
+            if self._model is None:
+                raise TtsError('the pocket_tts backend is closed')
+            stream = self._model.generate_audio_stream(self._state, text, stop=cancel)
+            for chunk in stream:
+                if cancel.is_set():
+                    break
+                yield _to_pcm(chunk)
+        except TtsError:
+            raise
+        except Exception as exc:
+            raise TtsError(f'pocket-tts failed: {type(exc).__name__}: {_one_line(exc)}') from exc
+        finally:
+            cancel.set()
+            try:
+                if stream is not None:
+                    for _ in stream:  # drain: its worker threads end with the stream
+                        pass
+            except Exception:  # the stream's own error was raised above already
+                pass
+            finally:
+                self._lock.release()
+
+    def close(self) -> None:
+        """Drop the model (after any running generation) so its memory can be freed."""
+        with self._lock:
+            self._model = None
+            self._state = None
+
+
+def _one_line(exc: BaseException, limit: int = 600) -> str:
+    """The exception's message on one line (pydantic and hub errors span several)."""
+    text = ' '.join(str(exc).split()) or '(no message)'
+    return text if len(text) <= limit else text[:limit] + '...'

@@ -1,0 +1,468 @@
+"""Catalog loading and argument validation, against real info.json files in a temp directory."""
+
+import json
+import logging
+import pathlib
+import time
+
+from lerobot_tools_ros import errors
+from lerobot_tools_ros.catalog import (
+    CatalogError, DEFAULT_TOOLS, SAMPLE_DATASET, ToolArgumentError, ToolCatalog,
+)
+import pytest
+
+# LeRobot's DEFAULT_TOOLS, as upstream's lerobot.datasets.language declares it.
+UPSTREAM_DEFAULT_TOOLS_JSON = (
+    '[{"type": "function", "function": {"name": "say", "description": "Speak a short utterance'
+    ' to the user via the TTS executor.", "parameters": {"type": "object", "properties": {"text":'
+    ' {"type": "string", "description": "The verbatim text to speak."}}, "required": ["text"]}}}]'
+)
+
+MOVE_TOOL = {
+    'type': 'function',
+    'function': {
+        'name': 'move_to',
+        'description': 'Move the gripper to a target.',
+        'parameters': {
+            'type': 'object',
+            'properties': {
+                'target': {
+                    'type': 'object',
+                    'properties': {
+                        'x': {'type': 'number'},
+                        'y': {'type': 'number'},
+                        'frame': {'type': 'string', 'enum': ['base', 'tool']},
+                    },
+                    'required': ['x', 'y'],
+                    'additionalProperties': False,
+                },
+                'speed': {'type': 'integer', 'minimum': 1, 'maximum': 100},
+                'label': {'type': 'string', 'maxLength': 10, 'pattern': '^[a-z]+$'},
+                'careful': {'type': 'boolean'},
+                'waypoints': {'type': 'array', 'items': {'type': 'number'}, 'maxItems': 3},
+                'note': {'type': ['string', 'null']},
+            },
+            'required': ['target'],
+            'additionalProperties': False,
+        },
+    },
+}
+
+FEATURES = {
+    'action': {'dtype': 'float32', 'shape': [6], 'names': None},
+    'observation.state': {'dtype': 'float32', 'shape': [6], 'names': None},
+    'observation.images.front': {'dtype': 'video', 'shape': [480, 640, 3],
+                                 'names': ['height', 'width', 'channels']},
+    'observation.images.wrist': {'dtype': 'video', 'shape': [480, 640, 3],
+                                 'names': ['height', 'width', 'channels']},
+    'timestamp': {'dtype': 'float32', 'shape': [1], 'names': None},
+}
+
+
+def write_dataset(root: pathlib.Path, **fields) -> pathlib.Path:
+    """Write a LeRobot v3.0-style ``<root>/meta/info.json``; ``tools=...`` etc. override."""
+    info = {'codebase_version': 'v3.0', 'robot_type': 'so101', 'fps': 30, 'total_episodes': 1,
+            'total_frames': 10, 'features': FEATURES}
+    info.update(fields)
+    path = root / 'meta' / 'info.json'
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(info, indent=4))
+    return path
+
+
+def say_entry() -> dict:
+    return json.loads(json.dumps(DEFAULT_TOOLS[0]))
+
+
+# ------------------------------------------------------------------------------------ loading
+def test_default_tools_match_lerobot_content():
+    assert json.dumps(DEFAULT_TOOLS) == UPSTREAM_DEFAULT_TOOLS_JSON
+
+
+def test_load_dataset_root_with_tools(tmp_path):
+    path = write_dataset(tmp_path, tools=[say_entry(), MOVE_TOOL])
+    before = path.read_bytes()
+    catalog = ToolCatalog.load(tmp_path)
+    assert catalog.names == ['say', 'move_to']
+    assert catalog.tools == [say_entry(), MOVE_TOOL]
+    assert catalog.schema('move_to') == MOVE_TOOL
+    assert catalog.parameters('say') == DEFAULT_TOOLS[0]['function']['parameters']
+    assert not catalog.used_default
+    assert catalog.source == str(path)
+    assert catalog.problems == []
+    assert catalog.info['fps'] == 30 and catalog.info['codebase_version'] == 'v3.0'
+    assert catalog.camera_names == ['front', 'wrist']
+    assert 'say' in catalog and 'wave' not in catalog and len(catalog) == 2
+    catalog.validate('say', {'text': 'hi'})
+    assert path.read_bytes() == before  # read, never written
+
+
+def test_load_info_json_path_and_str(tmp_path):
+    path = write_dataset(tmp_path, tools=[MOVE_TOOL])
+    assert ToolCatalog.load(path).names == ['move_to']
+    assert ToolCatalog.load(str(path)).names == ['move_to']
+    assert ToolCatalog.load(str(tmp_path)).names == ['move_to']
+
+
+def test_without_tools_key_uses_lerobot_default(tmp_path):
+    write_dataset(tmp_path)
+    catalog = ToolCatalog.load(tmp_path)
+    assert catalog.used_default
+    assert catalog.tools == DEFAULT_TOOLS
+    assert catalog.names == ['say']
+    assert catalog.info['robot_type'] == 'so101'
+
+
+@pytest.mark.parametrize('tools', [[], None])
+def test_empty_or_null_tools_use_default(tmp_path, tools):
+    write_dataset(tmp_path, tools=tools)
+    catalog = ToolCatalog.load(tmp_path)
+    assert catalog.used_default and catalog.tools == DEFAULT_TOOLS
+
+
+def test_default_is_a_copy():
+    catalog = ToolCatalog.from_tools(None)
+    catalog.tools[0]['function']['name'] = 'changed'
+    assert DEFAULT_TOOLS[0]['function']['name'] == 'say'
+
+
+def test_from_tools_does_not_alias_callers_list():
+    tools = [json.loads(json.dumps(MOVE_TOOL))]
+    catalog = ToolCatalog.from_tools(tools, source='mine', info={'fps': 15})
+    tools[0]['function']['name'] = 'renamed'
+    tools.append(say_entry())
+    assert catalog.names == ['move_to'] and catalog.source == 'mine' and catalog.info['fps'] == 15
+
+
+def test_sample_dataset():
+    catalog = ToolCatalog.load()
+    assert catalog.source == str(SAMPLE_DATASET / 'meta' / 'info.json')
+    assert ToolCatalog.load('').names == catalog.names == ['say', 'record_observation']
+    assert catalog.schema('say') == DEFAULT_TOOLS[0]
+    record = catalog.parameters('record_observation')
+    assert record['required'] == ['label'] and record['additionalProperties'] is False
+    assert record['properties']['format']['enum'] == ['png', 'jpg']
+    assert catalog.camera_names == ['front']
+    front = catalog.info['features']['observation.images.front']
+    assert front['shape'] == [480, 640, 3] and front['names'] == ['height', 'width', 'channels']
+    assert catalog.info['codebase_version'] == 'v3.0' and catalog.info['fps'] == 30
+    assert catalog.validate('record_observation', {'label': 'cup-1', 'format': 'jpg'})
+
+
+BAD_ENTRIES = [
+    ('not an object', 'entry must be an object'),
+    ({'type': 'tool', 'function': {'name': 'x', 'parameters': {}}}, '"type" must be "function"'),
+    ({'type': 'function'}, '"function" must be an object'),
+    ({'type': 'function', 'function': {'name': '9lives', 'parameters': {}}}, 'must match'),
+    ({'type': 'function', 'function': {'name': 'a' * 65, 'parameters': {}}}, 'must match'),
+    ({'type': 'function', 'function': {'name': 'x y', 'parameters': {}}}, 'must match'),
+    ({'type': 'function', 'function': {'name': 'nop'}}, 'parameters is missing'),
+    ({'type': 'function', 'function': {'name': 'nop', 'parameters': []}},
+     'must be a JSON Schema object'),
+    ({'type': 'function', 'function': {'name': 'nop', 'parameters': {'type': 'string'}}},
+     'must describe an object'),
+    ({'type': 'function', 'function': {'name': 'nop', 'description': 3, 'parameters': {}}},
+     'description must be a string'),
+    ({'type': 'function', 'function': {'name': 'nop', 'parameters': {
+        'type': 'object', 'properties': {'a': {'type': 'strin'}}}}},
+     'function.parameters.properties.a.type is not a valid JSON Schema'),
+    ({'type': 'function', 'function': {'name': 'nop', 'parameters': {
+        '$schema': 'https://example.com/my-schema', 'type': 'object'}}}, 'unknown $schema'),
+]
+
+
+@pytest.mark.parametrize('entry,problem', BAD_ENTRIES)
+def test_bad_entry_among_good_is_skipped_with_warning(tmp_path, caplog, entry, problem):
+    path = write_dataset(tmp_path, tools=[say_entry(), entry, MOVE_TOOL])
+    with caplog.at_level(logging.WARNING, logger='lerobot_tools_ros.catalog'):
+        catalog = ToolCatalog.load(tmp_path)
+    assert catalog.names == ['say', 'move_to']
+    assert len(catalog.problems) == 1
+    message = catalog.problems[0]
+    assert str(path) in message and 'tools[1]' in message and problem in message
+    if isinstance(entry, dict) and isinstance(entry.get('function'), dict):
+        assert repr(entry['function']['name'])[:20] in message
+    assert message in caplog.text
+
+
+@pytest.mark.parametrize('entry,problem', BAD_ENTRIES)
+def test_bad_entry_strict_raises(tmp_path, entry, problem):
+    path = write_dataset(tmp_path, tools=[say_entry(), entry])
+    with pytest.raises(CatalogError) as caught:
+        ToolCatalog.load(tmp_path, strict=True)
+    assert str(path) in str(caught.value) and 'tools[1]' in str(caught.value)
+    assert problem in str(caught.value)
+
+
+def test_duplicate_names(tmp_path):
+    other_say = say_entry()
+    other_say['function']['description'] = 'Second say.'
+    path = write_dataset(tmp_path, tools=[say_entry(), MOVE_TOOL, other_say])
+    catalog = ToolCatalog.load(tmp_path)
+    assert catalog.names == ['say', 'move_to']
+    assert catalog.description('say') == DEFAULT_TOOLS[0]['function']['description']
+    assert catalog.problems == [f"{path}: tools[2] ('say'): duplicate tool name 'say' "
+                                '(first declared earlier)']
+    with pytest.raises(CatalogError, match=r"tools\[2\] \('say'\): duplicate tool name"):
+        ToolCatalog.load(tmp_path, strict=True)
+
+
+def test_all_entries_bad_gives_empty_catalog_not_default(tmp_path):
+    write_dataset(tmp_path, tools=[{'type': 'function'}])
+    catalog = ToolCatalog.load(tmp_path)
+    assert catalog.names == [] and not catalog.used_default and len(catalog.problems) == 1
+
+
+def test_non_json_file_is_always_an_error(tmp_path):
+    path = tmp_path / 'meta' / 'info.json'
+    path.parent.mkdir()
+    path.write_text('{"fps": 30, "tools": [')
+    with pytest.raises(CatalogError, match='not valid JSON') as caught:
+        ToolCatalog.load(tmp_path)
+    assert str(path) in str(caught.value)
+
+
+@pytest.mark.parametrize('content,problem', [
+    ({'tools': {'say': {}}}, '"tools" must be a list, got object'),
+    ({'tools': 'say'}, '"tools" must be a list, got string'),
+])
+def test_tools_not_a_list_is_always_an_error(tmp_path, content, problem):
+    path = write_dataset(tmp_path, **content)
+    with pytest.raises(CatalogError) as caught:
+        ToolCatalog.load(tmp_path)
+    assert problem in str(caught.value) and str(path) in str(caught.value)
+
+
+def test_info_not_an_object(tmp_path):
+    path = tmp_path / 'info.json'
+    path.write_text('[1, 2]')
+    with pytest.raises(CatalogError, match='must hold a JSON object, got array'):
+        ToolCatalog.load(path)
+
+
+def test_missing_sources(tmp_path):
+    with pytest.raises(CatalogError, match='no meta/info.json'):
+        ToolCatalog.load(tmp_path)
+    with pytest.raises(CatalogError, match='no such file'):
+        ToolCatalog.load(tmp_path / 'nope.json')
+
+
+# ------------------------------------------------------------------------------- repo ids
+def test_repo_id_resolved_under_hf_lerobot_home(tmp_path, monkeypatch):
+    home = tmp_path / 'lerobot_home'
+    path = write_dataset(home / 'someone' / 'pick_cube', tools=[MOVE_TOOL])
+    monkeypatch.setenv('HF_LEROBOT_HOME', str(home))
+    monkeypatch.chdir(tmp_path)  # 'someone/pick_cube' must not exist as a relative path
+    catalog = ToolCatalog.load('someone/pick_cube')
+    assert catalog.names == ['move_to']
+    assert catalog.source.startswith('someone/pick_cube') and str(path) in catalog.source
+
+
+def test_repo_id_default_home_follows_hf_home(tmp_path, monkeypatch):
+    monkeypatch.delenv('HF_LEROBOT_HOME', raising=False)
+    monkeypatch.setenv('HF_HOME', str(tmp_path / 'hf'))
+    monkeypatch.chdir(tmp_path)
+    write_dataset(tmp_path / 'hf' / 'lerobot' / 'someone' / 'pick_cube')
+    catalog = ToolCatalog.load('someone/pick_cube')
+    assert catalog.used_default
+
+
+def test_repo_id_from_hub_cache(tmp_path, monkeypatch):
+    hub_constants = pytest.importorskip('huggingface_hub.constants')
+    cache = tmp_path / 'hub'
+    repo = cache / 'datasets--someone--cached_set'
+    commit = 'a' * 40
+    (repo / 'refs').mkdir(parents=True)
+    (repo / 'refs' / 'main').write_text(commit)
+    write_dataset(repo / 'snapshots' / commit, tools=[MOVE_TOOL])
+    monkeypatch.setattr(hub_constants, 'HF_HUB_CACHE', str(cache))
+    monkeypatch.setenv('HF_LEROBOT_HOME', str(tmp_path / 'empty_home'))
+    monkeypatch.setenv('HF_HUB_OFFLINE', '1')
+    monkeypatch.chdir(tmp_path)
+    catalog = ToolCatalog.load('someone/cached_set')
+    assert catalog.names == ['move_to'] and 'hub cache' in catalog.source
+
+
+def test_repo_id_offline_fails_fast_naming_paths(tmp_path, monkeypatch):
+    monkeypatch.setenv('HF_LEROBOT_HOME', str(tmp_path / 'home'))
+    monkeypatch.setenv('HF_HUB_OFFLINE', '1')
+    monkeypatch.chdir(tmp_path)
+    started = time.monotonic()
+    with pytest.raises(CatalogError) as caught:
+        ToolCatalog.load('nobody/missing_set')
+    assert time.monotonic() - started < 5.0
+    message = str(caught.value)
+    assert str(tmp_path / 'home' / 'nobody' / 'missing_set' / 'meta' / 'info.json') in message
+    assert 'datasets--nobody--missing_set' in message
+    assert 'HF_HUB_OFFLINE' in message
+
+
+def test_local_path_wins_over_repo_id(tmp_path, monkeypatch):
+    write_dataset(tmp_path / 'someone' / 'pick_cube', tools=[MOVE_TOOL])
+    monkeypatch.setenv('HF_LEROBOT_HOME', str(tmp_path / 'elsewhere'))
+    monkeypatch.chdir(tmp_path)
+    assert ToolCatalog.load('someone/pick_cube').names == ['move_to']
+
+
+# ------------------------------------------------------------------------------ validation
+@pytest.fixture
+def catalog() -> ToolCatalog:
+    return ToolCatalog.from_tools([say_entry(), MOVE_TOOL])
+
+
+GOOD_ARGUMENTS = [
+    {'target': {'x': 0.1, 'y': 2}},
+    {'target': {'x': 1, 'y': -2.5, 'frame': 'tool'}, 'speed': 100, 'label': 'cup',
+     'careful': False, 'waypoints': [0, 0.5, 1], 'note': None},
+    {'target': {'x': 1, 'y': 1}, 'note': 'slowly'},
+]
+
+
+@pytest.mark.parametrize('arguments', GOOD_ARGUMENTS)
+def test_good_arguments_every_type(catalog, arguments):
+    assert catalog.validate('move_to', arguments) == arguments
+    assert catalog.validate('move_to', json.dumps(arguments)) == arguments
+
+
+BAD_ARGUMENTS = [
+    ({}, ['arguments.target: required property is missing']),
+    ({'target': {'x': 1}}, ['arguments.target.y: required property is missing']),
+    ({'target': {'x': '1', 'y': 2}}, ['arguments.target.x: expected number, got string']),
+    ({'target': {'x': 1, 'y': 2, 'frame': 'world'}},
+     ["arguments.target.frame: must be one of ['base', 'tool'], got 'world'"]),
+    ({'target': {'x': 1, 'y': 2, 'z': 3}}, ['arguments.target.z: unexpected property']),
+    ({'target': {'x': 1, 'y': 2}, 'colour': 'red'},
+     ['arguments.colour: unexpected property (additionalProperties is false; allowed: target,']),
+    ({'target': [1, 2]}, ['arguments.target: expected object, got array']),
+    ({'target': {'x': 1, 'y': 2}, 'speed': 2.5}, ['arguments.speed: expected integer']),
+    ({'target': {'x': 1, 'y': 2}, 'speed': True},
+     ['arguments.speed: expected integer, got boolean']),
+    ({'target': {'x': 1, 'y': 2}, 'speed': 0}, ['arguments.speed: must be >= 1, got 0']),
+    ({'target': {'x': 1, 'y': 2}, 'speed': 101}, ['arguments.speed: must be <= 100, got 101']),
+    ({'target': {'x': 1, 'y': 2}, 'careful': 'yes'}, ['arguments.careful: expected boolean']),
+    ({'target': {'x': 1, 'y': 2}, 'label': 'Cup'}, ['arguments.label: must match pattern']),
+    ({'target': {'x': 1, 'y': 2}, 'label': 'abcdefghijk'},
+     ['arguments.label: expected at most 10 characters, got 11']),
+    ({'target': {'x': 1, 'y': 2}, 'waypoints': [1, 'two']},
+     ['arguments.waypoints[1]: expected number, got string']),
+    ({'target': {'x': 1, 'y': 2}, 'waypoints': [1, 2, 3, 4]},
+     ['arguments.waypoints: expected at most 3 items, got 4']),
+    ({'target': {'x': 1, 'y': 2}, 'note': 5}, ['arguments.note: expected string or null']),
+    ({'target': {'x': 1}, 'speed': 'fast', 'extra': 1},
+     ['arguments.target.y: required', 'arguments.speed: expected integer', 'arguments.extra']),
+]
+
+
+@pytest.mark.parametrize('arguments,expected', BAD_ARGUMENTS)
+def test_bad_arguments_name_path_and_constraint(catalog, arguments, expected):
+    for given in (arguments, json.dumps(arguments)):
+        with pytest.raises(ToolArgumentError) as caught:
+            catalog.validate('move_to', given)
+        error = caught.value
+        assert error.error_code == errors.INVALID_ARGUMENTS
+        assert error.message == str(error) and error.tool == 'move_to'
+        for fragment in expected:
+            assert fragment in error.message
+
+
+def test_say_schema_wrong_type(catalog):
+    with pytest.raises(ToolArgumentError, match=r'arguments\.text: expected string, got integer'):
+        catalog.validate('say', {'text': 5})
+    with pytest.raises(ToolArgumentError, match=r'arguments\.text: required property'):
+        catalog.validate('say', {})
+
+
+def test_double_encoded_arguments(catalog):
+    once = json.dumps({'text': 'On it.'})
+    assert catalog.validate('say', once) == {'text': 'On it.'}
+    assert catalog.validate('say', json.dumps(once)) == {'text': 'On it.'}
+    assert catalog.validate('say', json.dumps(json.dumps(once))) == {'text': 'On it.'}
+    assert catalog.validate('say', once.encode()) == {'text': 'On it.'}
+
+
+@pytest.mark.parametrize('arguments,expected', [
+    ('[1, 2]', 'must be a JSON object, got array'),
+    ('"hello"', 'must be a JSON object, got string'),
+    ('3', 'must be a JSON object, got integer'),
+    ('null', 'must be a JSON object, got null'),
+    (json.dumps('[1]'), 'must be a JSON object, got array'),
+    ("{'text': 'hi'}", 'not valid JSON'),
+    ('{"text": "hi"', 'not valid JSON'),
+    ('', 'not valid JSON'),
+    ('{"text": NaN}', 'NaN is not allowed'),
+    (None, 'must be a JSON object, got null'),
+    (['text', 'hi'], 'must be a JSON object, got array'),
+    (42, 'must be a JSON object, got integer'),
+])
+def test_arguments_not_an_object(catalog, arguments, expected):
+    with pytest.raises(ToolArgumentError) as caught:
+        catalog.validate('say', arguments)
+    assert caught.value.error_code == errors.INVALID_ARGUMENTS
+    assert expected in caught.value.message
+
+
+def test_unknown_tool_did_you_mean(catalog):
+    with pytest.raises(ToolArgumentError) as caught:
+        catalog.validate('sya', {'text': 'hi'})
+    error = caught.value
+    assert error.error_code == errors.UNKNOWN_TOOL and error.suggestion == 'say'
+    assert "did you mean 'say'?" in error.message
+    assert 'known tools: say, move_to' in error.message
+    assert catalog.suggest('Say') == 'say' and catalog.suggest('move') == 'move_to'
+
+
+def test_unknown_tool_without_close_match(catalog):
+    with pytest.raises(ToolArgumentError) as caught:
+        catalog.validate('launch_rocket', {})
+    assert caught.value.error_code == errors.UNKNOWN_TOOL
+    assert 'did you mean' not in caught.value.message
+    assert 'known tools: say, move_to' in caught.value.message
+    assert catalog.suggest('launch_rocket') is None
+    for name in (None, 3, 'x' * 10000):
+        with pytest.raises(ToolArgumentError) as caught:
+            catalog.validate(name, {})
+        assert caught.value.error_code == errors.UNKNOWN_TOOL
+        assert len(caught.value.message) < 300
+
+
+def test_schema_and_parameters_unknown_name(catalog):
+    for method in (catalog.schema, catalog.parameters):
+        with pytest.raises(ToolArgumentError) as caught:
+            method('mov_to')
+        assert caught.value.error_code == errors.UNKNOWN_TOOL
+        assert caught.value.suggestion == 'move_to'
+
+
+def test_unknown_tool_is_checked_before_arguments(catalog):
+    with pytest.raises(ToolArgumentError) as caught:
+        catalog.validate('nope', 'not json')
+    assert caught.value.error_code == errors.UNKNOWN_TOOL
+
+
+def test_declared_draft_is_used():
+    draft7 = {
+        'type': 'function',
+        'function': {'name': 'pair', 'parameters': {
+            '$schema': 'http://json-schema.org/draft-07/schema#',
+            'type': 'object',
+            'properties': {'a': {'type': 'string'}, 'b': {'type': 'string'}},
+            'dependencies': {'a': ['b']},
+        }},
+    }
+    catalog = ToolCatalog.from_tools([draft7])
+    assert catalog.validate('pair', {'a': 'x', 'b': 'y'}) == {'a': 'x', 'b': 'y'}
+    with pytest.raises(ToolArgumentError, match='arguments'):
+        catalog.validate('pair', {'a': 'x'})
+
+
+def test_huge_model_text_gives_bounded_message(catalog):
+    with pytest.raises(ToolArgumentError) as caught:
+        catalog.validate('move_to', {'target': {'x': 1, 'y': 2}, 'label': 'a' * 100000,
+                                     'b' * 5000: 1})
+    assert len(caught.value.message) <= 600
+    assert 'arguments.label: expected at most 10 characters, got 100000' in caught.value.message
+
+
+def test_argument_error_is_value_error():
+    error = ToolArgumentError(errors.UNKNOWN_TOOL, 'unknown tool')
+    assert isinstance(error, ValueError) and error.code == errors.UNKNOWN_TOOL

@@ -1,0 +1,266 @@
+"""dispatcher + tool_server as real processes, driven over DDS like a policy would."""
+
+import json
+import pathlib
+import random
+import time
+
+from conftest import spin_until
+from lerobot_tools_interfaces.msg import ErrorCodes, TextChunk, ToolCall, ToolResult
+from lerobot_tools_ros.catalog import DEFAULT_TOOLS
+from lerobot_tools_ros.dispatch import lerobot_atoms, read_audit_log
+from lerobot_tools_ros.tools.echo import ECHO_SCHEMA
+import pytest
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from std_msgs.msg import String
+from std_srvs.srv import SetBool
+
+RELIABLE = QoSProfile(depth=5000, reliability=ReliabilityPolicy.RELIABLE)
+DISPATCHER = 'lerobot_tools_ros.nodes.dispatcher'
+TOOL_SERVER = 'lerobot_tools_ros.nodes.tool_server'
+
+
+@pytest.fixture
+def dataset(tmp_path) -> pathlib.Path:
+    """Write a dataset declaring echo (text required: the <echo>...</echo> marker applies), say."""
+    echo = json.loads(json.dumps(ECHO_SCHEMA))
+    echo['function']['parameters']['required'] = ['text']
+    root = tmp_path / 'dataset'
+    (root / 'meta').mkdir(parents=True)
+    (root / 'meta' / 'info.json').write_text(json.dumps(
+        {'codebase_version': 'v3.0', 'fps': 30, 'features': {}, 'tools': [echo, *DEFAULT_TOOLS]}))
+    return root
+
+
+class Policy:
+    """The test's side of the graph: publishes generations, collects everything published."""
+
+    def __init__(self, node) -> None:
+        self.node = node
+        self.results: list[ToolResult] = []
+        self.calls: list[ToolCall] = []
+        self.chat: list[dict] = []
+        self.text_pub = node.create_publisher(String, '/policy/text', RELIABLE)
+        self.stream_pub = node.create_publisher(TextChunk, '/policy/text_stream', RELIABLE)
+        node.create_subscription(ToolResult, '/lerobot_tools/results', self.results.append,
+                                 RELIABLE)
+        node.create_subscription(ToolCall, '/lerobot_tools/calls', self.calls.append, RELIABLE)
+        node.create_subscription(String, '/lerobot_tools/chat',
+                                 lambda msg: self.chat.append(json.loads(msg.data)), RELIABLE)
+        self.set_enabled = node.create_client(SetBool, '/dispatcher/set_enabled')
+
+    def wait_connected(self, proc) -> None:
+        ok = spin_until(self.node, lambda: (
+            self.text_pub.get_subscription_count() > 0
+            and self.stream_pub.get_subscription_count() > 0
+            and self.node.count_publishers('/lerobot_tools/results') > 0), 30.0)
+        assert ok, 'dispatcher did not come up:\n' + proc.output()
+
+    def say(self, text: str, expect: int, timeout: float = 20.0) -> list[ToolResult]:
+        before = len(self.results)
+        self.text_pub.publish(String(data=text))
+        assert spin_until(self.node, lambda: len(self.results) >= before + expect, timeout), \
+            f'expected {expect} result(s) for {text!r}, got {self.results[before:]}'
+        spin_until(self.node, lambda: False, 0.1)  # nothing extra may arrive
+        got = self.results[before:]
+        assert len(got) == expect, got
+        return got
+
+    def enable(self, on: bool) -> None:
+        assert spin_until(self.node, self.set_enabled.service_is_ready, 10.0)
+        future = self.set_enabled.call_async(SetBool.Request(data=on))
+        assert spin_until(self.node, future.done, 10.0)
+        assert future.result().success
+
+
+@pytest.fixture
+def stack(start_node, ros_node, dataset, tmp_path):
+    """tool_server hosting echo, dispatcher, and the test's policy node."""
+
+    def start(*dispatcher_args: str, server: bool = True):
+        server_proc = None
+        if server:
+            server_proc = start_node(TOOL_SERVER, '-p', 'tools:=[echo]',
+                                     '-p', f'dataset:={dataset}')
+        dispatcher = start_node(DISPATCHER, '-p', f'dataset:={dataset}', *dispatcher_args)
+        policy = Policy(ros_node)
+        policy.wait_connected(dispatcher)
+        if server:
+            served = spin_until(ros_node, lambda: '/lerobot_tools/echo' in dict(
+                ros_node.get_service_names_and_types()), 20.0)
+            assert served, server_proc.output()
+        return policy, dispatcher, server_proc
+    return start
+
+
+EVERY_FORMAT = {
+    'lerobot_marker': 'Wave at the user.\n<echo>hi</echo>',
+    'hermes': 'Plan.\n<tool_call>{"name": "echo", "arguments": {"text": "hi"}}</tool_call>',
+    'openai_json': '{"tool_calls": [{"type": "function", "function": {"name": "echo", '
+                   '"arguments": "{\\"text\\": \\"hi\\"}"}}]}',
+    'llama_json': '<|python_tag|>{"name": "echo", "parameters": {"text": "hi"}}',
+    'pythonic': '[echo(text="hi")]',
+    'mistral': '[TOOL_CALLS][{"name": "echo", "arguments": {"text": "hi"}}]',
+    'qwen3_coder_xml': '<tool_call>\n<function=echo>\n<parameter=text>\nhi\n</parameter>\n'
+                       '</function>\n</tool_call>',
+    'fenced_json': 'Here:\n```json\n{"name": "echo", "arguments": {"text": "hi"}}\n```',
+}
+
+
+def test_every_format_reaches_the_executor(stack):
+    policy, _, _ = stack()
+    for fmt, text in EVERY_FORMAT.items():
+        (result,) = policy.say(text, expect=1)
+        assert result.success, (fmt, result.error_code, result.error_message)
+        assert result.name == 'echo'
+        assert json.loads(result.content) == {'text': 'hi'}, fmt
+        call = next(c for c in policy.calls if c.call_id == result.call_id)
+        assert call.format == fmt
+        assert json.loads(call.arguments) == {'text': 'hi'}
+
+
+def test_errors_are_results_with_specific_codes(stack):
+    policy, _, _ = stack('-p', 'allowed_tools:=[echo]')
+    (bad,) = policy.say('<tool_call>{"name": "echo", "arguments": {"text": 5}}</tool_call>', 1)
+    assert bad.error_code == ErrorCodes.INVALID_ARGUMENTS and 'text' in bad.error_message
+    (unknown,) = policy.say('<tool_call>{"name": "ecko", "arguments": {}}</tool_call>', 1)
+    assert unknown.error_code == ErrorCodes.UNKNOWN_TOOL and 'echo' in unknown.error_message
+    (denied,) = policy.say('<say>hello</say>', 1)
+    assert denied.error_code == ErrorCodes.NOT_ALLOWED and denied.name == 'say'
+    (failed,) = policy.say('[echo(text="x", fail="motor stalled")]', 1)
+    assert failed.error_code == ErrorCodes.EXECUTION_FAILED
+    assert 'motor stalled' in failed.error_message
+    (truncated,) = policy.say('<tool_call>{"name": "echo", "arguments": {"te', 1)
+    assert truncated.error_code == ErrorCodes.PARSE_ERROR
+    assert not any(r.success for r in (bad, unknown, denied, failed, truncated))
+
+
+def test_pause_answers_paused_and_resume_works(stack):
+    policy, _, _ = stack()
+    policy.enable(False)
+    (paused,) = policy.say('<echo>stop</echo>', 1)
+    assert paused.error_code == ErrorCodes.PAUSED
+    policy.enable(True)
+    (ok,) = policy.say('<echo>go</echo>', 1)
+    assert ok.success
+
+
+def test_rate_limit_answers_immediately(stack):
+    policy, _, _ = stack('-p', 'tool.echo.rate_limit_hz:=0.5', '-p', 'tool.echo.burst:=1')
+    results = policy.say('<echo>a</echo><echo>b</echo><echo>c</echo>', 3)
+    codes = sorted(r.error_code for r in results)
+    assert codes == ['', ErrorCodes.RATE_LIMITED, ErrorCodes.RATE_LIMITED]
+
+
+def test_full_queue_answers_busy(stack):
+    policy, _, _ = stack('-p', 'max_pending:=1')
+    results = policy.say('[echo(text="1", delay_s=0.5), echo(text="2")]', 2)
+    by_text = {json.loads(r.arguments)['text']: r for r in results}
+    assert by_text['1'].success
+    assert by_text['2'].error_code == ErrorCodes.BUSY
+
+
+def test_burst_of_1000_calls_gives_1000_results_each_once(stack):
+    policy, dispatcher, _ = stack('-p', 'max_pending:=2000')
+    for start in range(0, 1000, 10):
+        calls = ''.join(f'<echo>{i}</echo>' for i in range(start, start + 10))
+        policy.text_pub.publish(String(data=calls))
+    assert spin_until(policy.node, lambda: len(policy.results) >= 1000, 120.0), \
+        f'{len(policy.results)} results\n' + dispatcher.output()[-2000:]
+    spin_until(policy.node, lambda: False, 0.5)
+    ids = [r.call_id for r in policy.results]
+    assert len(ids) == 1000 and len(set(ids)) == 1000
+    assert all(r.success for r in policy.results)
+    assert sorted(int(json.loads(r.content)['text']) for r in policy.results) == list(range(1000))
+
+
+def test_dead_executor_gives_unavailable_then_recovers(stack, start_node, dataset):
+    policy, _, server = stack('-p', 'timeout_s:=1.0')
+    assert policy.say('<echo>up</echo>', 1)[0].success
+    server.kill()
+    (down,) = policy.say('<echo>down</echo>', 1, timeout=30.0)
+    assert down.error_code in (ErrorCodes.UNAVAILABLE, ErrorCodes.TIMEOUT)
+    start_node(TOOL_SERVER, '-p', 'tools:=[echo]', '-p', f'dataset:={dataset}')
+    deadline = time.monotonic() + 30.0
+    while time.monotonic() < deadline:
+        (again,) = policy.say('<echo>again</echo>', 1, timeout=30.0)
+        if again.success:
+            break
+    assert again.success, again.error_message
+
+
+def test_slow_executor_times_out_once(stack):
+    policy, _, _ = stack('-p', 'tool.echo.timeout_s:=0.5')
+    (slow,) = policy.say('[echo(text="s", delay_s=2.0)]', 1)
+    assert slow.error_code == ErrorCodes.TIMEOUT
+    spin_until(policy.node, lambda: False, 2.0)
+    assert [r.call_id for r in policy.results].count(slow.call_id) == 1
+
+
+def test_streamed_input_split_at_random_points_gives_the_same_calls(stack):
+    policy, _, _ = stack()
+    text = ('I will greet.\n<echo>one</echo> then <tool_call>{"name": "echo", '
+            '"arguments": {"text": "two"}}</tool_call> and [echo(text="three")]')
+    expected = policy.say(text, 3)
+    rng = random.Random(7)
+    for generation in range(5):
+        cuts = sorted(rng.sample(range(1, len(text)), 8))
+        pieces = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
+        before = len(policy.results)
+        for index, piece in enumerate(pieces):
+            policy.stream_pub.publish(TextChunk(generation_id=f'g{generation}', text=piece,
+                                                final=index == len(pieces) - 1))
+        assert spin_until(policy.node, lambda: len(policy.results) >= before + 3, 20.0)
+        got = policy.results[before:]
+        assert [json.loads(r.content) for r in got] == \
+            [json.loads(r.content) for r in expected]
+        assert all(r.generation_id == f'g{generation}' for r in got)
+
+
+def test_chat_messages_pair_every_call_with_its_result(stack):
+    policy, _, _ = stack()
+    policy.say('Greeting now.\n<echo>hello</echo>', 1)
+    spin_until(policy.node, lambda: len(policy.chat) >= 2, 5.0)
+    assistant, tool = policy.chat[-2:]
+    assert assistant['role'] == 'assistant'
+    assert assistant['content'].strip() == 'Greeting now.'
+    (tool_call,) = assistant['tool_calls']
+    assert tool_call['function'] == {'name': 'echo', 'arguments': {'text': 'hello'}}
+    assert tool == {'role': 'tool', 'name': 'echo', 'tool_call_id': tool_call['id'],
+                    'content': json.dumps({'text': 'hello'}, sort_keys=True)}
+
+
+def test_audit_log_records_calls_and_exports_lerobot_atoms(stack, tmp_path):
+    log = tmp_path / 'audit.jsonl'
+    policy, dispatcher, _ = stack('-p', f'audit_log:={log}')
+    policy.say('<echo>logged</echo>[echo(text="too")]', 2)
+    dispatcher.stop()
+    records = list(read_audit_log(log))
+    assert [r['event'] for r in records].count('call') == 2
+    assert [r['event'] for r in records].count('result') == 2
+    (atom,) = lerobot_atoms(records)
+    assert {k: atom[k] for k in ('role', 'content', 'style', 'camera')} == {
+        'role': 'assistant', 'content': None, 'style': None, 'camera': None}
+    assert [c['function'] for c in atom['tool_calls']] == [
+        {'name': 'echo', 'arguments': {'text': 'logged'}},
+        {'name': 'echo', 'arguments': {'text': 'too'}}]
+
+
+def test_audit_export_command_writes_atoms(tmp_path, capsys):
+    from lerobot_tools_ros.cli import main
+    log = tmp_path / 'audit.jsonl'
+    log.write_text(
+        json.dumps({'event': 'call', 'wall_time': 2.0, 'ros_time_ns': 2, 'call_id': 'b',
+                    'generation_id': 'g2', 'name': 'say', 'arguments': {'text': 'later'}}) + '\n'
+        + json.dumps({'event': 'call', 'wall_time': 1.0, 'ros_time_ns': 1, 'call_id': 'a',
+                      'generation_id': 'g1', 'name': 'say', 'arguments': {'text': 'first'}})
+        + '\n' + json.dumps({'event': 'result', 'call_id': 'a', 'success': True}) + '\n')
+    out = tmp_path / 'atoms.jsonl'
+    assert main(['audit', 'export', str(log), '--lerobot', str(out)]) == 0
+    atoms = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [a['tool_calls'][0]['function']['arguments']['text'] for a in atoms] == [
+        'first', 'later']
+    assert atoms[0]['timestamp'] == 1.0
+    assert 'wrote 2 atom(s)' in capsys.readouterr().out
+    assert main(['audit', 'export', str(tmp_path / 'missing'), '--lerobot', str(out)]) == 1
+    assert 'audit_log' in capsys.readouterr().err

@@ -1,0 +1,197 @@
+"""The pocket_tts backend running pocket-tts' real generation code on a tiny offline model.
+
+The model has random weights (``tiny_pocket_model``): it produces noise, not speech, but the
+text splitting, the generator and decoder threads, streaming and ``stop`` are pocket-tts' own.
+"""
+
+import logging
+import threading
+import time
+
+from lerobot_tools_ros.tts import (
+    make_backend, PocketTtsBackend, TtsBackend, TtsError, TtsUnavailable,
+)
+from lerobot_tools_ros.tts.tiny_pocket_model import build_tiny_model_config, TINY_EOS_THRESHOLD
+import numpy as np
+import pytest
+import soundfile
+
+pocket_tts = pytest.importorskip(
+    'pocket_tts', reason='pocket-tts is not installed; install torch==2.13.0 then '
+                         'pocket-tts==4.0.1 (requirements-tts.txt)')
+
+FRAME_SAMPLES = 1920  # one Mimi frame: 24000 Hz / 12.5 Hz
+# Six sentences, each long enough (in the tiny model's one-token-per-character tokenizer) to be
+# generated as its own chunk, so an unstopped run lasts several sentences.
+LONG_TEXT = ' '.join(f'This is sentence number {n} of the long test text.' for n in range(6))
+
+
+@pytest.fixture(scope='module')
+def tiny_config(tmp_path_factory):
+    return build_tiny_model_config(tmp_path_factory.mktemp('tiny_pocket'))
+
+
+@pytest.fixture(scope='module')
+def pocket(tiny_config) -> PocketTtsBackend:
+    backend = make_backend('pocket_tts', config=str(tiny_config),
+                           eos_threshold=TINY_EOS_THRESHOLD)
+    backend.warm_up()
+    return backend
+
+
+@pytest.fixture
+def hub_offline(monkeypatch, tmp_path):
+    """HF_HUB_OFFLINE=1 and an empty hub cache: the released model cannot load.
+
+    huggingface_hub reads the variable once, at import, so its constant is set as well.
+    """
+    import huggingface_hub.constants
+
+    monkeypatch.setenv('HF_HUB_OFFLINE', '1')
+    monkeypatch.setattr(huggingface_hub.constants, 'HF_HUB_OFFLINE', True)
+    monkeypatch.setattr(huggingface_hub.constants, 'HF_HUB_CACHE', str(tmp_path / 'hub'))
+
+
+def samples_per_chunk(chunks: list[bytes]) -> list[int]:
+    assert all(len(chunk) % 2 == 0 for chunk in chunks)
+    return [len(chunk) // 2 for chunk in chunks]
+
+
+def wait_for_threads(before: set, timeout: float = 5.0) -> set:
+    """Threads started since ``before`` that are still alive after up to ``timeout`` s."""
+    deadline = time.monotonic() + timeout
+    while True:
+        extra = {thread for thread in threading.enumerate() if thread not in before}
+        if not extra or time.monotonic() > deadline:
+            return extra
+        time.sleep(0.02)
+
+
+def test_chunks_are_whole_mimi_frames_at_24khz(pocket):
+    chunks = list(pocket.synthesize('Hello world.', threading.Event()))
+    sizes = samples_per_chunk(chunks)
+    assert isinstance(pocket, TtsBackend)
+    assert (pocket.name, pocket.sample_rate, pocket.channels) == ('pocket_tts', 24000, 1)
+    assert sizes and all(size > 0 and size % FRAME_SAMPLES == 0 for size in sizes)
+    # Random weights never reach EOS; the threshold ends the sentence after a few frames.
+    assert 0.2 <= sum(sizes) / pocket.sample_rate <= 2.0
+    pcm = np.frombuffer(b''.join(chunks), dtype='<i2')
+    assert np.abs(pcm).max() > 0
+
+
+def test_stop_ends_generation_early_and_leaves_no_worker_threads(pocket):
+    full = samples_per_chunk(list(pocket.synthesize(LONG_TEXT, threading.Event())))
+    before = set(threading.enumerate())
+    stop = threading.Event()
+    received = []
+    for chunk in pocket.synthesize(LONG_TEXT, stop):
+        received.append(chunk)
+        stop.set()
+    stopped = samples_per_chunk(received)
+    assert len(stopped) == 1 and stopped[0] % FRAME_SAMPLES == 0
+    assert sum(stopped) < sum(full) / 3
+    assert wait_for_threads(before) == set()
+
+
+def test_abandoned_stream_is_drained_and_releases_the_model(pocket):
+    before = set(threading.enumerate())
+    stream = pocket.synthesize(LONG_TEXT, threading.Event())
+    assert next(stream)
+    stream.close()
+    assert wait_for_threads(before) == set()
+    assert samples_per_chunk(list(pocket.synthesize('Again.', threading.Event())))
+
+
+def test_generations_are_serialised(pocket):
+    first = pocket.synthesize(LONG_TEXT, threading.Event())
+    assert next(first)
+    second_chunks = []
+    second = threading.Thread(
+        target=lambda: second_chunks.extend(pocket.synthesize('Second.', threading.Event())))
+    second.start()
+    second.join(0.3)
+    assert second.is_alive() and second_chunks == []  # waits for the model
+    assert sum(1 for _ in first) > 0
+    second.join(10)
+    assert not second.is_alive() and second_chunks
+
+
+def test_waiting_generation_gives_up_when_stopped(pocket):
+    first = pocket.synthesize(LONG_TEXT, threading.Event())
+    assert next(first)
+    stop = threading.Event()
+    stop.set()
+    assert list(pocket.synthesize('Never spoken.', stop)) == []
+    first.close()
+
+
+def test_empty_text_yields_nothing(pocket):
+    assert list(pocket.synthesize('   ', threading.Event())) == []
+
+
+def test_voice_from_audio_file_and_from_saved_state(tiny_config, tmp_path):
+    prompt = tmp_path / 'voice.wav'
+    noise = np.random.default_rng(0).normal(0.0, 0.1, 24000).astype(np.float32)
+    soundfile.write(prompt, noise, 24000)
+    from_audio = PocketTtsBackend(config=str(tiny_config), voice=str(prompt),
+                                  eos_threshold=TINY_EOS_THRESHOLD)
+    state = tmp_path / 'voice.safetensors'
+    pocket_tts.export_model_state(from_audio._state, state)
+    from_state = PocketTtsBackend(config=str(tiny_config), voice=str(state),
+                                  eos_threshold=TINY_EOS_THRESHOLD)
+    for backend in (from_audio, from_state):
+        sizes = samples_per_chunk(list(backend.synthesize('Hi there.', threading.Event())))
+        assert sizes and all(size % FRAME_SAMPLES == 0 for size in sizes)
+
+
+def test_auto_picks_pocket_tts_when_its_model_loads(tiny_config, caplog):
+    logger = logging.getLogger('test_tts_pocket.auto_ok')
+    with caplog.at_level(logging.WARNING, logger=logger.name):
+        backend = make_backend('auto', logger=logger, pocket_tts={
+            'config': str(tiny_config), 'eos_threshold': TINY_EOS_THRESHOLD})
+    assert backend.name == 'pocket_tts'
+    assert [r for r in caplog.records if r.name == logger.name] == []
+
+
+def test_auto_falls_back_to_espeak_with_one_warning(hub_offline, caplog):
+    logger = logging.getLogger('test_tts_pocket.auto_fallback')
+    with caplog.at_level(logging.WARNING, logger=logger.name):
+        backend = make_backend('auto', logger=logger, pocket_tts={'language': 'english'},
+                               espeak_ng={'rate': 200})
+    assert (backend.name, backend.rate) == ('espeak_ng', 200)
+    warnings = [r for r in caplog.records if r.name == logger.name]
+    assert len(warnings) == 1 and warnings[0].levelno == logging.WARNING
+    assert 'pocket-tts' in warnings[0].getMessage()
+    assert 'could not load its model' in warnings[0].getMessage()
+
+
+def test_pocket_tts_without_weights_is_unavailable_with_the_reason(hub_offline):
+    with pytest.raises(TtsUnavailable, match=r"could not load its model \(language 'english'\)"):
+        make_backend('pocket_tts', language='english')
+
+
+def test_builtin_voice_needs_the_released_model(tiny_config):
+    with pytest.raises(TtsUnavailable, match=r"could not prepare voice 'alba'"):
+        PocketTtsBackend(config=str(tiny_config), voice='alba')
+
+
+@pytest.mark.parametrize('params, message', [
+    ({'language': 'klingon'}, r"no language 'klingon'; choose one of .*english"),
+    ({'config': '/nonexistent/model.yaml'}, r'does not exist'),
+    ({'config': '/etc/hostname'}, r'must be a \.yaml file'),
+    ({'voice': '/nonexistent/voice.wav'}, r'voice file .* does not exist'),
+    ({'quantize': 'yes'}, r'quantize must be true or false'),
+    ({'threads': -1}, r'threads must be an integer >= 0'),
+    ({'eos_threshold': 'low'}, r'eos_threshold must be a number'),
+    ({'temperature': 0.5}, r'unknown pocket_tts parameter\(s\) temperature'),
+])
+def test_bad_parameters_are_rejected_clearly(params, message):
+    with pytest.raises(ValueError, match=message):
+        make_backend('pocket_tts', **params)
+
+
+def test_closed_backend_refuses_text(tiny_config):
+    backend = PocketTtsBackend(config=str(tiny_config), eos_threshold=TINY_EOS_THRESHOLD)
+    backend.close()
+    with pytest.raises(TtsError, match='closed'):
+        list(backend.synthesize('Hello.', threading.Event()))
