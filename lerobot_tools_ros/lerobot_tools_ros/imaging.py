@@ -128,7 +128,7 @@ def _unpadded(msg: Any) -> Any:
 
 def decode_frame(msg: Any, fmt: str) -> np.ndarray:
     """
-    Return the frame as an OpenCV array ready for ``encode(…, fmt)``.
+    Return the frame as an OpenCV array ready for ``encode(image, fmt)``.
 
     Raw frames keep their bit depth in PNG (16-bit stays 16-bit) and their alpha channel;
     compressed frames are decoded as the library decodes them (8-bit, BGR or grey).
@@ -176,7 +176,8 @@ def passthrough_bytes(msg: Any, fmt: str) -> Optional[bytes]:
     return None
 
 
-def encode(image: np.ndarray, fmt: str, *, png_compression: int, jpeg_quality: int) -> bytes:
+def encode(image: np.ndarray, fmt: str, *, png_compression: int,
+           jpeg_quality: int) -> memoryview:
     """Encode in memory (OpenCV releases the GIL here, so cameras encode in parallel)."""
     if fmt == 'png':
         params = [cv2.IMWRITE_PNG_COMPRESSION, int(png_compression)]
@@ -189,11 +190,11 @@ def encode(image: np.ndarray, fmt: str, *, png_compression: int, jpeg_quality: i
                            f'{exc}') from exc
     if not ok:
         raise ImagingError(f'{fmt} encoding of a {image.dtype} {image.shape} image failed')
-    return buffer.tobytes()
+    return memoryview(buffer)  # no copy; write_temp takes any bytes-like object
 
 
 # ------------------------------------------------------------------------------ files
-def write_temp(directory: str, data: bytes) -> str:
+def write_temp(directory: str, data: Any) -> str:
     """
     Write ``data`` to a new hidden temporary file in ``directory``; return its path.
 
@@ -224,23 +225,24 @@ def _remove_quietly(path: str) -> None:
         pass
 
 
-def _link_exclusive(temp: str, final: str) -> None:
+def _link_exclusive(temp: str, final: str) -> bool:
     """
     Publish ``temp`` as ``final`` atomically, failing with FileExistsError if it exists.
 
-    ``link`` never replaces an existing name and the file appears complete. Filesystems
-    without hard links fall back to reserving the name with O_EXCL and renaming over it.
+    ``link`` never replaces an existing name and the file appears complete; the temp name stays
+    (returns True). Filesystems without hard links fall back to reserving the name with O_EXCL
+    and renaming the temp over it (returns False: the temp name is gone).
     """
     try:
         os.link(temp, final)
+        return True
     except FileExistsError:
         raise
     except OSError:
         fd = os.open(final, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         os.close(fd)
         os.replace(temp, final)
-        return
-    _remove_quietly(temp)
+        return False
 
 
 def publish_files(directory: str, files: dict[str, tuple[str, list[tuple[str, str]]]],
@@ -269,15 +271,22 @@ def publish_files(directory: str, files: dict[str, tuple[str, list[tuple[str, st
         candidate = names(suffix)
         if any(os.path.lexists(p) for paths in candidate.values() for p in paths):
             continue
-        linked: list[str] = []
+        done: list[tuple[str, str, bool]] = []
         try:
             for key, (_, temps) in files.items():
                 for (temp, _), final in zip(temps, candidate[key]):
-                    _link_exclusive(temp, final)
-                    linked.append(final)
-        except FileExistsError:
-            for path in linked:  # lost a race for one name: give the whole group a new suffix
-                _remove_quietly(path)
-            continue
+                    done.append((temp, final, _link_exclusive(temp, final)))
+        except BaseException as exc:
+            for temp, final, linked in done:  # undo the part of the group already published
+                if linked:
+                    _remove_quietly(final)
+                else:
+                    os.replace(final, temp)
+            if isinstance(exc, FileExistsError):
+                continue  # lost a race for one name: try the next N
+            raise
+        for temp, _, linked in done:
+            if linked:
+                _remove_quietly(temp)
         return candidate
     raise FileExistsError(f'suffixes -1 ... -{max_suffix} are all taken in {directory}')

@@ -35,32 +35,41 @@ def dataset(tmp_path) -> pathlib.Path:
 class Policy:
     """The test's side of the graph: publishes generations, collects everything published."""
 
-    def __init__(self, node) -> None:
+    def __init__(self, node, dispatcher=None) -> None:
         self.node = node
+        self.dispatcher = dispatcher
         self.results: list[ToolResult] = []
         self.calls: list[ToolCall] = []
         self.chat: list[dict] = []
         self.text_pub = node.create_publisher(String, '/policy/text', RELIABLE)
         self.stream_pub = node.create_publisher(TextChunk, '/policy/text_stream', RELIABLE)
-        node.create_subscription(ToolResult, '/lerobot_tools/results', self.results.append,
-                                 RELIABLE)
-        node.create_subscription(ToolCall, '/lerobot_tools/calls', self.calls.append, RELIABLE)
-        node.create_subscription(String, '/lerobot_tools/chat',
-                                 lambda msg: self.chat.append(json.loads(msg.data)), RELIABLE)
+        self.subscriptions = [
+            node.create_subscription(ToolResult, '/lerobot_tools/results', self.results.append,
+                                     RELIABLE),
+            node.create_subscription(ToolCall, '/lerobot_tools/calls', self.calls.append,
+                                     RELIABLE),
+            node.create_subscription(String, '/lerobot_tools/chat',
+                                     lambda msg: self.chat.append(json.loads(msg.data)),
+                                     RELIABLE)]
         self.set_enabled = node.create_client(SetBool, '/dispatcher/set_enabled')
 
     def wait_connected(self, proc) -> None:
+        def matched(subscription) -> bool:
+            count = getattr(subscription, 'get_publisher_count', None)  # Iron and newer
+            return (count() if count else self.node.count_publishers(subscription.topic_name)) > 0
+
         ok = spin_until(self.node, lambda: (
             self.text_pub.get_subscription_count() > 0
             and self.stream_pub.get_subscription_count() > 0
-            and self.node.count_publishers('/lerobot_tools/results') > 0), 30.0)
+            and all(matched(sub) for sub in self.subscriptions)), 30.0)
         assert ok, 'dispatcher did not come up:\n' + proc.output()
 
     def say(self, text: str, expect: int, timeout: float = 20.0) -> list[ToolResult]:
         before = len(self.results)
         self.text_pub.publish(String(data=text))
-        assert spin_until(self.node, lambda: len(self.results) >= before + expect, timeout), \
-            f'expected {expect} result(s) for {text!r}, got {self.results[before:]}'
+        got_all = spin_until(self.node, lambda: len(self.results) >= before + expect, timeout)
+        assert got_all, (f'expected {expect} result(s) for {text!r}, got '
+                         f'{self.results[before:]}\n' + self.dispatcher.output()[-3000:])
         spin_until(self.node, lambda: False, 0.1)  # nothing extra may arrive
         got = self.results[before:]
         assert len(got) == expect, got
@@ -83,7 +92,7 @@ def stack(start_node, ros_node, dataset, tmp_path):
             server_proc = start_node(TOOL_SERVER, '-p', 'tools:=[echo]',
                                      '-p', f'dataset:={dataset}')
         dispatcher = start_node(DISPATCHER, '-p', f'dataset:={dataset}', *dispatcher_args)
-        policy = Policy(ros_node)
+        policy = Policy(ros_node, dispatcher)
         policy.wait_connected(dispatcher)
         if server:
             served = spin_until(ros_node, lambda: '/lerobot_tools/echo' in dict(

@@ -233,11 +233,11 @@ def test_camera_configuration_forms(tmp_path):
                                     cameras_transport=['wrist=compressed'])
     assert {n: (c.topic, c.transport) for n, c in as_list.cameras.items()} == {
         'front': ('/a/image', 'auto'), 'wrist': ('/b/image', 'compressed')}
-    nested = RecordObservationTool(cameras={'front.topic': '/a', 'front.transport': 'raw',
-                                            'top': {'topic': '/t', 'transport': 'compressed'}},
-                                   transport='raw')
+    nested = RecordObservationTool(cameras={'front': '/a', 'front.transport': 'raw',
+                                            'top': {'topic': '/t', 'transport': 'compressed'},
+                                            'side.topic': '/s'})
     assert {n: (c.topic, c.transport) for n, c in nested.cameras.items()} == {
-        'front': ('/a', 'raw'), 'top': ('/t', 'compressed')}
+        'front': ('/a', 'raw'), 'top': ('/t', 'compressed'), 'side': ('/s', 'auto')}
     from_dataset = RecordObservationTool(dataset_cameras=['front', 'wrist'],
                                          camera_topic_pattern='/robot/{name}/image')
     assert [c.topic for c in from_dataset.cameras.values()] == ['/robot/front/image',
@@ -249,6 +249,7 @@ def test_camera_configuration_forms(tmp_path):
 
 @pytest.mark.parametrize('params, words', [
     ({'cameras': ['front']}, 'name=value'),
+    ({'cameras': {'front.transport': 'raw'}}, 'no topic'),
     ({'cameras': {'../up': '/a'}}, 'camera name'),
     ({'cameras': {'front': '/a'}, 'cameras_transport': {'rear': 'raw'}}, 'unknown cameras'),
     ({'cameras': {'front': '/a'}, 'transport': 'h264'}, 'transport'),
@@ -541,3 +542,27 @@ def test_write_failure_reports_os_error_and_leaves_no_debris(make_tool, publishe
         signal.signal(signal.SIGXFSZ, previous_handler)
     assert error.code == EXECUTION_FAILED and 'File too large' in error.message
     assert sorted(os.listdir(out)) == before
+
+
+def test_groups_published_concurrently_keep_matching_unique_names(tmp_path):
+    from lerobot_tools_ros import imaging
+
+    def publish(i: int) -> dict:
+        files = {cam: (f'shot_{cam}', [(imaging.write_temp(str(tmp_path), f'{i}'.encode()),
+                                        '.png'),
+                                       (imaging.write_temp(str(tmp_path), f'{i}'.encode()),
+                                        '.json')])
+                 for cam in ('a', 'b')}
+        return imaging.publish_files(str(tmp_path), files, overwrite=False)
+
+    with ThreadPoolExecutor(8) as pool:
+        groups = list(pool.map(publish, range(40)))
+    names = [p for group in groups for paths in group.values() for p in paths]
+    assert len(set(names)) == len(names) == 40 * 4
+    for group in groups:
+        suffixes = {re.search(r'(-\d+)?\.(png|json)$', p).group(1)
+                    for paths in group.values() for p in paths}
+        assert len(suffixes) == 1  # shot_a-3.png, shot_a-3.json, shot_b-3.png, shot_b-3.json
+        contents = {pathlib.Path(p).read_text() for paths in group.values() for p in paths}
+        assert len(contents) == 1  # each name holds this group's own data
+    assert not [n for n in os.listdir(tmp_path) if n.startswith('.')]

@@ -3,7 +3,8 @@
 import threading
 
 from lerobot_tools_ros.tts import (
-    AudioFormat, EspeakNgBackend, make_backend, TtsBackend, TtsError, TtsUnavailable,
+    AudioFormat, backend_defaults, BACKENDS, EspeakNgBackend, KINDS, make_backend, TtsBackend,
+    TtsError, TtsUnavailable,
 )
 import numpy as np
 import psutil
@@ -164,3 +165,14 @@ def test_grouped_parameters_pick_the_chosen_backends_group():
     backend = make_backend('espeak_ng', espeak_ng={'voice': 'en-gb', 'rate': 200},
                            pocket_tts={'voice': 'alba'})
     assert (backend.name, backend.voice, backend.rate) == ('espeak_ng', 'en-gb', 200)
+
+
+def test_backend_defaults_list_each_backends_parameters():
+    assert backend_defaults('espeak_ng') == {
+        'voice': 'en-us', 'rate': 175, 'executable': 'espeak-ng'}
+    assert backend_defaults('pocket_tts') == {
+        'language': 'english', 'config': '', 'voice': '', 'quantize': False, 'threads': 0,
+        'eos_threshold': None}
+    assert KINDS == ('auto', 'pocket_tts', 'espeak_ng') and set(BACKENDS) == set(KINDS[1:])
+    with pytest.raises(ValueError, match='unknown TTS backend'):
+        backend_defaults('auto')

@@ -92,7 +92,7 @@ class Dispatcher(Node):
         self._active: dict[str, _Call] = {}
         self._queues: dict[str, deque[_Call]] = {}
         self._running_tools: set[str] = set()
-        self._clients: dict[str, Any] = {}
+        self._tool_clients: dict[str, Any] = {}
         self._limits: dict[str, _ToolLimits] = {}
         self._stats: dict[str, ToolStats] = {}
         self._streams: dict[str, _Stream] = {}
@@ -199,12 +199,12 @@ class Dispatcher(Node):
         return limits
 
     def _client(self, name: str):
-        client = self._clients.get(name)
+        client = self._tool_clients.get(name)
         if client is None:
             client = self.create_client(
                 CallTool, names.tool_service_name(self.service_prefix, name),
                 callback_group=self._group)
-            self._clients[name] = client
+            self._tool_clients[name] = client
         return client
 
     # -- input ------------------------------------------------------------------------------

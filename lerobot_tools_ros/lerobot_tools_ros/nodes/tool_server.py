@@ -45,16 +45,17 @@ def tool_kwargs(node: Node, tool_name: str, tool_class: type, catalog: ToolCatal
     """
     Collect the constructor kwargs of a tool from its `tool.<name>.*` parameters.
 
-    A parameter whose default is a dict is a map the user fills with nested keys
-    (`tool.record_observation.cameras.front: /camera/front/image_raw`).
+    A parameter given with nested keys is passed as a map
+    (`tool.record_observation.cameras.front: /camera/front/image_raw` -> cameras={'front': ...}).
     """
     prefix = f'tool.{tool_name}.'
     declared = declared_parameters(tool_class)
     kwargs: dict[str, Any] = {}
     for key, spec in declared.items():
-        if isinstance(spec.default, dict):
-            nested = overrides_with_prefix(node, f'{prefix}{key}.')
-            kwargs[key] = {**spec.default, **nested}
+        nested = overrides_with_prefix(node, f'{prefix}{key}.')
+        if nested or isinstance(spec.default, dict):
+            defaults = spec.default if isinstance(spec.default, dict) else {}
+            kwargs[key] = {**defaults, **nested}
         else:
             kwargs[key] = declare(node, prefix + key, spec.default, spec.description)
     known = set(declared)

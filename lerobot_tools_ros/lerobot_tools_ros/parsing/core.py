@@ -1,4 +1,5 @@
-"""The scanner shared by ``parse`` and ``StreamingParser``, and the content whitespace rule.
+"""
+The scanner shared by ``parse`` and ``StreamingParser``, and the content whitespace rule.
 
 A format is a set of *triggers* (literal strings such as ``<tool_call>``) with a *matcher* for
 each. The scanner finds the leftmost trigger with one compiled alternation of literals, asks
@@ -68,7 +69,7 @@ class Ctx:
         self._finds: dict[str, tuple[int, int]] = {}
 
     def find(self, text: str, needle: str, start: int) -> int:
-        """``text.find(needle, start)``, remembered so repeated forward searches stay linear."""
+        """Find ``needle`` like ``str.find``; remembered, so forward searches stay linear."""
         memo = self._finds.get(needle)
         if memo is not None:
             since, found = memo
@@ -79,7 +80,7 @@ class Ctx:
         return found
 
     def char_before(self, text: str, pos: int) -> str:
-        """The character before ``pos`` in the whole input ('' at its start)."""
+        """Return the character before ``pos`` in the whole input ('' at its start)."""
         return text[pos - 1] if pos else self.prev
 
     def issue(self, code: str, message: str, start: int, end: int, fmt: str,
@@ -111,7 +112,8 @@ class Ctx:
 
 
 def scan(text: str, ctx: Ctx) -> tuple[list, int, tuple[str, ...] | None]:
-    """Split ``text`` into prose strings and Match objects.
+    """
+    Split ``text`` into prose strings and Match objects.
 
     Returns ``(pieces, stop, wake)``: everything before ``stop`` is decided. With
     ``ctx.final`` the stop is ``len(text)``; otherwise it is where a matcher needs more text
@@ -165,12 +167,13 @@ def scan(text: str, ctx: Ctx) -> tuple[list, int, tuple[str, ...] | None]:
 
 
 class Content:
-    """The content whitespace rule, applied identically to one-shot and streamed text.
+    r"""
+    The content whitespace rule, applied identically to one-shot and streamed text.
 
     Call markup (calls and issues alike) takes with it the whitespace that directly follows
     it. When the text ends with markup (only whitespace after it), the whitespace directly
-    before that markup goes too. Nothing else is changed. So ``'Plan.\\n<say>x</say>'`` gives
-    ``'Plan.'``, ``'A\\n<say>x</say>\\nB'`` gives ``'A\\nB'``, and text without calls is
+    before that markup goes too. Nothing else is changed. So ``'Plan.\n<say>x</say>'`` gives
+    ``'Plan.'``, ``'A\n<say>x</say>\nB'`` gives ``'A\nB'``, and text without calls is
     returned unchanged. Trailing whitespace is held back until the next non-space character
     (or the end) shows whether markup follows.
     """

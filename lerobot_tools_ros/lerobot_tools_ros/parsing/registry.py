@@ -1,4 +1,5 @@
-"""The format registry: a new output format is one module plus one ``register_format`` call.
+"""
+The format registry: a new output format is one module plus one ``register_format`` call.
 
 A format declares handlers, each a trigger (a literal string, or a function of the catalog view
 returning several, e.g. ``<say>`` for every marker-capable tool) and a matcher (see ``core``).
@@ -31,7 +32,8 @@ _state = {'version': 0}
 
 def register_format(name: str, handlers: Sequence[tuple[object, Callable]], *,
                     priority: int = 100, description: str = '') -> FormatSpec:
-    """Add (or replace) a format; lower ``priority`` is tried first at the same position.
+    """
+    Add (or replace) a format; lower ``priority`` is tried first at the same position.
 
     ``handlers`` is a list of ``(trigger, matcher)``. ``trigger`` is a non-empty string or a
     function ``(CatalogView) -> iterable of strings``; ``matcher(text, pos, trigger, ctx)``
@@ -58,7 +60,8 @@ def register_format(name: str, handlers: Sequence[tuple[object, Callable]], *,
 
 
 class CatalogView:
-    """What the formats need from a catalog, computed once per catalog.
+    """
+    What the formats need from a catalog, computed once per catalog.
 
     Uses only ``names``, ``parameters(name)`` and ``suggest(name)`` of
     ``lerobot_tools_ros.catalog.ToolCatalog``. Without a catalog: any name is accepted, the
@@ -99,7 +102,7 @@ class CatalogView:
         return schema if isinstance(schema, dict) else {}
 
     def properties(self, name: str) -> dict:
-        """The ``properties`` of a tool's parameter schema ({} when unknown)."""
+        """Return the ``properties`` of a tool's parameter schema ({} when unknown)."""
         found = self._properties.get(name)
         if found is None:
             found = {}
@@ -117,7 +120,7 @@ class CatalogView:
         return list(self.properties(name))
 
     def suggest(self, name: str) -> str | None:
-        """The catalog's closest known name, or None."""
+        """Return the catalog's closest known name, or None."""
         if self.catalog is None:
             return None
         try:
@@ -169,6 +172,18 @@ class Plan:
         self.hold_rx = (re.compile('(?:' + '|'.join(map(re.escape, prefixes)) + r')\Z')
                         if prefixes else None)
         self.hold_len = max((len(literal) for literal in literals), default=1) - 1
+        # One character per trigger that any full occurrence contains (the first one that is
+        # not a name character): a delta without any of them cannot hold a whole trigger, so
+        # the streaming parser skips the scanner for it. None: some trigger has no such char.
+        keys = set()
+        for literal in literals:
+            key = next((c for c in literal if not (c.isalnum() or c in '_.')), None)
+            if key is None:
+                keys = None
+                break
+            keys.add(key)
+        self.key_rx = (re.compile('[' + ''.join(sorted(map(re.escape, keys))) + ']')
+                       if keys else None)
 
 
 _plans_without_catalog: dict = {}
@@ -192,9 +207,22 @@ def format_names(formats: str | Iterable[str]) -> tuple[str, ...]:
     return tuple(sorted(chosen, key=lambda name: FORMATS[name].priority))
 
 
+_last: list = [None, None, None]  # catalog, formats, plan: the dispatcher repeats one pair
+
+
 def get_plan(catalog, formats) -> Plan:
-    """The cached plan for ``catalog`` and ``formats`` (built on first use)."""
-    key = formats if isinstance(formats, str) else tuple(formats)
+    """Return the cached plan for ``catalog`` and ``formats`` (built on first use)."""
+    key = formats if type(formats) is str else tuple(formats)
+    plan = _last[2]
+    if (plan is not None and catalog is _last[0] and key == _last[1]
+            and plan.version == _state['version']):
+        return plan
+    plan = _get_plan(catalog, key)
+    _last[:] = [catalog, key, plan]
+    return plan
+
+
+def _get_plan(catalog, key) -> Plan:
     if catalog is None:
         cache = _plans_without_catalog
     else:
@@ -209,7 +237,7 @@ def get_plan(catalog, formats) -> Plan:
     except TypeError:
         plan = None
     if plan is None or plan.version != _state['version']:
-        plan = Plan(CatalogView(catalog), format_names(formats))
+        plan = Plan(CatalogView(catalog), format_names(key))
         try:
             cache[key] = plan
         except TypeError:

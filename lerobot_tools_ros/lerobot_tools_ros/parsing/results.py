@@ -1,4 +1,5 @@
-"""What the parser returns: calls, issues, the remaining prose, and streaming events.
+"""
+What the parser returns: calls, issues, the remaining prose, and streaming events.
 
 These types are part of the public API (the dispatcher copies their fields into ROS messages),
 so field names, issue codes and format names stay stable.
@@ -26,20 +27,22 @@ ISSUE_CODES = (TRUNCATED, UNPARSEABLE_ARGUMENTS, INVALID_CALL, UNKNOWN_TOOL, TOO
 
 @dataclass(frozen=True, slots=True)
 class ParsedCall:
-    """One recovered call; ``span`` is [start, end) of its markup in the input, in characters.
+    """
+    One recovered call; ``span`` is [start, end) of its markup in the input, in characters.
 
     Calls that come from one block of markup (a JSON list, a pythonic list) share its span.
     """
 
     name: str
     arguments: dict
-    format: str
+    format: str  # noqa: A003 (a public field name)
     span: tuple[int, int]
 
 
 @dataclass(frozen=True, slots=True)
 class ParseIssue:
-    """Something that looked like a call but could not be recovered.
+    """
+    Something that looked like a call but could not be recovered.
 
     ``name`` is the tool name when it could be read (always set for ``unknown_tool``).
     ``format`` is '' for ``too_large``, which is not tied to any format.
@@ -48,7 +51,7 @@ class ParseIssue:
     code: str
     message: str
     span: tuple[int, int]
-    format: str
+    format: str  # noqa: A003 (a public field name)
     name: str = ''
 
 

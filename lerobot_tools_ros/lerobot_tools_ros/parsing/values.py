@@ -1,4 +1,5 @@
-"""Shared helpers: read a JSON or Python-literal value, and turn call objects into calls.
+"""
+Shared helpers: read a JSON or Python-literal value, and turn call objects into calls.
 
 Everything here runs in time linear in the text it looks at. JSON goes through the C decoder
 (``raw_decode`` finds where a value ends, so a closing tag inside a string argument is harmless).
@@ -17,10 +18,10 @@ raw_decode = _DECODER.raw_decode
 JSONDecodeError = json.JSONDecodeError
 
 # read_value statuses
-OK = 0
-NEED = 1
-TRUNCATED = 2
-INVALID = 3
+READ_OK = 0
+READ_NEED = 1
+READ_TRUNCATED = 2
+READ_INVALID = 3
 
 # scan_brackets states
 CLOSED = 0
@@ -38,8 +39,22 @@ _WORD = re.compile(r'(?<![0-9A-Za-z_.])[A-Za-z_][A-Za-z0-9_]*')
 _JSON_WORDS = frozenset(('true', 'false', 'null', 'True', 'False', 'None', 'NaN', 'Infinity'))
 _CLOSER = {'(': ')', '[': ']', '{': '}'}
 _WS = re.compile(r'\s*')
-IDENT = re.compile(r'[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*')
+IDENT = re.compile(r'[A-Za-z_][A-Za-z0-9_.]*')  # a (dotted) name; ast checks the rest
 _MAX_SHOWN = 60
+
+
+_NAME_FIELD = re.compile(r'["\']name["\']\s*:\s*["\']([A-Za-z0-9_.\-]{1,64})["\']')
+
+
+def guess_name(fragment: str) -> str:
+    """Return the ``"name": "..."`` of a call that could not be read, or ''."""
+    found = _NAME_FIELD.search(fragment)
+    return found.group(1) if found else ''
+
+
+def decode_json(source: str) -> object:
+    """``json.loads`` that accepts raw control characters inside strings."""
+    return _DECODER.decode(source)
 
 
 def skip_ws(text: str, i: int) -> int:
@@ -88,7 +103,8 @@ def _open_note(stack: list, string_quote: str) -> str:
 
 
 def scan_brackets(text: str, start: int, python: bool) -> tuple[int, int, str]:
-    """Find the end of the bracketed value that opens at ``text[start]``.
+    """
+    Find the end of the bracketed value that opens at ``text[start]``.
 
     Returns ``(CLOSED, end, '')``, ``(UNCLOSED, len(text), what was still expected)`` or
     ``(BAD, index, what was wrong)`` when a character that cannot belong to a JSON value
@@ -161,7 +177,8 @@ _NAMED_CONSTANTS = {'True': True, 'False': False, 'None': None,
 
 
 def from_node(node: ast.AST) -> object:
-    """Convert a literal expression node to JSON-compatible data; anything else is an error.
+    """
+    Convert a literal expression node to JSON-compatible data; anything else is an error.
 
     Like ``ast.literal_eval`` but also accepts JSON's true/false/null and rejects what JSON
     cannot carry (sets, bytes, complex numbers, non-string keys).
@@ -259,16 +276,18 @@ def literal_value(source: str) -> object:
 
 
 def read_value(text: str, start: int, ctx) -> tuple[int, object, int, str]:
-    """Read the JSON (or Python-literal) value that opens at ``text[start]`` (a bracket).
+    """
+    Read the JSON (or Python-literal) value that opens at ``text[start]`` (a bracket).
 
-    Returns ``(OK, value, end, '')``; ``(NEED, None, start, '')`` when the text may still
-    complete it (streaming only); ``(TRUNCATED, None, len(text), what was expected)`` when the
-    text ended inside it; ``(INVALID, None, end, reason)`` with ``end`` where reading stopped.
+    Returns ``(READ_OK, value, end, '')``; ``(READ_NEED, None, start, '')`` when the text may
+    still complete it (streaming only); ``(READ_TRUNCATED, None, len(text), what was
+    expected)`` when the text ended inside it; ``(READ_INVALID, None, end, reason)`` with
+    ``end`` where reading stopped.
     All positions in messages are absolute (``ctx.base`` added).
     """
     try:
         value, end = raw_decode(text, start)
-        return OK, value, end, ''
+        return READ_OK, value, end, ''
     except JSONDecodeError as exc:
         json_error = f'{exc.msg} at char {ctx.base + exc.pos}'
     except RecursionError:
@@ -276,22 +295,24 @@ def read_value(text: str, start: int, ctx) -> tuple[int, object, int, str]:
     state, end, note = scan_brackets(text, start, False)
     if state == UNCLOSED:
         if not ctx.final:
-            return NEED, None, start, ''
-        return TRUNCATED, None, end, note
+            return READ_NEED, None, start, ''
+        return READ_TRUNCATED, None, end, note
     if state == BAD:
-        return INVALID, None, end, (f'not valid JSON ({json_error}), nor a Python literal '
-                                    f'({note} at char {ctx.base + end})')
+        return READ_INVALID, None, end, (
+            f'not valid JSON ({json_error}), nor a Python literal ({note} at char '
+            f'{ctx.base + end})')
     try:
         value = literal_value(text[start:end])
     except LiteralError as exc:
         where = f' at char {ctx.base + start + exc.offset}' if exc.offset >= 0 else ''
-        return INVALID, None, end, (f'not valid JSON ({json_error}), nor a Python literal '
-                                    f'({exc.message}{where})')
-    return OK, value, end, ''
+        return READ_INVALID, None, end, (
+            f'not valid JSON ({json_error}), nor a Python literal ({exc.message}{where})')
+    return READ_OK, value, end, ''
 
 
 def decode_arguments(raw: object) -> tuple[dict | None, str, str]:
-    """Turn a call's raw arguments into a dict: ``(dict, '', '')`` or ``(None, code, reason)``.
+    """
+    Turn a call's raw arguments into a dict: ``(dict, '', '')`` or ``(None, code, reason)``.
 
     Accepts a dict, a JSON object text, a JSON string holding one (double-encoded), a Python
     dict literal text; a missing/null/empty-string value means no arguments.
@@ -308,7 +329,7 @@ def decode_arguments(raw: object) -> tuple[dict | None, str, str]:
         if not source:
             return {}, '', ''
         try:
-            value = _DECODER.decode(source)
+            value = decode_json(source)
             continue
         except JSONDecodeError as exc:
             json_error = f'{exc.msg} at offset {exc.pos} of the string'
@@ -341,7 +362,8 @@ def is_entry(obj: object) -> bool:
 
 
 def call_entries(value: object) -> tuple[list | None, str | None]:
-    """Return ``(entries, content)`` when ``value`` is call-shaped, else ``(None, None)``.
+    """
+    Return ``(entries, content)`` when ``value`` is call-shaped, else ``(None, None)``.
 
     Shapes: ``{"tool_calls": [...]}`` / an assistant message dict (its ``content`` string is
     kept as prose), one call object, or a non-empty list whose first item is a call object.
@@ -368,11 +390,37 @@ def entry_format(entry: object) -> str:
     return 'openai_json'
 
 
+def add_value_calls(value: object, fmt: str, ctx, start: int, end: int, items: list) -> bool:
+    """
+    Append the calls of a decoded value; False when it is not call-shaped at all.
+
+    The common case (one call object) takes a short path; the rest goes through
+    ``call_entries``/``add_entries``. An assistant message's ``content`` is dropped here.
+    """
+    if type(value) is dict and 'tool_calls' not in value:
+        function = value.get('function')
+        if type(function) is not dict or 'name' not in function:
+            function = value if ('arguments' in value or 'parameters' in value) else None
+        if function is not None:
+            name = function.get('name')
+            if type(name) is str and name.strip():
+                if 'arguments' in function:
+                    ctx.add_call(items, name, function['arguments'], fmt, start, end)
+                else:
+                    ctx.add_call(items, name, function.get('parameters'), fmt, start, end)
+                return True
+    entries, _ = call_entries(value)
+    if entries is None:
+        return False
+    add_entries(entries, fmt, ctx, start, end, items)
+    return True
+
+
 def add_entries(entries: list, fmt: str, ctx, start: int, end: int, items: list) -> None:
     """Append one ParsedCall or ParseIssue per call object to ``items``."""
     for index, entry in enumerate(entries):
-        label = f'call #{index + 1} of the ' if len(entries) > 1 else 'the '
         if type(entry) is not dict:
+            label = f'call #{index + 1} of the ' if len(entries) > 1 else 'the '
             items.append(ctx.issue(
                 INVALID_CALL, f'{label}{fmt} call at chars {ctx.base + start}-{ctx.base + end} '
                 f'is a {json_type(entry)}, expected an object like '
@@ -383,6 +431,7 @@ def add_entries(entries: list, fmt: str, ctx, start: int, end: int, items: list)
             function = entry
         name = function.get('name')
         if not isinstance(name, str) or not name.strip():
+            label = f'call #{index + 1} of the ' if len(entries) > 1 else 'the '
             items.append(ctx.issue(
                 INVALID_CALL, f'{label}{fmt} call at chars {ctx.base + start}-{ctx.base + end} '
                 f'has no usable "name" (got {json_type(name)} {short(name)}); expected a '
@@ -396,7 +445,8 @@ def add_entries(entries: list, fmt: str, ctx, start: int, end: int, items: list)
 
 
 def call_from_node(node: ast.AST, view) -> tuple[str, dict | None, str, str]:
-    """Read one pythonic ``name(kw=literal, ...)``: ``(name, arguments, '', '')`` or an error.
+    """
+    Read one pythonic ``name(kw=literal, ...)``: ``(name, arguments, '', '')`` or an error.
 
     Errors come back as ``(name, None, code, reason)``; positional arguments are mapped to
     the catalog's parameter order when the tool is known, else rejected.

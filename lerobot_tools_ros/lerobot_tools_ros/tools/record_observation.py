@@ -71,7 +71,7 @@ def check_label(label: Any) -> str:
     """
     Return ``label`` if it is a safe file-name stem, else raise ``invalid_arguments``.
 
-    Only ASCII letters, digits, ``.``, ``_`` and ``-``, so look-alike Unicode (Cyrillic ``а``,
+    Only ASCII letters, digits, ``.``, ``_`` and ``-``, so look-alike Unicode (Cyrillic U+0430,
     fullwidth letters, the one-dot leader U+2024), separators, control characters and NUL can
     never reach a path. The message names the first offending character.
     """
@@ -157,7 +157,8 @@ class RecordObservationTool:
       a list of ``'name=topic'`` strings, or a map of ``{topic: ..., transport: ...}``. When
       empty, the dataset's ``observation.images.<name>`` cameras (``dataset_cameras``, passed
       by the tool_server) are used with ``camera_topic_pattern``.
-    - ``cameras_transport``: per-camera transport override, map or ``'name=transport'`` list;
+    - Transport per camera: ``cameras.<name>.transport: compressed`` next to
+      ``cameras.<name>: <topic>``, or ``cameras_transport`` (map or ``'name=transport'`` list);
       ``transport`` is the default for the rest. ``raw`` subscribes ``sensor_msgs/Image``,
       ``compressed`` ``sensor_msgs/CompressedImage``, ``auto`` uses the type the topic is
       advertised with (waiting, re-checking every 0.5 s, until it is advertised).
@@ -168,7 +169,13 @@ class RecordObservationTool:
     Files: ``<label>.<ext>`` for one camera, ``<label>_<camera>.<ext>`` for several, each with
     ``<same stem>.json``. Without ``overwrite`` an existing name gets the first free ``-N``
     suffix (shared by all files of one call). A compressed frame that already is in the requested
-    format is written byte for byte (no second lossy JPEG encode).
+    format is written byte for byte (no second lossy JPEG encode). Files appear complete or not
+    at all (written to a hidden temp file, then linked or renamed into place).
+
+    Result: ``{'label', 'format', 'paths': [...], 'complete': bool, 'message', 'cameras':
+    {name: {'ok': True, 'path', 'sidecar'} or {'ok': False, 'code', 'error'}}}``. When every
+    selected camera fails, ``ToolError`` is raised instead, with ``no_frame``, ``stale_frame`` or
+    ``execution_failed`` (the first of these that any camera hit) and every camera's reason.
     """
 
     PARAMETERS: ClassVar[dict[str, ToolParameter]] = {
@@ -241,27 +248,26 @@ class RecordObservationTool:
     @staticmethod
     def _configure_cameras(cameras: Any, transports: Any, pattern: str, default_transport: str,
                            dataset_cameras: Any) -> dict[str, _Camera]:
-        entries = _pairs(cameras, 'cameras')
-        overrides: dict[str, str] = {}
-        flat: dict[str, Any] = {}
-        for key, value in entries.items():  # 'front.topic' / 'front.transport' from ROS params
-            name, _, field = str(key).rpartition('.')
-            if name and field in ('topic', 'transport'):
-                flat.setdefault(name, {})
-                if not isinstance(flat[name], dict):
-                    raise ValueError(f'camera {name!r} is given both as a topic and as a map')
-                flat[name][field] = value
-            else:
-                flat[str(key)] = value
-        for name, value in flat.items():
-            if isinstance(value, dict):
-                unknown = set(value) - {'topic', 'transport'}
-                if unknown or 'topic' not in value:
-                    raise ValueError(f'camera {name!r} must be a topic or {{topic, transport}}; '
+        topics: dict[str, Any] = {}
+        overrides: dict[str, Any] = {}
+        for key, value in _pairs(cameras, 'cameras').items():
+            key = str(key)
+            name, _, field = key.rpartition('.')
+            if name and field in ('topic', 'transport'):  # cameras.front.transport: compressed
+                (topics if field == 'topic' else overrides)[name] = value
+            elif isinstance(value, dict):  # cameras: {front: {topic: ..., transport: ...}}
+                if set(value) - {'topic', 'transport'} or 'topic' not in value:
+                    raise ValueError(f'camera {key!r} must be a topic or {{topic, transport}}; '
                                      f'got {value!r}')
+                topics[key] = value['topic']
                 if 'transport' in value:
-                    overrides[name] = value['transport']
-                flat[name] = value['topic']
+                    overrides[key] = value['transport']
+            else:
+                topics[key] = value
+        missing = set(overrides) - set(topics)
+        if missing:
+            raise ValueError(f'cameras {sorted(missing)} have a transport but no topic')
+        flat = topics
         overrides.update(_pairs(transports, 'cameras_transport'))
         if not flat and dataset_cameras:
             if not isinstance(pattern, str) or '{name}' not in pattern:
@@ -319,6 +325,7 @@ class RecordObservationTool:
         from sensor_msgs.msg import CompressedImage, Image
         msg_type = Image if transport == 'raw' else CompressedImage
         clock = self._node.get_clock()
+        logger = self._node.get_logger()
         frames = self._frames
         name = camera.name
         monotonic = time.monotonic
@@ -330,7 +337,7 @@ class RecordObservationTool:
         def on_incompatible_qos(info: Any) -> None:
             policy = getattr(getattr(info, 'last_policy_kind', None), 'name', 'unknown')
             if name not in self._incompatible:
-                self._node.get_logger().warning(
+                logger.warning(
                     f'record_observation: a publisher on {camera.topic} offers QoS incompatible '
                     f'with this {self.qos} subscription (policy {policy})')
             self._incompatible[name] = policy
@@ -377,6 +384,8 @@ class RecordObservationTool:
         return waiting
 
     def _retry_auto(self) -> None:
+        if self._node is None:
+            return
         with self._lock:
             pending = [c for c in self.cameras.values()
                        if c.name not in self._resolved and c.name not in self._problems]
@@ -415,8 +424,9 @@ class RecordObservationTool:
                                                'allowed: label, camera, format')
         label = check_label(arguments.get('label'))
         fmt = arguments.get('format', self.format)
-        if fmt not in imaging.FORMATS:
-            raise ToolError(INVALID_ARGUMENTS, f'format must be png or jpg; got {fmt!r}')
+        if not isinstance(fmt, str) or fmt not in imaging.FORMATS:
+            raise ToolError(INVALID_ARGUMENTS, f'format must be png or jpg; got '
+                                               f'{ascii(fmt)[:60]}')
         selected = self._select(arguments.get('camera'))
 
         outcomes: dict[str, dict] = {}
@@ -464,8 +474,8 @@ class RecordObservationTool:
         if transport is None:
             return (f'{prefix}: the topic is not advertised yet, so its transport (auto: raw or '
                     f'compressed) is unknown; QoS {qos}')
-        hint = ('is the camera running and publishing? (for compressed frames, the topic ends in '
-                '/compressed)')
+        hint = ('nothing publishes on it: is the camera running? (compressed frames come on '
+                '<base topic>/compressed)')
         try:
             publishers = self._node.get_publishers_info_by_topic(
                 self._node.resolve_topic_name(camera.topic))
@@ -481,13 +491,14 @@ class RecordObservationTool:
                 hint = (f'its publishers send {", ".join(types)} but this subscription expects '
                         f'{wanted} (transport {transport}); fix cameras_transport')
             elif self.qos == 'reliable' and (best_effort or camera.name in self._incompatible):
-                hint = ('its publisher(s) are best effort, which a reliable subscriber never '
-                        'matches: set tool.record_observation.qos to sensor_data')
+                hint = (f'{len(best_effort)} of its {len(publishers)} publisher(s) are best '
+                        'effort, which a reliable subscriber never matches: set '
+                        'tool.record_observation.qos to sensor_data')
             elif camera.name in self._incompatible:
                 hint = (f'a publisher offers incompatible QoS (policy '
                         f'{self._incompatible[camera.name]})')
             else:
-                hint = f'{len(publishers)} publisher(s) matched, but none has sent a frame yet'
+                hint = f'{len(publishers)} publisher(s) found, but no frame has arrived yet'
         return f'{prefix} ({wanted}, QoS {qos}): {hint}'
 
     def _prepare_output_dir(self) -> str:
@@ -522,21 +533,23 @@ class RecordObservationTool:
         pool = self._executor(len(ready))
         futures = {name: pool.submit(self._encode_one, root, frame, fmt)
                    for name, frame in ready.items()}
+        encoded: dict[str, tuple[str, dict]] = {}
+        for name, future in futures.items():  # collect all first, so no temp file is orphaned
+            try:
+                encoded[name] = future.result()
+            except imaging.ImagingError as exc:
+                outcomes[name] = {'code': EXECUTION_FAILED, 'error': f'camera {name!r}: {exc}'}
+            except OSError as exc:
+                outcomes[name] = {'code': EXECUTION_FAILED,
+                                  'error': f'camera {name!r}: cannot write to {root}: '
+                                           f'{exc.strerror or exc}'}
+            except Exception as exc:  # noqa: B902 - one camera's bug must not hide the others
+                outcomes[name] = {'code': EXECUTION_FAILED,
+                                  'error': f'camera {name!r}: {type(exc).__name__}: {exc}'}
         temps: dict[str, tuple[str, list[tuple[str, str]]]] = {}
         try:
-            for name, future in futures.items():
+            for name, (image_temp, info) in encoded.items():
                 camera = self.cameras[name]
-                try:
-                    image_temp, info = future.result()
-                except imaging.ImagingError as exc:
-                    outcomes[name] = {'code': EXECUTION_FAILED,
-                                      'error': f'camera {name!r}: {exc}'}
-                    continue
-                except OSError as exc:
-                    outcomes[name] = {'code': EXECUTION_FAILED,
-                                      'error': f'camera {name!r}: cannot write to {root}: '
-                                               f'{exc.strerror or exc}'}
-                    continue
                 stem = f'{label}_{name}' if several else label
                 frame = ready[name]
                 header = getattr(frame.msg, 'header', None)
@@ -559,7 +572,6 @@ class RecordObservationTool:
                     sidecar_temp = imaging.write_temp(
                         root, (json.dumps(sidecar, indent=2) + '\n').encode())
                 except OSError as exc:
-                    os.unlink(image_temp)
                     outcomes[name] = {'code': EXECUTION_FAILED,
                                       'error': f'camera {name!r}: cannot write to {root}: '
                                                f'{exc.strerror or exc}'}
@@ -580,10 +592,11 @@ class RecordObservationTool:
             for name, (image_path, sidecar_path) in paths.items():
                 outcomes[name] = {'path': image_path, 'sidecar': sidecar_path}
         finally:
-            for _, files in temps.values():
-                for temp, _ in files:
-                    if os.path.lexists(temp):
-                        os.unlink(temp)
+            leftovers = [image_temp for image_temp, _ in encoded.values()]
+            leftovers += [temp for _, files in temps.values() for temp, _ in files]
+            for temp in leftovers:  # published ones were linked/renamed away already
+                if os.path.lexists(temp):
+                    os.unlink(temp)
 
     def _encode_one(self, root: str, frame: _Frame, fmt: str) -> tuple[str, dict]:
         """Convert, encode and write one frame to a temp file (runs in the worker pool)."""

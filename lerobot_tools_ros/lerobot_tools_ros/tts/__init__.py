@@ -1,4 +1,5 @@
-"""Text-to-speech backends for the ``say`` tool, behind one small streaming interface.
+"""
+Text-to-speech backends for the ``say`` tool, behind one small streaming interface.
 
 - ``pocket_tts``: Kyutai's pocket-tts model (the standard ``say`` implementation of LeRobot);
   needs torch, pocket-tts and the model weights.

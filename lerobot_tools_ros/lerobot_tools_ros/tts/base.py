@@ -1,4 +1,5 @@
-"""The interface every text-to-speech backend offers to the ``say`` tool.
+"""
+The interface every text-to-speech backend offers to the ``say`` tool.
 
 A backend turns text into raw ``pcm_s16le`` audio at its own native rate and channel count and
 yields it chunk by chunk, as soon as each chunk exists, so the speaker can start playing while
@@ -19,7 +20,8 @@ class TtsError(RuntimeError):
 
 
 class TtsUnavailable(TtsError):
-    """A backend cannot run here: its program, package or model weights are missing.
+    """
+    A backend cannot run here: its program, package or model weights are missing.
 
     The message says what is missing and how to get it, so it can be shown to the user as is.
     """
@@ -55,7 +57,8 @@ class AudioFormat:
 
 @runtime_checkable
 class TtsBackend(Protocol):
-    """A text-to-speech engine as the ``say`` tool uses it.
+    """
+    A text-to-speech engine as the ``say`` tool uses it.
 
     ``synthesize`` is a generator: the caller must exhaust it or ``close()`` it (for instance
     with ``contextlib.closing``); either way the backend's worker process or threads are gone

@@ -1,4 +1,5 @@
-"""The ``espeak_ng`` backend: the espeak-ng program, streamed through a pipe.
+"""
+The ``espeak_ng`` backend: the espeak-ng program, streamed through a pipe.
 
 espeak-ng speaks on any machine without model weights. Each utterance runs the program once,
 with an argument list (never a shell). The text goes in on stdin (``--stdin``), so nothing in
@@ -44,7 +45,8 @@ class _WavHeader(NamedTuple):
 
 
 def _read_header(stream: BinaryIO) -> _WavHeader:
-    """Parse the WAV header at the start of espeak-ng's stdout; only 16-bit PCM is accepted.
+    """
+    Parse the WAV header at the start of espeak-ng's stdout; only 16-bit PCM is accepted.
 
     soundfile cannot do this: on a pipe it needs seeking (a file object fails with "No 'data'
     chunk marker"; a file descriptor opens but only reads fixed-size blocks, which blocks until
@@ -67,10 +69,12 @@ class EspeakNgBackend:
 
     def __init__(self, *, voice: str = 'en-us', rate: int = 175,
                  executable: str = 'espeak-ng') -> None:
-        """Check the parameters and the program, and learn its output format.
+        """
+        Check the parameters and the program, and learn its output format.
 
-        Raises ValueError for a malformed voice or rate, or a voice espeak-ng does not have,
-        and TtsUnavailable when the program is missing or does not run.
+        Raises ValueError for a malformed voice or rate, or a voice espeak-ng rejects (it maps
+        an unknown dialect to the closest language it has: ``en-zz`` speaks English), and
+        TtsUnavailable when the program is missing or does not run.
         """
         if not isinstance(voice, str) or not _VOICE_PATTERN.fullmatch(voice):
             raise ValueError(
@@ -120,7 +124,7 @@ class EspeakNgBackend:
                                  f'{done.returncode}: {stderr or "(no message)"}')
         try:
             header = _read_header(io.BytesIO(done.stdout))
-        except (EOFError, wave.Error) as exc:
+        except (EOFError, wave.Error, TtsError) as exc:
             raise TtsUnavailable(f'{self.executable} did not write a WAV stream ({exc}); is it '
                                  f'espeak-ng? {INSTALL_HINT}') from exc
         return AudioFormat(sample_rate=header.sample_rate, channels=header.channels)
@@ -131,7 +135,8 @@ class EspeakNgBackend:
             pass
 
     def synthesize(self, text: str, stop: threading.Event) -> Iterator[bytes]:
-        """Yield ``pcm_s16le`` chunks of ``text`` as espeak-ng writes them.
+        """
+        Yield ``pcm_s16le`` chunks of ``text`` as espeak-ng writes them.
 
         Setting ``stop`` (or closing the generator) kills the program; it never outlives the
         generator. Raises TtsError, with espeak-ng's stderr, when the program fails.
@@ -143,8 +148,11 @@ class EspeakNgBackend:
             return
         with tempfile.TemporaryFile() as errors:
             # stderr goes to a file, so a chatty program can never block on a full pipe.
-            proc = subprocess.Popen(self._argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                    stderr=errors)
+            try:
+                proc = subprocess.Popen(self._argv, stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=errors)
+            except OSError as exc:  # removed or broken since the backend was built
+                raise TtsError(f'cannot run espeak-ng at {self.executable}: {exc}') from exc
             try:
                 yield from self._stream(proc, data, stop, errors)
             finally:
@@ -181,7 +189,7 @@ class EspeakNgBackend:
                 chunk, pending = pending[:whole], pending[whole:]
                 yield chunk
         if proc.wait() != 0:
-            raise self._failure(proc, errors, 'it stopped early')
+            raise self._failure(proc, errors, 'it exited with an error')
 
     def _failure(self, proc: subprocess.Popen, errors: BinaryIO, what: str) -> TtsError:
         status = proc.wait()

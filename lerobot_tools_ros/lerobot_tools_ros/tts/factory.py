@@ -1,4 +1,5 @@
-"""Choosing and building a backend from the ``say`` tool's parameters.
+"""
+Choosing and building a backend from the ``say`` tool's parameters.
 
 Parameters come either flat, for the chosen backend (``make_backend('espeak_ng', rate=200)``),
 or grouped per backend (``make_backend('auto', pocket_tts={'voice': 'alba'},
@@ -47,7 +48,8 @@ def _build(kind: str, params: Mapping[str, Any]) -> TtsBackend:
 
 def make_backend(kind: str = 'auto', *, logger: Optional[logging.Logger] = None,
                  **params: Any) -> TtsBackend:
-    """Build the backend ``kind`` names: ``auto``, ``pocket_tts`` or ``espeak_ng``.
+    """
+    Build the backend ``kind`` names: ``auto``, ``pocket_tts`` or ``espeak_ng``.
 
     ``auto`` uses pocket-tts when it imports and its model loads, else espeak-ng, and then
     logs exactly one warning on ``logger`` saying why pocket-tts was not used (the message is

@@ -1,4 +1,5 @@
-"""The ``pocket_tts`` backend: Kyutai's pocket-tts model, streamed chunk by chunk.
+"""
+The ``pocket_tts`` backend: Kyutai's pocket-tts model, streamed chunk by chunk.
 
 pocket-tts (4.0.1) and torch are imported in the constructor, never at module import: the
 import alone takes seconds and sets torch to one thread process-wide, and robots without the
@@ -50,7 +51,8 @@ def bundled_languages() -> list[str]:
 
 
 class _EitherStop(threading.Event):
-    """The event handed to pocket-tts: set by the caller's ``stop`` or by the backend itself.
+    """
+    The event handed to pocket-tts: set by the caller's ``stop`` or by the backend itself.
 
     pocket-tts only polls ``is_set()`` (once per generated frame), so OR-ing the caller's
     event in there stops generation within one frame, without a watcher thread.
@@ -65,7 +67,7 @@ class _EitherStop(threading.Event):
 
 
 def _to_pcm(chunk: Any) -> bytes:
-    """A float32 tensor in [-1, 1] as little-endian int16 bytes (random weights may clip)."""
+    """Convert a float32 tensor in [-1, 1] to little-endian int16 bytes (noise may clip)."""
     samples = np.nan_to_num(chunk.detach().cpu().numpy(), nan=0.0, posinf=1.0, neginf=-1.0)
     samples = np.clip(samples, -1.0, 1.0) * 32767.0
     return np.rint(samples).astype('<i2').tobytes()
@@ -80,7 +82,8 @@ class PocketTtsBackend:
     def __init__(self, *, language: str = 'english', config: str = '', voice: str = '',
                  quantize: bool = False, threads: int = 0,
                  eos_threshold: Optional[float] = None) -> None:
-        """Load the model and the voice once.
+        """
+        Load the model and the voice once.
 
         ``config`` (a pocket-tts YAML) wins over ``language``. ``voice`` is a built-in voice
         name, a ``.safetensors`` voice state, an audio file, or '' for a silent one-second
@@ -97,7 +100,7 @@ class PocketTtsBackend:
         if not isinstance(quantize, bool):
             raise ValueError(f'pocket_tts quantize must be true or false, got {quantize!r}')
         if isinstance(threads, bool) or not isinstance(threads, int) or threads < 0:
-            raise ValueError(f'pocket_tts threads must be an integer >= 0 (0 keeps torch\'s '
+            raise ValueError(f'pocket_tts threads must be an integer >= 0 (0 keeps the torch '
                              f'setting), got {threads!r}')
         if eos_threshold is not None and (
                 isinstance(eos_threshold, bool) or not isinstance(eos_threshold, (int, float))
@@ -158,7 +161,7 @@ class PocketTtsBackend:
         except (ImportError, OSError) as exc:
             raise TtsUnavailable(f'pocket-tts cannot be imported ({exc}); {INSTALL_HINT}') from exc
         loaded = time.perf_counter()
-        self.timings['import_s'] = loaded - started
+        self.timings['import'] = loaded - started
         if self.threads:
             torch.set_num_threads(self.threads)
         options: dict[str, Any] = {'quantize': self.quantize}
@@ -175,7 +178,7 @@ class PocketTtsBackend:
             raise TtsUnavailable(
                 f'pocket-tts could not load its model ({source}): {type(exc).__name__}: '
                 f'{_one_line(exc)}') from exc
-        self.timings['load_s'] = time.perf_counter() - loaded
+        self.timings['load'] = time.perf_counter() - loaded
         prompted = time.perf_counter()
         prompt = self.voice if self.voice != '' else torch.zeros(1, int(model.sample_rate))
         try:
@@ -184,7 +187,7 @@ class PocketTtsBackend:
             raise TtsUnavailable(
                 f'pocket-tts could not prepare voice {str(self.voice) or "(silent prompt)"!r} '
                 f'for {source}: {type(exc).__name__}: {_one_line(exc)}') from exc
-        self.timings['voice_s'] = time.perf_counter() - prompted
+        self.timings['voice'] = time.perf_counter() - prompted
         return model, state
 
     def warm_up(self) -> None:
@@ -192,10 +195,11 @@ class PocketTtsBackend:
         started = time.perf_counter()
         for _ in self.synthesize(_WARM_UP_TEXT, threading.Event()):
             pass
-        self.timings['warm_up_s'] = time.perf_counter() - started
+        self.timings['warm_up'] = time.perf_counter() - started
 
     def synthesize(self, text: str, stop: threading.Event) -> Iterator[bytes]:
-        """Yield mono ``pcm_s16le`` chunks (multiples of 1920 samples at 24 kHz) of ``text``.
+        """
+        Yield mono ``pcm_s16le`` chunks (multiples of 1920 samples at 24 kHz) of ``text``.
 
         Raises TtsError when pocket-tts fails on the text.
         """
@@ -239,6 +243,6 @@ class PocketTtsBackend:
 
 
 def _one_line(exc: BaseException, limit: int = 600) -> str:
-    """The exception's message on one line (pydantic and hub errors span several)."""
+    """Put the exception's message on one line (pydantic and hub errors span several)."""
     text = ' '.join(str(exc).split()) or '(no message)'
     return text if len(text) <= limit else text[:limit] + '...'

@@ -1,4 +1,5 @@
-"""A tiny random-weight pocket-tts model that loads offline, for tests and benchmarks.
+"""
+A tiny random-weight pocket-tts model that loads offline, for tests and benchmarks.
 
 The real pocket-tts weights and tokenizer live on the Hugging Face hub, which robots and CI
 machines often cannot reach. ``build_tiny_model_config`` writes a YAML that pocket-tts 4.0.1
@@ -80,7 +81,8 @@ def _shrink_encoder(mimi: dict[str, Any]) -> None:
 def build_tiny_model_config(
     directory: Path, *, eos_threshold: float = TINY_EOS_THRESHOLD,
 ) -> Path:
-    """Write the tiny model's YAML and tokenizer into ``directory``; return the YAML path.
+    """
+    Write the tiny model's YAML and tokenizer into ``directory``; return the YAML path.
 
     Load it with ``PocketTtsBackend(config=str(path))`` or
     ``TTSModel.load_model(config=path)``. It produces noise, not speech.

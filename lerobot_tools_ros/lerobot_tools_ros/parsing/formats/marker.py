@@ -1,4 +1,5 @@
-"""LeRobot's marker: ``Pick the cube.\\n<say>On it.</say>``, generalised to ``<NAME>...</NAME>``.
+r"""
+LeRobot's marker: ``Pick the cube.\n<say>On it.</say>``, generalised to ``<NAME>...</NAME>``.
 
 Recognised only for catalog tools with exactly one required string parameter (``say`` alone
 without a catalog), so XML-ish prose is never mistaken for a call. The text between the tags is

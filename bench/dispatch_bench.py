@@ -1,0 +1,266 @@
+"""Dispatch latency and throughput, next to a raw rclpy relay measured in the same run.
+
+Floor: a subscriber that calls a CallTool service (a no-op server) and publishes the answer,
+written the fast way (SingleThreadedExecutor, callbacks). Project: a generation with one call
+published on /policy/text -> dispatcher -> tool_server hosting `echo` -> ToolResult.
+Every process runs on this machine over DDS on loopback, in a domain of its own.
+
+    scripts/with_env.sh python bench/dispatch_bench.py [--round-trips 500] [--rate 500]
+        [--seconds 10] [--memory-calls 10000]
+"""
+
+import argparse
+import json
+import os
+import pathlib
+import random
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+RELIABLE_DEPTH = 10000
+
+
+def _qos():
+    from rclpy.qos import QoSProfile, ReliabilityPolicy
+    return QoSProfile(depth=RELIABLE_DEPTH, reliability=ReliabilityPolicy.RELIABLE)
+
+
+def role_noop_server() -> None:
+    """Answer every CallTool request at once (the floor's executor)."""
+    import rclpy
+    from lerobot_tools_interfaces.srv import CallTool
+    rclpy.init()
+    node = rclpy.create_node('bench_noop_server')
+
+    def handle(request, response):
+        response.success = True
+        response.call_id = request.call_id
+        response.content = request.arguments
+        return response
+    node.create_service(CallTool, '/bench/noop', handle)
+    _spin(node)
+
+
+def role_raw_relay() -> None:
+    """Subscribe text, call the no-op service asynchronously, publish the answer (the floor)."""
+    import rclpy
+    from lerobot_tools_interfaces.msg import ToolResult
+    from lerobot_tools_interfaces.srv import CallTool
+    from std_msgs.msg import String
+    rclpy.init()
+    node = rclpy.create_node('bench_raw_relay')
+    client = node.create_client(CallTool, '/bench/noop')
+    pub = node.create_publisher(ToolResult, '/bench/raw_results', _qos())
+
+    def on_text(msg):
+        future = client.call_async(CallTool.Request(call_id=msg.data, name='noop',
+                                                    arguments='{}'))
+
+        def done(fut, call_id=msg.data):
+            response = fut.result()
+            pub.publish(ToolResult(call_id=call_id, success=response.success,
+                                   content=response.content))
+        future.add_done_callback(done)
+    node.create_subscription(String, '/bench/raw_text', on_text, _qos())
+    _spin(node)
+
+
+def _spin(node) -> None:
+    import rclpy
+    from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
+    try:
+        executor.spin()
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        rclpy.try_shutdown()
+
+
+class Bench:
+    """The measuring side: publishes requests, times the results."""
+
+    def __init__(self) -> None:
+        import rclpy
+        from lerobot_tools_interfaces.msg import ToolResult
+        from rclpy.executors import SingleThreadedExecutor
+        from std_msgs.msg import String
+        rclpy.init()
+        self.node = rclpy.create_node('bench_driver')
+        self.executor = SingleThreadedExecutor()
+        self.executor.add_node(self.node)
+        self.String = String
+        self.arrived: dict[str, float] = {}
+        self.results = 0
+        self.raw_pub = self.node.create_publisher(String, '/bench/raw_text', _qos())
+        self.text_pub = self.node.create_publisher(String, '/policy/text', _qos())
+        self.node.create_subscription(ToolResult, '/bench/raw_results', self._on_result, _qos())
+        self.node.create_subscription(ToolResult, '/lerobot_tools/results', self._on_project,
+                                      _qos())
+        self.failures: list[str] = []
+
+    def _on_result(self, msg) -> None:
+        self.arrived[msg.call_id] = time.perf_counter()
+        self.results += 1
+
+    def _on_project(self, msg) -> None:
+        if not msg.success:
+            self.failures.append(f'{msg.error_code}: {msg.error_message}')
+            key = msg.call_id
+        else:
+            key = json.loads(msg.content)['text']
+        self.arrived[key] = time.perf_counter()
+        self.results += 1
+
+    def spin_until(self, predicate, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        while not predicate() and time.monotonic() < deadline:
+            self.executor.spin_once(timeout_sec=0.01)
+        return predicate()
+
+    def send(self, project: bool, key: str) -> None:
+        if project:
+            text = ('Plan: greet.\n<tool_call>{"name": "echo", "arguments": {"text": "%s"}}'
+                    '</tool_call>' % key)
+            self.text_pub.publish(self.String(data=text))
+        else:
+            self.raw_pub.publish(self.String(data=key))
+
+    def round_trips(self, project: bool, count: int) -> list[float]:
+        latencies = []
+        for index in range(count):
+            key = f'{"p" if project else "r"}{index}-{random.random()}'
+            start = time.perf_counter()
+            self.send(project, key)
+            if not self.spin_until(lambda: key in self.arrived, 10.0):
+                raise RuntimeError(f'no result for round trip {index} ({key})')
+            latencies.append(self.arrived.pop(key) - start)
+        return latencies
+
+    def sustained(self, rate: float, seconds: float, prefix: str) -> tuple[int, int, float]:
+        """Publish at `rate` for `seconds`; return (sent, received, achieved results/s)."""
+        total = int(rate * seconds)
+        before = self.results
+        start = time.perf_counter()
+        for index in range(total):
+            due = start + index / rate
+            while time.perf_counter() < due:
+                self.executor.spin_once(timeout_sec=max(0.0, due - time.perf_counter()))
+            self.send(True, f'{prefix}{index}')
+        self.spin_until(lambda: self.results - before >= total, 30.0)
+        received = self.results - before
+        keys = [f'{prefix}{index}' for index in range(total)]
+        last = max((self.arrived.get(key, start) for key in keys), default=start)
+        for key in keys:
+            self.arrived.pop(key, None)
+        return total, received, received / max(1e-9, last - start)
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def rss_mb(pid: int) -> float:
+    import psutil
+    return psutil.Process(pid).memory_info().rss / 2**20
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--role', choices=['noop_server', 'raw_relay'], help=argparse.SUPPRESS)
+    parser.add_argument('--round-trips', type=int, default=500)
+    parser.add_argument('--rate', type=float, default=500.0)
+    parser.add_argument('--seconds', type=float, default=10.0)
+    parser.add_argument('--memory-calls', type=int, default=10000)
+    args = parser.parse_args()
+    if args.role == 'noop_server':
+        role_noop_server()
+        return 0
+    if args.role == 'raw_relay':
+        role_raw_relay()
+        return 0
+
+    os.environ.setdefault('ROS_DOMAIN_ID', str(random.randrange(101, 200) % 101 + 1))
+    os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
+    workdir = pathlib.Path(tempfile.mkdtemp(prefix='dispatch_bench_'))
+    from lerobot_tools_ros.catalog import DEFAULT_TOOLS
+    from lerobot_tools_ros.tools.echo import ECHO_SCHEMA
+    (workdir / 'meta').mkdir()
+    (workdir / 'meta' / 'info.json').write_text(json.dumps({'tools': [ECHO_SCHEMA,
+                                                                      *DEFAULT_TOOLS]}))
+    env = dict(os.environ, PYTHONUNBUFFERED='1')
+    me = [sys.executable, str(pathlib.Path(__file__).resolve())]
+    node = [sys.executable, '-m']
+    procs = {
+        'noop_server': subprocess.Popen(me + ['--role', 'noop_server'], env=env),
+        'raw_relay': subprocess.Popen(me + ['--role', 'raw_relay'], env=env),
+        'tool_server': subprocess.Popen(node + ['lerobot_tools_ros.nodes.tool_server',
+                                                '--ros-args', '-p', 'tools:=[echo]',
+                                                '-p', f'dataset:={workdir}',
+                                                '--log-level', 'warn'], env=env),
+        'dispatcher': subprocess.Popen(node + ['lerobot_tools_ros.nodes.dispatcher',
+                                               '--ros-args', '-p', f'dataset:={workdir}',
+                                               '-p', 'max_pending:=100000',
+                                               '--log-level', 'warn'], env=env),
+    }
+    try:
+        bench = Bench()
+        ready = bench.spin_until(lambda: (
+            bench.raw_pub.get_subscription_count() > 0
+            and bench.text_pub.get_subscription_count() > 0
+            and '/lerobot_tools/echo' in dict(bench.node.get_service_names_and_types())
+            and '/bench/noop' in dict(bench.node.get_service_names_and_types())), 30.0)
+        if not ready:
+            print('error: the bench processes did not come up', file=sys.stderr)
+            return 1
+        # Warm up both paths (discovery of the service clients, first-call allocations).
+        bench.round_trips(False, 50)
+        bench.round_trips(True, 50)
+        floor, project = [], []
+        for _ in range(5):  # interleave so both see the same machine load
+            floor += bench.round_trips(False, args.round_trips // 5)
+            project += bench.round_trips(True, args.round_trips // 5)
+        f50, f99 = percentile(floor, 0.5) * 1e3, percentile(floor, 0.99) * 1e3
+        p50, p99 = percentile(project, 0.5) * 1e3, percentile(project, 0.99) * 1e3
+        print(f'round trips ({len(floor)} each, ms)      p50      p99     mean')
+        print(f'  floor: raw rclpy relay          {f50:7.3f}  {f99:7.3f}  '
+              f'{statistics.mean(floor) * 1e3:7.3f}')
+        print(f'  project: dispatcher+tool_server {p50:7.3f}  {p99:7.3f}  '
+              f'{statistics.mean(project) * 1e3:7.3f}')
+        print(f'  ratio project/floor             {p50 / f50:7.2f}x {p99 / f99:7.2f}x   '
+              '(targets: p50 <= 1.5x, p99 <= 3x)')
+
+        sent, received, achieved = bench.sustained(args.rate, args.seconds, 's')
+        lost = sent - received
+        print(f'sustained: {sent} calls at {args.rate:g}/s for {args.seconds:g} s -> '
+              f'{received} results, {lost} lost, {achieved:.0f} results/s '
+              '(target: >= 500/s, 0 lost)')
+        if bench.failures:
+            print(f'  failures: {len(bench.failures)}, first: {bench.failures[0]}')
+
+        pid = procs['dispatcher'].pid
+        before = rss_mb(pid)
+        seconds = args.memory_calls / args.rate
+        sent, received, _ = bench.sustained(args.rate, seconds, 'm')
+        after = rss_mb(pid)
+        print(f'memory: dispatcher RSS {before:.1f} MB -> {after:.1f} MB over {received} calls '
+              f'({after - before:+.2f} MB; target: < 5 MB)')
+        return 0
+    finally:
+        for proc in procs.values():
+            proc.send_signal(signal.SIGINT)
+        for proc in procs.values():
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,163 @@
+"""
+Benchmark of the tool-call parser: one-shot and streamed, next to json.loads.
+
+    python bench/parse_bench.py              # the table (about 30 s)
+    python bench/parse_bench.py --quick      # fewer rounds
+    python bench/parse_bench.py --fuzz 100000  # never-raises + streaming-equivalence fuzz
+
+For each format: a ~300-byte message with one call is parsed with the sample catalog (as the
+dispatcher does). ``json.loads`` of the call's JSON payload (for non-JSON formats: the same call
+written as {"name": ..., "arguments": ...}) is timed in the same rounds, interleaved, so machine
+noise hits both alike. Median per-call times over rounds; ratio = parse / json.loads. Streaming
+is timed feeding the whole text in one delta (overhead of the streaming API) and in 4-character
+deltas (about one token each).
+"""
+
+import argparse
+import json
+import os
+import pathlib
+import random
+import statistics
+import sys
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / 'lerobot_tools_ros'))
+sys.path.insert(0, str(ROOT / 'lerobot_tools_ros' / 'test'))
+
+from lerobot_tools_ros.catalog import ToolCatalog  # noqa: E402
+from lerobot_tools_ros.parsing import parse, StreamingParser  # noqa: E402
+
+TOOLS = [
+    {'type': 'function', 'function': {
+        'name': 'say', 'description': 'Speak a short utterance to the user via the TTS executor.',
+        'parameters': {'type': 'object', 'properties': {'text': {'type': 'string'}},
+                       'required': ['text']}}},
+    {'type': 'function', 'function': {
+        'name': 'record_observation', 'description': 'Save the latest camera frame.',
+        'parameters': {'type': 'object', 'properties': {'label': {'type': 'string'},
+                                                        'camera': {'type': 'string'}},
+                       'required': ['label']}}},
+]
+
+PROSE = ('I can see the red cube on the left side of the table, next to the blue bin. I will '
+         'pick it up, put it in the bin and then go back home. ')
+SPEECH = 'On it: picking up the red cube and placing it in the blue bin now.'
+CALL = {'name': 'say', 'arguments': {'text': SPEECH}}
+CALL_JSON = json.dumps(CALL)
+MESSAGE_JSON = json.dumps({'role': 'assistant', 'content': PROSE.strip(), 'tool_calls': [
+    {'type': 'function', 'function': CALL}]})
+LLAMA_JSON = json.dumps({'name': 'say', 'parameters': {'text': SPEECH}})
+MISTRAL_JSON = json.dumps([CALL])
+
+# format -> (text, the JSON payload json.loads is timed on)
+CASES = {
+    'lerobot_marker': (f'{PROSE}\n<say>{SPEECH}</say>', CALL_JSON),
+    'openai_json': (MESSAGE_JSON, MESSAGE_JSON),
+    'hermes': (f'{PROSE}\n<tool_call>\n{CALL_JSON}\n</tool_call>', CALL_JSON),
+    'llama_json': (f'{PROSE}<|python_tag|>{LLAMA_JSON}', LLAMA_JSON),
+    'pythonic': (f'{PROSE}[say(text="{SPEECH}")]', CALL_JSON),
+    'mistral': (f'{PROSE}[TOOL_CALLS]{MISTRAL_JSON}', MISTRAL_JSON),
+    'qwen3_coder_xml': (f'{PROSE}\n<tool_call>\n<function=say>\n<parameter=text>\n{SPEECH}\n'
+                        '</parameter>\n</function>\n</tool_call>', CALL_JSON),
+    'fenced_json': (f'{PROSE}\n```json\n{CALL_JSON}\n```', CALL_JSON),
+}
+JSON_BASED = ('openai_json', 'hermes', 'llama_json', 'mistral', 'fenced_json')
+
+
+def per_call(fn, number: int) -> float:
+    start = time.perf_counter()
+    for _ in range(number):
+        fn()
+    return (time.perf_counter() - start) / number
+
+
+def stream_whole(text: str, catalog) -> None:
+    parser = StreamingParser(catalog)
+    parser.feed(text)
+    parser.finish()
+
+
+def stream_chunks(chunks: list[str], catalog) -> None:
+    parser = StreamingParser(catalog)
+    feed = parser.feed
+    for chunk in chunks:
+        feed(chunk)
+    parser.finish()
+
+
+def run_table(rounds: int, number: int) -> int:
+    catalog = ToolCatalog.from_tools(TOOLS)
+    print(f'python {sys.version.split()[0]}, {rounds} rounds x {number} calls; medians over '
+          'rounds; catalog: say, record_observation\n')
+    header = (f'{"format":<16} {"bytes":>5} {"parses/s":>10} {"parse us":>9} {"json us":>8} '
+              f'{"ratio":>6} {"stream1":>8} {"stream64":>9} {"stream16":>9} {"stream4":>8}')
+    print(header)
+    print('-' * len(header))
+    failures = 0
+    for fmt, (text, payload) in CASES.items():
+        result = parse(text, catalog)
+        assert [call.format for call in result.calls] == [fmt], (fmt, result)
+        splits = {size: [text[i:i + size] for i in range(0, len(text), size)]
+                  for size in (64, 16, 4)}
+        parse_times, json_times, ratios = [], [], []
+        stream = {key: [] for key in ('whole', 64, 16, 4)}
+        for _ in range(rounds):
+            parse_time = per_call(lambda: parse(text, catalog), number)
+            json_time = per_call(lambda: json.loads(payload), number)
+            parse_times.append(parse_time)
+            json_times.append(json_time)
+            ratios.append(parse_time / json_time)
+            whole = per_call(lambda: stream_whole(text, catalog), number)
+            stream['whole'].append(whole / parse_time)
+            for size, chunks in splits.items():
+                took = per_call(lambda: stream_chunks(chunks, catalog), max(1, number // 8))
+                stream[size].append(took / parse_time)
+        med_parse = statistics.median(parse_times)
+        ratio = statistics.median(ratios)
+        flag = ''
+        if fmt in JSON_BASED and ratio > 5:
+            flag = '  > 5x json.loads'
+            failures += 1
+        cells = ' '.join(f'{statistics.median(stream[key]):>{width}.2f}x'
+                         for key, width in (('whole', 7), (64, 8), (16, 8), (4, 7)))
+        print(f'{fmt:<16} {len(text.encode()):>5} {1 / med_parse:>10,.0f} '
+              f'{med_parse * 1e6:>9.2f} {statistics.median(json_times) * 1e6:>8.2f} '
+              f'{ratio:>6.1f} {cells}{flag}')
+    print('\nratio: parse / json.loads of the call payload, timed back to back in each round '
+          '(target <= 5 for the JSON-based formats)')
+    print('streamN: StreamingParser time / parse time for the same text; stream1: one feed() '
+          'of the whole text + finish(); stream64/16/4: deltas of 64/16/4 characters')
+    return 1 if failures else 0
+
+
+def run_fuzz(count: int, seed: int) -> int:
+    import parsing_corpus
+
+    catalog = ToolCatalog.from_tools(TOOLS)
+    started = time.perf_counter()
+    checked, mismatches = parsing_corpus.fuzz(count, seed, catalog)
+    elapsed = time.perf_counter() - started
+    print(f'fuzz: {count} generated inputs parsed without an exception; {checked} of them '
+          f'also streamed in random splits; {len(mismatches)} mismatches; {elapsed:.1f} s')
+    for text in mismatches[:5]:
+        print('  mismatch:', repr(text[:200]))
+    return 1 if mismatches else 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
+    parser.add_argument('--quick', action='store_true', help='fewer rounds')
+    parser.add_argument('--fuzz', type=int, default=0, metavar='N',
+                        help='run the fuzz with N generated inputs instead of the table')
+    parser.add_argument('--seed', type=int, default=int(os.environ.get('SEED', '1')))
+    args = parser.parse_args()
+    if args.fuzz:
+        return run_fuzz(args.fuzz, args.seed)
+    random.seed(args.seed)
+    return run_table(10 if args.quick else 40, 200 if args.quick else 400)
+
+
+if __name__ == '__main__':
+    sys.exit(main())

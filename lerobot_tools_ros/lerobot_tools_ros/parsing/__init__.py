@@ -1,0 +1,32 @@
+r"""
+Find the tool calls in model output text, in every common format, complete or streamed.
+
+>>> from lerobot_tools_ros.parsing import parse
+>>> result = parse('Pick the cube.\n<say>On it.</say>')
+>>> result.content, result.calls[0].name, result.calls[0].arguments
+('Pick the cube.', 'say', {'text': 'On it.'})
+
+Formats (the ``format`` field of calls and issues): ``lerobot_marker``, ``openai_json``,
+``hermes``, ``llama_json``, ``pythonic``, ``mistral``, ``qwen3_coder_xml``, ``fenced_json``.
+Issue codes: ``truncated``, ``unparseable_arguments``, ``invalid_call``, ``unknown_tool``,
+``too_large`` (see ``results``). Spans are [start, end) character offsets into the input.
+
+Content rule: call markup (calls and issues) takes the whitespace right after it; when the text
+ends with markup, the whitespace right before that markup goes too; nothing else changes.
+"""
+
+from . import formats  # noqa: F401  (registers the built-in formats)
+from .api import parse
+from .core import Ctx, Match, NeedMore, Skip
+from .registry import FORMATS, FormatSpec, register_format
+from .results import (CallEvent, ContentEvent, DEFAULT_MAX_INPUT_BYTES, INVALID_CALL,
+                      ISSUE_CODES, IssueEvent, ParsedCall, ParseIssue, ParseResult, TOO_LARGE,
+                      TRUNCATED, UNKNOWN_TOOL, UNPARSEABLE_ARGUMENTS)
+from .streaming import StreamingParser
+
+__all__ = [
+    'CallEvent', 'ContentEvent', 'Ctx', 'DEFAULT_MAX_INPUT_BYTES', 'FORMATS', 'FormatSpec',
+    'INVALID_CALL', 'ISSUE_CODES', 'IssueEvent', 'Match', 'NeedMore', 'parse', 'ParsedCall',
+    'ParseIssue', 'ParseResult', 'register_format', 'Skip', 'StreamingParser', 'TOO_LARGE',
+    'TRUNCATED', 'UNKNOWN_TOOL', 'UNPARSEABLE_ARGUMENTS',
+]

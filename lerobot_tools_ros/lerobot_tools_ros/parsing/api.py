@@ -1,0 +1,89 @@
+"""``parse``: one complete generation in, calls + issues + remaining prose out."""
+
+from typing import Sequence
+
+from .core import Content, Ctx, Match, scan
+from .registry import get_plan
+from .results import DEFAULT_MAX_INPUT_BYTES, ParsedCall, ParseIssue, ParseResult, TOO_LARGE
+
+
+def utf8_size(text: str) -> int:
+    """Size of ``text`` in UTF-8 (lone surrogates count as the 3 bytes they would take)."""
+    if text.isascii():
+        return len(text)
+    return len(text.encode('utf-8', 'surrogatepass'))
+
+
+def too_large_issue(size: int, limit: int, start: int, end: int) -> ParseIssue:
+    """Build the one issue reported for input above ``max_input_bytes``."""
+    return ParseIssue(TOO_LARGE, f'the input is {size} bytes (UTF-8), above the limit of '
+                      f'{limit} bytes (max_input_bytes); text from char {start} on was not '
+                      'parsed', (start, end), '')
+
+
+def parse(text: str, catalog=None, formats: str | Sequence[str] = 'auto', *,
+          max_input_bytes: int = DEFAULT_MAX_INPUT_BYTES) -> ParseResult:
+    """
+    Find every tool call in ``text``; never raises for any ``str``.
+
+    ``catalog`` (a ``ToolCatalog``) makes unknown names ``unknown_tool`` issues, enables the
+    ``<NAME>`` marker and bare ``name(...)`` calls for its tools, and types Qwen3-Coder
+    parameters. ``formats`` is ``'auto'`` or one or more names from ``FORMATS``; an unknown
+    name raises ValueError (a configuration error, not a property of the text).
+    """
+    if not isinstance(text, str):
+        raise TypeError(f'parse() needs a str, got {type(text).__name__}')
+    plan = get_plan(catalog, formats)
+    n = len(text)
+    if n * 4 > max_input_bytes:
+        size = utf8_size(text)
+        if size > max_input_bytes:
+            return ParseResult('', [], [too_large_issue(size, max_input_bytes, 0, n)])
+    pieces = scan(text, Ctx(plan, True))[0]
+    if len(pieces) == 1 and type(pieces[0]) is str:
+        return ParseResult(text, [], [])
+    return assemble(pieces)
+
+
+def assemble(pieces: list) -> ParseResult:
+    """
+    Turn scanner pieces into a ParseResult.
+
+    This is ``core.Content`` inlined (the hot path of every parse); the streaming parser uses
+    ``Content`` itself, and the split-invariance tests check that both agree.
+    """
+    calls: list[ParsedCall] = []
+    errors: list[ParseIssue] = []
+    out: list[str] = []
+    pending = ''
+    after = False
+    for piece in pieces:
+        if type(piece) is Match:
+            if piece.content:  # an assistant message's own text counts as prose
+                prose = Content()
+                prose.pending, prose.after = pending, after
+                kept = prose.prose(piece.content)
+                if kept:
+                    out.append(kept)
+                pending = prose.pending
+            after = True
+            for item in piece.items:
+                if type(item) is ParsedCall:
+                    calls.append(item)
+                else:
+                    errors.append(item)
+            continue
+        if after:
+            piece = piece.lstrip()
+            if not piece:
+                continue
+            after = False
+        if pending:
+            piece = pending + piece
+        body = piece.rstrip()
+        if body:
+            out.append(body)
+        pending = piece[len(body):]
+    if pending and not after:
+        out.append(pending)
+    return ParseResult(''.join(out), calls, errors)

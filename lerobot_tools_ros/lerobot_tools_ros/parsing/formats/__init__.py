@@ -1,0 +1,13 @@
+"""The built-in formats; importing this package registers them (one module per family)."""
+
+from . import fenced  # noqa: F401
+from . import hermes  # noqa: F401
+from . import llama  # noqa: F401
+from . import marker  # noqa: F401
+from . import mistral  # noqa: F401
+from . import openai_json  # noqa: F401
+from . import pythonic  # noqa: F401
+from . import qwen3_coder  # noqa: F401
+
+NAMES = ('lerobot_marker', 'openai_json', 'hermes', 'llama_json', 'pythonic', 'mistral',
+         'qwen3_coder_xml', 'fenced_json')

@@ -1,0 +1,71 @@
+r"""
+A fenced code block holding one of the JSON call shapes: ```` ```json\n{...}\n``` ````.
+
+The fence is part of the markup when its body is exactly one call-shaped JSON value (language
+tag empty, ``json``, ``json5``, ``jsonc``, ``javascript``, ``js``, ``tool_call`` or
+``tool_calls``). Anything else in a fence is left alone, so the other formats still find calls
+inside it and ordinary code blocks stay prose.
+"""
+
+import re
+
+from .openai_json import looks_like_call
+from ..core import Match, NEED_ANY, NeedMore
+from ..registry import register_format
+from ..results import TRUNCATED
+from ..values import add_entries, call_entries, READ_NEED, READ_OK, READ_TRUNCATED, read_value
+from ..values import guess_name, skip_ws
+
+FORMAT = 'fenced_json'
+FENCE = '```'
+_LANG = re.compile(r'[A-Za-z0-9_+.\-]*')
+_BLANK = re.compile(r'[ \t]*\r?\n?')
+_LANGS = frozenset(('', 'json', 'json5', 'jsonc', 'javascript', 'js', 'tool_call', 'tool_calls'))
+_WAKE = ('}', ']', FENCE)
+
+
+def match_fence(text: str, pos: int, trigger: str, ctx):
+    """Match a code fence whose body is one JSON call value."""
+    if ctx.char_before(text, pos) == '`':
+        return None
+    n = len(text)
+    e = _LANG.match(text, pos + len(FENCE)).end()
+    if e >= n:
+        return NEED_ANY if not ctx.final else None
+    if text[pos + len(FENCE):e].lower() not in _LANGS:
+        return None
+    body = skip_ws(text, _BLANK.match(text, e).end())
+    if body >= n:
+        return NEED_ANY if not ctx.final else None
+    if text[body] not in '{[':
+        return None
+    status, value, end, note = read_value(text, body, ctx)
+    if status == READ_NEED:
+        return NeedMore(_WAKE)
+    if status == READ_TRUNCATED:
+        if not looks_like_call(text[body:]):
+            return None
+        return Match(n, [ctx.issue(TRUNCATED, f'the fenced JSON call starting at char '
+                                   f'{ctx.base + pos} is truncated: the text ended inside it '
+                                   f'({note})', pos, n, FORMAT, guess_name(text[body:]))])
+    if status != READ_OK:
+        return None
+    entries, content = call_entries(value)
+    if entries is None:
+        return None
+    k = skip_ws(text, end)
+    if text.startswith(FENCE, k):
+        stop = k + len(FENCE)
+    elif k >= n or (not ctx.final and FENCE.startswith(text[k:k + len(FENCE)])):
+        if not ctx.final:
+            return NEED_ANY
+        stop = end  # the fence was never closed; the call itself is complete
+    else:
+        return None
+    items: list = []
+    add_entries(entries, FORMAT, ctx, pos, stop, items)
+    return Match(stop, items, content)
+
+
+register_format(FORMAT, [(FENCE, match_fence)], priority=5,
+                description='```json fenced block holding a JSON call shape')

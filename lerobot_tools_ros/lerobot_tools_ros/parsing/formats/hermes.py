@@ -1,0 +1,133 @@
+"""
+Hermes / Qwen2.5: ``<tool_call>{"name": "say", "arguments": {...}}</tool_call>``.
+
+One tag per call (repeated for parallel calls); the last closing tag may be missing. The JSON
+value's end is found by the decoder, so ``</tool_call>`` inside a string argument is fine.
+Single quotes and Python literals are read with ``ast`` when JSON fails. A pythonic
+``name(arg=value)`` inside the tag is accepted too. A ``<function=`` body is left to the
+Qwen3-Coder format.
+"""
+
+from .pythonic import finish, read_call
+from ..core import Match, NEED_ANY, NeedMore
+from ..registry import register_format
+from ..results import INVALID_CALL, TRUNCATED, UNPARSEABLE_ARGUMENTS
+from ..values import (add_value_calls, IDENT, READ_INVALID, READ_NEED, READ_OK, READ_TRUNCATED,
+                      read_value, skip_ws)
+from ..values import guess_name
+
+FORMAT = 'hermes'
+OPEN = '<tool_call>'
+CLOSE = '</tool_call>'
+_WAKE = ('}', ']', ')', CLOSE)
+
+
+def after_value(text: str, end: int, close: str, ctx):
+    """Where markup ends after a value: past an optional closing tag; None: need more text."""
+    if text.startswith(close, end):
+        return end + len(close)
+    k = skip_ws(text, end)
+    if text.startswith(close, k):
+        return k + len(close)
+    if not ctx.final and close.startswith(text[k:k + len(close)]):
+        return None  # only whitespace or the start of the closing tag so far
+    return end
+
+
+def match_hermes(text: str, pos: int, trigger: str, ctx):
+    """Match one ``<tool_call>`` block holding JSON, a Python literal or a pythonic call."""
+    n = len(text)
+    body = pos + len(OPEN)
+    if body < n and text[body].isspace():
+        body = skip_ws(text, body)
+    if body >= n:
+        where = f'<tool_call> at char {ctx.base + pos}'
+        if not ctx.final:
+            return NEED_ANY
+        return Match(n, [ctx.issue(TRUNCATED, f'{where}: the text ended before the call '
+                                   f'(expected a JSON object and {CLOSE!r})', pos, n, FORMAT)])
+    first = text[body]
+    if first == '<':
+        return None  # <function=...>: Qwen3-Coder XML
+    if first in '{[':
+        status, value, end, note = read_value(text, body, ctx)
+        if status == READ_NEED:
+            return NeedMore(_WAKE)
+        if status == READ_OK:
+            stop = after_value(text, end, CLOSE, ctx)
+            if stop is None:
+                return NEED_ANY
+            items: list = []
+            if not add_value_calls(value, FORMAT, ctx, pos, stop, items):
+                items.append(ctx.issue(
+                    INVALID_CALL, f'<tool_call> at char {ctx.base + pos}: expected '
+                    f'{{"name": ..., "arguments": {{...}}}}, got {_shape(value)}', pos, stop,
+                    FORMAT))
+            return Match(stop, items)
+        where = f'<tool_call> at char {ctx.base + pos}'
+        close, following = _own_close(text, body, ctx)
+        if status == READ_TRUNCATED and close == -1:
+            return Match(n, [ctx.issue(TRUNCATED, f'{where}: the text ended inside the call '
+                                       f'({note}, then {CLOSE!r})', pos, n, FORMAT,
+                                       guess_name(text[body:]))])
+        if close != -1:
+            stop = close + len(CLOSE)
+        elif following == -1 and not ctx.final:
+            return NeedMore((CLOSE, OPEN))
+        else:
+            stop = end
+        reason = (note if status == READ_INVALID
+                  else f'not closed before {CLOSE!r} ({note})')
+        return Match(stop, [ctx.issue(UNPARSEABLE_ARGUMENTS, f'{where}: the call is {reason}; '
+                                      'expected a JSON object like {"name": "say", "arguments": '
+                                      '{"text": "hi"}}', pos, stop, FORMAT,
+                                      guess_name(text[body:stop]))])
+    where = f'<tool_call> at char {ctx.base + pos}'
+    ident = IDENT.match(text, body)
+    if ident is not None and ident.end() < n and text[ident.end()] == '(':
+        result = read_call(text, body, ctx)
+        if type(result) is not tuple:
+            return result
+        stop = after_value(text, result[0], CLOSE, ctx)
+        if stop is None:
+            return NEED_ANY
+        return Match(stop, finish(result[1], ctx, FORMAT, pos, stop))
+    if ident is not None and ident.end() >= n and not ctx.final:
+        return NEED_ANY
+    close, following = _own_close(text, body, ctx)
+    if close == -1 and following == -1:
+        if not ctx.final:
+            return NeedMore((CLOSE, OPEN))
+        return Match(n, [ctx.issue(TRUNCATED, f'{where}: the text ended inside the call '
+                                   f'(expected a JSON object, then {CLOSE!r})', pos, n, FORMAT)])
+    stop = close + len(CLOSE) if close != -1 else following
+    return Match(stop, [ctx.issue(UNPARSEABLE_ARGUMENTS, f'{where}: expected a JSON object '
+                                  f'after the tag, found {text[body:body + 20]!r}', pos, stop,
+                                  FORMAT)])
+
+
+def _own_close(text: str, body: int, ctx) -> tuple[int, int]:
+    """
+    ``(close, following)``: this block's ``</tool_call>`` and the next ``<tool_call>``.
+
+    A closing tag after the next opening tag belongs to that one, so ``close`` is -1 then.
+    Both -1: neither is in the text (yet).
+    """
+    close = ctx.find(text, CLOSE, body)
+    following = ctx.find(text, OPEN, body)
+    if close != -1 and following != -1 and following < close:
+        close = -1
+    return close, following
+
+
+def _shape(value: object) -> str:
+    if isinstance(value, dict):
+        keys = ', '.join(repr(key) for key in list(value)[:5])
+        return f'an object with keys [{keys}]'
+    if isinstance(value, list):
+        return f'an array of {len(value)} item(s) that are not call objects'
+    return type(value).__name__
+
+
+register_format(FORMAT, [(OPEN, match_hermes)], priority=20,
+                description='<tool_call>{"name": ..., "arguments": {...}}</tool_call>')

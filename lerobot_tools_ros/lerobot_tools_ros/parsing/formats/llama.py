@@ -1,0 +1,117 @@
+"""
+Llama 3.x JSON: ``<|python_tag|>{"name": "say", "parameters": {...}}`` (``;``-separated).
+
+``arguments`` is accepted in place of ``parameters``. Bare objects without the tag are matched
+by the shared JSON matcher and reported as ``llama_json`` when they use ``parameters``. After
+the tag, Llama 3.1's built-in tool syntax ``brave_search.call(query="...")`` is read as a
+pythonic call named ``brave_search``. A following ``<|eom_id|>`` or ``<|eot_id|>`` belongs to
+the markup.
+"""
+
+from .openai_json import match_json
+from .pythonic import finish, read_call
+from ..core import Match, NEED_ANY, NeedMore
+from ..registry import register_format
+from ..results import INVALID_CALL, TRUNCATED, UNPARSEABLE_ARGUMENTS
+from ..values import (add_value_calls, IDENT, READ_INVALID, READ_NEED,
+                      READ_TRUNCATED, read_value, skip_ws)
+from ..values import guess_name
+
+FORMAT = 'llama_json'
+TAG = '<|python_tag|>'
+END_TOKENS = ('<|eom_id|>', '<|eot_id|>')
+
+
+def _end_tokens(text: str, stop: int, ctx):
+    """Move ``stop`` past an end-of-message token; None when one may still be arriving."""
+    k = skip_ws(text, stop)
+    if k >= len(text):
+        return None if not ctx.final else stop
+    for token in END_TOKENS:
+        if text.startswith(token, k):
+            return k + len(token)
+    if not ctx.final and any(token.startswith(text[k:k + len(token)])
+                             for token in END_TOKENS):
+        return None
+    return stop
+
+
+def match_python_tag(text: str, pos: int, trigger: str, ctx):
+    """Match ``<|python_tag|>`` followed by JSON call objects or a built-in tool call."""
+    n = len(text)
+    k = skip_ws(text, pos + len(TAG))
+    if k >= n:
+        if not ctx.final:
+            return NEED_ANY
+        return Match(n, [ctx.issue(TRUNCATED, f'{TAG} at char {ctx.base + pos}: '
+                                   f'the text ended before the call '
+                                   '(expected a JSON object)', pos, n, FORMAT)])
+    if text[k] not in '{[':
+        ident = IDENT.match(text, k)
+        if ident is None:
+            return None
+        if ident.end() >= n:
+            return NEED_ANY if not ctx.final else None
+        if text[ident.end()] != '(':
+            return None
+        result = read_call(text, k, ctx)
+        if type(result) is not tuple:
+            return result
+        stop = _end_tokens(text, result[0], ctx)
+        if stop is None:
+            return NEED_ANY
+        return Match(stop, finish(result[1], ctx, FORMAT, pos, stop, builtin=True))
+    values: list = []
+    problems: list[tuple[str, str, str]] = []
+    stop = k
+    while True:
+        status, value, end, note = read_value(text, k, ctx)
+        if status == READ_NEED:
+            return NeedMore(('}', ']'))
+        if status == READ_TRUNCATED:
+            problems.append((TRUNCATED, f'{TAG} at char {ctx.base + pos}: the text ended '
+                             f'inside the call ({note})', guess_name(text[k:])))
+            stop = n
+            break
+        if status == READ_INVALID:
+            problems.append((UNPARSEABLE_ARGUMENTS, f'{TAG} at char {ctx.base + pos}: the call '
+                             f'is {note}; expected a JSON object like {{"name": "say", '
+                             '"parameters": {"text": "hi"}}', guess_name(text[k:end])))
+            stop = end
+            break
+        values.append(value)
+        stop = end
+        j = skip_ws(text, end)
+        if j >= n:
+            if not ctx.final:
+                return NEED_ANY
+            break
+        if text[j] != ';':
+            break
+        j2 = skip_ws(text, j + 1)
+        if j2 >= n:
+            if not ctx.final:
+                return NEED_ANY
+            stop = j + 1
+            break
+        if text[j2] not in '{[':
+            stop = j + 1
+            break
+        k = j2
+    if not problems or problems[-1][0] != TRUNCATED:
+        stop = _end_tokens(text, stop, ctx)
+        if stop is None:
+            return NEED_ANY
+    items: list = []
+    for value in values:
+        if not add_value_calls(value, FORMAT, ctx, pos, stop, items):
+            items.append(ctx.issue(INVALID_CALL, f'{TAG} at char {ctx.base + pos}: expected '
+                                   '{"name": ..., "parameters": {...}}, got a JSON value that '
+                                   'is not a call', pos, stop, FORMAT))
+    for code, message, name in problems:
+        items.append(ctx.issue(code, message, pos, stop, FORMAT, name))
+    return Match(stop, items)
+
+
+register_format(FORMAT, [(TAG, match_python_tag), ('{', match_json), ('[', match_json)],
+                priority=40, description='<|python_tag|>{"name": ..., "parameters": {...}}')

@@ -1,0 +1,95 @@
+"""
+Mistral: ``[TOOL_CALLS][{"name": "say", "arguments": {...}}]`` and ``[TOOL_CALLS]say{...}``.
+
+Newer tokenizers write ``[TOOL_CALLS]say[ARGS]{...}`` (optionally ``[CALL_ID]id`` before
+``[ARGS]``); all three are accepted, each ``[TOOL_CALLS]`` holding one call or one list.
+"""
+
+import re
+
+from ..core import Match, NEED_ANY, NeedMore
+from ..registry import register_format
+from ..results import INVALID_CALL, TRUNCATED, UNPARSEABLE_ARGUMENTS
+from ..values import (add_value_calls, READ_NEED, READ_OK, READ_TRUNCATED,
+                      read_value, skip_ws)
+from ..values import guess_name
+
+FORMAT = 'mistral'
+TAG = '[TOOL_CALLS]'
+ARGS = '[ARGS]'
+CALL_ID = '[CALL_ID]'
+_NAME = re.compile(r'[A-Za-z0-9_.\-]+')
+_ID = re.compile(r'[A-Za-z0-9_\-]*')
+_WAKE = ('}', ']')
+
+
+def _read_payload(text: str, k: int, ctx, pos: int, name: str):
+    """Read the JSON value at ``k``; return Match/NeedMore with calls or an issue."""
+    status, value, end, note = read_value(text, k, ctx)
+    if status != READ_OK and not name:
+        name = guess_name(text[k:end])
+    if status == READ_NEED:
+        return NeedMore(_WAKE)
+    if status == READ_TRUNCATED:
+        return Match(end, [ctx.issue(TRUNCATED, f'{TAG} at char {ctx.base + pos}: the text '
+                                     f'ended inside the call ({note})', pos, end, FORMAT,
+                                     name)])
+    if status != READ_OK:
+        return Match(end, [ctx.issue(UNPARSEABLE_ARGUMENTS, f'{TAG} at char {ctx.base + pos}: '
+                                     f'the call is {note}; expected JSON', pos, end, FORMAT,
+                                     name)])
+    items: list = []
+    if name:
+        ctx.add_call(items, name, value, FORMAT, pos, end)
+        return Match(end, items)
+    if not add_value_calls(value, FORMAT, ctx, pos, end, items):
+        items.append(ctx.issue(INVALID_CALL, f'{TAG} at char {ctx.base + pos}: expected a list '
+                               'of {"name": ..., "arguments": {...}} objects', pos, end,
+                               FORMAT))
+    return Match(end, items)
+
+
+def match_mistral(text: str, pos: int, trigger: str, ctx):
+    """Match one ``[TOOL_CALLS]`` block."""
+    n = len(text)
+    k = skip_ws(text, pos + len(TAG))
+    if k >= n:
+        if not ctx.final:
+            return NEED_ANY
+        return Match(n, [ctx.issue(TRUNCATED, f'{TAG} at char {ctx.base + pos}: '
+                                   f'the text ended before the call '
+                                   '(expected a JSON list or name{...})', pos, n, FORMAT)])
+    if text[k] in '[{':
+        return _read_payload(text, k, ctx, pos, '')
+    found = _NAME.match(text, k)
+    if found is None:
+        stop = pos + len(TAG)
+        return Match(stop, [ctx.issue(UNPARSEABLE_ARGUMENTS, f'{TAG} at char {ctx.base + pos}: '
+                                      f'expected a JSON list or name{{...}} after the tag, '
+                                      f'found {text[k:k + 20]!r}', pos, stop, FORMAT)])
+    name = found.group()
+    i = found.end()
+    if text.startswith(CALL_ID, i):
+        i = _ID.match(text, i + len(CALL_ID)).end()
+    if text.startswith(ARGS, i):
+        i += len(ARGS)
+    elif i >= n or (not ctx.final and (ARGS.startswith(text[i:]) or CALL_ID.startswith(text[i:]))):
+        if not ctx.final:
+            return NEED_ANY
+    i = skip_ws(text, i)
+    if i >= n:
+        if not ctx.final:
+            return NEED_ANY
+        return Match(n, [ctx.issue(TRUNCATED, f'{TAG} at char {ctx.base + pos}: '
+                                   f'the text ended before the arguments '
+                                   f'of {name!r} (expected {{...}})', pos, n, FORMAT, name)])
+    if text[i] != '{':
+        return Match(i, [ctx.issue(UNPARSEABLE_ARGUMENTS, f'{TAG} at char {ctx.base + pos}: '
+                                   f'expected the arguments of '
+                                   f'{name!r} as a JSON object at char {ctx.base + i}, found '
+                                   f'{text[i:i + 20]!r}', pos, i, FORMAT, name)])
+    return _read_payload(text, i, ctx, pos, name)
+
+
+register_format(FORMAT, [(TAG, match_mistral)], priority=10,
+                description='[TOOL_CALLS][{...}] and [TOOL_CALLS]name{...}')

@@ -1,0 +1,115 @@
+"""
+OpenAI / LeRobot JSON, and bare JSON call objects anywhere in the text.
+
+Shapes: ``{"tool_calls": [...]}``, an assistant message dict (its ``content`` string stays as
+prose), one ``{"type": "function", "function": {...}}`` or ``{"name", "arguments"}`` object, or
+a list of them. ``arguments`` may be a dict, a JSON string, or a double-encoded JSON string.
+A bare ``{"name", "parameters"}`` object is Llama 3.x JSON and reported as ``llama_json``
+(several may be ``;``-separated). Single quotes and Python literals are read with ``ast``.
+
+Only ``{`` followed by a quote and ``[`` followed by ``{`` start a candidate. A complete JSON
+value that is not call-shaped is prose and is not searched further.
+"""
+
+from ..core import Match, NEED_ANY, NeedMore, Skip
+from ..registry import register_format
+from ..results import TRUNCATED, UNPARSEABLE_ARGUMENTS
+from ..values import (add_entries, call_entries, entry_format, is_entry, READ_NEED, READ_OK,
+                      READ_TRUNCATED, read_value, skip_ws)
+from ..values import guess_name
+
+FORMAT = 'openai_json'
+LLAMA = 'llama_json'
+_CALLISH = ('"name"', "'name'", 'tool_calls', '"function"', "'function'")
+_WAKE = ('}', ']')
+
+
+def looks_like_call(fragment: str) -> bool:
+    """Whether broken JSON was meant as a call (so it is reported, not treated as prose)."""
+    return any(key in fragment for key in _CALLISH)
+
+
+def guess_format(fragment: str) -> str:
+    """Name the family of an unreadable call: Llama when it uses ``parameters``."""
+    if ('"parameters"' in fragment or "'parameters'" in fragment) and (
+            'arguments' not in fragment):
+        return LLAMA
+    return FORMAT
+
+
+def read_sequence(text: str, end: int, entries: list, ctx):
+    """
+    Extend ``entries`` with ``; {...}`` call objects after ``end`` (Llama's separator).
+
+    Returns the end of the markup, or None when more text is needed to decide.
+    """
+    n = len(text)
+    while True:
+        k = skip_ws(text, end)
+        if k >= n:
+            return None if not ctx.final else end
+        if text[k] != ';':
+            return end
+        k2 = skip_ws(text, k + 1)
+        if k2 >= n:
+            return None if not ctx.final else k + 1
+        if text[k2] != '{':
+            return end
+        status, value, stop, _ = read_value(text, k2, ctx)
+        if status == READ_NEED:
+            return None
+        if status != READ_OK or not is_entry(value):
+            return end  # the scanner reports that value on its own
+        entries.append(value)
+        end = stop
+
+
+def match_json(text: str, pos: int, trigger: str, ctx):
+    """Match a JSON (or Python-literal) call value starting with ``{"`` or ``[{``."""
+    n = len(text)
+    k = skip_ws(text, pos + 1)
+    if k >= n:
+        return NEED_ANY if not ctx.final else None
+    c = text[k]
+    if trigger == '{':
+        if c != '"' and c != "'":
+            return None
+    elif c != '{':
+        return None
+    status, value, end, note = read_value(text, pos, ctx)
+    if status == READ_OK:
+        entries, content = call_entries(value)
+        if entries is None:
+            return Skip(end)
+        if type(value) is dict and 'tool_calls' in value:
+            fmt = FORMAT
+        else:
+            fmt = entry_format(entries[0])
+        if fmt not in ctx.plan.formats:
+            return Skip(end)
+        if fmt == LLAMA:
+            entries = list(entries)
+            end = read_sequence(text, end, entries, ctx)
+            if end is None:
+                return NEED_ANY
+        items: list = []
+        add_entries(entries, fmt, ctx, pos, end, items)
+        return Match(end, items, content)
+    if status == READ_NEED:
+        return NeedMore(_WAKE)
+    fragment = text[pos:end]
+    fmt = guess_format(fragment)
+    if not looks_like_call(fragment) or fmt not in ctx.plan.formats:
+        return Skip(end)
+    if status == READ_TRUNCATED:
+        return Match(n, [ctx.issue(TRUNCATED, f'the {fmt} call starting at char '
+                                   f'{ctx.base + pos} is truncated: the text ended inside it '
+                                   f'({note})', pos, n, fmt, guess_name(fragment))])
+    return Match(end, [ctx.issue(UNPARSEABLE_ARGUMENTS, f'the {fmt} call at chars '
+                                 f'{ctx.base + pos}-{ctx.base + end} is {note}; expected a '
+                                 'JSON object like {"name": "say", "arguments": {"text": "hi"}}',
+                                 pos, end, fmt, guess_name(fragment))])
+
+
+register_format(FORMAT, [('{', match_json), ('[', match_json)], priority=60,
+                description='{"tool_calls": [...]}, {"name": ..., "arguments": ...}, lists')

@@ -1,0 +1,194 @@
+"""
+Pythonic calls (Llama 3.2/4, Olmo, LFM2): ``[say(text="hi"), record_observation(label="cup")]``.
+
+Also a bare ``say(text="hi")`` for catalog names (never for other names, so prose with
+parentheses stays prose), and Llama 4's ``<|python_start|>...<|python_end|>`` wrapper. The
+extent of the call is found by the bracket scanner first; then ``ast.parse`` reads exactly that
+slice and only literal nodes are converted. Nothing is evaluated. JSON's ``true``/``false``/
+``null`` are accepted as values; positional arguments follow the catalog's parameter order.
+"""
+
+import ast
+
+from ..core import Match, NEED_ANY, NeedMore, Skip
+from ..registry import register_format
+from ..results import INVALID_CALL, TRUNCATED, UNPARSEABLE_ARGUMENTS
+from ..values import (BAD, call_from_node, IDENT, LiteralError, parse_expression,
+                      scan_brackets, skip_ws, UNCLOSED)
+
+FORMAT = 'pythonic'
+PY_START = '<|python_start|>'
+PY_END = '<|python_end|>'
+_IDENT_CHARS = frozenset('abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.')
+_EXPECTED = 'expected name(arg=value, ...)'
+_EXPECTED_LIST = 'expected [name(arg=value, ...), ...]'
+
+# read_call / read_list return ``(end, parts)``; each part is ``(code, name, arguments,
+# reason)`` with code '' for a call. ``finish`` turns parts into items once the caller knows
+# where the markup ends (a wrapper may add a closing token).
+
+
+def finish(parts: list, ctx, fmt: str, start: int, stop: int, builtin: bool = False) -> list:
+    """Turn parts into ParsedCall/ParseIssue items spanning ``[start, stop)``."""
+    items: list = []
+    for code, name, arguments, reason in parts:
+        if builtin and name.endswith('.call'):
+            name = name[:-5]  # Llama 3.1 built-in tools: brave_search.call(query=...)
+        if code:
+            items.append(ctx.issue(code, f'{fmt} call at chars {ctx.base + start}-'
+                                   f'{ctx.base + stop}: {reason}', start, stop, fmt, name))
+        else:
+            ctx.add_call(items, name, arguments, fmt, start, stop)
+    return items
+
+
+def _from_nodes(nodes: list, ctx) -> list:
+    parts = []
+    for node in nodes:
+        name, arguments, code, reason = call_from_node(node, ctx.view)
+        parts.append((code, name, arguments, reason))
+    return parts
+
+
+def read_call(text: str, start: int, ctx):
+    """Read ``name(...)`` at ``start`` (known to be a name followed by ``(``)."""
+    name = IDENT.match(text, start).group()
+    paren = start + len(name)
+    state, end, note = scan_brackets(text, paren, True)
+    if state == UNCLOSED:
+        if not ctx.final:
+            return NeedMore((')',))
+        return len(text), [(TRUNCATED, name, None, f'the text ended inside {name}(...) '
+                            f'({note})')]
+    if state == BAD:
+        return max(end, paren + 1), [(UNPARSEABLE_ARGUMENTS, name, None,
+                                      f'{note} at char {ctx.base + end}; {_EXPECTED}')]
+    try:
+        node = parse_expression(text[start:end])
+    except LiteralError as exc:
+        at = f' at char {ctx.base + start + exc.offset}' if exc.offset >= 0 else ''
+        return end, [(UNPARSEABLE_ARGUMENTS, name, None,
+                      f'not a valid call: {exc.message}{at}; {_EXPECTED}')]
+    return end, _from_nodes([node], ctx)
+
+
+def read_list(text: str, pos: int, ctx, report_all: bool):
+    """
+    Read ``[name(...), ...]`` at ``pos`` (known to start with ``[ name(``).
+
+    Returns ``(end, parts)``, NeedMore, or Skip when it is not a call list and nothing needs
+    reporting (a first name outside the catalog, unless ``report_all``).
+    """
+    n = len(text)
+    first = IDENT.match(text, skip_ws(text, pos + 1)).group()
+    names = ctx.view.names
+    report = report_all or names is None or first in names
+    state, end, note = scan_brackets(text, pos, True)
+    if state == UNCLOSED:
+        if not ctx.final:
+            return NeedMore((']',))
+        if not report:
+            return Skip(n)
+        return n, [(TRUNCATED, first, None, f'the text ended inside the list ({note})')]
+    if state == BAD:
+        if not report:
+            return Skip(end)
+        return max(end, pos + 1), [(UNPARSEABLE_ARGUMENTS, first, None,
+                                    f'{note} at char {ctx.base + end}; {_EXPECTED_LIST}')]
+    try:
+        node = parse_expression(text[pos:end])
+    except LiteralError as exc:
+        if not report:
+            return Skip(end)
+        at = f' at char {ctx.base + pos + exc.offset}' if exc.offset >= 0 else ''
+        return end, [(UNPARSEABLE_ARGUMENTS, first, None, f'not a valid list of calls: '
+                      f'{exc.message}{at}; {_EXPECTED_LIST}')]
+    if type(node) is not ast.List or not all(type(elt) is ast.Call for elt in node.elts):
+        if not report:
+            return Skip(end)
+        return end, [(INVALID_CALL, first, None, 'expected a list of calls only, like '
+                      '[say(text="hi"), record_observation(label="cup")]')]
+    return end, _from_nodes(node.elts, ctx)
+
+
+def _list_start(text: str, pos: int, ctx):
+    """Tell whether ``[`` at ``pos`` opens ``[name(`` (True/False; NEED_ANY: undecided)."""
+    n = len(text)
+    k = skip_ws(text, pos + 1)
+    if k >= n:
+        return NEED_ANY if not ctx.final else False
+    ident = IDENT.match(text, k)
+    if ident is None:
+        return False
+    e = ident.end()
+    if e >= n:
+        return NEED_ANY if not ctx.final else False
+    return text[e] == '('
+
+
+def match_list(text: str, pos: int, trigger: str, ctx):
+    """Match ``[f(a=1), g(b="x")]``."""
+    start = _list_start(text, pos, ctx)
+    if start is not True:
+        return start or None
+    result = read_list(text, pos, ctx, False)
+    if type(result) is not tuple:
+        return result
+    end, parts = result
+    return Match(end, finish(parts, ctx, FORMAT, pos, end))
+
+
+def match_bare(text: str, pos: int, trigger: str, ctx):
+    """Match ``say(text="hi")`` for a catalog name not preceded by a name character."""
+    if ctx.char_before(text, pos) in _IDENT_CHARS:
+        return None
+    result = read_call(text, pos, ctx)
+    if type(result) is not tuple:
+        return result
+    end, parts = result
+    return Match(end, finish(parts, ctx, FORMAT, pos, end))
+
+
+def match_python_start(text: str, pos: int, trigger: str, ctx):
+    """Match Llama 4's ``<|python_start|>[...]<|python_end|>``."""
+    n = len(text)
+    k = skip_ws(text, pos + len(PY_START))
+    if k >= n:
+        if not ctx.final:
+            return NEED_ANY
+        return Match(n, [ctx.issue(TRUNCATED, f'{PY_START} at char {ctx.base + pos}: the text '
+                                   'ended before the call', pos, n, FORMAT)])
+    if text[k] == '[':
+        start = _list_start(text, k, ctx)
+        if start is not True:
+            return start or None
+        result = read_list(text, k, ctx, True)
+    else:
+        ident = IDENT.match(text, k)
+        if ident is None:
+            return None
+        if ident.end() >= n:
+            return NEED_ANY if not ctx.final else None
+        if text[ident.end()] != '(':
+            return None
+        result = read_call(text, k, ctx)
+    if type(result) is not tuple:
+        return result
+    end, parts = result
+    e = skip_ws(text, end)
+    if text.startswith(PY_END, e):
+        stop = e + len(PY_END)
+    elif not ctx.final and PY_END.startswith(text[e:e + len(PY_END)]):
+        return NEED_ANY
+    else:
+        stop = end
+    return Match(stop, finish(parts, ctx, FORMAT, pos, stop))
+
+
+def _bare_triggers(view) -> list[str]:
+    return [name + '(' for name in view.bare_call_names()]
+
+
+register_format(FORMAT, [('[', match_list), (PY_START, match_python_start),
+                         (_bare_triggers, match_bare)], priority=50,
+                description='[say(text="hi")], bare say(text="hi") for catalog names')

@@ -1,0 +1,151 @@
+"""
+``StreamingParser``: the same results as ``parse``, delivered while the text arrives.
+
+Each ``feed`` appends a delta and reruns the scanner over the unconsumed tail only: prose and
+calls before the first undecided position are emitted and dropped from the buffer; a trailing
+partial trigger (``<tool_ca``) and trailing whitespace are held back. While a call is still
+open, the scanner is rerun only when a delta brings a string that could close it (its closing
+tag, or a closing bracket for JSON), so a long call fed in small pieces is not rescanned on
+every token.
+
+Cost: prose-only text is O(total length). A pending call of length L costs O(L) per wake-up
+(closing tag: once; JSON: once per closing bracket inside it), so O(L * brackets) in the worst
+case, bounded by ``max_input_bytes``.
+
+For every split of a text into deltas, the concatenated ContentEvents, the CallEvents and the
+IssueEvents equal ``parse(text)``'s content, calls and errors (tested with hypothesis). The one
+exception is input over ``max_input_bytes``: events already emitted stand, one ``too_large``
+issue follows, and the rest of the input is ignored.
+"""
+
+from typing import Sequence
+
+from .api import too_large_issue, utf8_size
+from .core import Content, Ctx, Match, scan
+from .registry import get_plan
+from .results import (CallEvent, ContentEvent, DEFAULT_MAX_INPUT_BYTES, IssueEvent,
+                      ParsedCall)
+
+_TAIL = 32  # longer than any wake string
+
+
+class StreamingParser:
+    """Incremental tool-call parser for one generation; ``feed`` deltas, then ``finish``."""
+
+    def __init__(self, catalog=None, formats: str | Sequence[str] = 'auto', *,
+                 max_input_bytes: int = DEFAULT_MAX_INPUT_BYTES) -> None:
+        self._plan = get_plan(catalog, formats)
+        self._limit = max_input_bytes
+        self._buf = ''
+        self._chunks: list[str] = []
+        self._base = 0
+        self._prev = ''
+        self._content = Content()
+        self._size = 0
+        self._seen = 0
+        self._wake: tuple[str, ...] | None = None
+        self._tail = ''
+        self._overflow = False
+        self._finished = False
+
+    def feed(self, delta: str) -> list:
+        """Add text; return the events it made final (possibly none)."""
+        if self._finished:
+            raise RuntimeError('StreamingParser.feed() called after finish()')
+        if not isinstance(delta, str):
+            raise TypeError(f'feed() needs a str, got {type(delta).__name__}')
+        if not delta:
+            return []
+        self._seen += len(delta)
+        if self._overflow:
+            return []
+        self._size += utf8_size(delta)
+        if self._size > self._limit:
+            return self._overflowed()
+        wake = self._wake
+        if wake is not None:
+            window = self._tail + delta
+            self._chunks.append(delta)
+            self._tail = window[-_TAIL:]
+            for needle in wake:
+                if needle in window:
+                    break
+            else:
+                return []
+            text = self._buf + ''.join(self._chunks)
+            self._chunks = []
+        elif self._buf:
+            text = self._buf + delta
+        else:
+            key_rx = self._plan.key_rx
+            if key_rx is not None and key_rx.search(delta) is None:
+                return self._prose_only(delta)
+            text = delta
+        return self._scan(text, False)
+
+    def _prose_only(self, delta: str) -> list:
+        """Fast path: nothing held back and no trigger can start in ``delta``."""
+        plan = self._plan
+        cut = len(delta)
+        if plan.hold_rx is not None:
+            held = plan.hold_rx.search(delta, max(0, cut - plan.hold_len))
+            if held is not None:
+                cut = held.start()
+        events = []
+        if cut:
+            kept = self._content.prose(delta if cut == len(delta) else delta[:cut])
+            if kept:
+                events.append(ContentEvent(kept))
+            self._prev = delta[cut - 1]
+            self._base += cut
+            self._buf = delta[cut:]
+        else:
+            self._buf = delta
+        return events
+
+    def finish(self) -> list:
+        """End of the generation: resolve everything held back (truncated calls included)."""
+        if self._finished:
+            return []
+        self._finished = True
+        if self._overflow:
+            return []
+        text = self._buf + ''.join(self._chunks)
+        self._chunks = []
+        events = self._scan(text, True)
+        tail = self._content.finish()
+        if tail:
+            events.append(ContentEvent(tail))
+        return events
+
+    def _scan(self, text: str, final: bool) -> list:
+        pieces, stop, wake = scan(text, Ctx(self._plan, final, self._base, self._prev))
+        events: list = []
+        content = self._content
+        for piece in pieces:
+            if type(piece) is not Match:
+                kept = content.prose(piece)
+                if kept:
+                    events.append(ContentEvent(kept))
+                continue
+            if piece.content:
+                kept = content.prose(piece.content)
+                if kept:
+                    events.append(ContentEvent(kept))
+            content.markup()
+            for item in piece.items:
+                events.append(CallEvent(item) if type(item) is ParsedCall else IssueEvent(item))
+        if stop:
+            self._prev = text[stop - 1]
+            self._base += stop
+            text = text[stop:]
+        self._buf = text
+        self._wake = wake
+        self._tail = text[-_TAIL:] if wake is not None else ''
+        return events
+
+    def _overflowed(self) -> list:
+        self._overflow = True
+        self._buf = ''
+        self._chunks = []
+        return [IssueEvent(too_large_issue(self._size, self._limit, self._base, self._seen))]

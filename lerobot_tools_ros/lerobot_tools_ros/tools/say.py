@@ -1,0 +1,370 @@
+"""
+The ``say`` tool: speak text through pocket-tts or espeak-ng, streaming the audio.
+
+Each call is one utterance with its own ``utterance_id``. Audio leaves as soon as the backend
+yields it, so the robot starts talking while the rest is still being generated; under ROS it is
+published as ``lerobot_tools_interfaces/msg/AudioChunk`` on ``audio_topic`` (the ``speaker``
+node plays it), in plain Python it goes to the ``on_chunk`` callback. The utterance always ends
+with a chunk that has ``final`` set, and also ``cancelled`` when it was cut short, so a speaker
+can drop what it still has queued.
+
+The backend is built, and warmed up, in the constructor: pocket-tts loads its model once, so
+the first call is as fast as the others. Calls of one instance run one at a time (the
+``tool_server`` serializes them; pocket-tts is not thread-safe per model anyway).
+"""
+
+import contextlib
+from dataclasses import dataclass
+import logging
+import math
+import threading
+import time
+from typing import Any, Callable, ClassVar, Optional
+import uuid
+
+from lerobot_tools_ros import errors
+from lerobot_tools_ros.errors import ToolError
+from lerobot_tools_ros.tools.base import tool_name_from_schema, ToolParameter
+from lerobot_tools_ros.tts import KINDS, make_backend, PCM_S16LE, TtsError
+
+__all__ = ['AudioPiece', 'SayTool']
+
+_log = logging.getLogger('lerobot_tools_ros.tools.say')
+# With wait_for_playback, how long a call waits for a speaker to subscribe before it answers
+# `unavailable` (discovery of a freshly started speaker takes a few hundred ms).
+_SUBSCRIBER_GRACE_S = 1.0
+_AUDIO_QOS_DEPTH = 200
+_STATUS_QOS_DEPTH = 50
+
+
+@dataclass(frozen=True)
+class AudioPiece:
+    """One chunk of an utterance, the plain-Python twin of the ``AudioChunk`` message."""
+
+    utterance_id: str
+    sample_rate: int
+    channels: int
+    data: bytes
+    final: bool = False
+    cancelled: bool = False
+    encoding: str = PCM_S16LE
+
+
+@dataclass
+class _Utterance:
+    """A call in progress; ``stop`` and the speaker's report reach it from the ROS thread."""
+
+    uid: str
+    stop: threading.Event
+    final_sent: bool = False
+    reported: Optional[threading.Event] = None
+    state: str = ''
+    detail: str = ''
+
+
+def _eos_threshold(value: Any) -> Optional[float]:
+    """Parse ``eos_threshold``: '' means the backend's default, else a number."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if isinstance(value, bool):
+        raise ValueError(f'say: eos_threshold must be empty or a number, got {value!r}')
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"say: eos_threshold must be empty (the model's default) or a "
+                         f'number such as -4.0, got {value!r}') from None
+    if math.isnan(number):
+        raise ValueError('say: eos_threshold must be a number, got NaN')
+    return number
+
+
+class SayTool:
+    """Speak ``text`` aloud; see the module docstring."""
+
+    PARAMETERS: ClassVar[dict[str, ToolParameter]] = {
+        'backend': ToolParameter(
+            'auto', 'Text-to-speech backend: auto (pocket-tts if it loads, else espeak-ng), '
+                    'pocket_tts or espeak_ng.'),
+        'voice': ToolParameter(
+            '', 'pocket_tts: a built-in voice name or a .safetensors/audio file ('' = a '
+                'silent prompt, no download); espeak_ng: a voice such as en-us+f3 ('' = '
+                'en-us). With backend auto it applies to pocket-tts only.'),
+        'rate': ToolParameter(175, 'espeak_ng speaking rate in words per minute (80-450).'),
+        'language': ToolParameter(
+            'english', 'pocket_tts language of the bundled model configs (ignored when '
+                       'config is set).'),
+        'config': ToolParameter(
+            '', 'pocket_tts model YAML (local weights, or an offline test model); '
+                'overrides language.'),
+        'quantize': ToolParameter(False, 'pocket_tts: int8-quantize the model (faster on CPU).'),
+        'threads': ToolParameter(
+            0, "pocket_tts: torch threads for the whole process (0 keeps pocket-tts' 1)."),
+        # No default value: ROS then accepts a number (-4.0) as well as '' or nothing.
+        'eos_threshold': ToolParameter(
+            None, "pocket_tts end-of-speech threshold: a number, or unset/'' for the model's "
+                  'default.'),
+        'max_chars': ToolParameter(500, 'Longest text accepted, in characters.'),
+        'wait_for_playback': ToolParameter(
+            False, 'Answer only after the speaker reports the utterance finished.'),
+        'playback_timeout_s': ToolParameter(
+            30.0, 'With wait_for_playback: seconds to wait for the speaker beyond the '
+                  "utterance's own duration before answering timeout."),
+        'audio_topic': ToolParameter('/speaker/audio', 'Topic the AudioChunk messages go to.'),
+        'status_topic': ToolParameter(
+            '/speaker/status', "Topic of the speaker's SpeakerStatus reports."),
+    }
+
+    def __init__(self, schema: dict, *, backend: str = 'auto', voice: str = '',
+                 rate: int = 175, language: str = 'english', config: str = '',
+                 quantize: bool = False, threads: int = 0, eos_threshold: Any = None,
+                 max_chars: int = 500, wait_for_playback: bool = False,
+                 playback_timeout_s: float = 30.0, audio_topic: str = '/speaker/audio',
+                 status_topic: str = '/speaker/status',
+                 on_chunk: Optional[Callable[[AudioPiece], None]] = None,
+                 logger: Any = None) -> None:
+        """
+        Check the parameters, build the backend and warm it up.
+
+        ``on_chunk`` receives every ``AudioPiece`` (with or without ROS). ``logger`` (stdlib
+        or rclpy) gets the one warning ``auto`` gives when it falls back to espeak-ng.
+        Raises ValueError for a bad parameter or a backend that cannot run here.
+        """
+        self.schema = schema
+        self.name = tool_name_from_schema(schema)
+        if backend not in KINDS:
+            raise ValueError(f'say: backend must be one of {", ".join(KINDS)}, got {backend!r}')
+        if isinstance(max_chars, bool) or not isinstance(max_chars, int) or max_chars < 1:
+            raise ValueError(f'say: max_chars must be a positive integer, got {max_chars!r}')
+        if isinstance(playback_timeout_s, bool) or not isinstance(
+                playback_timeout_s, (int, float)) or not playback_timeout_s > 0:
+            raise ValueError(f'say: playback_timeout_s must be a positive number of seconds, '
+                             f'got {playback_timeout_s!r}')
+        for label, topic in (('audio_topic', audio_topic), ('status_topic', status_topic)):
+            if not isinstance(topic, str) or not topic.strip():
+                raise ValueError(f'say: {label} must be a topic name, got {topic!r}')
+        self.max_chars = max_chars
+        self.wait_for_playback = bool(wait_for_playback)
+        self.playback_timeout_s = float(playback_timeout_s)
+        self.audio_topic = audio_topic
+        self.status_topic = status_topic
+        self._on_chunk = on_chunk
+        self._lock = threading.Lock()
+        self._active: dict[str, _Utterance] = {}
+        self._last_uid = ''
+        self._publisher: Any = None
+        self._message_type: Any = None
+        self._node: Any = None
+        self._closed = False
+
+        pocket = {'language': language, 'config': config, 'voice': voice,
+                  'quantize': quantize, 'threads': threads,
+                  'eos_threshold': _eos_threshold(eos_threshold)}
+        espeak = {'rate': rate, 'voice': voice or 'en-us'}
+        if backend == 'auto':
+            espeak['voice'] = 'en-us'
+            kwargs: dict[str, Any] = {'pocket_tts': pocket, 'espeak_ng': espeak}
+        else:
+            kwargs = pocket if backend == 'pocket_tts' else espeak
+        try:
+            self.backend = make_backend(backend, logger=logger or _log, **kwargs)
+        except TtsError as exc:
+            raise ValueError(f'say: backend {backend} cannot run here: {exc}') from exc
+        try:
+            self.backend.warm_up()
+        except TtsError as exc:
+            self.backend.close()
+            raise ValueError(f'say: {self.backend.name} failed its warm-up: {exc}') from exc
+
+    # ------------------------------------------------------------------------------ ROS
+    def bind_ros(self, node: Any) -> None:
+        """Create the AudioChunk publisher, the status subscription and ``~/stop``."""
+        from lerobot_tools_interfaces.msg import AudioChunk, SpeakerStatus
+        from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
+        from std_srvs.srv import Trigger
+
+        def reliable(depth: int) -> QoSProfile:
+            return QoSProfile(depth=depth, history=HistoryPolicy.KEEP_LAST,
+                              reliability=ReliabilityPolicy.RELIABLE)
+
+        self._node = node
+        self._message_type = AudioChunk
+        self._publisher = node.create_publisher(AudioChunk, self.audio_topic,
+                                                reliable(_AUDIO_QOS_DEPTH))
+        self._status_subscription = node.create_subscription(
+            SpeakerStatus, self.status_topic, self._on_status, reliable(_STATUS_QOS_DEPTH))
+        self._stop_service = node.create_service(Trigger, '~/stop', self._on_stop)
+        node.get_logger().info(
+            f'say: {self.backend.name} at {self.backend.sample_rate} Hz x'
+            f'{self.backend.channels} -> {self._publisher.topic_name}; stop with '
+            f"{node.resolve_service_name('~/stop')}")
+
+    def _on_status(self, message: Any) -> None:
+        with self._lock:
+            utterance = self._active.get(message.utterance_id)
+        if utterance is None or utterance.reported is None:
+            return
+        if message.state in ('finished', 'dropped'):
+            utterance.state = message.state
+            utterance.detail = message.detail
+            utterance.reported.set()
+
+    def _on_stop(self, request: Any, response: Any) -> Any:
+        response.success, response.message = self.stop()
+        return response
+
+    # ------------------------------------------------------------------------------ calls
+    def stop(self) -> tuple[bool, str]:
+        """
+        Cut the current utterance short; returns (something was stopped, what).
+
+        While the backend generates, generation ends and the final chunk says
+        ``cancelled``. Once everything is sent, a ``cancelled`` chunk is sent again so the
+        speaker stops playing it; a speaker that already finished ignores it.
+        """
+        with self._lock:
+            active = list(self._active.values())
+            last = self._last_uid
+        for utterance in active:
+            utterance.stop.set()
+            if utterance.final_sent:
+                self._emit(self._piece(utterance.uid, b'', final=True, cancelled=True))
+        if active:
+            return True, 'stopped utterance ' + ', '.join(u.uid for u in active)
+        if last:
+            self._emit(self._piece(last, b'', final=True, cancelled=True))
+            return True, f'nothing is being generated; asked the speaker to stop {last}'
+        return False, 'nothing has been said yet'
+
+    def call(self, arguments: dict) -> dict:
+        """Speak ``arguments['text']``; return what was said, how long and how fast."""
+        text = arguments.get('text') if isinstance(arguments, dict) else None
+        if not isinstance(text, str):
+            raise ToolError(errors.INVALID_ARGUMENTS,
+                            f'say needs "text", a string; got {type(text).__name__}')
+        if not text.strip():
+            raise ToolError(errors.INVALID_ARGUMENTS,
+                            'say: "text" is empty; give the words to speak')
+        if len(text) > self.max_chars:
+            raise ToolError(errors.INVALID_ARGUMENTS,
+                            f'say: "text" has {len(text)} characters; at most {self.max_chars} '
+                            'are accepted (parameter tool.say.max_chars); split it into '
+                            'several calls')
+        if self._closed:
+            raise ToolError(errors.UNAVAILABLE, 'say: the tool is shut down')
+        waiting = self.wait_for_playback and self._publisher is not None
+        if waiting:
+            self._require_speaker()
+        utterance = _Utterance(uid=uuid.uuid4().hex, stop=threading.Event(),
+                               reported=threading.Event() if waiting else None)
+        with self._lock:
+            self._active[utterance.uid] = utterance
+            self._last_uid = utterance.uid
+        try:
+            result = self._speak(text.strip(), utterance)
+            # A stop during generation cancels the utterance; the speaker may never have seen
+            # it, so there is no playback to wait for.
+            if waiting and not result.get('stopped'):
+                self._await_playback(utterance, result)
+            return result
+        finally:
+            with self._lock:
+                self._active.pop(utterance.uid, None)
+
+    def _speak(self, text: str, utterance: _Utterance) -> dict:
+        started = time.perf_counter()
+        first_ms: Optional[float] = None
+        nbytes = 0
+        frame = 2 * self.backend.channels
+        try:
+            with contextlib.closing(self.backend.synthesize(text, utterance.stop)) as chunks:
+                for data in chunks:
+                    if not data:
+                        continue
+                    self._emit(self._piece(utterance.uid, data))
+                    if first_ms is None:
+                        first_ms = (time.perf_counter() - started) * 1e3
+                    nbytes += len(data)
+        except Exception as exc:  # noqa: B902 - any backend failure becomes the call's error
+            self._finish(utterance, cancelled=True)
+            reason = str(exc) if isinstance(exc, TtsError) else f'{type(exc).__name__}: {exc}'
+            raise ToolError(errors.EXECUTION_FAILED,
+                            f'say: {self.backend.name} failed: {reason}') from exc
+        stopped = utterance.stop.is_set()
+        self._finish(utterance, cancelled=stopped)
+        result: dict[str, Any] = {
+            'utterance_id': utterance.uid,
+            'backend': self.backend.name,
+            'audio_seconds': round(nbytes / frame / self.backend.sample_rate, 3),
+            'first_chunk_ms': round(first_ms, 1) if first_ms is not None else None,
+        }
+        if stopped:
+            result['stopped'] = True
+        return result
+
+    def _finish(self, utterance: _Utterance, *, cancelled: bool) -> None:
+        self._emit(self._piece(utterance.uid, b'', final=True, cancelled=cancelled))
+        utterance.final_sent = True
+
+    def _require_speaker(self) -> None:
+        """Fail fast when no speaker could ever report playback (recorders do not count)."""
+        deadline = time.monotonic() + _SUBSCRIBER_GRACE_S
+        topic = self._status_subscription.topic_name
+        while (self._node.count_publishers(topic) == 0
+               or self._publisher.get_subscription_count() == 0):
+            if time.monotonic() > deadline:
+                raise ToolError(errors.UNAVAILABLE,
+                                f'say: no speaker is running (nothing publishes {topic}), so '
+                                'playback cannot be awaited; start it with `ros2 run '
+                                'lerobot_tools_ros speaker` or set wait_for_playback false')
+            time.sleep(0.02)
+
+    def _await_playback(self, utterance: _Utterance, result: dict) -> None:
+        limit = result['audio_seconds'] + self.playback_timeout_s
+        if not utterance.reported.wait(limit):
+            raise ToolError(errors.TIMEOUT,
+                            f'say: the speaker did not report utterance {utterance.uid} '
+                            f'finished within {limit:.1f} s (its {result["audio_seconds"]} s '
+                            f'of audio plus playback_timeout_s {self.playback_timeout_s:g})')
+        result['playback'] = utterance.state
+        if utterance.state == 'dropped':
+            if utterance.stop.is_set():
+                result['stopped'] = True
+            else:
+                raise ToolError(errors.EXECUTION_FAILED,
+                                f'say: the speaker could not play the utterance: '
+                                f'{utterance.detail}')
+        elif utterance.detail:
+            result['playback_detail'] = utterance.detail
+
+    def _piece(self, uid: str, data: bytes, *, final: bool = False,
+               cancelled: bool = False) -> AudioPiece:
+        return AudioPiece(uid, self.backend.sample_rate, self.backend.channels, data,
+                          final=final, cancelled=cancelled)
+
+    def _emit(self, piece: AudioPiece) -> None:
+        if self._on_chunk is not None:
+            self._on_chunk(piece)
+        publisher = self._publisher
+        if publisher is None:
+            return
+        message = self._message_type()
+        message.header.stamp = self._node.get_clock().now().to_msg()
+        message.utterance_id = piece.utterance_id
+        message.sample_rate = piece.sample_rate
+        message.channels = piece.channels
+        message.encoding = piece.encoding
+        message.data = piece.data
+        message.final = piece.final
+        message.cancelled = piece.cancelled
+        publisher.publish(message)
+
+    def close(self) -> None:
+        """Stop any utterance in progress and release the backend."""
+        self._closed = True
+        with self._lock:
+            active = list(self._active.values())
+        for utterance in active:
+            utterance.stop.set()
+            if utterance.reported is not None:
+                utterance.reported.set()
+        self.backend.close()

@@ -1,0 +1,280 @@
+"""The speaker's sinks and player, in plain Python: files, conversions, statuses, drops."""
+
+import threading
+import time
+
+from lerobot_tools_ros.audio_sinks import (
+    Chunk, choose_output_format, DROPPED, FINISHED, LinearResampler, make_sink, map_channels,
+    NullSink, PLAYING, SinkError, SinkUnavailable, SounddeviceSink, UtterancePlayer, WavSink,
+    wav_file_stem)
+import numpy as np
+import pytest
+import soundfile
+
+
+def tone(seconds: float, rate: int = 22050, freq: float = 440.0) -> bytes:
+    t = np.arange(int(seconds * rate)) / rate
+    return (np.sin(2 * np.pi * freq * t) * 12000).astype('<i2').tobytes()
+
+
+class Statuses:
+    """Collects (utterance_id, state, detail) reports from the player thread."""
+
+    def __init__(self) -> None:
+        self.items: list[tuple[str, str, str]] = []
+        self._cond = threading.Condition()
+
+    def __call__(self, uid: str, state: str, detail: str) -> None:
+        with self._cond:
+            self.items.append((uid, state, detail))
+            self._cond.notify_all()
+
+    def wait_end(self, uid: str, timeout: float = 5.0) -> tuple[str, str]:
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while True:
+                for item_uid, state, detail in self.items:
+                    if item_uid == uid and state in (FINISHED, DROPPED):
+                        return state, detail
+                left = deadline - time.monotonic()
+                assert left > 0, f'no end status for {uid}: {self.items}'
+                self._cond.wait(left)
+
+    def states(self, uid: str) -> list[str]:
+        with self._cond:
+            return [state for item_uid, state, _ in self.items if item_uid == uid]
+
+
+@pytest.fixture
+def wav_player(tmp_path):
+    statuses = Statuses()
+    player = UtterancePlayer(WavSink(tmp_path / 'out'), statuses, stall_timeout_s=0.5)
+    yield player, statuses, tmp_path / 'out'
+    player.close()
+
+
+def send(player: UtterancePlayer, uid: str, audio: bytes, *, pieces: int = 4,
+         rate: int = 22050, channels: int = 1, final: bool = True) -> None:
+    step = max(1, len(audio) // pieces)
+    step -= step % (2 * channels)
+    for start in range(0, len(audio), step):
+        player.submit(Chunk(uid, rate, channels, audio[start:start + step]))
+    if final:
+        player.submit(Chunk(uid, rate, channels, b'', final=True))
+
+
+def test_wav_sink_writes_the_exact_samples_to_one_file_per_utterance(wav_player):
+    player, statuses, out = wav_player
+    audio = tone(0.5)
+    send(player, 'u1', audio)
+    state, detail = statuses.wait_end('u1')
+    assert (state, detail) == (FINISHED, str(out / 'u1.wav'))
+    assert statuses.states('u1') == [PLAYING, FINISHED]
+    data, rate = soundfile.read(out / 'u1.wav', dtype='int16')
+    assert rate == 22050
+    assert data.tobytes() == audio
+    assert soundfile.info(out / 'u1.wav').subtype == 'PCM_16'
+
+
+def test_utterances_play_in_arrival_order_even_when_interleaved(wav_player):
+    player, statuses, out = wav_player
+    first, second = tone(0.3), tone(0.2, rate=16000, freq=300)
+    player.submit(Chunk('a', 22050, 1, first[:2000]))
+    player.submit(Chunk('b', 16000, 1, second[:1000]))
+    player.submit(Chunk('a', 22050, 1, first[2000:], final=True))
+    player.submit(Chunk('b', 16000, 1, second[1000:], final=True))
+    assert statuses.wait_end('a')[0] == FINISHED
+    assert statuses.wait_end('b')[0] == FINISHED
+    order = [uid for uid, state, _ in statuses.items if state == PLAYING]
+    assert order == ['a', 'b']
+    assert soundfile.read(out / 'b.wav', dtype='int16')[0].tobytes() == second
+    assert soundfile.info(out / 'b.wav').samplerate == 16000
+
+
+def test_cancelled_utterance_is_dropped_and_leaves_no_file(wav_player):
+    player, statuses, out = wav_player
+    send(player, 'cut', tone(0.3), final=False)
+    player.submit(Chunk('cut', 22050, 1, b'', final=True, cancelled=True))
+    state, detail = statuses.wait_end('cut')
+    assert state == DROPPED and 'cancelled' in detail
+    assert not (out / 'cut.wav').exists()
+    # Late chunks of an ended utterance are ignored, not played as a new one.
+    send(player, 'cut', tone(0.1))
+    send(player, 'next', tone(0.1))
+    assert statuses.wait_end('next')[0] == FINISHED
+    # The cancel may arrive before playback began; either way exactly one end report.
+    assert statuses.states('cut') in ([PLAYING, DROPPED], [DROPPED])
+    assert not (out / 'cut.wav').exists()
+
+
+def test_a_stalled_utterance_is_dropped_and_the_next_one_plays(wav_player):
+    player, statuses, out = wav_player
+    send(player, 'orphan', tone(0.1), final=False)  # the sender died before the final chunk
+    send(player, 'after', tone(0.1))
+    state, detail = statuses.wait_end('orphan')
+    assert state == DROPPED and 'no audio for 0.5 s' in detail
+    assert statuses.wait_end('after')[0] == FINISHED
+    assert not (out / 'orphan.wav').exists()
+
+
+@pytest.mark.parametrize('chunk, problem', [
+    (Chunk('bad', 22050, 1, b'\x00\x01\x02'), 'whole number'),
+    (Chunk('bad', 22050, 1, b'\x00\x00', encoding='mp3'), 'encoding'),
+    (Chunk('bad', 0, 1, b'\x00\x00'), 'sample_rate'),
+    (Chunk('bad', 22050, 0, b'\x00\x00'), 'channels'),
+])
+def test_malformed_chunks_drop_the_utterance_with_the_reason(wav_player, chunk, problem):
+    player, statuses, _ = wav_player
+    player.submit(chunk)
+    player.submit(Chunk('bad', 22050, 1, b'', final=True))
+    state, detail = statuses.wait_end('bad')
+    assert state == DROPPED and problem in detail
+
+
+def test_format_change_within_an_utterance_is_refused(wav_player):
+    player, statuses, out = wav_player
+    player.submit(Chunk('mix', 22050, 1, tone(0.1)))
+    player.submit(Chunk('mix', 16000, 1, tone(0.1, rate=16000), final=True))
+    state, detail = statuses.wait_end('mix')
+    assert state == DROPPED and 'format changed' in detail
+    assert not (out / 'mix.wav').exists()
+
+
+def test_final_chunk_without_audio_is_finished_without_a_file(wav_player):
+    player, statuses, out = wav_player
+    player.submit(Chunk('quiet', 22050, 1, b'', final=True))
+    assert statuses.wait_end('quiet') == (FINISHED, 'no audio in this utterance')
+    assert not list(out.iterdir())
+
+
+def test_crafted_utterance_ids_cannot_choose_the_file_location(wav_player, tmp_path):
+    player, statuses, out = wav_player
+    uid = '../../escaped'
+    send(player, uid, tone(0.1))
+    state, detail = statuses.wait_end(uid)
+    assert state == FINISHED
+    assert detail.startswith(str(out) + '/utterance-')
+    assert not (tmp_path / 'escaped.wav').exists()
+    assert wav_file_stem('0123abcd') == '0123abcd'
+    assert wav_file_stem('..') != '..'
+
+
+def test_null_sink_reports_playing_and_finished():
+    statuses = Statuses()
+    player = UtterancePlayer(NullSink(), statuses)
+    try:
+        send(player, 'n', tone(0.2))
+        assert statuses.wait_end('n')[0] == FINISHED
+        assert statuses.states('n') == [PLAYING, FINISHED]
+    finally:
+        player.close()
+
+
+def test_submit_never_blocks_on_a_slow_sink():
+    class SlowSink(NullSink):
+        def write(self, data: bytes) -> None:
+            time.sleep(0.2)
+
+    statuses = Statuses()
+    player = UtterancePlayer(SlowSink(), statuses)
+    try:
+        started = time.monotonic()
+        send(player, 'slow', tone(0.2), pieces=5)
+        assert time.monotonic() - started < 0.1
+        assert statuses.wait_end('slow')[0] == FINISHED
+    finally:
+        player.close()
+
+
+def test_a_failing_sink_drops_that_utterance_and_the_player_goes_on():
+    class FlakySink(NullSink):
+        calls = 0
+
+        def begin(self, utterance_id: str, sample_rate: int, channels: int) -> None:
+            FlakySink.calls += 1
+            if FlakySink.calls == 1:
+                raise SinkError('device busy')
+
+    statuses = Statuses()
+    player = UtterancePlayer(FlakySink(), statuses)
+    try:
+        send(player, 'first', tone(0.1))
+        send(player, 'second', tone(0.1))
+        assert statuses.wait_end('first') == (DROPPED, 'device busy')
+        assert statuses.wait_end('second')[0] == FINISHED
+    finally:
+        player.close()
+
+
+def test_resampler_is_seamless_across_chunks_and_keeps_the_pitch():
+    rate_in, rate_out = 24000, 44100
+    samples = np.frombuffer(tone(0.5, rate=rate_in, freq=500), dtype='<i2').reshape(-1, 1)
+    whole = LinearResampler(rate_in, rate_out).process(samples)
+    pieces = LinearResampler(rate_in, rate_out)
+    chunked = np.concatenate([pieces.process(samples[i:i + 1920])
+                              for i in range(0, len(samples), 1920)])
+    assert np.array_equal(whole, chunked)
+    assert abs(len(whole) - len(samples) * rate_out / rate_in) <= 2
+    t = np.arange(len(whole)) / rate_out
+    expected = np.sin(2 * np.pi * 500 * t) * 12000
+    assert np.max(np.abs(whole[:, 0] - expected)) < 150  # linear interpolation error only
+
+
+def test_downsampling_also_keeps_length_and_pitch():
+    samples = np.frombuffer(tone(0.5, rate=48000, freq=300), dtype='<i2').reshape(-1, 1)
+    resampler = LinearResampler(48000, 16000)
+    out = np.concatenate([resampler.process(samples[i:i + 700])
+                          for i in range(0, len(samples), 700)])
+    assert abs(len(out) - len(samples) / 3) <= 1
+    expected = np.sin(2 * np.pi * 300 * np.arange(len(out)) / 16000) * 12000
+    assert np.max(np.abs(out[:, 0] - expected)) < 5
+
+
+def test_channel_mapping_duplicates_mono_and_averages_to_mono():
+    mono = np.array([[100], [-200]], dtype=np.int16)
+    assert map_channels(mono, 2).tolist() == [[100, 100], [-200, -200]]
+    stereo = np.array([[100, 300], [-200, 0]], dtype=np.int16)
+    assert map_channels(stereo, 1).tolist() == [[200], [-100]]
+    assert map_channels(stereo, 2) is stereo
+
+
+def test_output_format_prefers_native_then_converts_what_the_device_rejects():
+    def device(rates: set, channel_counts: set):
+        def check(rate: int, channels: int) -> None:
+            if rate not in rates or channels not in channel_counts:
+                raise ValueError(f'Invalid sample rate or channels ({rate}, {channels})')
+        return check
+
+    assert choose_output_format(device({24000, 48000}, {1, 2}), 24000, 1, 48000, 2) == (24000, 1)
+    assert choose_output_format(device({24000, 48000}, {2}), 24000, 1, 48000, 2) == (24000, 2)
+    assert choose_output_format(device({48000}, {2}), 24000, 1, 48000, 2) == (48000, 2)
+    with pytest.raises(SinkError, match='24000 Hz x1.*Invalid'):
+        choose_output_format(device({44100}, {2}), 24000, 1, 48000, 2)
+
+
+def _has_output_device() -> bool:
+    try:
+        SounddeviceSink()
+    except SinkUnavailable:
+        return False
+    return True
+
+
+@pytest.mark.skipif(_has_output_device(), reason='this machine has a sound output device')
+def test_without_a_sound_device_auto_writes_wav_files_and_warns_once(tmp_path):
+    warnings: list[str] = []
+    sink = make_sink('auto', output_dir=str(tmp_path / 'audio'), warn=warnings.append)
+    assert isinstance(sink, WavSink)
+    assert len(warnings) == 1 and 'no sound output' in warnings[0]
+    assert str(tmp_path / 'audio') in warnings[0]
+    with pytest.raises(SinkUnavailable, match='audio output device'):
+        make_sink('sounddevice')
+
+
+def test_unknown_sink_and_unwritable_directory_are_clear_errors(tmp_path):
+    with pytest.raises(ValueError, match='choose one of auto, sounddevice, wav, null'):
+        make_sink('speakers')
+    blocker = tmp_path / 'file'
+    blocker.write_text('x')
+    with pytest.raises(SinkUnavailable, match='cannot create output_dir'):
+        WavSink(blocker / 'sub')

@@ -1,0 +1,221 @@
+"""``say`` end to end: tool_server and speaker as real processes, audio over DDS."""
+
+import importlib.util
+import json
+import pathlib
+import time
+
+from conftest import spin_until
+from lerobot_tools_interfaces.msg import AudioChunk, ErrorCodes
+from lerobot_tools_interfaces.srv import CallTool
+import numpy as np
+import pytest
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+import soundfile
+from std_srvs.srv import Trigger
+
+AUDIO_TOPIC = '/speaker/audio'
+
+
+class Heard:
+    """The test node's view of /speaker/audio, by utterance."""
+
+    def __init__(self, node) -> None:
+        self.chunks: dict[str, list] = {}
+        self.arrival: dict[str, float] = {}
+        node.create_subscription(AudioChunk, AUDIO_TOPIC, self._on_chunk,
+                                 QoSProfile(depth=500, reliability=ReliabilityPolicy.RELIABLE))
+
+    def _on_chunk(self, message: AudioChunk) -> None:
+        self.chunks.setdefault(message.utterance_id, []).append(message)
+        self.arrival.setdefault(message.utterance_id, time.monotonic())
+
+    def ended(self, uid: str) -> bool:
+        return any(chunk.final for chunk in self.chunks.get(uid, []))
+
+    def audio(self, uid: str) -> bytes:
+        return b''.join(chunk.data.tobytes() for chunk in self.chunks[uid])
+
+
+@pytest.fixture
+def say_stack(start_node, ros_node, tmp_path):
+    """Start tool_server hosting only `say` plus a speaker; return a call function."""
+
+    def start(*say_params: str, sink: str = 'wav', speaker: bool = True):
+        out = tmp_path / 'audio'
+        args = ['-p', 'tools:=[say]', '-p', 'tool.say.backend:=espeak_ng']
+        for param in say_params:
+            args += ['-p', f'tool.say.{param}']
+        server = start_node('lerobot_tools_ros.nodes.tool_server', *args)
+        speaker_proc = None
+        if speaker:
+            speaker_proc = start_node('lerobot_tools_ros.nodes.speaker', '-p', f'sink:={sink}',
+                                      '-p', f'output_dir:={out}')
+        heard = Heard(ros_node)
+        client = ros_node.create_client(CallTool, '/lerobot_tools/say')
+        # pocket-tts takes a few seconds to import, load and warm up.
+        if not spin_until(ros_node, client.service_is_ready, 45.0):
+            pytest.fail('tool_server did not come up:\n' + server.output())
+        wanted = 2 if speaker else 1  # the speaker and this test node
+        assert spin_until(ros_node, lambda: ros_node.count_subscribers(AUDIO_TOPIC) >= wanted
+                          and ros_node.count_publishers(AUDIO_TOPIC) >= 1, 20.0), (
+            (speaker_proc.output() if speaker_proc else '') + server.output())
+        spin_until(ros_node, lambda: False, 0.3)  # let the two processes match each other
+
+        def call(arguments, timeout: float = 20.0):
+            future = client.call_async(CallTool.Request(
+                call_id='t', name='say', arguments=json.dumps(arguments)))
+            assert spin_until(ros_node, future.done, timeout), server.output()
+            return future.result()
+
+        return call, heard, out, server, speaker_proc
+
+    return start
+
+
+def rms(samples: np.ndarray) -> float:
+    return float(np.sqrt(np.mean(samples.astype(np.float64) ** 2)))
+
+
+def test_espeak_hello_world_reaches_the_speaker_as_a_wav_file(say_stack, ros_node):
+    call, heard, out, _, _ = say_stack()
+    response = call({'text': 'hello world'})
+    assert response.success, response.error_message
+    result = json.loads(response.content)
+    assert set(result) == {'utterance_id', 'backend', 'audio_seconds', 'first_chunk_ms'}
+    assert result['backend'] == 'espeak_ng'
+    uid = result['utterance_id']
+    assert spin_until(ros_node, lambda: heard.ended(uid), 5.0)
+    chunks = heard.chunks[uid]
+    assert len(chunks) >= 2 and chunks[-1].final and not chunks[-1].cancelled
+    assert {(c.sample_rate, c.channels, c.encoding) for c in chunks} == {
+        (22050, 1, AudioChunk.ENCODING_PCM_S16LE)}
+    assert result['first_chunk_ms'] > 0
+
+    path = out / f'{uid}.wav'
+    assert spin_until(ros_node, path.exists, 5.0)
+    time.sleep(0.3)  # the speaker closes the file right after the final chunk
+    samples, rate = soundfile.read(path, dtype='int16')
+    assert rate == 22050
+    assert 0.5 <= len(samples) / rate <= 4.0
+    assert rms(samples) > 1000  # speech; silence is ~0
+    assert samples.tobytes() == heard.audio(uid)
+    assert result['audio_seconds'] == pytest.approx(len(samples) / rate, abs=1e-3)
+
+
+def test_wait_for_playback_answers_after_the_speaker_finished(say_stack, ros_node):
+    call, heard, out, _, speaker = say_stack('wait_for_playback:=true')
+    response = call({'text': 'The file is complete when I answer.'})
+    assert response.success, response.error_message
+    result = json.loads(response.content)
+    assert result['playback'] == 'finished'
+    path = pathlib.Path(result['playback_detail'])
+    assert path == out / f'{result["utterance_id"]}.wav'
+    info = soundfile.info(path)  # already closed and complete: no waiting needed here
+    assert info.frames * 2 == len(heard.audio(result['utterance_id']))
+
+    speaker.stop()
+    assert spin_until(ros_node, lambda: ros_node.count_subscribers(AUDIO_TOPIC) == 1, 10.0)
+    time.sleep(0.3)
+    response = call({'text': 'Is anyone there?'})
+    assert response.error_code == ErrorCodes.UNAVAILABLE
+    assert 'speaker' in response.error_message
+
+
+def test_empty_and_too_long_text_is_rejected_as_invalid_arguments(say_stack, ros_node):
+    call, heard, _, _, _ = say_stack('max_chars:=40', speaker=False)
+    for text in ('', '   \n\t '):
+        response = call({'text': text})
+        assert response.error_code == ErrorCodes.INVALID_ARGUMENTS
+        assert 'empty' in response.error_message
+    response = call({'text': 'x' * 41})
+    assert response.error_code == ErrorCodes.INVALID_ARGUMENTS
+    assert 'at most 40' in response.error_message and '41' in response.error_message
+    response = call({'words': 'hello'})
+    assert response.error_code == ErrorCodes.INVALID_ARGUMENTS
+    spin_until(ros_node, lambda: False, 0.3)
+    assert heard.chunks == {}  # nothing was spoken for any of them
+    assert call({'text': 'x' * 40}).success
+
+
+def _processes_mentioning(marker: str) -> list[str]:
+    found = []
+    for entry in pathlib.Path('/proc').iterdir():
+        if entry.name.isdigit():
+            try:
+                cmdline = (entry / 'cmdline').read_bytes().replace(b'\0', b' ').decode()
+            except OSError:
+                continue
+            if marker in cmdline:
+                found.append(cmdline)
+    return found
+
+
+def test_shell_metacharacters_are_spoken_not_run(say_stack, ros_node, tmp_path):
+    call, heard, out, _, _ = say_stack('wait_for_playback:=true')
+    victim = tmp_path / 'victim'
+    keep = victim / 'keep'
+    keep.mkdir(parents=True)
+    text = (f'"; touch {victim}/a; $(touch {victim}/b) `touch {victim}/c` '
+            f'| sleep 31.4159 & --help -v xx\n'
+            f"rm -rf {keep} '$HOME' > {victim}/d $(sleep 27.1828) ${{IFS}} && exit 1")
+    assert len(text) <= 500
+    response = call({'text': text}, timeout=30.0)
+    assert response.success, response.error_message
+    result = json.loads(response.content)
+    samples, rate = soundfile.read(result['playback_detail'], dtype='int16')
+    assert len(samples) / rate > 3.0 and rms(samples) > 1000  # all of it was read out
+    assert sorted(p.name for p in victim.iterdir()) == ['keep']
+    assert keep.is_dir()
+    assert _processes_mentioning('31.4159') == [] and _processes_mentioning('27.1828') == []
+
+
+@pytest.mark.skipif(importlib.util.find_spec('pocket_tts') is None,
+                    reason='pocket-tts is not installed (bootstrap installs torch and '
+                           'pocket-tts==4.0.1)')
+def test_pocket_tts_streams_24khz_chunks_and_stop_cuts_it_short(say_stack, ros_node, tmp_path):
+    from lerobot_tools_ros.tts.tiny_pocket_model import build_tiny_model_config
+
+    config = build_tiny_model_config(tmp_path / 'tiny_model')
+    call, heard, _, server, _ = say_stack(
+        'backend:=pocket_tts', f'config:={config}', 'eos_threshold:=-1e9', sink='null')
+    text = ' '.join(f'Sentence number {i} is here.' for i in range(14))
+
+    response = call({'text': text}, timeout=30.0)
+    assert response.success, response.error_message
+    full = json.loads(response.content)
+    assert full['backend'] == 'pocket_tts'
+    uid = full['utterance_id']
+    assert spin_until(ros_node, lambda: heard.ended(uid), 5.0)
+    audio_chunks = [c for c in heard.chunks[uid] if len(c.data)]
+    assert len(audio_chunks) > 10
+    assert {(c.sample_rate, c.channels) for c in audio_chunks} == {(24000, 1)}
+    assert all(len(c.data) // 2 % 1920 == 0 for c in audio_chunks)
+    assert full['audio_seconds'] == pytest.approx(len(heard.audio(uid)) / 2 / 24000, abs=1e-3)
+    assert full['audio_seconds'] > 5.0
+
+    stop = ros_node.create_client(Trigger, '/tool_server/stop')
+    assert spin_until(ros_node, stop.service_is_ready, 10.0)
+    before = set(heard.chunks)
+    pending = ros_node.create_client(CallTool, '/lerobot_tools/say').call_async(
+        CallTool.Request(call_id='s', name='say', arguments=json.dumps({'text': text})))
+    assert spin_until(ros_node, lambda: set(heard.chunks) - before, 10.0), server.output()
+    stopped = stop.call_async(Trigger.Request())
+    assert spin_until(ros_node, lambda: stopped.done() and pending.done(), 10.0)
+    assert stopped.result().success, stopped.result().message
+    response = pending.result()
+    assert response.success, response.error_message
+    cut = json.loads(response.content)
+    assert cut['stopped'] is True
+    assert cut['audio_seconds'] < full['audio_seconds'] / 2
+    assert spin_until(ros_node, lambda: heard.ended(cut['utterance_id']), 5.0)
+    last = heard.chunks[cut['utterance_id']][-1]
+    assert last.final and last.cancelled
+
+
+def test_unknown_backend_stops_the_server_with_a_clear_message(start_node):
+    proc = start_node('lerobot_tools_ros.nodes.tool_server', '-p', 'tools:=[say]',
+                      '-p', 'tool.say.backend:=festival')
+    assert proc.proc.wait(30) == 1
+    assert 'backend must be one of auto, pocket_tts, espeak_ng' in proc.output()
+
