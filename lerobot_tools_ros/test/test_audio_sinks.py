@@ -4,9 +4,9 @@ import threading
 import time
 
 from lerobot_tools_ros.audio_sinks import (
-    Chunk, choose_output_format, DROPPED, FINISHED, LinearResampler, make_sink, map_channels,
-    NullSink, PLAYING, SinkError, SinkUnavailable, SounddeviceSink, UtterancePlayer, WavSink,
-    wav_file_stem)
+    choose_output_format, Chunk, DROPPED, FINISHED, LinearResampler, make_sink, map_channels,
+    NullSink, PLAYING, SinkError, SinkUnavailable, SounddeviceSink, UtterancePlayer, wav_file_stem,
+    WavSink)
 import numpy as np
 import pytest
 import soundfile

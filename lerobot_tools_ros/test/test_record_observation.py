@@ -367,6 +367,13 @@ def test_bad_labels_are_rejected_and_nothing_is_written(shared_tool, tmp_path_fa
     assert 'CYRILLIC SMALL LETTER A' in error.message
 
 
+def test_huge_label_is_refused_quickly(shared_tool):
+    start = time.monotonic()
+    error = fail(shared_tool, {'label': 'a' * 10_000_000 + '/', 'camera': 'rgb8'})
+    assert error.code == INVALID_ARGUMENTS and len(error.message) < 1000
+    assert time.monotonic() - start < 1.0  # generous: it takes milliseconds
+
+
 def test_longest_and_odd_but_safe_labels_work(shared_tool):
     for label in ['x' * 100, 'A-b_c.1', '-', 'v1.2.3', 'a..b']:
         path = shared_tool.call({'label': label, 'camera': 'mono8'})['paths'][0]

@@ -213,9 +213,67 @@ def test_pocket_tts_streams_24khz_chunks_and_stop_cuts_it_short(say_stack, ros_n
     assert last.final and last.cancelled
 
 
+def test_auto_falls_back_to_espeak_with_exactly_one_warning(start_node, ros_node, ros_env):
+    env = dict(ros_env, HF_HUB_OFFLINE='1')  # no weights here; fail fast instead of retrying
+    server = start_node('lerobot_tools_ros.nodes.tool_server', '-p', 'tools:=[say]', env=env)
+    client = ros_node.create_client(CallTool, '/lerobot_tools/say')
+    assert spin_until(ros_node, client.service_is_ready, 45.0), server.output()
+    future = client.call_async(CallTool.Request(call_id='a', name='say',
+                                                arguments='{"text": "fallback"}'))
+    assert spin_until(ros_node, future.done, 20.0)
+    assert json.loads(future.result().content)['backend'] == 'espeak_ng'
+    warnings = [line for line in server.output().splitlines() if '[WARN]' in line]
+    assert len(warnings) == 1, server.output()
+    assert 'using espeak-ng because pocket-tts' in warnings[0]
+
+
+def test_plain_python_say_streams_to_a_callback_and_stops():
+    from lerobot_tools_ros.catalog import DEFAULT_TOOLS
+    from lerobot_tools_ros.tools.say import SayTool
+
+    pieces = []
+    tool = SayTool(DEFAULT_TOOLS[0], backend='espeak_ng', on_chunk=pieces.append)
+    try:
+        result = tool.call({'text': 'Plain Python works too.'})
+        assert result['backend'] == 'espeak_ng' and 'stopped' not in result
+        assert [p.utterance_id for p in pieces] == [result['utterance_id']] * len(pieces)
+        assert pieces[-1].final and not pieces[-1].cancelled
+        audio = sum(len(p.data) for p in pieces)
+        assert result['audio_seconds'] == pytest.approx(audio / 2 / 22050, abs=1e-3)
+
+        pieces.clear()
+
+        def stop_at_first_audio(piece):
+            pieces.append(piece)
+            if len(pieces) == 1:
+                assert tool.stop()[0]
+
+        tool._on_chunk = stop_at_first_audio
+        result = tool.call({'text': 'This long sentence is cut off right after it starts. ' * 8})
+        assert result['stopped'] is True
+        assert result['audio_seconds'] < 2.0
+        assert pieces[-1].final and pieces[-1].cancelled
+    finally:
+        tool.close()
+
+
+@pytest.mark.parametrize('params, message', [
+    ({'backend': 'festival'}, 'backend must be one of'),
+    ({'max_chars': 0}, 'max_chars must be a positive integer'),
+    ({'eos_threshold': 'low'}, 'eos_threshold must be empty'),
+    ({'backend': 'espeak_ng', 'rate': 5}, 'rate must be between 80 and 450'),
+    ({'backend': 'espeak_ng', 'voice': '--help; rm'}, 'voice must be a voice name'),
+])
+def test_bad_parameters_are_refused_at_construction(params, message):
+    from lerobot_tools_ros.catalog import DEFAULT_TOOLS
+    from lerobot_tools_ros.tools.say import SayTool
+
+    with pytest.raises(ValueError, match=message):
+        SayTool(DEFAULT_TOOLS[0], **params)
+
+
 def test_unknown_backend_stops_the_server_with_a_clear_message(start_node):
     proc = start_node('lerobot_tools_ros.nodes.tool_server', '-p', 'tools:=[say]',
                       '-p', 'tool.say.backend:=festival')
     assert proc.proc.wait(30) == 1
     assert 'backend must be one of auto, pocket_tts, espeak_ng' in proc.output()
-

@@ -1,13 +1,12 @@
 """The speaker node as a real process: AudioChunk messages in, files and statuses out."""
 
-import numpy as np
-import pytest
-import soundfile
-
 from conftest import spin_until
 from lerobot_tools_interfaces.msg import AudioChunk, SpeakerStatus
 from lerobot_tools_ros.audio_sinks import SinkUnavailable, SounddeviceSink
+import numpy as np
+import pytest
 from rclpy.qos import QoSProfile, ReliabilityPolicy
+import soundfile
 
 RELIABLE = QoSProfile(depth=200, reliability=ReliabilityPolicy.RELIABLE)
 

@@ -37,8 +37,8 @@ class _HostedTool:
     calls: int = 0
 
 
-def _ignore(_future: Future) -> None:
-    """Done callback whose only job is to make the executor wake up for the awaiting task."""
+def _ignore() -> None:
+    """Guard-condition callback: waking the executor is the whole point."""
 
 
 def tool_kwargs(node: Node, tool_name: str, tool_class: type, catalog: ToolCatalog) -> dict:
@@ -97,6 +97,7 @@ class ToolServer(Node):
             raise ValueError("parameter 'tools' is empty: name at least one tool to host")
         self._hosted: dict[str, _HostedTool] = {}
         self._callback_group = ReentrantCallbackGroup()
+        self._wake = self.create_guard_condition(_ignore, callback_group=self._callback_group)
         try:
             for tool_name in tool_names:
                 self._host(tool_name)
@@ -158,8 +159,7 @@ class ToolServer(Node):
         except ToolArgumentError as exc:
             return exc.error_code, exc.message
         hosted.calls += 1
-        future: Future = Future(executor=self.executor)
-        future.add_done_callback(_ignore)
+        future: Future = Future()
         hosted.worker.submit(self._run, hosted.tool, arguments, request.call_id, future)
         return await future
 
@@ -181,6 +181,8 @@ class ToolServer(Node):
         else:
             self.get_logger().debug(f"{tool.name} call '{call_id}' ok ({elapsed_ms:.1f} ms)")
         future.set_result(outcome)
+        # Wake the executor so the awaiting service task resumes and answers.
+        self._wake.trigger()
 
     @property
     def tools(self) -> dict[str, Tool]:

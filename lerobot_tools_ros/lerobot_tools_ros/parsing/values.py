@@ -28,14 +28,16 @@ CLOSED = 0
 UNCLOSED = 1
 BAD = 2
 
-_STRUCT = re.compile(r'[][(){}"\']')
 _DQ_END = re.compile(r'["\\]')
 _SQ_END = re.compile(r"['\\]")
-# Characters that can never appear outside strings in a JSON value / Python literal / call.
-_BAD_JSON = re.compile(r'[^\s,:0-9.+\-A-Za-z_]')
-_BAD_PY = re.compile(r'[^\s,:0-9.+\-=A-Za-z_]')
-# A bare word outside strings (not the exponent or hex digits of a number).
-_WORD = re.compile(r'(?<![0-9A-Za-z_.])[A-Za-z_][A-Za-z0-9_]*')
+# Outside strings, the next character worth a look: brackets, quotes, and anything that cannot
+# appear there. In a JSON value / Python literal that includes letters (checked as words:
+# only the JSON and Python constants, or letters inside a number like 1e5); in a pythonic call
+# names and '=' are fine. Single negated classes: the C matcher skips the rest.
+_NEXT_JSON = re.compile(r'[^\s,:0-9.+\-]')
+_NEXT_PY = re.compile(r'[^\s,:0-9.+\-=A-Za-z_]')
+_WORD_CHARS = re.compile(r'[A-Za-z0-9_]*')
+_LETTERS = frozenset('abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_')
 _JSON_WORDS = frozenset(('true', 'false', 'null', 'True', 'False', 'None', 'NaN', 'Infinity'))
 _CLOSER = {'(': ')', '[': ']', '{': '}'}
 _WS = re.compile(r'\s*')
@@ -112,24 +114,15 @@ def scan_brackets(text: str, start: int, python: bool) -> tuple[int, int, str]:
     bracket does not match. One left-to-right pass with an explicit stack: no recursion, so
     100,000 nested brackets are fine.
     """
-    bad = _BAD_PY if python else _BAD_JSON
+    search = (_NEXT_PY if python else _NEXT_JSON).search
     stack: list[str] = []
     n = len(text)
     i = start
-    search = _STRUCT.search
     while True:
         m = search(text, i)
-        j = m.start() if m is not None else n
-        if j > i:
-            b = bad.search(text, i, j)
-            if b is not None:
-                return BAD, b.start(), f'unexpected {text[b.start()]!r}'
-            if not python:
-                for word in _WORD.finditer(text, i, j):
-                    if word.group() not in _JSON_WORDS:
-                        return BAD, word.start(), f'unexpected bare word {short(word.group())}'
         if m is None:
             return UNCLOSED, n, _open_note(stack, '')
+        j = m.start()
         c = text[j]
         if c in '([{':
             stack.append(_CLOSER[c])
@@ -142,6 +135,15 @@ def scan_brackets(text: str, start: int, python: bool) -> tuple[int, int, str]:
             if not stack:
                 return CLOSED, j + 1, ''
             i = j + 1
+        elif c in _LETTERS:  # JSON mode only
+            word = _WORD_CHARS.match(text, j).group()
+            if j + len(word) >= n:  # the word may still grow (tru -> true)
+                return UNCLOSED, n, _open_note(stack, '')
+            if word not in _JSON_WORDS and text[j - 1] not in '0123456789.':
+                return BAD, j, f'unexpected bare word {short(word)}'
+            i = j + len(word)
+        elif c != '"' and c != "'":
+            return BAD, j, f'unexpected {c!r}'
         elif text.startswith(c * 3, j):
             k = text.find(c * 3, j + 3)
             if k == -1:
@@ -289,6 +291,8 @@ def read_value(text: str, start: int, ctx) -> tuple[int, object, int, str]:
         value, end = raw_decode(text, start)
         return READ_OK, value, end, ''
     except JSONDecodeError as exc:
+        if not ctx.final and (exc.pos >= len(text) or exc.msg.startswith('Unterminated')):
+            return READ_NEED, None, start, ''  # JSON so far; the rest has not arrived yet
         json_error = f'{exc.msg} at char {ctx.base + exc.pos}'
     except RecursionError:
         json_error = 'nested too deeply for the JSON decoder'

@@ -28,6 +28,7 @@ __all__ = ['LABEL_PATTERN', 'MAX_LABEL_LENGTH', 'RECORD_OBSERVATION_SCHEMA',
 
 MAX_LABEL_LENGTH = 100
 LABEL_PATTERN = re.compile(r'[A-Za-z0-9_.-]{1,%d}' % MAX_LABEL_LENGTH)
+_DISALLOWED = re.compile(r'[^A-Za-z0-9_.-]')
 _ALLOWED_TEXT = ('letters A-Z a-z, digits 0-9, ".", "_" and "-" (ASCII only), 1-%d characters, '
                  'not starting with "."' % MAX_LABEL_LENGTH)
 
@@ -81,17 +82,19 @@ def check_label(label: Any) -> str:
     if LABEL_PATTERN.fullmatch(label) and not label.startswith('.'):
         return label
     shown = ascii(label if len(label) <= 120 else label[:120] + '...')
+    problems = []
     if not label:
-        problem = 'it is empty'
-    elif len(label) > MAX_LABEL_LENGTH:
-        problem = f'it has {len(label)} characters'
-    elif label.startswith('.'):
-        problem = 'it starts with "."'
-    else:
-        index, char = next((i, c) for i, c in enumerate(label)
-                           if not LABEL_PATTERN.fullmatch(c))
+        problems.append('it is empty')
+    if len(label) > MAX_LABEL_LENGTH:
+        problems.append(f'it has {len(label)} characters')
+    if label.startswith('.'):
+        problems.append('it starts with "."')
+    bad = _DISALLOWED.search(label)
+    if bad is not None:
+        index, char = bad.start(), bad.group()
         name = unicodedata.name(char, 'control character' if ord(char) < 32 else 'unnamed')
-        problem = f'character {index} is U+{ord(char):04X} {name}'
+        problems.append(f'character {index} is U+{ord(char):04X} {name}')
+    problem = '; '.join(problems)
     raise ToolError(INVALID_ARGUMENTS, f'label {shown} is not allowed ({problem}); allowed: '
                                        f'{_ALLOWED_TEXT}')
 

@@ -30,7 +30,7 @@ from lerobot_tools_ros.tts import KINDS, make_backend, PCM_S16LE, TtsError
 __all__ = ['AudioPiece', 'SayTool']
 
 _log = logging.getLogger('lerobot_tools_ros.tools.say')
-# With wait_for_playback, how long a call waits for a speaker to subscribe before it answers
+# With wait_for_playback, how long a call waits for a speaker to show up before it answers
 # `unavailable` (discovery of a freshly started speaker takes a few hundred ms).
 _SUBSCRIBER_GRACE_S = 1.0
 _AUDIO_QOS_DEPTH = 200
@@ -60,6 +60,24 @@ class _Utterance:
     reported: Optional[threading.Event] = None
     state: str = ''
     detail: str = ''
+
+
+class _HeldWarnings:
+    """Keep warnings from construction until we know the logger (the node's, if any)."""
+
+    def __init__(self) -> None:
+        self._messages: list[str] = []
+        self._lock = threading.Lock()
+
+    def warning(self, message: str) -> None:
+        with self._lock:
+            self._messages.append(message)
+
+    def flush(self, logger: Any) -> None:
+        with self._lock:
+            messages, self._messages = self._messages, []
+        for message in messages:
+            logger.warning(message)
 
 
 def _eos_threshold(value: Any) -> Optional[float]:
@@ -126,7 +144,9 @@ class SayTool:
         Check the parameters, build the backend and warm it up.
 
         ``on_chunk`` receives every ``AudioPiece`` (with or without ROS). ``logger`` (stdlib
-        or rclpy) gets the one warning ``auto`` gives when it falls back to espeak-ng.
+        or rclpy) gets the one warning ``auto`` gives when it falls back to espeak-ng; without
+        one, that warning goes to the hosting node's logger in ``bind_ros``, or to the stdlib
+        logger at the first call when there is no node.
         Raises ValueError for a bad parameter or a backend that cannot run here.
         """
         self.schema = schema
@@ -155,6 +175,7 @@ class SayTool:
         self._message_type: Any = None
         self._node: Any = None
         self._closed = False
+        self._held = _HeldWarnings()
 
         pocket = {'language': language, 'config': config, 'voice': voice,
                   'quantize': quantize, 'threads': threads,
@@ -166,7 +187,7 @@ class SayTool:
         else:
             kwargs = pocket if backend == 'pocket_tts' else espeak
         try:
-            self.backend = make_backend(backend, logger=logger or _log, **kwargs)
+            self.backend = make_backend(backend, logger=logger or self._held, **kwargs)
         except TtsError as exc:
             raise ValueError(f'say: backend {backend} cannot run here: {exc}') from exc
         try:
@@ -193,6 +214,7 @@ class SayTool:
         self._status_subscription = node.create_subscription(
             SpeakerStatus, self.status_topic, self._on_status, reliable(_STATUS_QOS_DEPTH))
         self._stop_service = node.create_service(Trigger, '~/stop', self._on_stop)
+        self._held.flush(node.get_logger())
         node.get_logger().info(
             f'say: {self.backend.name} at {self.backend.sample_rate} Hz x'
             f'{self.backend.channels} -> {self._publisher.topic_name}; stop with '
@@ -251,6 +273,7 @@ class SayTool:
                             'several calls')
         if self._closed:
             raise ToolError(errors.UNAVAILABLE, 'say: the tool is shut down')
+        self._held.flush(_log)
         waiting = self.wait_for_playback and self._publisher is not None
         if waiting:
             self._require_speaker()

@@ -101,9 +101,9 @@ def match_hermes(text: str, pos: int, trigger: str, ctx):
         return Match(n, [ctx.issue(TRUNCATED, f'{where}: the text ended inside the call '
                                    f'(expected a JSON object, then {CLOSE!r})', pos, n, FORMAT)])
     stop = close + len(CLOSE) if close != -1 else following
+    found = text[body:min(body + 20, stop)]
     return Match(stop, [ctx.issue(UNPARSEABLE_ARGUMENTS, f'{where}: expected a JSON object '
-                                  f'after the tag, found {text[body:body + 20]!r}', pos, stop,
-                                  FORMAT)])
+                                  f'after the tag, found {found!r}', pos, stop, FORMAT)])
 
 
 def _own_close(text: str, body: int, ctx) -> tuple[int, int]:

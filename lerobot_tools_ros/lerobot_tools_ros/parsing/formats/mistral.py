@@ -66,7 +66,7 @@ def match_mistral(text: str, pos: int, trigger: str, ctx):
         stop = pos + len(TAG)
         return Match(stop, [ctx.issue(UNPARSEABLE_ARGUMENTS, f'{TAG} at char {ctx.base + pos}: '
                                       f'expected a JSON list or name{{...}} after the tag, '
-                                      f'found {text[k:k + 20]!r}', pos, stop, FORMAT)])
+                                      f'found {text[k]!r}', pos, stop, FORMAT)])
     name = found.group()
     i = found.end()
     if text.startswith(CALL_ID, i):
@@ -87,7 +87,7 @@ def match_mistral(text: str, pos: int, trigger: str, ctx):
         return Match(i, [ctx.issue(UNPARSEABLE_ARGUMENTS, f'{TAG} at char {ctx.base + pos}: '
                                    f'expected the arguments of '
                                    f'{name!r} as a JSON object at char {ctx.base + i}, found '
-                                   f'{text[i:i + 20]!r}', pos, i, FORMAT, name)])
+                                   f'{text[i]!r}', pos, i, FORMAT, name)])
     return _read_payload(text, i, ctx, pos, name)
 
 

@@ -1,0 +1,319 @@
+"""
+Shared corpus for the parser tests, the split-invariance property and the fuzz run.
+
+Each case is a model output as users report them, with the calls, issues and content that
+``parse`` must return. The same texts feed the hypothesis tests (any split of any case gives the
+one-shot result) and the fuzz generator (mutations of these texts must never raise).
+"""
+
+from dataclasses import dataclass, field
+import json
+import random
+
+from lerobot_tools_ros.catalog import ToolCatalog
+from lerobot_tools_ros.parsing import (CallEvent, ContentEvent, IssueEvent, parse, ParseResult,
+                                       StreamingParser)
+
+
+def _tool(name: str, properties: dict, required: list[str]) -> dict:
+    return {'type': 'function', 'function': {
+        'name': name, 'description': f'The {name} tool.',
+        'parameters': {'type': 'object', 'properties': properties, 'required': required}}}
+
+
+TOOLS = [
+    _tool('say', {'text': {'type': 'string'}}, ['text']),
+    _tool('record_observation', {'label': {'type': 'string'}, 'camera': {'type': 'string'}},
+          ['label']),
+    _tool('move_to', {'x': {'type': 'number'}, 'y': {'type': 'number'},
+                      'speed': {'type': 'integer'}}, ['x', 'y']),
+    _tool('set_gripper', {'open': {'type': 'boolean'}, 'force': {'type': ['number', 'null']}},
+          ['open']),
+    _tool('plan_path', {'waypoints': {'type': 'array'}, 'options': {'type': 'object'}},
+          ['waypoints']),
+]
+
+
+def catalog() -> ToolCatalog:
+    """Build the test catalog: say, record_observation, move_to, set_gripper, plan_path."""
+    return ToolCatalog.from_tools(TOOLS)
+
+
+@dataclass
+class Case:
+    """One model output and what ``parse`` must return for it."""
+
+    id: str  # noqa: A003
+    text: str
+    calls: list = field(default_factory=list)  # (name, arguments, format)
+    errors: list = field(default_factory=list)  # (code, name)
+    content: str = ''
+    with_catalog: bool = True
+
+
+SAY_HI = {'text': 'hi'}
+H = 'hermes'
+M = 'lerobot_marker'
+O = 'openai_json'  # noqa: E741
+L = 'llama_json'
+P = 'pythonic'
+MI = 'mistral'
+Q = 'qwen3_coder_xml'
+F = 'fenced_json'
+
+CASES = [
+    # --- LeRobot marker
+    Case('marker_plan', 'Pick the cube.\n<say>On it.</say>', [('say', {'text': 'On it.'}, M)],
+         content='Pick the cube.'),
+    Case('marker_no_catalog', 'Pick the cube.\n<say>On it.</say>',
+         [('say', {'text': 'On it.'}, M)], content='Pick the cube.', with_catalog=False),
+    Case('marker_catalog_tool', 'Look.\n<record_observation>red cup</record_observation>',
+         [('record_observation', {'label': 'red cup'}, M)], content='Look.'),
+    Case('marker_tool_needs_catalog', 'Look.\n<record_observation>red cup</record_observation>',
+         content='Look.\n<record_observation>red cup</record_observation>', with_catalog=False),
+    Case('marker_newlines_kept_inside', '<say>\nLine one.\nLine two.\n</say>',
+         [('say', {'text': 'Line one.\nLine two.'}, M)]),
+    Case('marker_only_single_string_tools', '<b>bold</b> and <move_to>1, 2</move_to>',
+         content='<b>bold</b> and <move_to>1, 2</move_to>'),
+    Case('marker_two_with_prose', 'First.\n<say>One.</say>\nThen.\n<say>Two.</say>\n',
+         [('say', {'text': 'One.'}, M), ('say', {'text': 'Two.'}, M)],
+         content='First.\nThen.'),
+    # --- OpenAI / LeRobot JSON
+    Case('openai_message',
+         '{"role": "assistant", "content": "Let me check.", "tool_calls": [{"type": '
+         '"function", "function": {"name": "say", "arguments": {"text": "hi"}}}]}',
+         [('say', SAY_HI, O)], content='Let me check.'),
+    Case('openai_tool_calls_string_args',
+         '{"tool_calls": [{"id": "c1", "type": "function", "function": {"name": "move_to", '
+         '"arguments": "{\\"x\\": 1.5, \\"y\\": -2}"}}]}',
+         [('move_to', {'x': 1.5, 'y': -2}, O)]),
+    Case('openai_bare_list',
+         'Doing both: [{"type": "function", "function": {"name": "say", "arguments": '
+         '{"text": "hi"}}}, {"type": "function", "function": {"name": "record_observation", '
+         '"arguments": {"label": "cup"}}}] done.',
+         [('say', SAY_HI, O), ('record_observation', {'label': 'cup'}, O)],
+         content='Doing both: done.'),
+    Case('openai_name_arguments_object',
+         'Sure. {"name": "say", "arguments": {"text": "hi"}} Anything else?',
+         [('say', SAY_HI, O)], content='Sure. Anything else?'),
+    Case('openai_no_catalog_any_name', '{"name": "wave", "arguments": {"hand": "left"}}',
+         [('wave', {'hand': 'left'}, O)], with_catalog=False),
+    Case('json_that_is_not_a_call', 'Config: {"speed": 3, "name": "fast"} ok',
+         content='Config: {"speed": 3, "name": "fast"} ok'),
+    # --- Hermes / Qwen2.5
+    Case('hermes_one', '<tool_call>\n{"name": "say", "arguments": {"text": "hi"}}\n</tool_call>',
+         [('say', SAY_HI, H)]),
+    Case('hermes_parallel_last_unclosed',
+         'Two things.\n<tool_call>{"name": "say", "arguments": {"text": "hi"}}</tool_call>\n'
+         '<tool_call>{"name": "record_observation", "arguments": {"label": "cup"}}',
+         [('say', SAY_HI, H), ('record_observation', {'label': 'cup'}, H)],
+         content='Two things.'),
+    Case('hermes_closing_tag_in_argument',
+         '<tool_call>{"name": "say", "arguments": {"text": "use </tool_call> tags"}}'
+         '</tool_call>', [('say', {'text': 'use </tool_call> tags'}, H)]),
+    Case('hermes_python_literal',
+         "<tool_call>{'name': 'set_gripper', 'arguments': {'open': True, 'force': None}}"
+         '</tool_call>', [('set_gripper', {'open': True, 'force': None}, H)]),
+    Case('hermes_parameters_key',
+         '<tool_call>{"name": "say", "parameters": {"text": "hi"}}</tool_call>',
+         [('say', SAY_HI, H)]),
+    Case('hermes_pythonic_body', '<tool_call>say(text="hi")</tool_call>', [('say', SAY_HI, H)]),
+    # --- Llama 3.x JSON
+    Case('llama_python_tag', '<|python_tag|>{"name": "say", "parameters": {"text": "hi"}}',
+         [('say', SAY_HI, L)]),
+    Case('llama_semicolons',
+         '<|python_tag|>{"name": "say", "parameters": {"text": "hi"}}; {"name": "move_to", '
+         '"parameters": {"x": 1, "y": 2}}<|eom_id|>',
+         [('say', SAY_HI, L), ('move_to', {'x': 1, 'y': 2}, L)]),
+    Case('llama_bare_parameters', 'Okay.\n{"name": "say", "parameters": {"text": "hi"}}',
+         [('say', SAY_HI, L)], content='Okay.'),
+    Case('llama_builtin_call', '<|python_tag|>brave_search.call(query="weather")',
+         [('brave_search', {'query': 'weather'}, L)], with_catalog=False),
+    # --- pythonic
+    Case('pythonic_list', '[say(text="hi"), record_observation(label="cup", camera="front")]',
+         [('say', SAY_HI, P), ('record_observation', {'label': 'cup', 'camera': 'front'}, P)]),
+    Case('pythonic_bare_catalog_name', 'I will say(text="hi") now.', [('say', SAY_HI, P)],
+         content='I will now.'),
+    Case('pythonic_bare_needs_catalog', 'I will say(text="hi") now.',
+         content='I will say(text="hi") now.', with_catalog=False),
+    Case('pythonic_positional_from_catalog', 'move_to(0.5, 1)',
+         [('move_to', {'x': 0.5, 'y': 1}, P)]),
+    Case('pythonic_json_constants',
+         '[set_gripper(open=true, force=null), plan_path(waypoints=[[0, 1], (2, 3)], '
+         'options={"fast": False})]',
+         [('set_gripper', {'open': True, 'force': None}, P),
+          ('plan_path', {'waypoints': [[0, 1], [2, 3]], 'options': {'fast': False}}, P)]),
+    Case('pythonic_prose_parentheses', 'The essay(draft) and (say) [1, 2] stay prose.',
+         content='The essay(draft) and (say) [1, 2] stay prose.'),
+    Case('pythonic_llama4_wrapper', '<|python_start|>[say(text="hi")]<|python_end|>',
+         [('say', SAY_HI, P)]),
+    # --- Mistral
+    Case('mistral_list', '[TOOL_CALLS][{"name": "say", "arguments": {"text": "hi"}}, '
+         '{"name": "move_to", "arguments": {"x": 1, "y": 2}}]',
+         [('say', SAY_HI, MI), ('move_to', {'x': 1, 'y': 2}, MI)]),
+    Case('mistral_name_args', '[TOOL_CALLS]say{"text": "hi"}', [('say', SAY_HI, MI)]),
+    Case('mistral_args_token', 'Ok.[TOOL_CALLS]say[ARGS]{"text": "hi"}[TOOL_CALLS]move_to'
+         '[CALL_ID]a1b2[ARGS]{"x": 1, "y": 2}',
+         [('say', SAY_HI, MI), ('move_to', {'x': 1, 'y': 2}, MI)], content='Ok.'),
+    # --- Qwen3-Coder XML
+    Case('qwen3_typed_from_catalog',
+         '<tool_call>\n<function=move_to>\n<parameter=x>\n1.5\n</parameter>\n<parameter=y>\n'
+         '-2\n</parameter>\n<parameter=speed>\n3\n</parameter>\n</function>\n</tool_call>',
+         [('move_to', {'x': 1.5, 'y': -2, 'speed': 3}, Q)]),
+    Case('qwen3_string_verbatim',
+         '<tool_call>\n<function=say>\n<parameter=text>\n  Two\nlines  \n</parameter>\n'
+         '</function>\n</tool_call>', [('say', {'text': '  Two\nlines  '}, Q)]),
+    Case('qwen3_bool_object_array',
+         '<function=set_gripper>\n<parameter=open>\nTrue\n</parameter>\n<parameter=force>\n'
+         'null\n</parameter>\n</function>\n<function=plan_path>\n<parameter=waypoints>\n'
+         '[[0, 1], [2, 3]]\n</parameter>\n<parameter=options>\n{"fast": true}\n</parameter>\n'
+         '</function>',
+         [('set_gripper', {'open': True, 'force': None}, Q),
+          ('plan_path', {'waypoints': [[0, 1], [2, 3]], 'options': {'fast': True}}, Q)]),
+    Case('qwen3_missing_parameter_close',
+         '<tool_call><function=record_observation><parameter=label>cup<parameter=camera>front'
+         '</function></tool_call>',
+         [('record_observation', {'label': 'cup', 'camera': 'front'}, Q)]),
+    Case('qwen3_no_catalog_strings',
+         '<tool_call>\n<function=move_to>\n<parameter=x>\n1.5\n</parameter>\n</function>\n'
+         '</tool_call>', [('move_to', {'x': '1.5'}, Q)], with_catalog=False),
+    # --- fenced JSON
+    Case('fenced_json', 'Here:\n```json\n{"name": "say", "arguments": {"text": "hi"}}\n```\nDone.',
+         [('say', SAY_HI, F)], content='Here:\nDone.'),
+    Case('fenced_tool_calls', '```\n{"tool_calls": [{"type": "function", "function": {"name": '
+         '"say", "arguments": "{\\"text\\": \\"hi\\"}"}}]}\n```', [('say', SAY_HI, F)]),
+    Case('fenced_code_stays', 'Example:\n```json\n{"speed": 3}\n```\n',
+         content='Example:\n```json\n{"speed": 3}\n```\n'),
+    Case('fenced_hermes_inside', '```\n<tool_call>{"name": "say", "arguments": {"text": "hi"}}'
+         '</tool_call>\n```', [('say', SAY_HI, H)], content='```\n```'),
+    # --- failure modes
+    Case('prose_between_mixed_formats',
+         'Plan: look first.\n<say>Looking.</say>\nThen save it:\n[record_observation('
+         'label="cup")]\nAnd report.\n<tool_call>{"name": "say", "arguments": {"text": "Saved."}}'
+         '</tool_call>\nBye.',
+         [('say', {'text': 'Looking.'}, M), ('record_observation', {'label': 'cup'}, P),
+          ('say', {'text': 'Saved.'}, H)],
+         content='Plan: look first.\nThen save it:\nAnd report.\nBye.'),
+    Case('double_encoded_arguments',
+         '<tool_call>{"name": "say", "arguments": "\\"{\\\\\\"text\\\\\\": \\\\\\"hi\\\\\\"}\\""}'
+         '</tool_call>', [('say', SAY_HI, H)]),
+    Case('single_quoted_arguments_string',
+         '{"name": "say", "arguments": "{\'text\': \'hi\'}"}', [('say', SAY_HI, O)]),
+    Case('trailing_comma_repaired_by_ast',
+         '<tool_call>{"name": "say", "arguments": {"text": "hi",},}</tool_call>',
+         [('say', SAY_HI, H)]),
+    Case('unknown_tool', '<tool_call>{"name": "sya", "arguments": {"text": "hi"}}</tool_call>',
+         errors=[('unknown_tool', 'sya')]),
+    Case('unknown_and_known', '[say(text="hi"), dance(style="waltz")]', [('say', SAY_HI, P)],
+         errors=[('unknown_tool', 'dance')]),
+    Case('truncated_hermes', 'Working.\n<tool_call>{"name": "say", "arguments": {"text": "hel',
+         errors=[('truncated', 'say')], content='Working.'),
+    Case('truncated_marker', 'Working.\n<say>I am sayi', errors=[('truncated', 'say')],
+         content='Working.'),
+    Case('truncated_after_complete', '<say>One.</say>\n[move_to(x=1, y=',
+         [('say', {'text': 'One.'}, M)], errors=[('truncated', 'move_to')]),
+    Case('truncated_qwen3', '<tool_call>\n<function=say>\n<parameter=text>\nhel',
+         errors=[('truncated', 'say')]),
+    Case('truncated_mistral', '[TOOL_CALLS][{"name": "say", "arguments": {"text": "h',
+         errors=[('truncated', 'say')]),
+    Case('truncated_json', 'Sure: {"name": "move_to", "arguments": {"x": 1',
+         errors=[('truncated', 'move_to')], content='Sure:'),
+    Case('unparseable_hermes',
+         '<tool_call>{"name": "say", "arguments": {"text": "hi"</tool_call> after',
+         errors=[('unparseable_arguments', 'say')], content='after'),
+    Case('arguments_not_an_object', '<tool_call>{"name": "say", "arguments": [1, 2]}</tool_call>',
+         errors=[('invalid_call', 'say')]),
+    Case('pythonic_non_literal', '[say(text=open("/etc/passwd").read())]',
+         errors=[('invalid_call', 'say')]),
+    Case('empty_input', ''),
+    Case('only_whitespace', ' \n\t ', content=' \n\t '),
+    Case('plain_prose', 'Nothing to do here; the cube is already in the bin.\n',
+         content='Nothing to do here; the cube is already in the bin.\n'),
+    Case('lone_surrogate_argument', '<say>bad \ud800 text</say>',
+         [('say', {'text': 'bad \ud800 text'}, M)]),
+    Case('lone_surrogate_prose', '\udcff<tool_call>{"name": "say", "arguments": {"text": "hi"}}',
+         [('say', SAY_HI, H)], content='\udcff'),
+]
+
+
+def by_id(case_id: str) -> Case:
+    """Return the corpus case named ``case_id``."""
+    return next(case for case in CASES if case.id == case_id)
+
+
+def summary(result: ParseResult) -> tuple:
+    """Return ``(calls, errors, content)`` in the corpus' comparison form."""
+    return ([(call.name, call.arguments, call.format) for call in result.calls],
+            [(issue.code, issue.name) for issue in result.errors], result.content)
+
+
+def stream(text: str, cuts: list[int], tools=None, formats='auto', **kwargs) -> ParseResult:
+    """Feed ``text`` split at ``cuts`` through a StreamingParser; collect a ParseResult."""
+    parser = StreamingParser(tools, formats, **kwargs)
+    events = []
+    last = 0
+    for cut in sorted(set(cuts)) + [len(text)]:
+        if cut > last:
+            events += parser.feed(text[last:cut])
+            last = cut
+    events += parser.finish()
+    return ParseResult(
+        ''.join(event.text for event in events if isinstance(event, ContentEvent)),
+        [event.call for event in events if isinstance(event, CallEvent)],
+        [event.issue for event in events if isinstance(event, IssueEvent)])
+
+
+# ----------------------------------------------------------------------------------- fuzzing
+
+_FRAGMENTS = [
+    '<tool_call>', '</tool_call>', '<say>', '</say>', '<|python_tag|>', '<|eom_id|>',
+    '[TOOL_CALLS]', '[ARGS]', '<function=say>', '<parameter=text>', '</parameter>',
+    '</function>', '```json\n', '```', '{', '}', '[', ']', '(', ')', '"', "'", '\\', ';', ',',
+    ':', '\n', ' ', 'say(', 'move_to(', 'text=', '"name": ', '"arguments": ', 'True', 'null',
+    '<|python_start|>', '<|python_end|>', '\ud800', '\x00', 'é', '\u2028',
+]
+
+
+def mutate(text: str, rng: random.Random) -> str:
+    """Return a random mutation of ``text``: cut, splice, insert markup, or random noise."""
+    kind = rng.randrange(6)
+    if kind == 0 and text:
+        return text[:rng.randrange(len(text) + 1)]
+    if kind == 1 and text:
+        i = rng.randrange(len(text) + 1)
+        return text[:i] + rng.choice(_FRAGMENTS) + text[i:]
+    if kind == 2 and text:
+        i, j = sorted(rng.randrange(len(text) + 1) for _ in range(2))
+        return text[:i] + text[j:]
+    if kind == 3:
+        other = rng.choice(CASES).text
+        return text[:rng.randrange(len(text) + 1)] + other[rng.randrange(len(other) + 1):]
+    if kind == 4:
+        return ''.join(rng.choice(_FRAGMENTS) for _ in range(rng.randrange(1, 30)))
+    return ''.join(chr(rng.randrange(0x20, 0x7f)) if rng.random() < 0.9
+                   else chr(rng.randrange(0x110000)) for _ in range(rng.randrange(0, 80)))
+
+
+def fuzz(count: int, seed: int, tools=None, stream_every: int = 10) -> tuple[int, list[str]]:
+    """
+    Parse ``count`` generated inputs; stream every ``stream_every``-th in random splits.
+
+    Any exception propagates. Returns ``(number streamed, texts whose streamed result
+    differed from parse)``.
+    """
+    rng = random.Random(seed)
+    mismatches: list[str] = []
+    streamed = 0
+    for index in range(count):
+        text = rng.choice(CASES).text
+        for _ in range(rng.randrange(1, 4)):
+            text = mutate(text, rng)
+        catalog_arg = tools if rng.random() < 0.7 else None
+        result = parse(text, catalog_arg)
+        json.dumps([call.arguments for call in result.calls], default=repr)
+        if index % stream_every == 0:
+            streamed += 1
+            cuts = [rng.randrange(len(text) + 1) for _ in range(rng.randrange(0, 12))]
+            if stream(text, cuts, catalog_arg) != result:
+                mismatches.append(text)
+    return streamed, mismatches
