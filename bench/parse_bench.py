@@ -41,9 +41,9 @@ TOOLS = [
                        'required': ['label']}}},
 ]
 
-PROSE = ('I can see the red cube on the left side of the table, next to the blue bin. I will '
-         'pick it up, put it in the bin and then go back home. ')
-SPEECH = 'On it: picking up the red cube and placing it in the blue bin now.'
+PROSE = ('I can see the red cube on the left side of the table, next to the blue bin and the '
+         'mug. I will pick it up, put it in the bin, then go back home. ')
+SPEECH = 'On it: I am picking up the red cube now and will place it in the blue bin next to you.'
 CALL = {'name': 'say', 'arguments': {'text': SPEECH}}
 CALL_JSON = json.dumps(CALL)
 MESSAGE_JSON = json.dumps({'role': 'assistant', 'content': PROSE.strip(), 'tool_calls': [

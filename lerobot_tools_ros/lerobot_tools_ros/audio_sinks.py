@@ -460,10 +460,11 @@ class SounddeviceSink(AudioSink):
                 raise SinkError('interrupted')
             if time.monotonic() > deadline:
                 raise SinkError(f'{self._device_name!r} stopped consuming audio')
-        underruns = playback.underruns
-        self._close_stream()
         detail = f'played on {self._device_name!r} at {self._out_rate} Hz x{self._out_channels}'
-        return detail + (f' ({underruns} underruns)' if underruns else '')
+        if playback.underruns:
+            detail += f' ({playback.underruns} underruns)'
+        self._close_stream()
+        return detail
 
     def drop(self) -> str:
         self._abort()

@@ -18,17 +18,14 @@ import os
 import pathlib
 import re
 import reprlib
-import socket
-import threading
 from typing import Any, Iterator
-import urllib.parse
-import urllib.request
 
 import jsonschema
 from jsonschema import exceptions as jsonschema_exceptions
 from jsonschema import validators as jsonschema_validators
 
 from lerobot_tools_ros import errors
+from lerobot_tools_ros.hub import unreachable_reason
 
 __all__ = [
     'CatalogError', 'DEFAULT_TOOLS', 'SAMPLE_DATASET', 'ToolArgumentError', 'ToolCatalog',
@@ -505,7 +502,7 @@ def _resolve_repo_id(repo_id: str) -> tuple[pathlib.Path, str]:
         tried.append('download skipped (HF_HUB_OFFLINE is set)')
         raise CatalogError(f'cannot find dataset {repo_id!r}: tried ' + '; '.join(tried))
     url = f'{hub_constants.ENDPOINT}/datasets/{repo_id}/{_INFO_RELPATH}'
-    unreachable = _unreachable_reason(hub_constants.ENDPOINT, _DOWNLOAD_TIMEOUT_S)
+    unreachable = unreachable_reason(hub_constants.ENDPOINT, _DOWNLOAD_TIMEOUT_S)
     if unreachable:
         # hf_hub_download retries connection errors with backoff (~20 s); do not wait for it.
         tried.append(f'download {url} skipped: hub not reachable ({unreachable})')
@@ -518,35 +515,3 @@ def _resolve_repo_id(repo_id: str) -> tuple[pathlib.Path, str]:
         tried.append(f'download {url} failed ({reason})')
         raise CatalogError(f'cannot find dataset {repo_id!r}: tried ' + '; '.join(tried)) from None
     return pathlib.Path(downloaded), f'{repo_id} (downloaded)'
-
-
-def _unreachable_reason(endpoint: str, timeout: float) -> str | None:
-    """
-    Return why ``endpoint`` cannot be reached within ``timeout`` seconds, or None if it can.
-
-    Connects to the endpoint (or to the HTTPS proxy the environment configures) in a daemon
-    thread, so even a resolver that ignores timeouts cannot hold the caller longer.
-    """
-    parsed = urllib.parse.urlsplit(endpoint)
-    host = parsed.hostname or ''
-    port = parsed.port or (443 if parsed.scheme == 'https' else 80)
-    proxies = urllib.request.getproxies()
-    proxy = proxies.get(parsed.scheme) or proxies.get('all')
-    if proxy and not urllib.request.proxy_bypass(host):
-        proxied = urllib.parse.urlsplit(proxy if '://' in proxy else 'http://' + proxy)
-        host, port = proxied.hostname or '', proxied.port or 80
-    outcome: list[str | None] = []
-
-    def probe() -> None:
-        try:
-            socket.create_connection((host, port), timeout=timeout).close()
-            outcome.append(None)
-        except OSError as exc:
-            outcome.append(f'{host}:{port}: {exc}')
-
-    worker = threading.Thread(target=probe, name='hub-probe', daemon=True)
-    worker.start()
-    worker.join(timeout + 0.5)
-    if not outcome:
-        return f'{host}:{port}: no answer within {timeout:g} s'
-    return outcome[0]

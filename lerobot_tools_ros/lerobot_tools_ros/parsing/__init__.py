@@ -18,7 +18,7 @@ ends with markup, the whitespace right before that markup goes too; nothing else
 from . import formats  # noqa: F401  (registers the built-in formats)
 from .api import parse
 from .core import Ctx, Match, NeedMore, Skip
-from .registry import FORMATS, FormatSpec, register_format
+from .registry import FORMATS, FormatSpec, register_format, unregister_format
 from .results import (CallEvent, ContentEvent, DEFAULT_MAX_INPUT_BYTES, INVALID_CALL,
                       ISSUE_CODES, IssueEvent, ParsedCall, ParseIssue, ParseResult, TOO_LARGE,
                       TRUNCATED, UNKNOWN_TOOL, UNPARSEABLE_ARGUMENTS)
@@ -28,5 +28,5 @@ __all__ = [
     'CallEvent', 'ContentEvent', 'Ctx', 'DEFAULT_MAX_INPUT_BYTES', 'FORMATS', 'FormatSpec',
     'INVALID_CALL', 'ISSUE_CODES', 'IssueEvent', 'Match', 'NeedMore', 'parse', 'ParsedCall',
     'ParseIssue', 'ParseResult', 'register_format', 'Skip', 'StreamingParser', 'TOO_LARGE',
-    'TRUNCATED', 'UNKNOWN_TOOL', 'UNPARSEABLE_ARGUMENTS',
+    'TRUNCATED', 'UNKNOWN_TOOL', 'unregister_format', 'UNPARSEABLE_ARGUMENTS',
 ]

@@ -22,6 +22,25 @@ before the first ``NeedMore``, and holds back a suffix that could still grow int
 from .results import ParsedCall, ParseIssue, UNKNOWN_TOOL
 from .values import decode_arguments, short
 
+# ParsedCall is a frozen dataclass; its generated __init__ sets each field through
+# object.__setattr__. Setting the slots directly is the same result at about half the cost,
+# and building calls is a measurable part of every parse.
+_new_call = object.__new__
+_set_name = ParsedCall.name.__set__
+_set_arguments = ParsedCall.arguments.__set__
+_set_format = ParsedCall.format.__set__
+_set_span = ParsedCall.span.__set__
+
+
+def make_call(name: str, arguments: dict, fmt: str, span: tuple[int, int]) -> ParsedCall:
+    """Build a ParsedCall (equal to ``ParsedCall(name, arguments, fmt, span)``)."""
+    call = _new_call(ParsedCall)
+    _set_name(call, name)
+    _set_arguments(call, arguments)
+    _set_format(call, fmt)
+    _set_span(call, span)
+    return call
+
 
 class Match:
     """Call markup found at the scanned position."""
@@ -101,14 +120,14 @@ class Ctx:
                 f'{span[0]}-{span[1]}; {hint} (known tools: {view.known})', span, fmt, name))
             return
         if type(raw_arguments) is dict:
-            items.append(ParsedCall(name, raw_arguments, fmt, span))
+            items.append(make_call(name, raw_arguments, fmt, span))
             return
         arguments, code, reason = decode_arguments(raw_arguments)
         if arguments is None:
             items.append(ParseIssue(code, f'{fmt} call {short(name)} at chars {span[0]}-'
                                     f'{span[1]}: {reason}', span, fmt, name))
         else:
-            items.append(ParsedCall(name, arguments, fmt, span))
+            items.append(make_call(name, arguments, fmt, span))
 
 
 def scan(text: str, ctx: Ctx) -> tuple[list, int, tuple[str, ...] | None]:
@@ -126,7 +145,7 @@ def scan(text: str, ctx: Ctx) -> tuple[list, int, tuple[str, ...] | None]:
     rx = plan.rx
     if rx is not None:
         search = rx.search
-        by_char = plan.by_char
+        by_trigger = plan.by_trigger
         final = ctx.final
         while True:
             m = search(text, pos)
@@ -134,11 +153,10 @@ def scan(text: str, ctx: Ctx) -> tuple[list, int, tuple[str, ...] | None]:
                 break
             p = m.start()
             result = None
-            for trigger, matcher in by_char[text[p]]:
-                if text.startswith(trigger, p):
-                    result = matcher(text, p, trigger, ctx)
-                    if result is not None:
-                        break
+            for trigger, matcher in by_trigger[m.group()]:
+                result = matcher(text, p, trigger, ctx)
+                if result is not None:
+                    break
             if result is None:
                 pos = p + 1
                 continue

@@ -59,6 +59,12 @@ def register_format(name: str, handlers: Sequence[tuple[object, Callable]], *,
     return spec
 
 
+def unregister_format(name: str) -> None:
+    """Remove a format (plans that include it are rebuilt on next use)."""
+    FORMATS.pop(name, None)
+    _state['version'] += 1
+
+
 class CatalogView:
     """
     What the formats need from a catalog, computed once per catalog.
@@ -158,14 +164,13 @@ class Plan:
                     entries.append((spec.priority, order, literal, matcher))
                     order += 1
         entries.sort(key=lambda entry: (entry[0], entry[1]))
-        self.by_char: dict[str, list[tuple[str, Callable]]] = {}
-        literals: list[str] = []
-        for _, _, literal, matcher in entries:
-            self.by_char.setdefault(literal[0], []).append((literal, matcher))
-            if literal not in literals:
-                literals.append(literal)
-        literals.sort(key=len, reverse=True)
+        literals = sorted({entry[2] for entry in entries}, key=lambda lit: (-len(lit), lit))
         self.triggers = tuple(literals)
+        # The regex alternation lists longer triggers first, so a match is the longest trigger
+        # at that position; every handler whose trigger is a prefix of it applies there.
+        ordered = [(literal, matcher) for _, _, literal, matcher in entries]
+        self.by_trigger = {literal: [(t, m) for t, m in ordered if literal.startswith(t)]
+                           for literal in literals}
         self.rx = re.compile('|'.join(map(re.escape, literals))) if literals else None
         prefixes = sorted({literal[:k] for literal in literals for k in range(1, len(literal))},
                           key=len, reverse=True)

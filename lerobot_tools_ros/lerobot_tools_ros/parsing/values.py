@@ -10,6 +10,7 @@ text ended inside it) before ``ast.parse`` sees exactly that slice; nothing is e
 import ast
 import json
 import re
+import warnings
 
 from .results import INVALID_CALL, UNPARSEABLE_ARGUMENTS
 
@@ -35,7 +36,7 @@ _SQ_END = re.compile(r"['\\]")
 # only the JSON and Python constants, or letters inside a number like 1e5); in a pythonic call
 # names and '=' are fine. Single negated classes: the C matcher skips the rest.
 _NEXT_JSON = re.compile(r'[^\s,:0-9.+\-]')
-_NEXT_PY = re.compile(r'[^\s,:0-9.+\-=A-Za-z_]')
+_NEXT_PY = re.compile(r'[^\s,:0-9.+\-=*A-Za-z_]')
 _WORD_CHARS = re.compile(r'[A-Za-z0-9_]*')
 _LETTERS = frozenset('abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_')
 _JSON_WORDS = frozenset(('true', 'false', 'null', 'True', 'False', 'None', 'NaN', 'Infinity'))
@@ -240,6 +241,10 @@ def _syntax_offset(source: str, exc: SyntaxError) -> int:
 def parse_expression(source: str) -> ast.AST:
     """``ast.parse`` in eval mode with every failure mapped to LiteralError."""
     try:
+        if '\\' in source:  # "C:\path": no invalid-escape warnings printed for model text
+            with warnings.catch_warnings():
+                warnings.simplefilter('ignore')
+                return ast.parse(source, mode='eval').body
         return ast.parse(source, mode='eval').body
     except SyntaxError as exc:
         raise LiteralError(f'invalid syntax ({exc.msg})', _syntax_offset(source, exc)) from None
@@ -363,6 +368,22 @@ def is_entry(obj: object) -> bool:
     if type(function) is dict and 'name' in function:
         return True
     return isinstance(obj.get('name'), str) and ('arguments' in obj or 'parameters' in obj)
+
+
+def is_call_shaped(value: object) -> bool:
+    """Whether ``value`` is one of the JSON call shapes (see ``call_entries``)."""
+    if type(value) is dict:
+        return 'tool_calls' in value or is_entry(value)
+    return type(value) is list and bool(value) and is_entry(value[0])
+
+
+def message_content(value: object) -> str | None:
+    """Return the ``content`` string of an assistant message dict with ``tool_calls``."""
+    if type(value) is dict and 'tool_calls' in value:
+        content = value.get('content')
+        if isinstance(content, str):
+            return content
+    return None
 
 
 def call_entries(value: object) -> tuple[list | None, str | None]:

@@ -246,10 +246,13 @@ class SayTool:
         with self._lock:
             active = list(self._active.values())
             last = self._last_uid
-        for utterance in active:
-            utterance.stop.set()
-            if utterance.final_sent:
-                self._emit(self._piece(utterance.uid, b'', final=True, cancelled=True))
+            sent = []
+            for utterance in active:
+                utterance.stop.set()
+                if utterance.final_sent:
+                    sent.append(utterance.uid)
+        for uid in sent:
+            self._emit(self._piece(uid, b'', final=True, cancelled=True))
         if active:
             return True, 'stopped utterance ' + ', '.join(u.uid for u in active)
         if last:
@@ -326,7 +329,12 @@ class SayTool:
 
     def _finish(self, utterance: _Utterance, *, cancelled: bool) -> None:
         self._emit(self._piece(utterance.uid, b'', final=True, cancelled=cancelled))
-        utterance.final_sent = True
+        with self._lock:
+            utterance.final_sent = True
+            # A stop that came between the two lines above saw final_sent still false.
+            missed_stop = utterance.stop.is_set() and not cancelled
+        if missed_stop:
+            self._emit(self._piece(utterance.uid, b'', final=True, cancelled=True))
 
     def _require_speaker(self) -> None:
         """Fail fast when no speaker could ever report playback (recorders do not count)."""
@@ -389,5 +397,6 @@ class SayTool:
         for utterance in active:
             utterance.stop.set()
             if utterance.reported is not None:
+                utterance.state, utterance.detail = 'dropped', 'say is shutting down'
                 utterance.reported.set()
         self.backend.close()

@@ -18,13 +18,16 @@ Without network, loading fails (``TtsUnavailable``); set ``HF_HUB_OFFLINE=1`` on
 or huggingface_hub retries for about 20 s before giving up.
 """
 
+import logging
 import math
 import os
 from pathlib import Path
+import sys
 import threading
 import time
 from typing import Any, Iterator, Optional, Union
 
+from lerobot_tools_ros.hub import hub_endpoint, unreachable_reason
 import numpy as np
 
 from .base import AudioFormat, TtsError, TtsUnavailable
@@ -37,6 +40,7 @@ _REMOTE_PREFIXES = ('hf://', 'http://', 'https://')
 _AUDIO_SUFFIXES = ('.safetensors', '.wav', '.mp3', '.flac', '.ogg', '.opus', '.m4a')
 _LOCK_POLL = 0.05  # seconds between checks of `stop` while another generation runs
 _WARM_UP_TEXT = 'Hello.'
+_HUB_PROBE_TIMEOUT_S = 3.0
 
 
 def bundled_languages() -> list[str]:
@@ -155,6 +159,8 @@ class PocketTtsBackend:
 
     def _load(self) -> tuple[Any, Any]:
         started = time.perf_counter()
+        if not self.config:
+            _go_offline_if_hub_unreachable()
         try:
             import pocket_tts
             import torch
@@ -246,3 +252,21 @@ def _one_line(exc: BaseException, limit: int = 600) -> str:
     """Put the exception's message on one line (pydantic and hub errors span several)."""
     text = ' '.join(str(exc).split()) or '(no message)'
     return text if len(text) <= limit else text[:limit] + '...'
+
+
+def _go_offline_if_hub_unreachable() -> None:
+    """
+    Switch huggingface_hub to offline mode when the hub cannot be reached.
+
+    Loading by language fetches weights from the hub; offline, huggingface_hub would retry for
+    about 20 s before failing. Offline mode still finds weights already in the local cache. It
+    only takes effect before huggingface_hub is first imported, which is the case in a node
+    that has not resolved a repo id.
+    """
+    if os.environ.get('HF_HUB_OFFLINE') or 'huggingface_hub' in sys.modules:
+        return
+    reason = unreachable_reason(hub_endpoint(), _HUB_PROBE_TIMEOUT_S)
+    if reason:
+        os.environ['HF_HUB_OFFLINE'] = '1'
+        logging.getLogger(__name__).info(
+            f'Hugging Face hub not reachable ({reason}); HF_HUB_OFFLINE=1 for pocket-tts')

@@ -8,6 +8,10 @@ from . import mistral  # noqa: F401
 from . import openai_json  # noqa: F401
 from . import pythonic  # noqa: F401
 from . import qwen3_coder  # noqa: F401
+from ..registry import FORMATS
 
 NAMES = ('lerobot_marker', 'openai_json', 'hermes', 'llama_json', 'pythonic', 'mistral',
          'qwen3_coder_xml', 'fenced_json')
+
+for _name in NAMES:  # list them in this documented order (modules import one another)
+    FORMATS[_name] = FORMATS.pop(_name)

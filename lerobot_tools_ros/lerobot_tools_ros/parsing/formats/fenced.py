@@ -13,8 +13,8 @@ from .openai_json import looks_like_call
 from ..core import Match, NEED_ANY, NeedMore
 from ..registry import register_format
 from ..results import TRUNCATED
-from ..values import add_entries, call_entries, READ_NEED, READ_OK, READ_TRUNCATED, read_value
-from ..values import guess_name, skip_ws
+from ..values import (add_value_calls, guess_name, is_call_shaped, message_content, READ_NEED,
+                      READ_OK, READ_TRUNCATED, read_value, skip_ws)
 
 FORMAT = 'fenced_json'
 FENCE = '```'
@@ -50,8 +50,7 @@ def match_fence(text: str, pos: int, trigger: str, ctx):
                                    f'({note})', pos, n, FORMAT, guess_name(text[body:]))])
     if status != READ_OK:
         return None
-    entries, content = call_entries(value)
-    if entries is None:
+    if not is_call_shaped(value):
         return None
     k = skip_ws(text, end)
     if text.startswith(FENCE, k):
@@ -63,8 +62,8 @@ def match_fence(text: str, pos: int, trigger: str, ctx):
     else:
         return None
     items: list = []
-    add_entries(entries, FORMAT, ctx, pos, stop, items)
-    return Match(stop, items, content)
+    add_value_calls(value, FORMAT, ctx, pos, stop, items)
+    return Match(stop, items, message_content(value))
 
 
 register_format(FORMAT, [(FENCE, match_fence)], priority=5,

@@ -42,7 +42,7 @@ def match_marker(text: str, pos: int, trigger: str, ctx):
             return NeedMore((close,))
         return Match(len(text), [ctx.issue(
             TRUNCATED, f'the {trigger} marker opened at char {ctx.base + pos} is not closed: '
-            f'the text ended before {close!r}', pos, len(text), FORMAT, name)])
+            f'the text ended before the expected {close!r}', pos, len(text), FORMAT, name)])
     items: list = []
     ctx.add_call(items, name, {ctx.view.markers[name]: strip_one_newline(text[start:end])},
                  FORMAT, pos, end + len(close))

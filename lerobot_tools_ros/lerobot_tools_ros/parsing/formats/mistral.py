@@ -18,7 +18,7 @@ FORMAT = 'mistral'
 TAG = '[TOOL_CALLS]'
 ARGS = '[ARGS]'
 CALL_ID = '[CALL_ID]'
-_NAME = re.compile(r'[A-Za-z0-9_.\-]+')
+_NAME = re.compile(r'[A-Za-z_][A-Za-z0-9_.\-]*')
 _ID = re.compile(r'[A-Za-z0-9_\-]*')
 _WAKE = ('}', ']')
 

@@ -4,8 +4,9 @@ Qwen3-Coder XML: ``<tool_call><function=say><parameter=text>hi</parameter></func
 The ``<tool_call>`` wrapper is optional. Parameter values are typed from the catalog schema
 (integer, number, boolean, null, object and array are parsed; a string keeps its text verbatim
 except for one leading and one trailing newline). A value that does not parse as its declared
-type stays a string, so argument validation reports it against the schema. A missing
-``</parameter>`` ends the value at the next ``<parameter=`` or ``</function>``.
+type stays a string, so argument validation reports it against the schema. A value ends at
+its ``</parameter>`` (so it may contain ``</function>``); when that is missing, at the next
+``<parameter=``, or, for the last one, at ``</function>``.
 """
 
 import re
@@ -130,16 +131,22 @@ def read_function(text: str, pos: int, func: int, ctx, wrapped: bool):
             pname = text[j:e].strip()
             start = e + 1
             close = ctx.find(text, PARAM_END, start)
-            following = _first(text, ctx, start, (PARAM, FUNC_END, CLOSE))
+            following = ctx.find(text, PARAM, start)
             if close != -1 and (following == -1 or close < following):
                 arguments[pname] = _typed(text[start:close], props.get(pname))
                 i = close + len(PARAM_END)
-            elif following != -1:
-                arguments[pname] = _typed(text[start:following], props.get(pname))
-                i = following
-            else:
-                return _truncated(text, pos, ctx, f'inside parameter {pname!r} of '
-                                  f'<function={name}> (expected {PARAM_END!r})', name)
+                continue
+            if following == -1:
+                # No </parameter> and no next <parameter=: only at the very end may the
+                # function's closing tag end the value (a later </parameter> would win).
+                if not ctx.final:
+                    return NeedMore((PARAM_END, PARAM))
+                following = _first(text, ctx, start, (FUNC_END, CLOSE))
+                if following == -1:
+                    return _truncated(text, pos, ctx, f'inside parameter {pname!r} of '
+                                      f'<function={name}> (expected {PARAM_END!r})', name)
+            arguments[pname] = _typed(text[start:following], props.get(pname))
+            i = following
             continue
         if text.startswith(FUNC_END, i):
             i += len(FUNC_END)

@@ -1,0 +1,84 @@
+"""Properties over generated text: parse never raises, and streaming always agrees with it."""
+
+import json
+import os
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from lerobot_tools_ros.parsing import parse, ParsedCall, ParseIssue, ParseResult
+from parsing_corpus import catalog, CASES, fuzz, stream
+import pytest
+
+CATALOG = catalog()
+SLOW = os.environ.get('LEROBOT_TOOLS_SLOW') == '1'
+
+# Every character, surrogates included (hypothesis leaves out category Cs by default).
+ANY_CHAR = st.characters(exclude_categories=())
+MARKUP = st.sampled_from([
+    '<tool_call>', '</tool_call>', '<say>', '</say>', '<record_observation>', '<|python_tag|>',
+    '<|eom_id|>', '[TOOL_CALLS]', '[ARGS]', '<function=say>', '<function=move_to>',
+    '<parameter=text>', '<parameter=x>', '</parameter>', '</function>', '```json\n', '```',
+    '{"name": "say", "arguments": {"text": "hi"}}', '{"name": ', '"arguments": ', '{', '}',
+    '[', ']', '(', ')', '"', "'", '\\', ';', ',', ':', '\n', ' ', 'say(', 'move_to(', 'text=',
+    'True', 'null', '<|python_start|>', '<|python_end|>', '\ud800', '\udfff', '\x00',
+])
+MODEL_LIKE = st.lists(MARKUP | st.text(ANY_CHAR, max_size=8), max_size=40).map(''.join)
+
+
+def check_result(result: ParseResult, text: str) -> None:
+    assert isinstance(result.content, str)
+    assert all(isinstance(call, ParsedCall) and isinstance(call.arguments, dict)
+               for call in result.calls)
+    assert all(isinstance(issue, ParseIssue) and issue.message for issue in result.errors)
+    for item in result.calls + result.errors:
+        assert 0 <= item.span[0] < item.span[1] <= len(text)
+    json.dumps([call.arguments for call in result.calls])  # JSON-compatible values only
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(ANY_CHAR))
+def test_parse_never_raises_on_any_text(text):
+    check_result(parse(text), text)
+    check_result(parse(text, CATALOG), text)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(MODEL_LIKE)
+def test_parse_never_raises_on_markup_soup(text):
+    check_result(parse(text, CATALOG), text)
+    check_result(parse(text), text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(MODEL_LIKE, st.data())
+def test_streaming_agrees_on_markup_soup(text, data):
+    cuts = data.draw(st.lists(st.integers(0, len(text)), max_size=20))
+    assert stream(text, cuts, CATALOG) == parse(text, CATALOG)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(CASES), st.integers(0, 10_000), st.data())
+def test_truncating_any_case_anywhere_never_raises_and_streams_alike(case, cut, data):
+    text = case.text[:cut % (len(case.text) + 1)]
+    cuts = data.draw(st.lists(st.integers(0, len(text)), max_size=10))
+    result = parse(text, CATALOG)
+    check_result(result, text)
+    assert stream(text, cuts, CATALOG) == result
+
+
+def test_lone_surrogate_alone():
+    assert parse('\ud800') == ParseResult('\ud800', [], [])
+    assert parse('\ud800', CATALOG) == ParseResult('\ud800', [], [])
+
+
+def test_fuzz_quick():
+    streamed, mismatches = fuzz(5_000, seed=11, tools=CATALOG)
+    assert streamed == 500 and mismatches == []
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not SLOW, reason='set LEROBOT_TOOLS_SLOW=1 for the 100,000-input fuzz')
+def test_fuzz_100k():
+    streamed, mismatches = fuzz(100_000, seed=1, tools=CATALOG)
+    assert streamed == 10_000
+    assert mismatches == []

@@ -1,0 +1,157 @@
+"""StreamingParser: early events, held-back partial markers, and exact equality with parse()."""
+
+import time
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from lerobot_tools_ros.parsing import (CallEvent, ContentEvent, IssueEvent, parse,
+                                       StreamingParser)
+from parsing_corpus import CASES, catalog, stream
+import pytest
+
+CATALOG = catalog()
+
+
+def kinds(events: list) -> list:
+    out = []
+    for event in events:
+        if isinstance(event, ContentEvent):
+            out.append(('content', event.text))
+        elif isinstance(event, CallEvent):
+            out.append(('call', event.call.name, event.call.arguments))
+        else:
+            out.append(('issue', event.issue.code))
+    return out
+
+
+def test_call_is_emitted_when_its_closing_tag_arrives():
+    parser = StreamingParser(CATALOG)
+    assert kinds(parser.feed('Picking it up.\n<sa')) == [('content', 'Picking it up.')]
+    assert kinds(parser.feed('y>On it')) == []
+    assert kinds(parser.feed('.</say>')) == [('call', 'say', {'text': 'On it.'})]
+    assert kinds(parser.finish()) == []
+
+
+def test_hermes_call_is_emitted_when_the_tag_closes():
+    parser = StreamingParser(CATALOG)
+    events = []
+    for delta in ['<tool_', 'call>{"name": "say", ', '"arguments": {"text": "</tool_call>"}}',
+                  '</tool_call>']:
+        events.append(kinds(parser.feed(delta)))
+    assert events == [[], [], [], [('call', 'say', {'text': '</tool_call>'})]]
+
+
+def test_json_call_is_emitted_at_its_closing_brace():
+    parser = StreamingParser(CATALOG)
+    assert kinds(parser.feed('[TOOL_CALLS]say{"text": "h}i"')) == []
+    assert kinds(parser.feed('} ok')) == [('call', 'say', {'text': 'h}i'}), ('content', 'ok')]
+    assert kinds(parser.finish()) == []
+
+
+def test_call_without_closing_tag_is_emitted_once_the_next_text_shows_it():
+    parser = StreamingParser(CATALOG)
+    assert parser.feed('<tool_call>{"name": "say", "arguments": {"text": "hi"}}\n') == []
+    assert kinds(parser.feed('Done.')) == [('call', 'say', {'text': 'hi'}),
+                                           ('content', 'Done.')]
+
+
+def test_partial_marker_is_held_back_then_released_as_prose():
+    parser = StreamingParser(CATALOG)
+    assert kinds(parser.feed('a <tool')) == [('content', 'a')]
+    assert kinds(parser.feed('box> b')) == [('content', ' <toolbox> b')]
+    assert kinds(parser.finish()) == []
+
+
+def test_trailing_whitespace_waits_for_the_next_word():
+    parser = StreamingParser(CATALOG)
+    assert kinds(parser.feed('Plan. ')) == [('content', 'Plan.')]
+    assert kinds(parser.feed('\n')) == []
+    assert kinds(parser.feed('<say>x</say>')) == [('call', 'say', {'text': 'x'})]
+    assert kinds(parser.finish()) == []  # whitespace before final markup is dropped
+
+
+def test_truncated_call_is_reported_at_finish():
+    parser = StreamingParser(CATALOG)
+    assert kinds(parser.feed('Ok.\n<tool_call>{"name": "say", "arguments": {"te')) == [
+        ('content', 'Ok.')]
+    events = parser.finish()
+    assert kinds(events) == [('issue', 'truncated')]
+    assert events[0].issue.name == 'say'
+
+
+def test_finish_twice_and_feed_after_finish():
+    parser = StreamingParser()
+    assert kinds(parser.feed('hello ')) == [('content', 'hello')]
+    assert kinds(parser.finish()) == [('content', ' ')]
+    assert parser.finish() == []
+    with pytest.raises(RuntimeError):
+        parser.feed('more')
+
+
+def test_input_over_the_limit_gives_one_issue_and_stops():
+    parser = StreamingParser(CATALOG, max_input_bytes=100)
+    assert kinds(parser.feed('<say>one</say> ')) == [('call', 'say', {'text': 'one'})]
+    events = parser.feed('x' * 200)
+    assert kinds(events) == [('issue', 'too_large')]
+    assert events[0].issue.span == (15, 215)
+    assert parser.feed('<say>two</say>') == []
+    assert parser.finish() == []
+
+
+def test_one_character_at_a_time_equals_parse():
+    for case in CASES:
+        tools = CATALOG if case.with_catalog else None
+        assert stream(case.text, list(range(len(case.text))), tools) == parse(case.text, tools)
+
+
+@pytest.mark.parametrize('case', CASES, ids=[case.id for case in CASES])
+def test_every_single_cut_equals_parse(case):
+    tools = CATALOG if case.with_catalog else None
+    expected = parse(case.text, tools)
+    for cut in range(1, len(case.text)):
+        assert stream(case.text, [cut], tools) == expected, cut
+
+
+@settings(max_examples=300, deadline=None)
+@given(case=st.sampled_from(CASES), data=st.data())
+def test_any_split_equals_parse(case, data):
+    cuts = data.draw(st.lists(st.integers(0, len(case.text)), max_size=40))
+    tools = CATALOG if case.with_catalog else None
+    assert stream(case.text, cuts, tools) == parse(case.text, tools)
+
+
+@settings(max_examples=200, deadline=None)
+@given(parts=st.lists(st.sampled_from(CASES).map(lambda case: case.text), min_size=2,
+                      max_size=4),
+       data=st.data())
+def test_any_split_of_concatenated_cases_equals_parse(parts, data):
+    text = '\n'.join(parts)
+    cuts = data.draw(st.lists(st.integers(0, len(text)), max_size=60))
+    assert stream(text, cuts, CATALOG) == parse(text, CATALOG)
+    assert stream(text, cuts, None, 'hermes') == parse(text, None, 'hermes')
+
+
+def test_long_pending_call_in_small_deltas_is_not_rescanned_per_delta():
+    text = ('<tool_call>{"name": "say", "arguments": {"text": "' + 'word ' * 12_000
+            + '"}}</tool_call>')
+    parser = StreamingParser(CATALOG)
+    started = time.perf_counter()
+    events = []
+    for i in range(0, len(text), 4):
+        events += parser.feed(text[i:i + 4])
+    events += parser.finish()
+    assert time.perf_counter() - started < 2  # rescanning per delta would take minutes
+    assert [event.call.arguments['text'][:10] for event in events] == ['word word ']
+
+
+def test_long_prose_in_small_deltas_is_linear():
+    text = ('The robot looks at the table; {the cup} is [red]. ' * 1200)[:60_000]
+    parser = StreamingParser(CATALOG)
+    started = time.perf_counter()
+    events = []
+    for i in range(0, len(text), 3):
+        events += parser.feed(text[i:i + 3])
+    events += parser.finish()
+    assert time.perf_counter() - started < 2
+    assert ''.join(event.text for event in events) == text
+    assert not any(isinstance(event, (CallEvent, IssueEvent)) for event in events)
