@@ -1,10 +1,10 @@
 # The two README commands, plus the steps they are made of.
 .PHONY: run test bootstrap build bench clean
 
-DURATION ?= 20
+DURATION ?= 60
 
 run: bootstrap            ## fresh machine -> the demo (a bounded run; lists the files written)
-	scripts/with_env.sh lerobot-tools-ros bringup --demo --duration $(DURATION)
+	scripts/with_env.sh lerobot-tools-ros bringup --demo --duration $(DURATION) --output-dir output/demo
 
 test:                     ## fresh machine -> build -> every test
 	bash scripts/test.sh

@@ -13,5 +13,8 @@ if [ -f "$_lerobot_ws/install/setup.bash" ]; then
   # shellcheck disable=SC1091
   . "$_lerobot_ws/install/setup.bash"
   eval "$_lerobot_nounset"
+  # ROS puts a package's executables in lib/<package> (for `ros2 run`); without the ros2 CLI,
+  # put them on PATH: lerobot-tools-ros, dispatcher, tool_server, speaker, ...
+  export PATH="$_lerobot_ws/install/lerobot_tools_ros/lib/lerobot_tools_ros:$PATH"
 fi
 unset _lerobot_ws _lerobot_nounset

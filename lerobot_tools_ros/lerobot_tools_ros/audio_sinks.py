@@ -525,6 +525,7 @@ class _Pending:
     chunks: collections.deque = field(default_factory=collections.deque)
     queued_bytes: int = 0
     cancelled: bool = False
+    complete: bool = False  # the final chunk has arrived
     last_arrival: float = field(default_factory=time.monotonic)
 
 
@@ -609,11 +610,21 @@ class UtterancePlayer:
                 pending.chunks.append(chunk)
                 pending.queued_bytes += len(chunk.data)
                 self._queued_bytes += len(chunk.data)
+                pending.complete = pending.complete or chunk.final
             self._cond.notify_all()
 
-    def close(self, timeout: float = 5.0) -> None:
-        """Stop the thread (abandoning the current utterance) and close the sink."""
+    def close(self, timeout: float = 5.0, drain_s: float = 2.0) -> None:
+        """
+        Stop the thread and close the sink.
+
+        Utterances whose final chunk has arrived get up to ``drain_s`` to finish (so a WAV of
+        speech that was fully synthesized is not lost at shutdown); the rest are abandoned.
+        """
+        deadline = time.monotonic() + drain_s
         with self._cond:
+            while (any(p.complete and not p.cancelled for p in self._pending.values())
+                   and time.monotonic() < deadline):
+                self._cond.wait(max(0.0, deadline - time.monotonic()))
             self._closing = True
             self._cond.notify_all()
         self.sink.interrupt()
@@ -646,6 +657,7 @@ class UtterancePlayer:
                 self._ended[uid] = True
                 while len(self._ended) > self._REMEMBERED_IDS:
                     self._ended.popitem(last=False)
+                self._cond.notify_all()  # close() may be waiting for the queue to drain
 
     def _next(self, pending: _Pending) -> Optional[Chunk]:
         """Wait for the utterance's next chunk; None when it was cancelled or stalled."""

@@ -63,7 +63,8 @@ class NodeProcess:
                                      start_new_session=True)
 
     def output(self) -> str:
-        self._log.flush()
+        if not self._log.closed:
+            self._log.flush()
         return self.log_path.read_text(errors='replace')
 
     def stop(self, sig: int = signal.SIGINT, timeout: float = 10.0) -> int:

@@ -10,7 +10,9 @@ as a table row as it happens; at the end the files written are listed.
 import argparse
 import os
 import pathlib
+import signal
 import sys
+import threading
 import time
 
 HELP = 'Start the runtime (and with --demo a camera and a scripted policy) in one process.'
@@ -35,6 +37,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help='parameters file (default: the package config/lerobot_tools.yaml)')
     parser.add_argument('--demo', action='store_true',
                         help='also start demo_camera and scripted_policy')
+    parser.add_argument('--demo-camera', action='store_true',
+                        help='also start demo_camera (without the scripted policy)')
     parser.add_argument('--duration', type=float, default=0.0, metavar='S',
                         help='exit after S seconds (0: run until Ctrl-C; with --demo the run '
                              'also ends once the script is done and every call has a result)')
@@ -94,6 +98,7 @@ def run(args: argparse.Namespace) -> int:
     import rclpy
     from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
     from rclpy.qos import QoSProfile, ReliabilityPolicy
+    from rclpy.signals import SignalHandlerOptions
 
     from lerobot_tools_interfaces.msg import ToolResult
     from lerobot_tools_ros import names
@@ -120,7 +125,12 @@ def run(args: argparse.Namespace) -> int:
         output_dirs = [out / 'observations', out / 'audio']
 
     started_wall = time.time()
-    rclpy.init(args=[])
+    # Ctrl-C and SIGTERM only set a flag the loop below checks, so the nodes are destroyed in
+    # order while the context is still valid (the speaker finishes WAVs of whole utterances).
+    rclpy.init(args=[], signal_handler_options=SignalHandlerOptions.NO)
+    interrupted = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: interrupted.set())
     nodes = []
     executor = SingleThreadedExecutor()
     print(f'[bringup] parameters: {params}', flush=True)
@@ -130,10 +140,11 @@ def run(args: argparse.Namespace) -> int:
         nodes.append(ToolServer(cli_args=_node_args(params, args.log_level, server_overrides)))
         nodes.append(Speaker(cli_args=_node_args(params, args.log_level, speaker_overrides)))
         policy = None
-        if args.demo:
+        if args.demo or args.demo_camera:
             from lerobot_tools_ros.nodes.demo_camera import DemoCamera
-            from lerobot_tools_ros.nodes.scripted_policy import ScriptedPolicy
             nodes.append(DemoCamera(cli_args=_node_args(params, args.log_level, {})))
+        if args.demo:
+            from lerobot_tools_ros.nodes.scripted_policy import ScriptedPolicy
             policy = ScriptedPolicy(cli_args=_node_args(params, args.log_level, {}))
             nodes.append(policy)
         if not output_dirs:
@@ -149,13 +160,14 @@ def run(args: argparse.Namespace) -> int:
         deadline = time.monotonic() + args.duration if args.duration > 0 else float('inf')
         dispatcher = nodes[0]
         quiet_since = None
-        while rclpy.ok() and time.monotonic() < deadline:
+        while rclpy.ok() and time.monotonic() < deadline and not interrupted.is_set():
             executor.spin_once(timeout_sec=0.1)
             if policy is not None and policy.finished and not dispatcher.pending_calls:
                 quiet_since = quiet_since or time.monotonic()
                 if time.monotonic() - quiet_since > 1.5:
                     print('[bringup] the scripted policy is done and every call has a result')
                     break
+        _settle(executor, 0.5)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     except (ValueError, TypeError) as exc:
@@ -174,6 +186,16 @@ def run(args: argparse.Namespace) -> int:
     for path in files:
         print(f'  {path}')
     return 0
+
+
+def _settle(executor, seconds: float) -> None:
+    """Keep spinning briefly so messages already on their way (final audio chunks) land."""
+    deadline = time.monotonic() + seconds
+    try:
+        while time.monotonic() < deadline:
+            executor.spin_once(timeout_sec=0.05)
+    except Exception:  # noqa: B902 - a dying graph must not stop the shutdown
+        pass
 
 
 def _configured_output_dirs(nodes: list) -> list[pathlib.Path]:

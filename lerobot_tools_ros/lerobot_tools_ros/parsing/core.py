@@ -77,14 +77,16 @@ NEED_ANY = NeedMore(None)
 class Ctx:
     """What a matcher may use: the plan (formats, catalog view), finality, offsets."""
 
-    __slots__ = ('plan', 'view', 'final', 'base', 'prev', '_finds')
+    __slots__ = ('plan', 'view', 'final', 'base', 'prev', 'memo', '_finds')
 
-    def __init__(self, plan, final: bool, base: int = 0, prev: str = '') -> None:
+    def __init__(self, plan, final: bool, base: int = 0, prev: str = '',
+                 memo: dict | None = None) -> None:
         self.plan = plan
         self.view = plan.view
         self.final = final
         self.base = base  # offset of the scanned text in the whole input
         self.prev = prev  # the character just before the scanned text ('' at the start)
+        self.memo = memo  # streaming only: scanner state kept between feeds
         self._finds: dict[str, tuple[int, int]] = {}
 
     def find(self, text: str, needle: str, start: int) -> int:

@@ -47,6 +47,7 @@ class StreamingParser:
         self._tail = ''
         self._overflow = False
         self._finished = False
+        self._memo: dict = {}
 
     def feed(self, delta: str) -> list:
         """Add text; return the events it made final (possibly none)."""
@@ -119,7 +120,8 @@ class StreamingParser:
         return events
 
     def _scan(self, text: str, final: bool) -> list:
-        pieces, stop, wake = scan(text, Ctx(self._plan, final, self._base, self._prev))
+        memo = self._memo if not final else None
+        pieces, stop, wake = scan(text, Ctx(self._plan, final, self._base, self._prev, memo))
         events: list = []
         content = self._content
         for piece in pieces:
@@ -139,6 +141,9 @@ class StreamingParser:
             self._prev = text[stop - 1]
             self._base += stop
             text = text[stop:]
+            if self._memo:  # values that start before the new buffer are decided
+                for key in [key for key in self._memo if key[0] < self._base]:
+                    del self._memo[key]
         self._buf = text
         self._wake = wake
         self._tail = text[-_TAIL:] if wake is not None else ''

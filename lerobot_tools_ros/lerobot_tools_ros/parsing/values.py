@@ -94,9 +94,9 @@ def json_type(value: object) -> str:
 
 
 def _open_note(stack: list, string_quote: str) -> str:
-    closers = ''.join(reversed(stack))
-    if len(closers) > 12:
-        closers = f'{closers[:12]}... ({len(closers)} in all)'
+    closers = ''.join(reversed(stack[-12:]))
+    if len(stack) > 12:
+        closers = f'{closers}... ({len(stack)} in all)'
     parts = []
     if string_quote:
         parts.append(f'the closing {string_quote} of a string')
@@ -105,7 +105,7 @@ def _open_note(stack: list, string_quote: str) -> str:
     return 'expected ' + ', then '.join(parts) if parts else 'expected more text'
 
 
-def scan_brackets(text: str, start: int, python: bool) -> tuple[int, int, str]:
+def scan_brackets(text: str, start: int, python: bool, ctx=None) -> tuple[int, int, str]:
     """
     Find the end of the bracketed value that opens at ``text[start]``.
 
@@ -114,14 +114,29 @@ def scan_brackets(text: str, start: int, python: bool) -> tuple[int, int, str]:
     (``python=False``) or a pythonic call (``python=True``) shows up outside strings, or a
     bracket does not match. One left-to-right pass with an explicit stack: no recursion, so
     100,000 nested brackets are fine.
+
+    While streaming (``ctx.memo`` is a dict kept across feeds), an unclosed scan remembers
+    where it stopped, and the next scan of the same value resumes there: a value that grows
+    by small deltas is scanned once overall, not once per delta.
     """
     search = (_NEXT_PY if python else _NEXT_JSON).search
-    stack: list[str] = []
     n = len(text)
-    i = start
+    memo = ctx.memo if ctx is not None else None
+    if memo is not None:
+        base = ctx.base
+        key = (base + start, python)
+        state = memo.pop(key, None)
+        if state is not None:
+            i, stack = state[0] - base, state[1]
+        else:
+            i, stack = start, []
+    else:
+        i, stack = start, []
     while True:
         m = search(text, i)
         if m is None:
+            if memo is not None:
+                memo[key] = (base + i, stack)
             return UNCLOSED, n, _open_note(stack, '')
         j = m.start()
         c = text[j]
@@ -139,6 +154,8 @@ def scan_brackets(text: str, start: int, python: bool) -> tuple[int, int, str]:
         elif c in _LETTERS:  # JSON mode only
             word = _WORD_CHARS.match(text, j).group()
             if j + len(word) >= n:  # the word may still grow (tru -> true)
+                if memo is not None:
+                    memo[key] = (base + i, stack)
                 return UNCLOSED, n, _open_note(stack, '')
             if word not in _JSON_WORDS and text[j - 1] not in '0123456789.':
                 return BAD, j, f'unexpected bare word {short(word)}'
@@ -148,6 +165,8 @@ def scan_brackets(text: str, start: int, python: bool) -> tuple[int, int, str]:
         elif text.startswith(c * 3, j):
             k = text.find(c * 3, j + 3)
             if k == -1:
+                if memo is not None:
+                    memo[key] = (base + i, stack)
                 return UNCLOSED, n, _open_note(stack, c * 3)
             i = k + 3
         else:
@@ -156,6 +175,8 @@ def scan_brackets(text: str, start: int, python: bool) -> tuple[int, int, str]:
             while True:
                 mm = end.search(text, k)
                 if mm is None:
+                    if memo is not None:
+                        memo[key] = (base + i, stack)
                     return UNCLOSED, n, _open_note(stack, c)
                 k = mm.start()
                 if text[k] == '\\':
@@ -291,17 +312,21 @@ def read_value(text: str, start: int, ctx) -> tuple[int, object, int, str]:
     expected)`` when the text ended inside it; ``(READ_INVALID, None, end, reason)`` with
     ``end`` where reading stopped.
     All positions in messages are absolute (``ctx.base`` added).
+
+    While streaming, the incremental bracket scan runs first and the decoder only once the
+    value is closed (or broken), so a long value arriving in small deltas is decoded once,
+    not once per delta. Valid JSON always scans as closed, so the result is the same.
     """
+    if not ctx.final and scan_brackets(text, start, False, ctx)[0] == UNCLOSED:
+        return READ_NEED, None, start, ''
     try:
         value, end = raw_decode(text, start)
         return READ_OK, value, end, ''
     except JSONDecodeError as exc:
-        if not ctx.final and (exc.pos >= len(text) or exc.msg.startswith('Unterminated')):
-            return READ_NEED, None, start, ''  # JSON so far; the rest has not arrived yet
         json_error = f'{exc.msg} at char {ctx.base + exc.pos}'
     except RecursionError:
         json_error = 'nested too deeply for the JSON decoder'
-    state, end, note = scan_brackets(text, start, False)
+    state, end, note = scan_brackets(text, start, False, ctx)
     if state == UNCLOSED:
         if not ctx.final:
             return READ_NEED, None, start, ''

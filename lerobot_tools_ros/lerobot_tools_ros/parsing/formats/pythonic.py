@@ -54,7 +54,7 @@ def read_call(text: str, start: int, ctx):
     """Read ``name(...)`` at ``start`` (known to be a name followed by ``(``)."""
     name = IDENT.match(text, start).group()
     paren = start + len(name)
-    state, end, note = scan_brackets(text, paren, True)
+    state, end, note = scan_brackets(text, paren, True, ctx)
     if state == UNCLOSED:
         if not ctx.final:
             return NeedMore((')',))
@@ -83,7 +83,7 @@ def read_list(text: str, pos: int, ctx, report_all: bool):
     first = IDENT.match(text, skip_ws(text, pos + 1)).group()
     names = ctx.view.names
     report = report_all or names is None or first in names
-    state, end, note = scan_brackets(text, pos, True)
+    state, end, note = scan_brackets(text, pos, True, ctx)
     if state == UNCLOSED:
         if not ctx.final:
             return NeedMore((']',))

@@ -1,0 +1,91 @@
+"""`lerobot-tools-ros bringup` as a real process, driven over DDS as a policy runtime would."""
+
+import json
+import re
+import sys
+
+from conftest import spin_until
+import cv2
+from lerobot_tools_interfaces.msg import ErrorCodes, SpeakerStatus, ToolResult
+import pytest
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from std_msgs.msg import String
+from std_srvs.srv import SetBool
+
+RELIABLE = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
+
+
+@pytest.fixture
+def bringup(start_process, ros_node, tmp_path):
+    out = tmp_path / 'out'
+    proc = start_process([sys.executable, '-m', 'lerobot_tools_ros.cli', 'bringup',
+                          '--demo-camera', '--tts-backend', 'espeak_ng', '--duration', '300',
+                          '--output-dir', str(out)], name='bringup')
+    results: list[ToolResult] = []
+    statuses: list[SpeakerStatus] = []
+    ros_node.create_subscription(SpeakerStatus, '/speaker/status', statuses.append, RELIABLE)
+    sub = ros_node.create_subscription(ToolResult, '/lerobot_tools/results', results.append,
+                                       RELIABLE)
+    pub = ros_node.create_publisher(String, '/policy/text', RELIABLE)
+    enable = ros_node.create_client(SetBool, '/dispatcher/set_enabled')
+    services = ('/lerobot_tools/say', '/lerobot_tools/record_observation')
+    up = spin_until(ros_node, lambda: (
+        pub.get_subscription_count() > 0 and sub.get_publisher_count() > 0
+        and all(name in dict(ros_node.get_service_names_and_types()) for name in services)
+        and enable.service_is_ready()), 60.0)
+    assert up, 'bringup did not come up:\n' + proc.output()
+    # The camera must have delivered a frame before record_observation can succeed.
+    spin_until(ros_node, lambda: False, 1.0)
+
+    def send(text: str, expect: int) -> list[ToolResult]:
+        before = len(results)
+        pub.publish(String(data=text))
+        assert spin_until(ros_node, lambda: len(results) >= before + expect, 30.0), \
+            proc.output()[-3000:]
+        return results[before:]
+
+    def set_enabled(on: bool) -> None:
+        future = enable.call_async(SetBool.Request(data=on))
+        assert spin_until(ros_node, future.done, 10.0)
+
+    def finished_utterances() -> int:
+        return sum(s.state == SpeakerStatus.FINISHED for s in statuses)
+
+    def wait_finished(count: int) -> None:
+        assert spin_until(ros_node, lambda: finished_utterances() >= count, 30.0), statuses
+
+    return proc, send, set_enabled, out, results, wait_finished
+
+
+def test_bringup_runs_both_tools_in_three_formats_and_reports_every_call(bringup):
+    proc, send, set_enabled, out, results, wait_finished = bringup
+    (spoken,) = send('Starting.\n<say>Hello from the robot.</say>', 1)
+    assert spoken.success, spoken.error_message
+    assert json.loads(spoken.content)['backend'] == 'espeak_ng'
+    (still,) = send('<tool_call>{"name": "record_observation", "arguments": '
+                    '{"label": "table"}}</tool_call>', 1)
+    assert still.success, still.error_message
+    pair = send('[say(text="Two at once."), record_observation(label="bin", format="jpg")]', 2)
+    assert all(r.success for r in pair), [r.error_message for r in pair]
+    (bad,) = send('<tool_call>{"name": "record_observation", "arguments": '
+                  '{"label": "../escape"}}</tool_call>', 1)
+    assert bad.error_code == ErrorCodes.INVALID_ARGUMENTS
+    set_enabled(False)
+    (paused,) = send('<say>Are you there?</say>', 1)
+    assert paused.error_code == ErrorCodes.PAUSED
+    set_enabled(True)
+    (resumed,) = send('<say>Back again.</say>', 1)
+    assert resumed.success
+    assert len({r.call_id for r in results}) == len(results) == 7
+    wait_finished(3)  # the speaker wrote every utterance
+
+    assert proc.stop() == 0
+    output = proc.output()
+    png = out / 'observations' / 'table.png'
+    assert cv2.imread(str(png)).shape == (480, 640, 3)
+    assert (out / 'observations' / 'bin.jpg').is_file()
+    wavs = sorted((out / 'audio').glob('*.wav'))
+    assert len(wavs) == 3
+    assert str(png) in output and all(str(w) in output for w in wavs)
+    # The live table printed one row per result.
+    assert len(re.findall(r'^\s+\d+\.\d+\s+(say|record_observation)\s', output, re.M)) == 7
