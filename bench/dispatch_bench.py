@@ -1,4 +1,5 @@
-"""Dispatch latency and throughput, next to a raw rclpy relay measured in the same run.
+"""
+Dispatch latency and throughput, next to a raw rclpy relay measured in the same run.
 
 Floor: a subscriber that calls a CallTool service (a no-op server) and publishes the answer,
 written the fast way (SingleThreadedExecutor, callbacks). Project: a generation with one call

@@ -1,4 +1,5 @@
-"""launch_testing test of lerobot_tools.launch.py (runs where launch_testing is installed).
+"""
+launch_testing test of lerobot_tools.launch.py (runs where launch_testing is installed).
 
 On machines without `ros2 launch` (ROS 2 from PyPI wheels), the same behaviour is covered by
 test_bringup.py, which starts the same nodes with the same parameters file.
@@ -15,7 +16,7 @@ import pytest
 launch_testing = pytest.importorskip(
     'launch_testing', reason='launch_testing is not installed (no PyPI wheel); it runs on ROS 2 '
                              'installs with ros-<distro>-launch-testing-ros')
-import launch  # noqa: E402
+import launch  # noqa: E402, I100
 from launch.launch_description_sources import PythonLaunchDescriptionSource  # noqa: E402
 import launch_testing.actions  # noqa: E402
 import launch_testing.asserts  # noqa: E402

@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from lerobot_tools_ros.parsing import (CallEvent, ContentEvent, IssueEvent, parse,
                                        StreamingParser)
-from parsing_corpus import CASES, catalog, stream
+from parsing_corpus import CASES, catalog, stream, summary
 import pytest
 
 CATALOG = catalog()
@@ -120,6 +120,18 @@ def test_any_split_equals_parse(case, data):
     assert stream(case.text, cuts, tools) == parse(case.text, tools)
 
 
+@pytest.mark.parametrize('case', CASES, ids=[case.id for case in CASES])
+def test_far_into_a_long_text_gives_the_same_result(case):
+    # Values far from the start are decoded through another path (see values.read_value).
+    tools = CATALOG if case.with_catalog else None
+    padding = 'Long plan. ' * 500 + '\n'
+    near, far = parse(case.text, tools), parse(padding + case.text, tools)
+    assert summary(far)[:2] == summary(near)[:2]
+    assert [call.span for call in far.calls] == [
+        (call.span[0] + len(padding), call.span[1] + len(padding)) for call in near.calls]
+    assert stream(padding + case.text, [len(padding) + len(case.text) // 2], tools) == far
+
+
 @settings(max_examples=200, deadline=None)
 @given(parts=st.lists(st.sampled_from(CASES).map(lambda case: case.text), min_size=2,
                       max_size=4),
@@ -131,17 +143,35 @@ def test_any_split_of_concatenated_cases_equals_parse(parts, data):
     assert stream(text, cuts, None, 'hermes') == parse(text, None, 'hermes')
 
 
-def test_long_pending_call_in_small_deltas_is_not_rescanned_per_delta():
-    text = ('<tool_call>{"name": "say", "arguments": {"text": "' + 'word ' * 12_000
-            + '"}}</tool_call>')
-    parser = StreamingParser(CATALOG)
+LONG_PENDING = {
+    'string': '<tool_call>{"name": "say", "arguments": {"text": "' + 'w}rd ' * 10_000 + '"}}',
+    'escapes': '<tool_call>{"name": "say", "arguments": {"text": "' + '\\\\' * 20_000 + '"}}',
+    'closers': '<tool_call>{"name": "plan_path", "arguments": {"waypoints": ['
+               + ', '.join(f'[{i}, {i}]' for i in range(4_000)) + ']}}</tool_call>',
+    'nesting': '{"a": ' * 5_000 + '1' + '}' * 5_000,
+    'literal': "<tool_call>{'name': 'say', 'arguments': {'text': '" + "'" * 2 + 'a}b ' * 10_000
+               + "'" * 3 + '}}</tool_call>',
+    'pythonic': '[plan_path(waypoints=[' + ', '.join(f'({i}, {i})' for i in range(4_000))
+                + '])]',
+    'marker': '<say>' + 'a < b </sa ' * 5_000 + '</say>',
+    'qwen3': '<function=say><parameter=text>' + 'x</p ' * 10_000 + '</parameter></function>',
+}
+
+
+@pytest.mark.parametrize('name', list(LONG_PENDING))
+def test_long_pending_call_in_small_deltas_is_not_rescanned_per_delta(name):
+    text = LONG_PENDING[name]
+    parser = StreamingParser(CATALOG, max_input_bytes=1_000_000)
     started = time.perf_counter()
     events = []
     for i in range(0, len(text), 4):
         events += parser.feed(text[i:i + 4])
     events += parser.finish()
-    assert time.perf_counter() - started < 2  # rescanning per delta would take minutes
-    assert [event.call.arguments['text'][:10] for event in events] == ['word word ']
+    assert time.perf_counter() - started < 2  # rescanning per delta: tens of seconds
+    expected = parse(text, CATALOG, max_input_bytes=1_000_000)
+    assert [event.call for event in events if isinstance(event, CallEvent)] == expected.calls
+    assert [event.issue for event in events if isinstance(event, IssueEvent)] == expected.errors
+    assert len(expected.calls) == (0 if name == 'nesting' else 1)
 
 
 def test_long_prose_in_small_deltas_is_linear():

@@ -73,10 +73,16 @@ class StreamingParser:
                     break
             else:
                 return []
-            text = self._buf + ''.join(self._chunks)
+            # Grow the buffer in place (CPython appends to a str that has no other reference),
+            # so a long pending call costs O(delta) per wake-up, not a copy of the whole call.
+            text = self._buf
+            self._buf = ''
+            text += ''.join(self._chunks) if len(self._chunks) > 1 else self._chunks[0]
             self._chunks = []
         elif self._buf:
-            text = self._buf + delta
+            text = self._buf
+            self._buf = ''
+            text += delta
         else:
             key_rx = self._plan.key_rx
             if key_rx is not None and key_rx.search(delta) is None:

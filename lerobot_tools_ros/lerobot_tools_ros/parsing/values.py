@@ -44,6 +44,7 @@ _CLOSER = {'(': ')', '[': ']', '{': '}'}
 _WS = re.compile(r'\s*')
 IDENT = re.compile(r'[A-Za-z_][A-Za-z0-9_.]*')  # a (dotted) name; ast checks the rest
 _MAX_SHOWN = 60
+_DIRECT_DECODE_BEFORE = 4096  # see read_value
 
 
 _NAME_FIELD = re.compile(r'["\']name["\']\s*:\s*["\']([A-Za-z0-9_.\-]{1,64})["\']')
@@ -105,6 +106,23 @@ def _open_note(stack: list, string_quote: str) -> str:
     return 'expected ' + ', then '.join(parts) if parts else 'expected more text'
 
 
+def _string_end(text: str, k: int, quote: str) -> tuple[int, int]:
+    """Find a string's closing ``quote`` from ``k``: ``(index past it, 0)``/``(-1, resume)``."""
+    if len(quote) == 3:
+        found = text.find(quote, k)
+        return (found + 3, 0) if found != -1 else (-1, max(k, len(text) - 2))
+    end = _DQ_END if quote == '"' else _SQ_END
+    while True:
+        found = end.search(text, k)
+        if found is None:
+            return -1, max(k, len(text))  # k > len(text): the next character is escaped
+        k = found.start()
+        if text[k] == '\\':
+            k += 2
+            continue
+        return k + 1, 0
+
+
 def scan_brackets(text: str, start: int, python: bool, ctx=None) -> tuple[int, int, str]:
     """
     Find the end of the bracketed value that opens at ``text[start]``.
@@ -116,27 +134,32 @@ def scan_brackets(text: str, start: int, python: bool, ctx=None) -> tuple[int, i
     100,000 nested brackets are fine.
 
     While streaming (``ctx.memo`` is a dict kept across feeds), an unclosed scan remembers
-    where it stopped, and the next scan of the same value resumes there: a value that grows
-    by small deltas is scanned once overall, not once per delta.
+    where it stopped (inside a string too), and the next scan of the same value resumes there:
+    a value that grows by small deltas is scanned once overall, not once per delta.
     """
     search = (_NEXT_PY if python else _NEXT_JSON).search
     n = len(text)
     memo = ctx.memo if ctx is not None else None
+    key = None
+    i, stack, quote = start, [], ''
     if memo is not None:
         base = ctx.base
         key = (base + start, python)
         state = memo.pop(key, None)
         if state is not None:
-            i, stack = state[0] - base, state[1]
-        else:
-            i, stack = start, []
-    else:
-        i, stack = start, []
+            i, stack, quote = state[0] - base, state[1], state[2]
     while True:
+        if quote:
+            i, resume = _string_end(text, i, quote)
+            if i == -1:
+                if key is not None:
+                    memo[key] = (base + resume, stack, quote)
+                return UNCLOSED, n, _open_note(stack, quote)
+            quote = ''
         m = search(text, i)
         if m is None:
-            if memo is not None:
-                memo[key] = (base + i, stack)
+            if key is not None:
+                memo[key] = (base + n, stack, '')  # nothing in [i, n) needs a second look
             return UNCLOSED, n, _open_note(stack, '')
         j = m.start()
         c = text[j]
@@ -154,36 +177,22 @@ def scan_brackets(text: str, start: int, python: bool, ctx=None) -> tuple[int, i
         elif c in _LETTERS:  # JSON mode only
             word = _WORD_CHARS.match(text, j).group()
             if j + len(word) >= n:  # the word may still grow (tru -> true)
-                if memo is not None:
-                    memo[key] = (base + i, stack)
+                if key is not None:
+                    memo[key] = (base + j, stack, '')
                 return UNCLOSED, n, _open_note(stack, '')
             if word not in _JSON_WORDS and text[j - 1] not in '0123456789.':
                 return BAD, j, f'unexpected bare word {short(word)}'
             i = j + len(word)
         elif c != '"' and c != "'":
             return BAD, j, f'unexpected {c!r}'
-        elif text.startswith(c * 3, j):
-            k = text.find(c * 3, j + 3)
-            if k == -1:
-                if memo is not None:
-                    memo[key] = (base + i, stack)
-                return UNCLOSED, n, _open_note(stack, c * 3)
-            i = k + 3
+        elif n - j < 3 and text[j:] == c * (n - j):
+            # '"' or '""' at the very end may still become a triple quote
+            if key is not None:
+                memo[key] = (base + j, stack, '')
+            return UNCLOSED, n, _open_note(stack, c)
         else:
-            end = _DQ_END if c == '"' else _SQ_END
-            k = j + 1
-            while True:
-                mm = end.search(text, k)
-                if mm is None:
-                    if memo is not None:
-                        memo[key] = (base + i, stack)
-                    return UNCLOSED, n, _open_note(stack, c)
-                k = mm.start()
-                if text[k] == '\\':
-                    k += 2
-                    continue
-                break
-            i = k + 1
+            quote = c * 3 if text.startswith(c * 3, j) else c
+            i = j + len(quote)
 
 
 class LiteralError(ValueError):
@@ -310,26 +319,36 @@ def read_value(text: str, start: int, ctx) -> tuple[int, object, int, str]:
     Returns ``(READ_OK, value, end, '')``; ``(READ_NEED, None, start, '')`` when the text may
     still complete it (streaming only); ``(READ_TRUNCATED, None, len(text), what was
     expected)`` when the text ended inside it; ``(READ_INVALID, None, end, reason)`` with
-    ``end`` where reading stopped.
-    All positions in messages are absolute (``ctx.base`` added).
+    ``end`` where reading stopped. All positions in messages are absolute.
 
-    While streaming, the incremental bracket scan runs first and the decoder only once the
-    value is closed (or broken), so a long value arriving in small deltas is decoded once,
-    not once per delta. Valid JSON always scans as closed, so the result is the same.
+    Near the start of a one-shot text the C decoder runs first (the hot path). Elsewhere the
+    bracket scanner finds the extent first and the decoder sees only that slice: a decoding
+    error costs time proportional to the slice (the decoder counts lines up to the error), and
+    while streaming, a value that grows by small deltas is scanned once and decoded once.
+    Valid JSON always scans as closed, and JSON errors lie inside the slice, so both orders
+    give the same result.
     """
-    if not ctx.final and scan_brackets(text, start, False, ctx)[0] == UNCLOSED:
-        return READ_NEED, None, start, ''
-    try:
-        value, end = raw_decode(text, start)
-        return READ_OK, value, end, ''
-    except JSONDecodeError as exc:
-        json_error = f'{exc.msg} at char {ctx.base + exc.pos}'
-    except RecursionError:
-        json_error = 'nested too deeply for the JSON decoder'
-    state, end, note = scan_brackets(text, start, False, ctx)
-    if state == UNCLOSED:
-        if not ctx.final:
+    if ctx.final and start < _DIRECT_DECODE_BEFORE:
+        try:
+            value, end = raw_decode(text, start)
+            return READ_OK, value, end, ''
+        except JSONDecodeError as exc:
+            json_error = f'{exc.msg} at char {ctx.base + exc.pos}'
+        except RecursionError:
+            json_error = 'nested too deeply for the JSON decoder'
+        state, end, note = scan_brackets(text, start, False, ctx)
+    else:
+        state, end, note = scan_brackets(text, start, False, ctx)
+        if state == UNCLOSED and not ctx.final:
             return READ_NEED, None, start, ''
+        try:
+            value, stop = raw_decode(text[start:end + (state == BAD)])
+            return READ_OK, value, start + stop, ''
+        except JSONDecodeError as exc:
+            json_error = f'{exc.msg} at char {ctx.base + start + exc.pos}'
+        except RecursionError:
+            json_error = 'nested too deeply for the JSON decoder'
+    if state == UNCLOSED:
         return READ_TRUNCATED, None, end, note
     if state == BAD:
         return READ_INVALID, None, end, (
