@@ -173,7 +173,7 @@ def rss_mb(pid: int) -> float:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
     parser.add_argument('--role', choices=['noop_server', 'raw_relay'], help=argparse.SUPPRESS)
     parser.add_argument('--round-trips', type=int, default=500)
     parser.add_argument('--rate', type=float, default=500.0)

@@ -88,7 +88,7 @@ def _report(label: str, times: list[float]) -> None:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
     parser.add_argument('--runs', type=int, default=20, help='utterances per backend')
     parser.add_argument('--text', default=DEFAULT_TEXT, help='the utterance to speak')
     args = parser.parse_args(argv)

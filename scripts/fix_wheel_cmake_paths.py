@@ -65,7 +65,7 @@ def revert(venv: pathlib.Path) -> int:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
     parser.add_argument('venv', type=pathlib.Path, help='virtual environment holding the wheels')
     parser.add_argument('--revert', action='store_true', help='restore the original files')
     args = parser.parse_args()
