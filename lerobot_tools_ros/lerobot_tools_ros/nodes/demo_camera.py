@@ -9,9 +9,8 @@ import sys
 from typing import Any
 
 from lerobot_tools_ros.nodes.params import declare
+from lerobot_tools_ros.nodes.runner import run_node
 import numpy as np
-import rclpy
-from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import Image
@@ -62,20 +61,7 @@ class DemoCamera(Node):
 
 
 def main(args: list[str] | None = None) -> int:
-    rclpy.init(args=args)
-    node = None
-    try:
-        node = DemoCamera()
-        executor = SingleThreadedExecutor()
-        executor.add_node(node)
-        executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+    return run_node(DemoCamera, 'demo_camera', args)
 
 
 if __name__ == '__main__':

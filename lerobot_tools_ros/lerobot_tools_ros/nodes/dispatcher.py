@@ -29,10 +29,9 @@ from lerobot_tools_ros.catalog import CatalogError, ToolArgumentError, ToolCatal
 from lerobot_tools_ros.dispatch import (assistant_message, AuditLog, error_code_for_issue,
                                         TokenBucket, tool_message, ToolStats)
 from lerobot_tools_ros.nodes.params import declare, overrides_with_prefix
+from lerobot_tools_ros.nodes.runner import run_node
 from lerobot_tools_ros.parsing import CallEvent, ContentEvent, IssueEvent, parse, StreamingParser
-import rclpy
 from rclpy.callback_groups import ReentrantCallbackGroup
-from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rclpy.task import Future
@@ -515,23 +514,7 @@ class Dispatcher(Node):
 
 
 def main(args: list[str] | None = None) -> int:
-    rclpy.init(args=args)
-    node = None
-    try:
-        node = Dispatcher()
-        executor = SingleThreadedExecutor()
-        executor.add_node(node)
-        executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    except (CatalogError, ValueError) as exc:
-        print(f'[dispatcher] error: {exc}', file=sys.stderr)
-        return 1
-    finally:
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+    return run_node(Dispatcher, 'dispatcher', args)
 
 
 if __name__ == '__main__':

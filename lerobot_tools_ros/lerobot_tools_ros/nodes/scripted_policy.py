@@ -11,8 +11,7 @@ from typing import Any
 
 from lerobot_tools_ros import names
 from lerobot_tools_ros.nodes.params import declare
-import rclpy
-from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from lerobot_tools_ros.nodes.runner import run_node
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
@@ -68,20 +67,7 @@ class ScriptedPolicy(Node):
 
 
 def main(args: list[str] | None = None) -> int:
-    rclpy.init(args=args)
-    node = None
-    try:
-        node = ScriptedPolicy()
-        executor = SingleThreadedExecutor()
-        executor.add_node(node)
-        executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+    return run_node(ScriptedPolicy, 'scripted_policy', args)
 
 
 if __name__ == '__main__':

@@ -17,8 +17,7 @@ from lerobot_tools_ros import names
 from lerobot_tools_ros.audio_sinks import (
     AudioSink, Chunk, make_sink, SINK_KINDS, SinkError, SinkUnavailable, UtterancePlayer)
 from lerobot_tools_ros.nodes.params import declare
-import rclpy
-from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from lerobot_tools_ros.nodes.runner import run_node
 from rclpy.node import Node
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 
@@ -120,23 +119,7 @@ class _UnavailableSink(AudioSink):
 
 
 def main(args: list[str] | None = None) -> int:
-    rclpy.init(args=args)
-    node = None
-    try:
-        node = Speaker()
-        executor = SingleThreadedExecutor()
-        executor.add_node(node)
-        executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    except (ValueError, TypeError) as exc:
-        print(f'[speaker] error: {exc}', file=sys.stderr)
-        return 1
-    finally:
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+    return run_node(Speaker, 'speaker', args)
 
 
 if __name__ == '__main__':

@@ -18,13 +18,12 @@ from typing import Any
 
 from lerobot_tools_interfaces.srv import CallTool
 from lerobot_tools_ros import errors, names
-from lerobot_tools_ros.catalog import CatalogError, ToolArgumentError, ToolCatalog
+from lerobot_tools_ros.catalog import ToolArgumentError, ToolCatalog
 from lerobot_tools_ros.nodes.params import declare, overrides_with_prefix
+from lerobot_tools_ros.nodes.runner import run_node
 from lerobot_tools_ros.tools import TOOL_REGISTRY
 from lerobot_tools_ros.tools.base import declared_parameters, Tool
-import rclpy
 from rclpy.callback_groups import ReentrantCallbackGroup
-from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.task import Future
 
@@ -207,23 +206,7 @@ class ToolServer(Node):
 
 
 def main(args: list[str] | None = None) -> int:
-    rclpy.init(args=args)
-    node = None
-    try:
-        node = ToolServer()
-        executor = SingleThreadedExecutor()
-        executor.add_node(node)
-        executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    except (CatalogError, ValueError, TypeError) as exc:
-        print(f'[tool_server] error: {exc}', file=sys.stderr)
-        return 1
-    finally:
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+    return run_node(ToolServer, 'tool_server', args)
 
 
 if __name__ == '__main__':

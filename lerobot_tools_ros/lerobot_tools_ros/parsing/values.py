@@ -45,6 +45,7 @@ _WS = re.compile(r'\s*')
 IDENT = re.compile(r'[A-Za-z_][A-Za-z0-9_.]*')  # a (dotted) name; ast checks the rest
 _MAX_SHOWN = 60
 _DIRECT_DECODE_BEFORE = 4096  # see read_value
+_SMALL_PENDING = 2048
 
 
 _NAME_FIELD = re.compile(r'["\']name["\']\s*:\s*["\']([A-Za-z0-9_.\-]{1,64})["\']')
@@ -321,22 +322,30 @@ def read_value(text: str, start: int, ctx) -> tuple[int, object, int, str]:
     expected)`` when the text ended inside it; ``(READ_INVALID, None, end, reason)`` with
     ``end`` where reading stopped. All positions in messages are absolute.
 
-    Near the start of a one-shot text the C decoder runs first (the hot path). Elsewhere the
-    bracket scanner finds the extent first and the decoder sees only that slice: a decoding
-    error costs time proportional to the slice (the decoder counts lines up to the error), and
-    while streaming, a value that grows by small deltas is scanned once and decoded once.
-    Valid JSON always scans as closed, and JSON errors lie inside the slice, so both orders
-    give the same result.
+    Near the start of the text, the first time a value is read, the C decoder runs first (the
+    hot path). Otherwise the bracket scanner finds the extent first and the decoder sees only
+    that slice: a decoding error costs time proportional to the slice (the decoder counts lines
+    up to the error), and while streaming, a value that grows by small deltas is scanned once
+    and decoded once. Valid JSON always scans as closed, and JSON errors lie inside the slice,
+    so both orders give the same result.
     """
-    if ctx.final and start < _DIRECT_DECODE_BEFORE:
+    memo = ctx.memo
+    if start < _DIRECT_DECODE_BEFORE and (memo is None or (ctx.base + start, False) not in memo):
         try:
             value, end = raw_decode(text, start)
             return READ_OK, value, end, ''
         except JSONDecodeError as exc:
+            if (not ctx.final and len(text) - start < _SMALL_PENDING
+                    and (exc.pos >= len(text) or exc.msg.startswith('Unterminated'))):
+                # Valid so far and small: decoding it again on the next delta is cheaper
+                # than scanning it in Python.
+                return READ_NEED, None, start, ''
             json_error = f'{exc.msg} at char {ctx.base + exc.pos}'
         except RecursionError:
             json_error = 'nested too deeply for the JSON decoder'
         state, end, note = scan_brackets(text, start, False, ctx)
+        if state == UNCLOSED and not ctx.final:
+            return READ_NEED, None, start, ''
     else:
         state, end, note = scan_brackets(text, start, False, ctx)
         if state == UNCLOSED and not ctx.final:
