@@ -350,8 +350,10 @@ def read_value(text: str, start: int, ctx) -> tuple[int, object, int, str]:
         state, end, note = scan_brackets(text, start, False, ctx)
         if state == UNCLOSED and not ctx.final:
             return READ_NEED, None, start, ''
+        # A bad bare word may start with a JSON literal (nullx): the decoder reads into it.
+        stop = _WORD_CHARS.match(text, end).end() + 1 if state == BAD else end
         try:
-            value, stop = raw_decode(text[start:end + (state == BAD)])
+            value, stop = raw_decode(text[start:stop])
             return READ_OK, value, start + stop, ''
         except JSONDecodeError as exc:
             json_error = f'{exc.msg} at char {ctx.base + start + exc.pos}'

@@ -23,9 +23,10 @@ from typing import Any, Callable, ClassVar, Optional
 import uuid
 
 from lerobot_tools_ros import errors
+from lerobot_tools_ros.audio_sinks import Chunk as AudioPiece
 from lerobot_tools_ros.errors import ToolError
 from lerobot_tools_ros.tools.base import tool_name_from_schema, ToolParameter
-from lerobot_tools_ros.tts import KINDS, make_backend, PCM_S16LE, TtsError
+from lerobot_tools_ros.tts import KINDS, make_backend, TtsError
 
 __all__ = ['AudioPiece', 'SayTool']
 
@@ -35,19 +36,6 @@ _log = logging.getLogger('lerobot_tools_ros.tools.say')
 _SUBSCRIBER_GRACE_S = 1.0
 _AUDIO_QOS_DEPTH = 200
 _STATUS_QOS_DEPTH = 50
-
-
-@dataclass(frozen=True)
-class AudioPiece:
-    """One chunk of an utterance, the plain-Python twin of the ``AudioChunk`` message."""
-
-    utterance_id: str
-    sample_rate: int
-    channels: int
-    data: bytes
-    final: bool = False
-    cancelled: bool = False
-    encoding: str = PCM_S16LE
 
 
 @dataclass
