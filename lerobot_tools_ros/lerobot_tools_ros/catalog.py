@@ -269,6 +269,18 @@ def _decode_arguments(arguments: Any) -> dict:
         f'arguments must be a JSON object, got {_json_type(value)} {_short.repr(value)}')
 
 
+def read_info_json(path: str | os.PathLike) -> Any:
+    """Read and decode an info.json, or raise ``CatalogError`` naming the file and the problem."""
+    try:
+        raw = pathlib.Path(path).read_bytes()
+    except OSError as exc:
+        raise CatalogError(f'{path}: cannot read: {exc.strerror or exc}') from None
+    try:
+        return json.loads(raw)
+    except ValueError as exc:
+        raise CatalogError(f'{path}: not valid JSON: {exc}') from None
+
+
 class ToolCatalog:
     """The validated tools of one dataset, with a compiled argument validator per tool."""
 
@@ -349,16 +361,7 @@ class ToolCatalog:
     def _load_file(cls, path: pathlib.Path, *, strict: bool,
                    origin: str | None = None) -> 'ToolCatalog':
         source = str(path) if origin is None else f'{origin} ({path})'
-        try:
-            with open(path, 'rb') as stream:
-                raw = stream.read()
-        except OSError as exc:
-            raise CatalogError(f'{path}: cannot read: {exc.strerror or exc}') from None
-        try:
-            info = json.loads(raw)
-        except ValueError as exc:
-            raise CatalogError(f'{path}: not valid JSON: {exc}') from None
-        return cls.from_info(info, source=source, strict=strict)
+        return cls.from_info(read_info_json(path), source=source, strict=strict)
 
     # ----------------------------------------------------------------------------- accessors
     @property

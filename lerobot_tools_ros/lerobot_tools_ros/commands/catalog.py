@@ -17,7 +17,7 @@ import tempfile
 from typing import Any, Callable, Iterator
 
 from lerobot_tools_ros.catalog import (
-    CatalogError, DEFAULT_TOOLS, SAMPLE_DATASET, ToolCatalog,
+    CatalogError, DEFAULT_TOOLS, read_info_json, SAMPLE_DATASET, ToolCatalog,
 )
 
 HELP = 'Show the tools a dataset declares (meta/info.json["tools"]), check them, or add one.'
@@ -170,14 +170,7 @@ def add_tool_schema(info_path: str | os.PathLike, schema: dict) -> pathlib.Path:
     path = pathlib.Path(info_path)
     checked = ToolCatalog.from_tools([schema], source='new entry', strict=True)
     name = checked.names[0]
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise CatalogError(f'{path}: cannot read: {exc.strerror or exc}') from None
-    try:
-        info = json.loads(raw)
-    except ValueError as exc:
-        raise CatalogError(f'{path}: not valid JSON: {exc}') from None
+    info = read_info_json(path)
     if not isinstance(info, dict):
         raise CatalogError(f'{path}: info.json must hold a JSON object')
     tools = info.get('tools')
