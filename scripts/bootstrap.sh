@@ -57,7 +57,9 @@ want="$(cat "${req_files[@]}" | sha256sum | cut -d' ' -f1)"
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   for req in "${req_files[@]}"; do
     say "pip install -r $req"
-    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -r "$req"
+    # (this machine's pip.conf names index folders that do not exist; pip warns per package)
+    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -r "$req" 2>&1 \
+      | { grep -v 'is ignored: it is neither a file nor a directory' || true; }
   done
   echo "$want" > "$stamp"
 else

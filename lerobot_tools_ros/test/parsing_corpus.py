@@ -1,3 +1,17 @@
+# Copyright 2026 lerobot_tools_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 """
 Shared corpus for the parser tests, the split-invariance property and the fuzz run.
 
@@ -274,6 +288,9 @@ _FRAGMENTS = [
 ]
 
 
+_PADDING = 'Long plan. ' * 460 + '\n'
+
+
 def mutate(text: str, rng: random.Random) -> str:
     """Return a random mutation of ``text``: cut, splice, insert markup, or random noise."""
     kind = rng.randrange(6)
@@ -308,6 +325,8 @@ def fuzz(count: int, seed: int, tools=None, stream_every: int = 10) -> tuple[int
         text = rng.choice(CASES).text
         for _ in range(rng.randrange(1, 4)):
             text = mutate(text, rng)
+        if rng.random() < 0.1:  # values far from the start take another decoding path
+            text = _PADDING + text
         catalog_arg = tools if rng.random() < 0.7 else None
         result = parse(text, catalog_arg)
         json.dumps([call.arguments for call in result.calls], default=repr)

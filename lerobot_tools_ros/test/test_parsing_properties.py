@@ -6,7 +6,7 @@ import os
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from lerobot_tools_ros.parsing import parse, ParsedCall, ParseIssue, ParseResult
-from parsing_corpus import catalog, CASES, fuzz, stream
+from parsing_corpus import CASES, catalog, fuzz, stream
 import pytest
 
 CATALOG = catalog()

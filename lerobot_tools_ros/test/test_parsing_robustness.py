@@ -2,6 +2,7 @@
 
 import json
 import random
+import sys
 import time
 
 from lerobot_tools_ros.parsing import DEFAULT_MAX_INPUT_BYTES, parse
@@ -153,7 +154,21 @@ def test_deeply_nested_argument_is_reported():
     result = parse(text + '</tool_call>', CATALOG, max_input_bytes=1_000_000)
     assert [(issue.code, issue.name) for issue in result.errors] == [
         ('unparseable_arguments', 'say')]
-    assert 'nested too deeply' in result.errors[0].message
+    assert 'nested more than 200 levels deep' in result.errors[0].message
+
+
+def test_nesting_limit_does_not_depend_on_the_callers_stack():
+    ok = '{"name": "plan_path", "arguments": {"waypoints": ' + '[' * 150 + ']' * 150 + '}}'
+    deep = '{"name": "plan_path", "arguments": {"waypoints": ' + '[' * 900 + ']' * 900 + '}}'
+
+    def nested_call(levels: int, text: str):
+        return parse(text, CATALOG) if levels == 0 else nested_call(levels - 1, text)
+
+    for text in (ok, deep):
+        shallow = parse(text, CATALOG)
+        assert nested_call(sys.getrecursionlimit() - 200, text) == shallow
+    assert parse(ok, CATALOG).calls[0].name == 'plan_path'
+    assert parse(deep, CATALOG).errors[0].code == 'unparseable_arguments'
 
 
 @pytest.mark.parametrize('text, calls, content', [

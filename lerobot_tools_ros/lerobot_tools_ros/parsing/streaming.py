@@ -3,14 +3,19 @@
 
 Each ``feed`` appends a delta and reruns the scanner over the unconsumed tail only: prose and
 calls before the first undecided position are emitted and dropped from the buffer; a trailing
-partial trigger (``<tool_ca``) and trailing whitespace are held back. While a call is still
-open, the scanner is rerun only when a delta brings a string that could close it (its closing
-tag, or a closing bracket for JSON), so a long call fed in small pieces is not rescanned on
-every token.
+partial trigger (``<tool_ca``) and trailing whitespace are held back. A delta with no character
+that could start a trigger, arriving when nothing is held back, skips the scanner entirely.
 
-Cost: prose-only text is O(total length). A pending call of length L costs O(L) per wake-up
-(closing tag: once; JSON: once per closing bracket inside it), so O(L * brackets) in the worst
-case, bounded by ``max_input_bytes``.
+While a call is still open, the scanner reruns only when a delta brings a string that could
+end it (its closing tag; for JSON and pythonic calls a closing bracket), and the bracket
+scanner resumes where it stopped (``values.scan_brackets``), so a long call arriving in small
+deltas is scanned once and decoded once.
+
+Cost: O(total length) for prose and for calls closed by a tag. For a pending JSON value,
+each wake-up costs O(delta) for the bracket scan, plus, while the value is under 2 KiB, one
+C-level decode attempt of the value (cheaper than the Python scan at that size); the value is
+decoded in full once it closes. Per delta there is a fixed cost of about 1 us (a Python call
+and an event object), which dominates for token-sized deltas.
 
 For every split of a text into deltas, the concatenated ContentEvents, the CallEvents and the
 IssueEvents equal ``parse(text)``'s content, calls and errors (tested with hypothesis). The one

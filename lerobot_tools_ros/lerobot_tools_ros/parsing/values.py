@@ -46,6 +46,8 @@ IDENT = re.compile(r'[A-Za-z_][A-Za-z0-9_.]*')  # a (dotted) name; ast checks th
 _MAX_SHOWN = 60
 _DIRECT_DECODE_BEFORE = 4096  # see read_value
 _SMALL_PENDING = 2048
+MAX_DEPTH = 200  # deepest JSON nesting accepted (Python's parser stops at 200 too)
+_TOO_DEEP = f'nested more than {MAX_DEPTH} levels deep'
 
 
 _NAME_FIELD = re.compile(r'["\']name["\']\s*:\s*["\']([A-Za-z0-9_.\-]{1,64})["\']')
@@ -330,10 +332,13 @@ def read_value(text: str, start: int, ctx) -> tuple[int, object, int, str]:
     so both orders give the same result.
     """
     memo = ctx.memo
+    state = -1
     if start < _DIRECT_DECODE_BEFORE and (memo is None or (ctx.base + start, False) not in memo):
         try:
             value, end = raw_decode(text, start)
-            return READ_OK, value, end, ''
+            if end - start <= 2 * MAX_DEPTH or not _deeper_than(value, MAX_DEPTH):
+                return READ_OK, value, end, ''
+            json_error = _TOO_DEEP
         except JSONDecodeError as exc:
             if (not ctx.final and len(text) - start < _SMALL_PENDING
                     and (exc.pos >= len(text) or exc.msg.startswith('Unterminated'))):
@@ -342,7 +347,7 @@ def read_value(text: str, start: int, ctx) -> tuple[int, object, int, str]:
                 return READ_NEED, None, start, ''
             json_error = f'{exc.msg} at char {ctx.base + exc.pos}'
         except RecursionError:
-            json_error = 'nested too deeply for the JSON decoder'
+            json_error = _TOO_DEEP
         state, end, note = scan_brackets(text, start, False, ctx)
         if state == UNCLOSED and not ctx.final:
             return READ_NEED, None, start, ''
@@ -354,13 +359,19 @@ def read_value(text: str, start: int, ctx) -> tuple[int, object, int, str]:
         stop = _WORD_CHARS.match(text, end).end() + 1 if state == BAD else end
         try:
             value, stop = raw_decode(text[start:stop])
-            return READ_OK, value, start + stop, ''
+            if stop <= 2 * MAX_DEPTH or not _deeper_than(value, MAX_DEPTH):
+                return READ_OK, value, start + stop, ''
+            json_error = _TOO_DEEP
         except JSONDecodeError as exc:
             json_error = f'{exc.msg} at char {ctx.base + start + exc.pos}'
         except RecursionError:
-            json_error = 'nested too deeply for the JSON decoder'
+            json_error = _TOO_DEEP
     if state == UNCLOSED:
         return READ_TRUNCATED, None, end, note
+    if end - start > 2 * MAX_DEPTH and _text_deeper_than(text, start, end, MAX_DEPTH):
+        # Whether the decoder's recursion limit is hit depends on the caller's stack depth;
+        # this fixed limit keeps the result the same everywhere (and for every split).
+        json_error = _TOO_DEEP
     if state == BAD:
         return READ_INVALID, None, end, (
             f'not valid JSON ({json_error}), nor a Python literal ({note} at char '
@@ -372,6 +383,45 @@ def read_value(text: str, start: int, ctx) -> tuple[int, object, int, str]:
         return READ_INVALID, None, end, (
             f'not valid JSON ({json_error}), nor a Python literal ({exc.message}{where})')
     return READ_OK, value, end, ''
+
+
+def _deeper_than(value: object, limit: int) -> bool:
+    """Whether decoded data nests containers more than ``limit`` levels deep."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return True
+        children = item.values() if type(item) is dict else item
+        for child in children:
+            if type(child) is dict or type(child) is list:
+                stack.append((child, depth + 1))
+    return False
+
+
+def _text_deeper_than(text: str, start: int, stop: int, limit: int) -> bool:
+    """Whether brackets in ``text[start:stop]`` (outside strings) nest beyond ``limit``."""
+    depth = 0
+    i = start
+    while True:
+        m = _NEXT_JSON.search(text, i, stop)
+        if m is None:
+            return False
+        j = m.start()
+        c = text[j]
+        if c in '([{':
+            depth += 1
+            if depth > limit:
+                return True
+        elif c in ')]}':
+            depth -= 1
+        elif c == '"' or c == "'":
+            quote = c * 3 if text.startswith(c * 3, j) else c
+            i, _ = _string_end(text, j + len(quote), quote)
+            if i == -1 or i > stop:
+                return False
+            continue
+        i = j + 1
 
 
 def decode_arguments(raw: object) -> tuple[dict | None, str, str]:
