@@ -32,6 +32,7 @@ launch_testing = pytest.importorskip(
                              'installs with ros-<distro>-launch-testing-ros')
 import launch  # noqa: E402, I100
 from launch.launch_description_sources import PythonLaunchDescriptionSource  # noqa: E402
+import launch_ros.actions  # noqa: E402
 import launch_testing.actions  # noqa: E402
 import launch_testing.asserts  # noqa: E402
 
@@ -45,8 +46,8 @@ def generate_test_description():
     runtime = launch.actions.IncludeLaunchDescription(
         PythonLaunchDescriptionSource(os.path.join(share, 'launch', 'lerobot_tools.launch.py')),
         launch_arguments={'output_dir': OUTPUT_DIR, 'tts_backend': 'espeak_ng'}.items())
-    camera = launch.actions.ExecuteProcess(
-        cmd=['ros2', 'run', 'lerobot_tools_ros', 'demo_camera'], output='screen')
+    camera = launch_ros.actions.Node(package='lerobot_tools_ros', executable='demo_camera',
+                                     output='screen')
     return launch.LaunchDescription([runtime, camera, launch_testing.actions.ReadyToTest()])
 
 
