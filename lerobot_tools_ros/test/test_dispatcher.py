@@ -287,3 +287,41 @@ def test_audit_export_command_writes_atoms(tmp_path, capsys):
     assert 'wrote 2 atom(s)' in capsys.readouterr().out
     assert main(['audit', 'export', str(tmp_path / 'missing'), '--lerobot', str(out)]) == 1
     assert 'audit_log' in capsys.readouterr().err
+
+
+def test_diagnostics_report_per_tool_counts_and_availability(stack, ros_node):
+    from diagnostic_msgs.msg import DiagnosticArray
+    arrays: list = []
+    ros_node.create_subscription(DiagnosticArray, '/diagnostics', arrays.append, 10)
+    policy, _, _ = stack()
+    policy.say('<echo>a</echo>[echo(text="b", fail="no")]', 2)
+
+    def echo_status():
+        for array in reversed(arrays):
+            for status in array.status:
+                if status.name.endswith(': echo'):
+                    return {kv.key: kv.value for kv in status.values}
+        return None
+    assert spin_until(ros_node, lambda: (echo_status() or {}).get('calls') == '2', 5.0)
+    values = echo_status()
+    assert values['successes'] == '1'
+    assert values['errors.execution_failed'] == '1'
+    assert values['executor_available'] == 'True'
+    assert float(values['latency_p50_ms']) > 0
+
+
+def test_reload_catalog_reports_what_changed(stack, ros_node, dataset):
+    from std_srvs.srv import Trigger
+    policy, _, _ = stack()
+    info_path = dataset / 'meta' / 'info.json'
+    info = json.loads(info_path.read_text())
+    info['tools'] = [tool for tool in info['tools'] if tool['function']['name'] != 'say']
+    info_path.write_text(json.dumps(info))
+    reload = ros_node.create_client(Trigger, '/dispatcher/reload_catalog')
+    assert spin_until(ros_node, reload.service_is_ready, 10.0)
+    future = reload.call_async(Trigger.Request())
+    assert spin_until(ros_node, future.done, 10.0)
+    assert future.result().success
+    assert "removed ['say']" in future.result().message
+    (gone,) = policy.say('<tool_call>{"name": "say", "arguments": {"text": "hi"}}</tool_call>', 1)
+    assert gone.error_code == ErrorCodes.UNKNOWN_TOOL

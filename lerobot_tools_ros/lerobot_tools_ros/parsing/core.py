@@ -87,17 +87,21 @@ class Ctx:
         self.base = base  # offset of the scanned text in the whole input
         self.prev = prev  # the character just before the scanned text ('' at the start)
         self.memo = memo  # streaming only: scanner state kept between feeds
-        self._finds: dict[str, tuple[int, int]] = {}
+        self._finds: dict[str, tuple[int, int]] | None = None
 
     def find(self, text: str, needle: str, start: int) -> int:
         """Find ``needle`` like ``str.find``; remembered, so forward searches stay linear."""
-        memo = self._finds.get(needle)
-        if memo is not None:
-            since, found = memo
-            if start >= since and (found == -1 or start <= found):
-                return found
+        finds = self._finds
+        if finds is None:
+            finds = self._finds = {}
+        else:
+            memo = finds.get(needle)
+            if memo is not None:
+                since, found = memo
+                if start >= since and (found == -1 or start <= found):
+                    return found
         found = text.find(needle, start)
-        self._finds[needle] = (start, found)
+        finds[needle] = (start, found)
         return found
 
     def char_before(self, text: str, pos: int) -> str:

@@ -19,7 +19,6 @@ from ..values import (add_value_calls, guess_name, is_call_shaped, message_conte
 FORMAT = 'fenced_json'
 FENCE = '```'
 _LANG = re.compile(r'[A-Za-z0-9_+.\-]*')
-_BLANK = re.compile(r'[ \t]*\r?\n?')
 _LANGS = frozenset(('', 'json', 'json5', 'jsonc', 'javascript', 'js', 'tool_call', 'tool_calls'))
 _WAKE = ('}', ']', FENCE)
 
@@ -34,7 +33,7 @@ def match_fence(text: str, pos: int, trigger: str, ctx):
         return NEED_ANY if not ctx.final else None
     if text[pos + len(FENCE):e].lower() not in _LANGS:
         return None
-    body = skip_ws(text, _BLANK.match(text, e).end())
+    body = skip_ws(text, e)
     if body >= n:
         return NEED_ANY if not ctx.final else None
     if text[body] not in '{[':
@@ -50,20 +49,22 @@ def match_fence(text: str, pos: int, trigger: str, ctx):
                                    f'({note})', pos, n, FORMAT, guess_name(text[body:]))])
     if status != READ_OK:
         return None
-    if not is_call_shaped(value):
-        return None
-    k = skip_ws(text, end)
-    if text.startswith(FENCE, k):
-        stop = k + len(FENCE)
-    elif k >= n or (not ctx.final and FENCE.startswith(text[k:k + len(FENCE)])):
-        if not ctx.final:
-            return NEED_ANY
-        stop = end  # the fence was never closed; the call itself is complete
+    if text.startswith(FENCE, end + 1) and text[end] == '\n':
+        stop = end + 1 + len(FENCE)
     else:
-        return None
+        k = skip_ws(text, end)
+        if text.startswith(FENCE, k):
+            stop = k + len(FENCE)
+        elif k >= n or (not ctx.final and FENCE.startswith(text[k:k + len(FENCE)])):
+            if not ctx.final:
+                return NEED_ANY if is_call_shaped(value) else None
+            stop = end  # the fence was never closed; the call itself is complete
+        else:
+            return None
     items: list = []
-    add_value_calls(value, FORMAT, ctx, pos, stop, items)
-    return Match(stop, items, message_content(value))
+    if not add_value_calls(value, FORMAT, ctx, pos, stop, items):
+        return None
+    return Match(stop, items, message_content(value) if type(value) is dict else None)
 
 
 register_format(FORMAT, [(FENCE, match_fence)], priority=5,
