@@ -131,8 +131,8 @@ class StreamingParser:
         return events
 
     def _scan(self, text: str, final: bool) -> list:
-        memo = self._memo if not final else None
-        pieces, stop, wake = scan(text, Ctx(self._plan, final, self._base, self._prev, memo))
+        pieces, stop, wake = scan(text, Ctx(self._plan, final, self._base, self._prev,
+                                            self._memo))
         events: list = []
         content = self._content
         for piece in pieces:

@@ -332,6 +332,19 @@ def read_value(text: str, start: int, ctx) -> tuple[int, object, int, str]:
     so both orders give the same result.
     """
     memo = ctx.memo
+    if memo is None:
+        return _read_value(text, start, ctx, None)
+    key = (ctx.base + start, 'value')
+    hit = memo.get(key)
+    if hit is not None:  # decided in an earlier feed (a value never changes once closed)
+        return READ_OK, hit[0], hit[1] - ctx.base, ''
+    result = _read_value(text, start, ctx, memo)
+    if result[0] == READ_OK:
+        memo[key] = (result[1], ctx.base + result[2])
+    return result
+
+
+def _read_value(text: str, start: int, ctx, memo) -> tuple[int, object, int, str]:
     state = -1
     if start < _DIRECT_DECODE_BEFORE and (memo is None or (ctx.base + start, False) not in memo):
         try:
