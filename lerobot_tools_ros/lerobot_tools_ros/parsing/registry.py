@@ -1,3 +1,17 @@
+# Copyright 2026 lerobot_tools_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 """
 The format registry: a new output format is one module plus one ``register_format`` call.
 
@@ -212,18 +226,20 @@ def format_names(formats: str | Iterable[str]) -> tuple[str, ...]:
     return tuple(sorted(chosen, key=lambda name: FORMATS[name].priority))
 
 
-_last: list = [None, None, None]  # catalog, formats, plan: the dispatcher repeats one pair
+# (catalog, formats, plan) of the last call: the dispatcher repeats one pair. One tuple in a
+# one-item list, read and replaced whole, so concurrent callers never mix two entries.
+_last: list = [None]
 
 
 def get_plan(catalog, formats) -> Plan:
     """Return the cached plan for ``catalog`` and ``formats`` (built on first use)."""
     key = formats if type(formats) is str else tuple(formats)
-    plan = _last[2]
-    if (plan is not None and catalog is _last[0] and key == _last[1]
-            and plan.version == _state['version']):
-        return plan
+    last = _last[0]
+    if (last is not None and last[0] is catalog and last[1] == key
+            and last[2].version == _state['version']):
+        return last[2]
     plan = _get_plan(catalog, key)
-    _last[:] = [catalog, key, plan]
+    _last[0] = (catalog, key, plan)
     return plan
 
 

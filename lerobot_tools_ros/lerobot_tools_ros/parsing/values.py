@@ -1,3 +1,17 @@
+# Copyright 2026 lerobot_tools_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 """
 Shared helpers: read a JSON or Python-literal value, and turn call objects into calls.
 
@@ -486,6 +500,21 @@ def is_entry(obj: object) -> bool:
     if type(function) is dict and 'name' in function:
         return True
     return isinstance(obj.get('name'), str) and ('arguments' in obj or 'parameters' in obj)
+
+
+def describe_non_call(value: object) -> str:
+    """Say why a decoded value is not a call object, for messages."""
+    if isinstance(value, dict):
+        function = value.get('function')
+        target = function if isinstance(function, dict) else value
+        if 'name' in target and not (isinstance(target['name'], str) and target['name'].strip()):
+            return (f'"name" must be a non-empty string, got {json_type(target["name"])} '
+                    f'{short(target["name"])}')
+        keys = ', '.join(short(key, 20) for key in list(value)[:6])
+        return f'got an object with keys [{keys}] (no "name" with "arguments"/"parameters")'
+    if isinstance(value, list):
+        return f'got an array of {len(value)} item(s) that are not call objects'
+    return f'got {json_type(value)}'
 
 
 def is_call_shaped(value: object) -> bool:

@@ -1,3 +1,17 @@
+# Copyright 2026 lerobot_tools_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 """
 Hermes / Qwen2.5: ``<tool_call>{"name": "say", "arguments": {...}}</tool_call>``.
 
@@ -14,7 +28,7 @@ from ..registry import register_format
 from ..results import INVALID_CALL, TRUNCATED, UNPARSEABLE_ARGUMENTS
 from ..values import (add_value_calls, IDENT, READ_INVALID, READ_NEED, READ_OK, READ_TRUNCATED,
                       read_value, skip_ws)
-from ..values import guess_name
+from ..values import describe_non_call, guess_name
 
 FORMAT = 'hermes'
 OPEN = '<tool_call>'
@@ -48,6 +62,14 @@ def match_hermes(text: str, pos: int, trigger: str, ctx):
                                    f'(expected a JSON object and {CLOSE!r})', pos, n, FORMAT)])
     first = text[body]
     if first == '<':
+        if text.startswith(CLOSE, body):
+            stop = body + len(CLOSE)
+            return Match(stop, [ctx.issue(INVALID_CALL, f'<tool_call> at char {ctx.base + pos}: '
+                                          'the tag is empty; expected a JSON object like '
+                                          '{"name": "say", "arguments": {"text": "hi"}}', pos,
+                                          stop, FORMAT)])
+        if not ctx.final and CLOSE.startswith(text[body:body + len(CLOSE)]):
+            return NEED_ANY
         return None  # <function=...>: Qwen3-Coder XML
     if first in '{[':
         status, value, end, note = read_value(text, body, ctx)
@@ -61,8 +83,8 @@ def match_hermes(text: str, pos: int, trigger: str, ctx):
             if not add_value_calls(value, FORMAT, ctx, pos, stop, items):
                 items.append(ctx.issue(
                     INVALID_CALL, f'<tool_call> at char {ctx.base + pos}: expected '
-                    f'{{"name": ..., "arguments": {{...}}}}, got {_shape(value)}', pos, stop,
-                    FORMAT))
+                    f'{{"name": ..., "arguments": {{...}}}}; {describe_non_call(value)}',
+                    pos, stop, FORMAT))
             return Match(stop, items)
         where = f'<tool_call> at char {ctx.base + pos}'
         close, following = _own_close(text, body, ctx)
@@ -118,15 +140,6 @@ def _own_close(text: str, body: int, ctx) -> tuple[int, int]:
     if close != -1 and following != -1 and following < close:
         close = -1
     return close, following
-
-
-def _shape(value: object) -> str:
-    if isinstance(value, dict):
-        keys = ', '.join(repr(key) for key in list(value)[:5])
-        return f'an object with keys [{keys}]'
-    if isinstance(value, list):
-        return f'an array of {len(value)} item(s) that are not call objects'
-    return type(value).__name__
 
 
 register_format(FORMAT, [(OPEN, match_hermes)], priority=20,

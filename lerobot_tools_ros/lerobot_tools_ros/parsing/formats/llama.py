@@ -1,3 +1,17 @@
+# Copyright 2026 lerobot_tools_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 """
 Llama 3.x JSON: ``<|python_tag|>{"name": "say", "parameters": {...}}`` (``;``-separated).
 
@@ -15,7 +29,7 @@ from ..registry import register_format
 from ..results import INVALID_CALL, TRUNCATED, UNPARSEABLE_ARGUMENTS
 from ..values import (add_value_calls, IDENT, READ_INVALID, READ_NEED,
                       READ_TRUNCATED, read_value, skip_ws)
-from ..values import guess_name
+from ..values import describe_non_call, guess_name
 
 FORMAT = 'llama_json'
 TAG = '<|python_tag|>'
@@ -106,8 +120,8 @@ def match_python_tag(text: str, pos: int, trigger: str, ctx):
     for value in values:
         if not add_value_calls(value, FORMAT, ctx, pos, stop, items):
             items.append(ctx.issue(INVALID_CALL, f'{TAG} at char {ctx.base + pos}: expected '
-                                   '{"name": ..., "parameters": {...}}, got a JSON value that '
-                                   'is not a call', pos, stop, FORMAT))
+                                   '{"name": ..., "parameters": {...}}; '
+                                   f'{describe_non_call(value)}', pos, stop, FORMAT))
     for code, message, name in problems:
         items.append(ctx.issue(code, message, pos, stop, FORMAT, name))
     return Match(stop, items)

@@ -1,3 +1,17 @@
+# Copyright 2026 lerobot_tools_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 """
 Mistral: ``[TOOL_CALLS][{"name": "say", "arguments": {...}}]`` and ``[TOOL_CALLS]say{...}``.
 
@@ -12,7 +26,7 @@ from ..registry import register_format
 from ..results import INVALID_CALL, TRUNCATED, UNPARSEABLE_ARGUMENTS
 from ..values import (add_value_calls, READ_NEED, READ_OK, READ_TRUNCATED,
                       read_value, skip_ws)
-from ..values import guess_name
+from ..values import describe_non_call, guess_name
 
 FORMAT = 'mistral'
 TAG = '[TOOL_CALLS]'
@@ -44,8 +58,8 @@ def _read_payload(text: str, k: int, ctx, pos: int, name: str):
         return Match(end, items)
     if not add_value_calls(value, FORMAT, ctx, pos, end, items):
         items.append(ctx.issue(INVALID_CALL, f'{TAG} at char {ctx.base + pos}: expected a list '
-                               'of {"name": ..., "arguments": {...}} objects', pos, end,
-                               FORMAT))
+                               'of {"name": ..., "arguments": {...}} objects; '
+                               f'{describe_non_call(value)}', pos, end, FORMAT))
     return Match(end, items)
 
 
