@@ -1,3 +1,17 @@
+# Copyright 2026 lerobot_tools_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 """
 Publish known test images on several topics at once, as a stand-in for camera drivers.
 
@@ -84,7 +98,7 @@ def _message(stream: dict) -> Any:
 
 def main(argv: list[str] | None = None) -> int:
     """Publish every stream at ``--rate`` until SIGINT/SIGTERM."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
     parser.add_argument('streams', help='JSON list of stream descriptions')
     parser.add_argument('--rate', type=float, default=20.0)
     args = parser.parse_args(argv)
