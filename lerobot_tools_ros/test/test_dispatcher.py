@@ -325,3 +325,10 @@ def test_reload_catalog_reports_what_changed(stack, ros_node, dataset):
     assert "removed ['say']" in future.result().message
     (gone,) = policy.say('<tool_call>{"name": "say", "arguments": {"text": "hi"}}</tool_call>', 1)
     assert gone.error_code == ErrorCodes.UNKNOWN_TOOL
+
+
+def test_unknown_format_name_fails_at_start_with_the_known_names(start_node, dataset):
+    proc = start_node(DISPATCHER, '-p', f'dataset:={dataset}', '-p', 'formats:=[hermes, yaml]')
+    assert proc.proc.wait(30) == 1
+    assert "unknown format 'yaml'" in proc.output()
+    assert 'hermes' in proc.output()

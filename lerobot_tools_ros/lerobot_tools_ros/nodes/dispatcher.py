@@ -101,6 +101,7 @@ class Dispatcher(Node):
         super().__init__(names.DISPATCHER_NODE, **kwargs)
         self._declare_parameters()
         self.catalog = self._load_catalog()
+        parse('', self.catalog, self.formats)  # an unknown format name fails here, not per message
         self.enabled = True
         self._active: dict[str, _Call] = {}
         self._queues: dict[str, deque[_Call]] = {}
