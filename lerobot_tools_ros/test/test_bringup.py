@@ -48,6 +48,14 @@ def bringup(start_process, ros_node, tmp_path):
         and all(name in dict(ros_node.get_service_names_and_types()) for name in services)
         and enable.service_is_ready()), 60.0)
     assert up, 'bringup did not come up:\n' + proc.output()
+    # Probe until a result arrives: the dispatcher's writer must have matched our reader too.
+    for _ in range(60):
+        pub.publish(String(data='<tool_call>{"name": "probe", "arguments": {}}</tool_call>'))
+        if spin_until(ros_node, lambda: bool(results), 0.5):
+            break
+    assert results, 'no result reached the test node:\n' + proc.output()
+    spin_until(ros_node, lambda: False, 0.2)
+    results.clear()
     # The camera must have delivered a frame before record_observation can succeed.
     spin_until(ros_node, lambda: False, 1.0)
 

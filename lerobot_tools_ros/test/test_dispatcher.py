@@ -77,6 +77,18 @@ class Policy:
             and self.stream_pub.get_subscription_count() > 0
             and all(matched(sub) for sub in self.subscriptions)), 30.0)
         assert ok, 'dispatcher did not come up:\n' + proc.output()
+        # Matching is seen from this side first; a result published before the dispatcher's
+        # writer has matched our reader would be lost (volatile QoS). Probe until one arrives.
+        probe = '<tool_call>{"name": "connection_probe", "arguments": {}}</tool_call>'
+        for _ in range(60):
+            self.text_pub.publish(String(data=probe))
+            if spin_until(self.node, lambda: bool(self.results), 0.5):
+                break
+        assert self.results, 'no result reached the test node:\n' + proc.output()
+        spin_until(self.node, lambda: False, 0.2)
+        self.results.clear()
+        self.calls.clear()
+        self.chat.clear()
 
     def say(self, text: str, expect: int, timeout: float = 20.0) -> list[ToolResult]:
         before = len(self.results)
@@ -258,7 +270,7 @@ def test_audit_log_records_calls_and_exports_lerobot_atoms(stack, tmp_path):
     policy, dispatcher, _ = stack('-p', f'audit_log:={log}')
     policy.say('<echo>logged</echo>[echo(text="too")]', 2)
     dispatcher.stop()
-    records = list(read_audit_log(log))
+    records = [r for r in read_audit_log(log) if r['name'] == 'echo']  # not the probe
     assert [r['event'] for r in records].count('call') == 2
     assert [r['event'] for r in records].count('result') == 2
     (atom,) = lerobot_atoms(records)

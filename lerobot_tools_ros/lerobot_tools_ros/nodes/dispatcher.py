@@ -28,11 +28,12 @@ Everything runs on one thread with callbacks (no coroutines, no thread hops): me
 
 from collections import deque
 from dataclasses import dataclass, field
+import itertools
 import json
+import os
 import sys
 import time
 from typing import Any
-import uuid
 
 from builtin_interfaces.msg import Duration
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
@@ -111,6 +112,10 @@ class Dispatcher(Node):
         self._stats: dict[str, ToolStats] = {}
         self._streams: dict[str, _Stream] = {}
         self._group = ReentrantCallbackGroup()
+        self._clock = self.get_clock()
+        # Generation ids: unique per dispatcher run (random prefix) and cheap (a counter).
+        self._id_prefix = os.urandom(4).hex()
+        self._id_counter = itertools.count(1)
         self._audit = AuditLog(self.audit_log_path) if self.audit_log_path else None
 
         reliable = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
@@ -223,8 +228,11 @@ class Dispatcher(Node):
 
     # -- input ------------------------------------------------------------------------------
 
+    def _new_generation_id(self) -> str:
+        return f'{self._id_prefix}{next(self._id_counter):06x}'
+
     def _on_text(self, msg: String) -> None:
-        generation_id = uuid.uuid4().hex[:16]
+        generation_id = self._new_generation_id()
         result = parse(msg.data, self.catalog, self.formats,
                        max_input_bytes=self.max_input_bytes)
         call_ids = [f'call_{generation_id}_{index}'
@@ -393,14 +401,16 @@ class Dispatcher(Node):
     # -- output -------------------------------------------------------------------------------
 
     def _publish_call(self, call: _Call) -> None:
-        msg = ToolCall(call_id=call.call_id, name=call.name, arguments=call.arguments_json,
-                       format=call.format, generation_id=call.generation_id)
-        msg.header.stamp = self.get_clock().now().to_msg()
-        self._calls_pub.publish(msg)
         if self._audit:
-            self._audit.write('call', self.get_clock().now().nanoseconds, call_id=call.call_id,
+            self._audit.write('call', self._clock.now().nanoseconds, call_id=call.call_id,
                               generation_id=call.generation_id, name=call.name,
                               arguments=call.arguments, format=call.format)
+        if not self._calls_pub.get_subscription_count():
+            return  # nobody listens: skip building the message (hot path)
+        msg = ToolCall(call_id=call.call_id, name=call.name, arguments=call.arguments_json,
+                       format=call.format, generation_id=call.generation_id)
+        msg.header.stamp = self._clock.now().to_msg()
+        self._calls_pub.publish(msg)
 
     def _publish_result(self, call: _Call, code: str, message: str, *, content: str = '',
                         stream: _Stream | None = None) -> None:
@@ -408,7 +418,7 @@ class Dispatcher(Node):
         msg = ToolResult(call_id=call.call_id, generation_id=call.generation_id, name=call.name,
                          arguments=call.arguments_json, success=not code, content=content,
                          error_code=code, error_message=message, duration=_duration(elapsed))
-        msg.header.stamp = self.get_clock().now().to_msg()
+        msg.header.stamp = self._clock.now().to_msg()
         self._results_pub.publish(msg)
         self._stats.setdefault(call.name, ToolStats()).record(code, elapsed)
         if code:
@@ -419,7 +429,7 @@ class Dispatcher(Node):
         else:
             self._publish_chat(chat)
         if self._audit:
-            self._audit.write('result', self.get_clock().now().nanoseconds, call_id=call.call_id,
+            self._audit.write('result', self._clock.now().nanoseconds, call_id=call.call_id,
                               generation_id=call.generation_id, name=call.name, success=not code,
                               content=content, error_code=code, error_message=message,
                               duration_s=elapsed)
@@ -437,16 +447,18 @@ class Dispatcher(Node):
         msg = ToolResult(call_id=call_id, generation_id=generation_id, name=issue.name,
                          arguments='', success=False, error_code=code, error_message=message,
                          duration=_duration(elapsed))
-        msg.header.stamp = self.get_clock().now().to_msg()
+        msg.header.stamp = self._clock.now().to_msg()
         self._results_pub.publish(msg)
         self._stats.setdefault('', ToolStats()).record(code, None)
         self.get_logger().warning(f'[{call_id}] {code}: {message}')
         if self._audit:
-            self._audit.write('result', self.get_clock().now().nanoseconds, call_id=call_id,
+            self._audit.write('result', self._clock.now().nanoseconds, call_id=call_id,
                               generation_id=generation_id, name='', success=False,
                               error_code=code, error_message=message)
 
     def _publish_chat(self, message: dict) -> None:
+        if not self._chat_pub.get_subscription_count():
+            return  # nobody listens: skip the JSON encoding (hot path)
         self._chat_pub.publish(String(data=json.dumps(message, ensure_ascii=False)))
 
     # -- services, diagnostics -------------------------------------------------------------------
@@ -495,7 +507,7 @@ class Dispatcher(Node):
         if self._audit:
             self._audit.flush()
         array = DiagnosticArray()
-        array.header.stamp = self.get_clock().now().to_msg()
+        array.header.stamp = self._clock.now().to_msg()
         for name in sorted(set(self.catalog.names) | set(self._stats) - {''}):
             stats = self._stats.get(name, ToolStats())
             available = self._client(name).service_is_ready()

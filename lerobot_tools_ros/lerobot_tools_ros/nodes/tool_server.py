@@ -48,6 +48,7 @@ class _HostedTool:
     worker: ThreadPoolExecutor
     service: Any
     calls: int = 0
+    in_worker: int = 0  # calls submitted to the worker and not yet finished
 
 
 def _ignore() -> None:
@@ -172,12 +173,26 @@ class ToolServer(Node):
         except ToolArgumentError as exc:
             return exc.error_code, exc.message
         hosted.calls += 1
+        blocks = getattr(hosted.tool, 'blocks', None)
+        if hosted.in_worker == 0 and blocks is not None and not blocks(arguments):
+            # A quick call while the tool is idle: run it here, no thread hand-off.
+            return self._execute(hosted.tool, arguments, request.call_id)
         future: Future = Future()
-        hosted.worker.submit(self._run, hosted.tool, arguments, request.call_id, future)
-        return await future
+        hosted.in_worker += 1
+        hosted.worker.submit(self._run, hosted, arguments, request.call_id, future)
+        try:
+            return await future
+        finally:
+            hosted.in_worker -= 1
 
-    def _run(self, tool: Tool, arguments: dict, call_id: str, future: Future) -> None:
+    def _run(self, hosted: _HostedTool, arguments: dict, call_id: str, future: Future) -> None:
         """Worker thread: run the tool and hand the outcome back to the executor."""
+        future.set_result(self._execute(hosted.tool, arguments, call_id))
+        # Wake the executor so the awaiting service task resumes and answers.
+        self._wake.trigger()
+
+    def _execute(self, tool: Tool, arguments: dict, call_id: str) -> tuple[str, str]:
+        """Run one call; return ('', content) or (error_code, error_message)."""
         started = time.monotonic()
         try:
             output = tool.call(arguments)
@@ -193,9 +208,7 @@ class ToolServer(Node):
                                       f'{outcome[1]} ({elapsed_ms:.0f} ms)')
         else:
             self.get_logger().debug(f"{tool.name} call '{call_id}' ok ({elapsed_ms:.1f} ms)")
-        future.set_result(outcome)
-        # Wake the executor so the awaiting service task resumes and answers.
-        self._wake.trigger()
+        return outcome
 
     @property
     def tools(self) -> dict[str, Tool]:
