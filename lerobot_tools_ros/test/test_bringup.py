@@ -44,7 +44,7 @@ def bringup(start_process, ros_node, tmp_path):
     enable = ros_node.create_client(SetBool, '/dispatcher/set_enabled')
     services = ('/lerobot_tools/say', '/lerobot_tools/record_observation')
     up = spin_until(ros_node, lambda: (
-        pub.get_subscription_count() > 0 and sub.get_publisher_count() > 0
+        pub.get_subscription_count() > 0 and ros_node.count_publishers(sub.topic_name) > 0
         and all(name in dict(ros_node.get_service_names_and_types()) for name in services)
         and enable.service_is_ready()), 60.0)
     assert up, 'bringup did not come up:\n' + proc.output()
