@@ -28,6 +28,7 @@ import copy
 import difflib
 import json
 import logging
+import math
 import os
 import pathlib
 import re
@@ -249,7 +250,8 @@ def _check_entry(entry: Any) -> tuple[str, type]:
                          f'type {_short.repr(declared_type)}')
     cls = jsonschema_validators.validator_for(parameters, default=None)
     if cls is None:
-        cls = jsonschema.Draft202012Validator
+        # Draft 2020-12 needs jsonschema >= 4 (Ubuntu 22.04 / Humble ships 3.2: Draft 7).
+        cls = getattr(jsonschema, 'Draft202012Validator', None) or jsonschema.Draft7Validator
         if '$schema' in parameters:
             raise ValueError(f'function.parameters declares an unknown $schema '
                              f'{_short.repr(parameters["$schema"])}')
@@ -281,6 +283,21 @@ def _decode_arguments(arguments: Any) -> dict:
     raise ToolArgumentError(
         errors.INVALID_ARGUMENTS,
         f'arguments must be a JSON object, got {_json_type(value)} {_short.repr(value)}')
+
+
+def _non_finite_path(value: Any, path: str) -> str | None:
+    """Return the path of the first NaN or infinite float inside ``value``, if any."""
+    pending = [(value, path)]
+    while pending:
+        item, where = pending.pop()
+        if isinstance(item, float):
+            if item != item or item in (math.inf, -math.inf):
+                return where
+        elif isinstance(item, dict):
+            pending.extend((v, f'{where}.{k}') for k, v in item.items())
+        elif isinstance(item, list):
+            pending.extend((v, f'{where}[{i}]') for i, v in enumerate(item))
+    return None
 
 
 def read_info_json(path: str | os.PathLike) -> Any:
@@ -464,6 +481,12 @@ class ToolCatalog:
         if validator is None:
             self._require(name)
         value = _decode_arguments(arguments)
+        bad_number = _non_finite_path(value, 'arguments')
+        if bad_number:
+            raise ToolArgumentError(
+                errors.INVALID_ARGUMENTS,
+                f'invalid arguments for {name!r}: {bad_number} is not a finite number (NaN and '
+                'Infinity are not JSON); send a finite value', tool=name)
         found = list(validator.iter_errors(value))
         if not found:
             return value

@@ -480,3 +480,16 @@ def test_huge_model_text_gives_bounded_message(catalog):
 def test_argument_error_is_value_error():
     error = ToolArgumentError(errors.UNKNOWN_TOOL, 'unknown tool')
     assert isinstance(error, ValueError) and error.code == errors.UNKNOWN_TOOL
+
+
+@pytest.mark.parametrize('arguments', [
+    {'text': 'x', 'n': float('nan')}, {'text': 'x', 'n': [1.0, float('inf')]},
+    '{"text": "x", "n": 1e999}', {'text': 'x', 'n': {'deep': -float('inf')}}])
+def test_non_finite_numbers_are_invalid_arguments(arguments):
+    parameters = {'type': 'object', 'properties': {'text': {'type': 'string'}}}
+    catalog = ToolCatalog.from_tools(
+        [{'type': 'function', 'function': {'name': 'f', 'parameters': parameters}}])
+    with pytest.raises(ToolArgumentError) as caught:
+        catalog.validate('f', arguments)
+    assert caught.value.error_code == 'invalid_arguments'
+    assert 'arguments.n' in caught.value.message and 'finite' in caught.value.message

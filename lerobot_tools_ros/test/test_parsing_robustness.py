@@ -19,7 +19,7 @@ import random
 import sys
 import time
 
-from lerobot_tools_ros.parsing import DEFAULT_MAX_INPUT_BYTES, parse
+from lerobot_tools_ros.parsing import DEFAULT_MAX_INPUT_BYTES, IssueEvent, parse, StreamingParser
 from parsing_corpus import catalog, summary
 import pytest
 
@@ -254,3 +254,32 @@ def test_adversarial_input_finishes_quickly(text):
     parse(text, CATALOG, max_input_bytes=1_000_000)
     parse(text, None, max_input_bytes=1_000_000)
     assert time.perf_counter() - started < 2
+
+
+HUGE = '9' * 5000  # beyond Python's 4300-digit limit for int(str)
+
+
+@pytest.mark.parametrize('text', [
+    '<tool_call>{"name": "say", "arguments": {"text": "a", "n": %s}}</tool_call>' % HUGE,
+    '{"tool_calls": [{"type": "function", "function": {"name": "say", '
+    '"arguments": {"n": %s}}}]}' % HUGE,
+    '{"tool_calls": [{"type": "function", "function": {"name": "say", '
+    '"arguments": "{\\"n\\": %s}"}}]}' % HUGE,
+    '<|python_tag|>{"name": "say", "parameters": {"n": %s}}' % HUGE,
+    '[TOOL_CALLS][{"name": "say", "arguments": {"n": %s}}]' % HUGE,
+    '[TOOL_CALLS]say{"n": %s}' % HUGE,
+    '```json\n{"name": "say", "arguments": {"n": %s}}\n```' % HUGE,
+    '[say(text="a", n=%s)]' % HUGE,
+], ids=['hermes', 'openai', 'openai_string_args', 'llama', 'mistral', 'mistral_name', 'fenced',
+        'pythonic'])
+def test_integer_beyond_the_digit_limit_is_an_issue_not_a_crash(text):
+    result = parse(text, max_input_bytes=1 << 20)
+    assert result.calls == []
+    assert [issue.code for issue in result.errors] == ['unparseable_arguments']
+    assert 'digits' in result.errors[0].message or 'limit' in result.errors[0].message
+    streamed = StreamingParser(max_input_bytes=1 << 20)
+    events = []
+    for start in range(0, len(text), 97):
+        events += streamed.feed(text[start:start + 97])
+    events += streamed.finish()
+    assert [e.issue.code for e in events if isinstance(e, IssueEvent)] == ['unparseable_arguments']

@@ -18,7 +18,8 @@ from typing import Sequence
 
 from .core import Content, Ctx, Match, scan
 from .registry import get_plan
-from .results import DEFAULT_MAX_INPUT_BYTES, ParsedCall, ParseIssue, ParseResult, TOO_LARGE
+from .results import (DEFAULT_MAX_INPUT_BYTES, INVALID_CALL, ParsedCall, ParseIssue, ParseResult,
+                      TOO_LARGE)
 
 
 def utf8_size(text: str) -> int:
@@ -48,6 +49,19 @@ def parse(text: str, catalog=None, formats: str | Sequence[str] = 'auto', *,
     if not isinstance(text, str):
         raise TypeError(f'parse() needs a str, got {type(text).__name__}')
     plan = get_plan(catalog, formats)
+    try:
+        return _parse(text, plan, max_input_bytes)
+    except Exception as exc:  # noqa: B902 - model text must never take the caller down
+        return ParseResult(text, [], [internal_error_issue(exc, len(text))])
+
+
+def internal_error_issue(exc: Exception, end: int) -> ParseIssue:
+    """Describe a parser failure (a bug, not the model's fault) as an issue, never a crash."""
+    return ParseIssue(INVALID_CALL, f'the parser failed on this text ({type(exc).__name__}: '
+                      f'{str(exc)[:200]}); please report it with the text', (0, end), '')
+
+
+def _parse(text: str, plan, max_input_bytes: int) -> ParseResult:
     n = len(text)
     if n * 4 > max_input_bytes:
         size = utf8_size(text)

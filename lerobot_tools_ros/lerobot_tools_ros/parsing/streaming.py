@@ -39,7 +39,7 @@ issue follows, and the rest of the input is ignored.
 
 from typing import Sequence
 
-from .api import too_large_issue, utf8_size
+from .api import internal_error_issue, too_large_issue, utf8_size
 from .core import Content, Ctx, Match, scan
 from .registry import get_plan
 from .results import (CallEvent, ContentEvent, DEFAULT_MAX_INPUT_BYTES, IssueEvent,
@@ -66,6 +66,7 @@ class StreamingParser:
         self._tail = ''
         self._overflow = False
         self._finished = False
+        self._failed = False
         self._memo: dict = {}
 
     def feed(self, delta: str) -> list:
@@ -74,8 +75,29 @@ class StreamingParser:
             raise RuntimeError('StreamingParser.feed() called after finish()')
         if not isinstance(delta, str):
             raise TypeError(f'feed() needs a str, got {type(delta).__name__}')
-        if not delta:
+        if not delta or self._failed:
             return []
+        try:
+            return self._feed(delta)
+        except Exception as exc:  # noqa: B902 - model text must never take the caller down
+            return self._fail(exc)
+
+    def finish(self) -> list:
+        """End of the generation: resolve everything held back (truncated calls included)."""
+        if self._failed:
+            self._finished = True
+            return []
+        try:
+            return self._finish()
+        except Exception as exc:  # noqa: B902 - model text must never take the caller down
+            return self._fail(exc)
+
+    def _fail(self, exc: Exception) -> list:
+        """Report a parser failure once; the rest of the generation is ignored."""
+        self._failed = True
+        return [IssueEvent(internal_error_issue(exc, self._seen))]
+
+    def _feed(self, delta: str) -> list:
         self._seen += len(delta)
         if self._overflow:
             return []
@@ -129,8 +151,7 @@ class StreamingParser:
             self._buf = delta
         return events
 
-    def finish(self) -> list:
-        """End of the generation: resolve everything held back (truncated calls included)."""
+    def _finish(self) -> list:
         if self._finished:
             return []
         self._finished = True

@@ -375,6 +375,8 @@ def _read_value(text: str, start: int, ctx, memo) -> tuple[int, object, int, str
             json_error = f'{exc.msg} at char {ctx.base + exc.pos}'
         except RecursionError:
             json_error = _TOO_DEEP
+        except ValueError as exc:  # e.g. an integer beyond Python's digit limit
+            json_error = f'{exc}'.split(';')[0]
         state, end, note = scan_brackets(text, start, False, ctx)
         if state == UNCLOSED and not ctx.final:
             return READ_NEED, None, start, ''
@@ -393,6 +395,8 @@ def _read_value(text: str, start: int, ctx, memo) -> tuple[int, object, int, str
             json_error = f'{exc.msg} at char {ctx.base + start + exc.pos}'
         except RecursionError:
             json_error = _TOO_DEEP
+        except ValueError as exc:  # e.g. an integer beyond Python's digit limit
+            json_error = f'{exc}'.split(';')[0]
     if state == UNCLOSED:
         return READ_TRUNCATED, None, end, note
     if end - start > 2 * MAX_DEPTH and _text_deeper_than(text, start, end, MAX_DEPTH):
@@ -476,6 +480,8 @@ def decode_arguments(raw: object) -> tuple[dict | None, str, str]:
             json_error = f'{exc.msg} at offset {exc.pos} of the string'
         except RecursionError:
             json_error = 'nested too deeply'
+        except ValueError as exc:  # e.g. an integer beyond Python's digit limit
+            json_error = f'{exc}'.split(';')[0]
         if source[0] not in '{[':
             return None, UNPARSEABLE_ARGUMENTS, (
                 f'the arguments string {short(source)} is not JSON ({json_error}); expected '

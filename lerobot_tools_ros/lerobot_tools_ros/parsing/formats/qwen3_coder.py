@@ -29,7 +29,7 @@ from .marker import strip_one_newline
 from ..core import Match, NEED_ANY, NeedMore
 from ..registry import register_format
 from ..results import TRUNCATED, UNPARSEABLE_ARGUMENTS
-from ..values import decode_json, JSONDecodeError, literal_value, LiteralError, skip_ws
+from ..values import decode_json, literal_value, LiteralError, skip_ws
 
 FORMAT = 'qwen3_coder_xml'
 OPEN = '<tool_call>'
@@ -73,7 +73,7 @@ def _parse_as(source: str, kind: object) -> tuple[bool, object]:
         return False, None
     try:
         parsed = decode_json(source)
-    except (JSONDecodeError, RecursionError):
+    except (ValueError, RecursionError):  # JSONDecodeError, or an integer over the digit limit
         if kind not in ('object', 'array') or not source[:1] in ('{', '['):
             return False, None
         try:
