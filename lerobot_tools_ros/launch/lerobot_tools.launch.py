@@ -39,7 +39,13 @@ def _nodes(context: LaunchContext) -> list:
     output_dir = arg('output_dir')
     common = {'package': 'lerobot_tools_ros', 'output': 'screen', 'emulate_tty': True,
               'ros_arguments': ['--log-level', arg('log_level')]}
-    server_overrides = {'dataset': dataset, 'tool.say.backend': arg('tts_backend')}
+    # Launch arguments left empty keep what params_file says (as `bringup` does).
+    server_overrides = {}
+    dispatcher_overrides = {}
+    if dataset:
+        server_overrides['dataset'] = dispatcher_overrides['dataset'] = dataset
+    if arg('tts_backend'):
+        server_overrides['tool.say.backend'] = arg('tts_backend')
     speaker_overrides = {}
     if output_dir:
         server_overrides['tool.record_observation.output_dir'] = os.path.join(
@@ -48,7 +54,7 @@ def _nodes(context: LaunchContext) -> list:
     return [GroupAction([
         PushRosNamespace(arg('namespace')),
         Node(**common, executable='dispatcher', name='dispatcher',
-             parameters=[params_file, {'dataset': dataset}]),
+             parameters=[params_file, dispatcher_overrides]),
         Node(**common, executable='tool_server', name='tool_server',
              parameters=[params_file, server_overrides]),
         Node(**common, executable='speaker', name='speaker',
@@ -60,7 +66,7 @@ def generate_launch_description() -> LaunchDescription:
     share = get_package_share_directory('lerobot_tools_ros')
     return LaunchDescription([
         DeclareLaunchArgument('dataset', default_value='',
-                              description="Dataset root, info.json or repo id ('' = sample)"),
+                              description="Dataset root, info.json or repo id ('' = params_file)"),
         DeclareLaunchArgument('params_file',
                               default_value=os.path.join(share, 'config', 'lerobot_tools.yaml'),
                               description='Parameters file for every node'),
@@ -70,7 +76,7 @@ def generate_launch_description() -> LaunchDescription:
                               description='debug, info, warn, error'),
         DeclareLaunchArgument('output_dir', default_value='',
                               description="Where WAV and PNG files go ('' = params_file)"),
-        DeclareLaunchArgument('tts_backend', default_value='auto',
-                              description='auto, pocket_tts or espeak_ng'),
+        DeclareLaunchArgument('tts_backend', default_value='',
+                              description="auto, pocket_tts or espeak_ng ('' = params_file)"),
         OpaqueFunction(function=_nodes),
     ])

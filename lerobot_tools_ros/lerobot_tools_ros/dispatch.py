@@ -137,6 +137,7 @@ class AuditLog:
     def write(self, event: str, ros_time_ns: int, **fields: Any) -> None:
         record = {'event': event, 'wall_time': time.time(), 'ros_time_ns': ros_time_ns, **fields}
         line = json.dumps(record, ensure_ascii=False, default=str)
+        line = line.encode('utf-8', 'backslashreplace').decode('utf-8')  # lone surrogates
         with self._lock:
             self._file.write(line + '\n')
 

@@ -15,25 +15,36 @@
 """
 Default ROS names of the runtime, in one place.
 
-Every name is also a parameter (or a relative name that remapping and namespaces apply to),
-so a robot stack can move any of them without code changes.
+Names are relative, so a launch namespace moves them (without one, `policy/text` is
+`/policy/text`), and every one can be remapped or set by parameter without code changes.
 """
 
-SERVICE_PREFIX = '/lerobot_tools'
-CALLS_TOPIC = '/lerobot_tools/calls'
-RESULTS_TOPIC = '/lerobot_tools/results'
-CHAT_TOPIC = '/lerobot_tools/chat'
-INPUT_TOPIC = '/policy/text'
-STREAM_TOPIC = '/policy/text_stream'
-AUDIO_TOPIC = '/speaker/audio'
-SPEAKER_STATUS_TOPIC = '/speaker/status'
+import re
+
+SERVICE_PREFIX = 'lerobot_tools'
+CALLS_TOPIC = 'lerobot_tools/calls'
+RESULTS_TOPIC = 'lerobot_tools/results'
+CHAT_TOPIC = 'lerobot_tools/chat'
+INPUT_TOPIC = 'policy/text'
+STREAM_TOPIC = 'policy/text_stream'
+AUDIO_TOPIC = 'speaker/audio'
+SPEAKER_STATUS_TOPIC = 'speaker/status'
 DIAGNOSTICS_TOPIC = '/diagnostics'
 
 DISPATCHER_NODE = 'dispatcher'
 TOOL_SERVER_NODE = 'tool_server'
 SPEAKER_NODE = 'speaker'
 
+# Catalog names may hold '.' and '-' (LeRobot allows them); ROS names may not.
+_NOT_IN_ROS_NAMES = re.compile(r'[^A-Za-z0-9_]')
+
 
 def tool_service_name(prefix: str, tool_name: str) -> str:
-    """Name of the CallTool service that hosts one tool."""
-    return f'{prefix.rstrip("/")}/{tool_name}' if prefix.strip('/') else tool_name
+    """
+    Name of the CallTool service that hosts one tool.
+
+    Characters ROS names do not allow become '_' (tool 'pick-up' is served at
+    <prefix>/pick_up); the dispatcher and tool_server both use this, so they always agree.
+    """
+    leaf = _NOT_IN_ROS_NAMES.sub('_', tool_name) or '_'
+    return f'{prefix.rstrip("/")}/{leaf}' if prefix.strip('/') else leaf

@@ -344,3 +344,94 @@ def test_unknown_format_name_fails_at_start_with_the_known_names(start_node, dat
     assert proc.proc.wait(30) == 1
     assert "unknown format 'yaml'" in proc.output()
     assert 'hermes' in proc.output()
+
+
+def test_streams_without_generation_ids_never_share_call_ids(stack):
+    policy, _, _ = stack()
+    for text in ('[echo(text="first", delay_s=0.5)]', '[echo(text="second")]'):
+        policy.stream_pub.publish(TextChunk(generation_id='', text=text, final=True))
+    assert spin_until(policy.node, lambda: len(policy.results) >= 2, 20.0), policy.results
+    spin_until(policy.node, lambda: False, 0.3)
+    assert len(policy.results) == 2
+    assert len({r.call_id for r in policy.results}) == 2
+    assert sorted(json.loads(r.content)['text'] for r in policy.results) == ['first', 'second']
+
+
+def test_hostile_model_text_gets_results_and_the_dispatcher_survives(stack):
+    policy, dispatcher, _ = stack()
+    huge = '9' * 5000
+    texts = [
+        '<tool_call>{"name": "wave hand", "arguments": {}}</tool_call>',   # not a ROS name
+        '<tool_call>{"name": "ec\\ud800ho", "arguments": {}}</tool_call>',  # lone surrogate
+        '<tool_call>{"name": "echo", "arguments": {"text": "a\\udfffb"}}</tool_call>',
+        '<tool_call>{"name": "echo", "arguments": {"text": "x", "delay_s": %s}}</tool_call>'
+        % huge,
+        '<tool_call>{"name": "echo", "arguments": {"text": "x", "delay_s": NaN}}</tool_call>',
+        '[echo(text="x", delay_s=1e999)]',
+    ]
+    for text in texts:
+        (result,) = policy.say(text, 1)
+        assert result.error_code or result.success
+    spin_until(policy.node, lambda: False, 1.5)  # a diagnostics cycle with those names
+    assert dispatcher.proc.poll() is None, dispatcher.output()[-2000:]
+    codes = [r.error_code for r in policy.results]
+    assert codes[:2] == [ErrorCodes.UNKNOWN_TOOL] * 2
+    assert codes[3:] == [ErrorCodes.PARSE_ERROR, ErrorCodes.INVALID_ARGUMENTS,
+                         ErrorCodes.INVALID_ARGUMENTS]
+    assert policy.results[1].name == 'ec?ho'  # the surrogate reached ROS replaced
+    (ok,) = policy.say('<echo>still here</echo>', 1)
+    assert ok.success
+
+
+def test_pause_also_stops_calls_waiting_for_their_executor(stack):
+    policy, _, _ = stack('-p', 'timeout_s:=30.0', server=False)
+    policy.text_pub.publish(String(data='<echo>waiting</echo>'))
+    spin_until(policy.node, lambda: False, 0.5)  # the call now waits for a tool_server
+    assert policy.results == []
+    policy.enable(False)
+    assert spin_until(policy.node, lambda: len(policy.results) == 1, 5.0)
+    assert policy.results[0].error_code == ErrorCodes.PAUSED
+    assert 'waited for its executor' in policy.results[0].error_message
+
+
+def test_queued_calls_time_out_without_waiting_for_their_turn(stack):
+    policy, _, _ = stack('-p', 'tool.echo.timeout_s:=1.0')
+    results = policy.say('[echo(text="a", delay_s=0.7), echo(text="b", delay_s=0.7), '
+                         'echo(text="c")]', 3, timeout=10.0)
+    by_text = {json.loads(r.arguments)['text']: r for r in results}
+    assert by_text['a'].success and by_text['b'].success
+    # c waited behind a and b longer than its timeout: answered without ever starting.
+    assert by_text['c'].error_code == ErrorCodes.TIMEOUT
+    assert 'behind earlier' in by_text['c'].error_message
+
+
+def test_allowlist_can_change_while_running(stack, ros_node):
+    from rcl_interfaces.srv import SetParameters
+    from rclpy.parameter import Parameter
+    policy, _, _ = stack()
+    client = ros_node.create_client(SetParameters, '/dispatcher/set_parameters')
+    assert spin_until(ros_node, client.service_is_ready, 10.0)
+
+    def set_parameter(parameter: Parameter) -> bool:
+        request = SetParameters.Request(parameters=[parameter.to_parameter_msg()])
+        future = client.call_async(request)
+        assert spin_until(ros_node, future.done, 10.0)
+        return future.result().results[0].successful
+
+    assert set_parameter(Parameter('allowed_tools', Parameter.Type.STRING_ARRAY, ['say']))
+    (denied,) = policy.say('<echo>now?</echo>', 1)
+    assert denied.error_code == ErrorCodes.NOT_ALLOWED
+    assert not set_parameter(Parameter('formats', Parameter.Type.STRING_ARRAY, ['yaml']))
+    assert set_parameter(Parameter('allowed_tools', Parameter.Type.STRING_ARRAY, ['echo', 'say']))
+    assert policy.say('<echo>now</echo>', 1)[0].success
+
+
+def test_executor_killed_mid_call_gives_exactly_one_result(stack, start_node, dataset):
+    policy, _, server = stack('-p', 'tool.echo.timeout_s:=2.0')
+    policy.text_pub.publish(String(data='[echo(text="in flight", delay_s=5.0)]'))
+    spin_until(policy.node, lambda: False, 0.5)
+    server.kill()
+    assert spin_until(policy.node, lambda: len(policy.results) == 1, 10.0)
+    assert policy.results[0].error_code == ErrorCodes.TIMEOUT
+    spin_until(policy.node, lambda: False, 1.0)
+    assert len(policy.results) == 1

@@ -52,6 +52,16 @@ def echo_server(start_node, ros_node, echo_dataset):
     client = ros_node.create_client(CallTool, '/lerobot_tools/echo')
     if not spin_until(ros_node, client.service_is_ready, 20.0):
         pytest.fail('tool_server did not come up:\n' + proc.output())
+    # service_is_ready() sees the request path only; the first answers can still be lost
+    # while the server's response writer matches our reader. Probe until one comes back.
+    for _ in range(20):
+        future = client.call_async(CallTool.Request(call_id='probe', name='echo',
+                                                    arguments='{}'))
+        if spin_until(ros_node, future.done, 1.0):
+            break
+        client.remove_pending_request(future)
+    else:
+        pytest.fail('tool_server never answered:\n' + proc.output())
     return proc, client
 
 
@@ -112,3 +122,36 @@ def test_unknown_tool_in_parameters_fails_with_a_clear_message(start_node, echo_
                       '-p', 'tools:=[ech]', '-p', f'dataset:={echo_dataset}')
     assert proc.proc.wait(30) == 1
     assert "did you mean 'echo'" in proc.output()
+
+
+def test_tool_names_that_ros_forbids_map_to_valid_service_names():
+    from lerobot_tools_ros.names import tool_service_name
+    assert tool_service_name('lerobot_tools', 'say') == 'lerobot_tools/say'
+    assert tool_service_name('/lerobot_tools/', 'pick-up.v2') == '/lerobot_tools/pick_up_v2'
+    assert tool_service_name('', 'say') == 'say'
+
+
+def test_catalog_tool_with_dashes_is_dispatched_to_its_mapped_service(start_node, ros_node,
+                                                                      tmp_path):
+    from lerobot_tools_interfaces.msg import ToolResult
+    from rclpy.qos import QoSProfile, ReliabilityPolicy
+    from std_msgs.msg import String
+    root = tmp_path / 'dashes'
+    (root / 'meta').mkdir(parents=True)
+    pick_up = {'type': 'function', 'function': {
+        'name': 'pick-up', 'parameters': {'type': 'object', 'properties': {}}}}
+    (root / 'meta' / 'info.json').write_text(json.dumps({'tools': [pick_up]}))
+    proc = start_node('lerobot_tools_ros.nodes.dispatcher', '-p', f'dataset:={root}',
+                      '-p', 'timeout_s:=0.5')
+    qos = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
+    results = []
+    ros_node.create_subscription(ToolResult, '/lerobot_tools/results', results.append, qos)
+    pub = ros_node.create_publisher(String, '/policy/text', qos)
+    text = '<tool_call>{"name": "pick-up", "arguments": {}}</tool_call>'
+    for _ in range(40):
+        pub.publish(String(data=text))
+        if spin_until(ros_node, lambda: bool(results), 1.0):
+            break
+    assert results, proc.output()
+    assert results[0].error_code == ErrorCodes.UNAVAILABLE
+    assert '/lerobot_tools/pick_up' in results[0].error_message

@@ -117,6 +117,7 @@ def run(args: argparse.Namespace) -> int:
     from lerobot_tools_interfaces.msg import ToolResult
     from lerobot_tools_ros import names
     from lerobot_tools_ros.nodes.dispatcher import Dispatcher
+    from lerobot_tools_ros.nodes.runner import CONFIGURATION_ERRORS
     from lerobot_tools_ros.nodes.speaker import Speaker
     from lerobot_tools_ros.nodes.tool_server import ToolServer
 
@@ -184,7 +185,7 @@ def run(args: argparse.Namespace) -> int:
         _settle(executor, 0.5)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
-    except (ValueError, TypeError) as exc:
+    except CONFIGURATION_ERRORS as exc:
         print(f'[bringup] error: {exc}', file=sys.stderr)
         return 1
     finally:

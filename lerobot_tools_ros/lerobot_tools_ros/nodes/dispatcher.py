@@ -54,6 +54,7 @@ from std_msgs.msg import String
 from std_srvs.srv import SetBool, Trigger
 
 _WAITING, _QUEUED, _SENT = 'waiting', 'queued', 'sent'
+_NOT_IN_CATALOG = '(not in catalog)'
 # Settings a parameters file may give per tool as tool.<name>.<setting>.
 _PER_TOOL_SETTINGS = ('timeout_s', 'rate_limit_hz', 'burst')
 
@@ -87,6 +88,16 @@ class _Stream:
 class _ToolLimits:
     timeout_s: float
     bucket: TokenBucket
+
+
+def _utf8(text: str) -> str:
+    """Make model text safe for ROS strings (valid UTF-8): lone surrogates become U+FFFD."""
+    return text if text.isascii() else text.encode('utf-8', 'replace').decode('utf-8')
+
+
+def _json(message: dict) -> str:
+    """Encode JSON for a ROS string; lone surrogates stay recoverable as JSON escapes."""
+    return json.dumps(message, ensure_ascii=False).encode('utf-8', 'backslashreplace').decode()
 
 
 def _duration(seconds: float) -> Duration:
@@ -123,10 +134,10 @@ class Dispatcher(Node):
         self._results_pub = self.create_publisher(ToolResult, names.RESULTS_TOPIC, reliable)
         self._chat_pub = self.create_publisher(String, names.CHAT_TOPIC, reliable)
         self._diag_pub = self.create_publisher(DiagnosticArray, names.DIAGNOSTICS_TOPIC, 10)
-        self.create_subscription(String, self.input_topic, self._on_text, reliable,
-                                 callback_group=self._group)
-        self.create_subscription(TextChunk, self.stream_topic, self._on_chunk, reliable,
-                                 callback_group=self._group)
+        text_sub = self.create_subscription(String, self.input_topic, self._on_text, reliable,
+                                            callback_group=self._group)
+        stream_sub = self.create_subscription(TextChunk, self.stream_topic, self._on_chunk,
+                                              reliable, callback_group=self._group)
         self.create_service(Trigger, '~/reload_catalog', self._on_reload,
                             callback_group=self._group)
         self.create_service(SetBool, '~/set_enabled', self._on_set_enabled,
@@ -135,18 +146,21 @@ class Dispatcher(Node):
         self.create_timer(1.0, self._publish_diagnostics, callback_group=self._group)
         for name in self.catalog.names:
             self._client(name)
+        self.add_on_set_parameters_callback(self._on_set_parameters)
         allowed = ', '.join(self.allowed_tools) if self.allowed_tools else 'all catalog tools'
+        prefix = names.tool_service_name(self.service_prefix, '<tool>')
         self.get_logger().info(
-            f'dispatching {", ".join(self.catalog.names)} from {self.input_topic} and '
-            f'{self.stream_topic} to {self.service_prefix}/<tool> (allowed: {allowed}; '
-            f'formats: {", ".join(self.formats)})')
+            f'dispatching {", ".join(self.catalog.names)} from {text_sub.topic_name} and '
+            f'{stream_sub.topic_name} to {self.resolve_service_name(prefix)} (allowed: '
+            f'{allowed}; formats: {", ".join(self.formats)})')
 
     # -- parameters ------------------------------------------------------------------------
 
     def _declare_parameters(self) -> None:
         self.dataset = declare(
             self, 'dataset', '', 'Catalog source: a dataset root, an info.json path or a LeRobot '
-            "repo id. Empty: the package's sample dataset.")
+            "repo id. Empty: the package's sample dataset. Re-read with ~/reload_catalog.",
+            read_only=True)
         self.input_topic = declare(
             self, 'input_topic', names.INPUT_TOPIC,
             'std_msgs/String topic carrying one complete policy generation per message.',
@@ -199,6 +213,41 @@ class Dispatcher(Node):
                     f"ignoring parameter 'tool.{key}': per-tool settings are "
                     f'{", ".join(_PER_TOOL_SETTINGS)}')
 
+    # Parameters that can change while running (ros2 param set), and how each is checked.
+    _RUNTIME_PARAMETERS = {
+        'formats': list, 'allowed_tools': list, 'timeout_s': float, 'rate_limit_hz': float,
+        'burst': int, 'max_pending': int, 'serialize_per_tool': bool, 'max_input_bytes': int,
+        'stream_idle_timeout_s': float}
+
+    def _on_set_parameters(self, parameters: list):
+        from rcl_interfaces.msg import SetParametersResult
+        updates = {}
+        for parameter in parameters:
+            kind = self._RUNTIME_PARAMETERS.get(parameter.name)
+            if kind is None:
+                continue
+            value = parameter.value
+            if kind is float and isinstance(value, int) and not isinstance(value, bool):
+                value = float(value)
+            if kind is list:
+                value = [] if value is None else list(value)
+            if not isinstance(value, kind) or (kind in (int, float) and value < 0):
+                return SetParametersResult(successful=False, reason=(
+                    f'{parameter.name} must be a non-negative {kind.__name__}, got {value!r}'))
+            updates[parameter.name] = value
+        if 'formats' in updates:
+            try:
+                parse('', self.catalog, updates['formats'])
+            except ValueError as exc:
+                return SetParametersResult(successful=False, reason=str(exc))
+        for name, value in updates.items():
+            setattr(self, name, value)
+        if {'timeout_s', 'rate_limit_hz', 'burst'} & set(updates):
+            self._limits.clear()  # rebuilt from the new values on the next call
+        if updates:
+            self.get_logger().info(f'parameters changed: {updates}')
+        return SetParametersResult(successful=True)
+
     def _load_catalog(self) -> ToolCatalog:
         catalog = ToolCatalog.load(self.dataset or None)
         for problem in catalog.problems:
@@ -217,6 +266,10 @@ class Dispatcher(Node):
             self._limits[name] = limits
         return limits
 
+    def _service_name(self, name: str) -> str:
+        """Return the fully resolved name of a tool's service, for messages people read."""
+        return self.resolve_service_name(names.tool_service_name(self.service_prefix, name))
+
     def _client(self, name: str):
         client = self._tool_clients.get(name)
         if client is None:
@@ -231,12 +284,17 @@ class Dispatcher(Node):
     def _new_generation_id(self) -> str:
         return f'{self._id_prefix}{next(self._id_counter):06x}'
 
+    def _new_call_id(self) -> str:
+        # Never derived from the policy's generation_id: two streams that reuse (or omit) an
+        # id must not share call ids, or one call's result would replace the other's.
+        return f'call_{self._id_prefix}{next(self._id_counter):06x}'
+
     def _on_text(self, msg: String) -> None:
         generation_id = self._new_generation_id()
         result = parse(msg.data, self.catalog, self.formats,
                        max_input_bytes=self.max_input_bytes)
-        call_ids = [f'call_{generation_id}_{index}'
-                    for index in range(len(result.calls) + len(result.errors))]
+        call_ids = [self._new_call_id()
+                    for _ in range(len(result.calls) + len(result.errors))]
         chat_calls = [(call_id, parsed.name, parsed.arguments)
                       for call_id, parsed in zip(call_ids, result.calls)]
         issues = list(zip(call_ids[len(result.calls):], result.errors))
@@ -278,7 +336,7 @@ class Dispatcher(Node):
             if isinstance(event, ContentEvent):
                 stream.content.append(event.text)
                 continue
-            call_id = f'call_{generation_id}_{stream.calls_seen}'
+            call_id = self._new_call_id()
             stream.calls_seen += 1
             if isinstance(event, CallEvent):
                 parsed = event.call
@@ -298,7 +356,7 @@ class Dispatcher(Node):
                fmt: str) -> tuple[_Call, str, str]:
         """Check one parsed call; returns the call and ('', '') or (error_code, message)."""
         now = time.monotonic()
-        call = _Call(call_id, generation_id, name, arguments, '', fmt, now)
+        call = _Call(call_id, generation_id, _utf8(name), arguments, '', fmt, now)
         try:
             call.arguments = self.catalog.validate(name, arguments)
             call.arguments_json = json.dumps(call.arguments)
@@ -331,6 +389,8 @@ class Dispatcher(Node):
         call.stream = stream
         self._active[call.call_id] = call
         if self.serialize_per_tool and call.name in self._running_tools:
+            # Waiting behind earlier calls of the tool counts against the call's timeout.
+            call.deadline = call.accepted_at + self._tool_limits(call.name).timeout_s
             self._queues.setdefault(call.name, deque()).append(call)
             return
         self._running_tools.add(call.name)
@@ -367,12 +427,20 @@ class Dispatcher(Node):
     def _check_deadlines(self) -> None:
         now = time.monotonic()
         for call in list(self._active.values()):
-            if call.state == _WAITING:
+            if call.state == _QUEUED:
+                if now >= call.deadline:
+                    self._queues[call.name].remove(call)
+                    timeout = self._tool_limits(call.name).timeout_s
+                    self._finish(call, errors.TIMEOUT, (
+                        f"waited {now - call.accepted_at:.1f} s behind earlier '{call.name}' "
+                        f'calls without starting (timeout {timeout:g} s); raise '
+                        f'tool.{call.name}.timeout_s or send fewer calls'), release=False)
+            elif call.state == _WAITING:
                 if self._client(call.name).service_is_ready():
                     self._send(call)
                 elif now >= call.deadline:
                     self._finish(call, errors.UNAVAILABLE, (
-                        f'no executor serves {self._client(call.name).srv_name} (waited '
+                        f'no executor serves {self._service_name(call.name)} (waited '
                         f'{self._tool_limits(call.name).timeout_s:g} s); start a tool_server '
                         f"hosting '{call.name}'"))
             elif call.state == _SENT and now >= call.deadline:
@@ -388,10 +456,14 @@ class Dispatcher(Node):
                     'and no final chunk; finishing it')
                 self._finish_stream(generation_id)
 
-    def _finish(self, call: _Call, code: str, message: str, content: str = '') -> None:
+    def _finish(self, call: _Call, code: str, message: str, content: str = '', *,
+                release: bool = True) -> None:
+        """Publish the call's one result; a started call hands the tool to the next in line."""
         self._active.pop(call.call_id, None)
         self._publish_result(call, code, message, content=content,
                              stream=call.stream)
+        if not release:
+            return
         queue = self._queues.get(call.name)
         if queue:
             self._start(queue.popleft())
@@ -415,12 +487,13 @@ class Dispatcher(Node):
     def _publish_result(self, call: _Call, code: str, message: str, *, content: str = '',
                         stream: _Stream | None = None) -> None:
         elapsed = time.monotonic() - call.accepted_at
+        message = _utf8(message)
         msg = ToolResult(call_id=call.call_id, generation_id=call.generation_id, name=call.name,
                          arguments=call.arguments_json, success=not code, content=content,
                          error_code=code, error_message=message, duration=_duration(elapsed))
         msg.header.stamp = self._clock.now().to_msg()
         self._results_pub.publish(msg)
-        self._stats.setdefault(call.name, ToolStats()).record(code, elapsed)
+        self._stats_for(call.name).record(code, elapsed)
         if code:
             self.get_logger().warning(f'{call.name} [{call.call_id}] {code}: {message}')
         chat = tool_message(call.call_id, call.name, not code, content, code, message)
@@ -437,29 +510,38 @@ class Dispatcher(Node):
     def _publish_issue(self, call_id: str, generation_id: str, issue: Any, *, chat: bool,
                        stream: _Stream | None = None) -> None:
         code = error_code_for_issue(issue.code)
-        call = _Call(call_id, generation_id, issue.name, {}, '', issue.format, time.monotonic())
-        message = f'{issue.message} (at characters {issue.span[0]}-{issue.span[1]})'
+        call = _Call(call_id, generation_id, _utf8(issue.name), {}, '', issue.format,
+                     time.monotonic())
+        message = _utf8(f'{issue.message} (at characters {issue.span[0]}-{issue.span[1]})')
         if chat:
             self._publish_result(call, code, message, stream=stream)
             return
         # A call without a name has no place in the chat; it is still one result.
         elapsed = 0.0
-        msg = ToolResult(call_id=call_id, generation_id=generation_id, name=issue.name,
+        msg = ToolResult(call_id=call_id, generation_id=generation_id, name=call.name,
                          arguments='', success=False, error_code=code, error_message=message,
                          duration=_duration(elapsed))
         msg.header.stamp = self._clock.now().to_msg()
         self._results_pub.publish(msg)
-        self._stats.setdefault('', ToolStats()).record(code, None)
+        self._stats_for('').record(code, None)
         self.get_logger().warning(f'[{call_id}] {code}: {message}')
         if self._audit:
             self._audit.write('result', self._clock.now().nanoseconds, call_id=call_id,
                               generation_id=generation_id, name='', success=False,
                               error_code=code, error_message=message)
 
+    def _stats_for(self, name: str) -> ToolStats:
+        # Model-made names must not grow the table (or become service names): one bucket.
+        key = name if name in self.catalog else _NOT_IN_CATALOG
+        stats = self._stats.get(key)
+        if stats is None:
+            stats = self._stats[key] = ToolStats()
+        return stats
+
     def _publish_chat(self, message: dict) -> None:
         if not self._chat_pub.get_subscription_count():
             return  # nobody listens: skip the JSON encoding (hot path)
-        self._chat_pub.publish(String(data=json.dumps(message, ensure_ascii=False)))
+        self._chat_pub.publish(String(data=_json(message)))
 
     # -- services, diagnostics -------------------------------------------------------------------
 
@@ -467,19 +549,21 @@ class Dispatcher(Node):
         self.enabled = bool(request.data)
         cancelled = 0
         if not self.enabled:
+            # An e-stop for tool use: nothing that has not reached an executor goes out.
             for queue in self._queues.values():
                 while queue:
-                    call = queue.popleft()
-                    self._active.pop(call.call_id, None)
-                    self._publish_result(call, errors.PAUSED,
-                                         'tool use was paused before this call started')
+                    self._finish(queue.popleft(), errors.PAUSED,
+                                 'tool use was paused before this call started', release=False)
                     cancelled += 1
+            for call in [c for c in self._active.values() if c.state == _WAITING]:
+                self._finish(call, errors.PAUSED,
+                             'tool use was paused while this call waited for its executor')
+                cancelled += 1
         state = 'enabled' if self.enabled else 'paused'
-        self.get_logger().info(f'tool use {state}' + (
-            f'; {cancelled} queued call(s) answered paused' if cancelled else ''))
         response.success = True
         response.message = f'tool use {state}' + (
-            f'; {cancelled} queued call(s) answered paused' if cancelled else '')
+            f'; {cancelled} call(s) not yet sent answered paused' if cancelled else '')
+        self.get_logger().info(response.message)
         return response
 
     def _on_reload(self, request: Trigger.Request, response: Trigger.Response):
@@ -508,9 +592,15 @@ class Dispatcher(Node):
             self._audit.flush()
         array = DiagnosticArray()
         array.header.stamp = self._clock.now().to_msg()
-        for name in sorted(set(self.catalog.names) | set(self._stats) - {''}):
+        for name in [*self.catalog.names, _NOT_IN_CATALOG]:
             stats = self._stats.get(name, ToolStats())
-            available = self._client(name).service_is_ready()
+            if name == _NOT_IN_CATALOG:
+                if not stats.calls:
+                    continue
+                available, service = False, ''
+            else:
+                available = self._client(name).service_is_ready()
+                service = self._service_name(name)
             p50, p99 = stats.percentile_ms(0.5), stats.percentile_ms(0.99)
             values = {
                 'calls': stats.calls, 'successes': stats.successes,
@@ -520,12 +610,17 @@ class Dispatcher(Node):
                 **{f'errors.{code}': count
                    for code, count in sorted(stats.errors_by_code.items())},
             }
-            level = DiagnosticStatus.OK if available and self.enabled else DiagnosticStatus.WARN
+            if name == _NOT_IN_CATALOG:
+                level = DiagnosticStatus.WARN
+                message = 'calls of unknown tools or unparseable calls'
+            else:
+                healthy = available and self.enabled
+                level = DiagnosticStatus.OK if healthy else DiagnosticStatus.WARN
+                message = ('ok' if available else 'executor unavailable') + (
+                    '' if self.enabled else ', paused')
             array.status.append(DiagnosticStatus(
-                level=level, name=f'{self.get_name()}: {name}',
-                hardware_id=self._client(name).srv_name,
-                message=('ok' if available else 'executor unavailable') + (
-                    '' if self.enabled else ', paused'),
+                level=level, name=f'{self.get_name()}: {name}', hardware_id=service,
+                message=message,
                 values=[KeyValue(key=key, value=str(value)) for key, value in values.items()]))
         self._diag_pub.publish(array)
 
@@ -535,6 +630,10 @@ class Dispatcher(Node):
         return len(self._active) + len(self._streams)
 
     def destroy_node(self) -> None:
+        # Every accepted call still gets its one result, even at shutdown.
+        for call in list(self._active.values()):
+            self._finish(call, errors.UNAVAILABLE, 'the dispatcher shut down before the executor '
+                         'answered; the call may or may not have run', release=False)
         if self._audit:
             self._audit.close()
         super().destroy_node()

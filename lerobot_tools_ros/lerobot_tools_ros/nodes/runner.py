@@ -24,12 +24,15 @@ import sys
 from typing import Callable
 
 from lerobot_tools_ros.catalog import CatalogError
+from lerobot_tools_ros.tools import ToolLoadError
 import rclpy
+from rclpy.exceptions import NameValidationException, ParameterException
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 
-# What a node's constructor raises for bad parameters or a bad catalog.
-CONFIGURATION_ERRORS = (CatalogError, ValueError, TypeError)
+# What a node's constructor raises for bad parameters, names, catalogs or tools.
+CONFIGURATION_ERRORS = (CatalogError, ToolLoadError, NameValidationException, ParameterException,
+                        ValueError, TypeError, LookupError)
 
 
 def run_node(make_node: Callable[[], Node], name: str, args: list[str] | None = None) -> int:
@@ -37,15 +40,18 @@ def run_node(make_node: Callable[[], Node], name: str, args: list[str] | None = 
     rclpy.init(args=args)
     node = None
     try:
-        node = make_node()
+        try:
+            node = make_node()
+        except CONFIGURATION_ERRORS as exc:
+            # Only the constructor's errors are configuration errors; once spinning, an
+            # exception is a bug and keeps its traceback.
+            print(f'[{name}] error: {exc}', file=sys.stderr)
+            return 1
         executor = SingleThreadedExecutor()
         executor.add_node(node)
         executor.spin()
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
-    except CONFIGURATION_ERRORS as exc:
-        print(f'[{name}] error: {exc}', file=sys.stderr)
-        return 1
     finally:
         if node is not None:
             node.destroy_node()

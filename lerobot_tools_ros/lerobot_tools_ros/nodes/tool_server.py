@@ -148,7 +148,8 @@ class ToolServer(Node):
         hosted.service = self.create_service(CallTool, service_name, self._handler(hosted),
                                              callback_group=self._callback_group)
         self.get_logger().info(
-            f"hosting '{tool_name}' ({type(tool).__name__}) at {hosted.service.srv_name}")
+            f"hosting '{tool_name}' ({type(tool).__name__}) at "
+            f'{self.resolve_service_name(service_name)}')
 
     def _handler(self, hosted: _HostedTool):
         async def handle(request: CallTool.Request, response: CallTool.Response):
@@ -165,16 +166,16 @@ class ToolServer(Node):
         """Return ('', content) on success, else (error_code, error_message)."""
         name = hosted.tool.name
         if request.name and request.name != name:
+            other = names.tool_service_name(self.service_prefix, request.name)
             return errors.UNKNOWN_TOOL, (
                 f"this service hosts '{name}', but the request names '{request.name}'; call "
-                f'{names.tool_service_name(self.service_prefix, request.name)} instead')
+                f'{self.resolve_service_name(other)} instead')
         try:
             arguments = self.catalog.validate(name, request.arguments or '{}')
         except ToolArgumentError as exc:
             return exc.error_code, exc.message
         hosted.calls += 1
-        blocks = getattr(hosted.tool, 'blocks', None)
-        if hosted.in_worker == 0 and blocks is not None and not blocks(arguments):
+        if hosted.in_worker == 0 and not self._blocks(hosted.tool, arguments):
             # A quick call while the tool is idle: run it here, no thread hand-off.
             return self._execute(hosted.tool, arguments, request.call_id)
         future: Future = Future()
@@ -184,6 +185,17 @@ class ToolServer(Node):
             return await future
         finally:
             hosted.in_worker -= 1
+
+    def _blocks(self, tool: Tool, arguments: dict) -> bool:
+        """Ask the tool's optional `blocks` hook; without it (or if it fails) assume it blocks."""
+        blocks = getattr(tool, 'blocks', None)
+        if blocks is None:
+            return True
+        try:
+            return bool(blocks(arguments))
+        except Exception as exc:  # noqa: B902 - a plugin's hook must not end the server
+            self.get_logger().warning(f'{tool.name}.blocks() failed ({exc}); using the worker')
+            return True
 
     def _run(self, hosted: _HostedTool, arguments: dict, call_id: str, future: Future) -> None:
         """Worker thread: run the tool and hand the outcome back to the executor."""

@@ -129,17 +129,17 @@ class SayTool:
         'playback_timeout_s': ToolParameter(
             30.0, 'With wait_for_playback: seconds to wait for the speaker beyond the '
                   "utterance's own duration before answering timeout."),
-        'audio_topic': ToolParameter('/speaker/audio', 'Topic the AudioChunk messages go to.'),
+        'audio_topic': ToolParameter('speaker/audio', 'Topic the AudioChunk messages go to.'),
         'status_topic': ToolParameter(
-            '/speaker/status', "Topic of the speaker's SpeakerStatus reports."),
+            'speaker/status', "Topic of the speaker's SpeakerStatus reports."),
     }
 
     def __init__(self, schema: dict, *, backend: str = 'auto', voice: str = '',
                  rate: int = 175, language: str = 'english', config: str = '',
                  quantize: bool = False, threads: int = 0, eos_threshold: Any = None,
                  max_chars: int = 500, wait_for_playback: bool = False,
-                 playback_timeout_s: float = 30.0, audio_topic: str = '/speaker/audio',
-                 status_topic: str = '/speaker/status',
+                 playback_timeout_s: float = 30.0, audio_topic: str = 'speaker/audio',
+                 status_topic: str = 'speaker/status',
                  on_chunk: Optional[Callable[[AudioPiece], None]] = None,
                  logger: Any = None) -> None:
         """
