@@ -30,8 +30,8 @@ except ImportError:  # run from a source checkout without the workspace sourced
     from lerobot_tools_ros.tts.tiny_pocket_model import build_tiny_model_config
     from lerobot_tools_ros.tts.tiny_pocket_model import TINY_EOS_THRESHOLD
 
-__all__ = ['measure_backend_first_audio', 'measure_first_audio', 'percentile',
-           'tiny_pocket_params']
+__all__ = ['measure_backend_first_audio', 'measure_first_audio', 'measure_model_first_audio',
+           'measure_program_first_audio', 'percentile', 'tiny_pocket_params']
 
 DEFAULT_TEXT = 'Hello world, I am starting now.'
 
@@ -66,6 +66,58 @@ def measure_first_audio(backend_kind: str, text: str, runs: int, **params: Any) 
         return measure_backend_first_audio(backend, text, runs)
     finally:
         backend.close()
+
+
+def measure_program_first_audio(text: str, runs: int, voice: str = 'en-us',
+                                rate: int = 175) -> list[float]:
+    """
+    Seconds from starting the espeak-ng program to its first audio bytes: no wrapper at all.
+
+    The same arguments the backend uses; the WAV header (44 bytes) does not count as audio.
+    """
+    import subprocess
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        proc = subprocess.Popen(['espeak-ng', '--stdin', '--stdout', '-b', '1', '-v', voice,
+                                 '-s', str(rate)], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        proc.stdin.write(text.encode('utf-8'))
+        proc.stdin.close()
+        received = b''
+        while len(received) <= 44:
+            block = proc.stdout.read1(65536)
+            if not block:
+                break
+            received += block
+        times.append(time.perf_counter() - started)
+        proc.stdout.read()
+        proc.wait()
+    return times
+
+
+def measure_model_first_audio(config: str, eos_threshold: float, text: str,
+                              runs: int) -> list[float]:
+    """
+    Seconds from pocket-tts' own ``generate_audio_stream`` call to its first chunk: no wrapper.
+
+    Loads the model from ``config`` (the tiny offline model) with a silent 1 s voice prompt.
+    """
+    import pocket_tts
+    import torch
+    model = pocket_tts.TTSModel.load_model(config=config, eos_threshold=eos_threshold)
+    state = model.get_state_for_audio_prompt(torch.zeros(1, int(model.sample_rate)))
+    for _ in model.generate_audio_stream(state, text):  # warm-up
+        pass
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        stream = model.generate_audio_stream(state, text)
+        next(stream)
+        times.append(time.perf_counter() - started)
+        for _ in stream:
+            pass
+    return times
 
 
 def tiny_pocket_params(directory: Path) -> dict[str, Any]:
