@@ -435,3 +435,30 @@ def test_executor_killed_mid_call_gives_exactly_one_result(stack, start_node, da
     assert policy.results[0].error_code == ErrorCodes.TIMEOUT
     spin_until(policy.node, lambda: False, 1.0)
     assert len(policy.results) == 1
+
+
+def _pairs_are_well_formed(chat: list[dict]) -> None:
+    """Each tool message answers a call listed by an earlier assistant message, once."""
+    declared, answered = set(), set()
+    for message in chat:
+        if message['role'] == 'assistant':
+            declared |= {call['id'] for call in message.get('tool_calls', [])}
+        else:
+            assert message['tool_call_id'] in declared, (message, chat)
+            assert message['tool_call_id'] not in answered
+            answered.add(message['tool_call_id'])
+    assert answered == declared
+
+
+def test_chat_pairs_unparseable_calls_and_streams_ending_inside_a_call(stack):
+    policy, _, _ = stack()
+    (broken,) = policy.say('Hi.\n<tool_call>{name: say, arguments: {text: hi}}</tool_call>', 1)
+    assert broken.error_code == ErrorCodes.PARSE_ERROR
+    for index, piece in enumerate(['Plan.\n<echo>done</echo><tool_call>{"name": "echo", ',
+                                   '"arguments": {"te']):
+        policy.stream_pub.publish(TextChunk(generation_id='cut', text=piece, final=index == 1))
+    assert spin_until(policy.node, lambda: len(policy.results) >= 3, 10.0)
+    assert spin_until(policy.node, lambda: len(policy.chat) >= 5, 5.0), policy.chat
+    _pairs_are_well_formed(policy.chat)
+    tool_errors = [m['content'] for m in policy.chat if m['role'] == 'tool']
+    assert any(text.startswith('error (parse_error)') for text in tool_errors)

@@ -82,6 +82,8 @@ class _Stream:
     held_tool_messages: list[dict] = field(default_factory=list)
     last_chunk: float = 0.0
     calls_seen: int = 0
+    closed: bool = False  # the assistant message is out: tool messages need not wait
+    finish_note: str = ''  # why the stream was finished without a final chunk
 
 
 @dataclass
@@ -298,15 +300,16 @@ class Dispatcher(Node):
         chat_calls = [(call_id, parsed.name, parsed.arguments)
                       for call_id, parsed in zip(call_ids, result.calls)]
         issues = list(zip(call_ids[len(result.calls):], result.errors))
-        chat_calls += [(call_id, issue.name, {}) for call_id, issue in issues if issue.name]
-        # The assistant message goes out first so each tool message follows its call.
+        # Every result gets a tool message, so every call the model wrote, even one that could
+        # not be parsed (name ''), is listed in the assistant message that goes out first.
+        chat_calls += [(call_id, issue.name, {}) for call_id, issue in issues]
         self._publish_chat(assistant_message(result.content, chat_calls))
         for call_id, parsed in zip(call_ids, result.calls):
             call, code, message = self._admit(call_id, generation_id, parsed.name,
                                               parsed.arguments, parsed.format)
             self._start_or_reject(call, code, message)
         for call_id, issue in issues:
-            self._publish_issue(call_id, generation_id, issue, chat=bool(issue.name))
+            self._publish_issue(call_id, generation_id, issue)
 
     def _on_chunk(self, msg: TextChunk) -> None:
         generation_id = msg.generation_id or 'stream'
@@ -325,7 +328,10 @@ class Dispatcher(Node):
         if stream is None:
             return
         self._handle_events(generation_id, stream, stream.parser.finish())
+        # The assistant message lists every call of the stream; tool messages held so far
+        # follow it, and later results of this stream go out directly (stream.closed).
         self._publish_chat(assistant_message(''.join(stream.content), stream.chat_calls))
+        stream.closed = True
         for message in stream.held_tool_messages:
             self._publish_chat(message)
         stream.held_tool_messages.clear()
@@ -345,10 +351,8 @@ class Dispatcher(Node):
                 stream.chat_calls.append((call_id, parsed.name, call.arguments))
                 self._start_or_reject(call, code, message, stream=stream)
             elif isinstance(event, IssueEvent):
-                if event.issue.name:
-                    stream.chat_calls.append((call_id, event.issue.name, {}))
-                self._publish_issue(call_id, generation_id, event.issue,
-                                    chat=bool(event.issue.name), stream=stream)
+                stream.chat_calls.append((call_id, event.issue.name, {}))
+                self._publish_issue(call_id, generation_id, event.issue, stream=stream)
 
     # -- admission and execution -------------------------------------------------------------
 
@@ -451,9 +455,10 @@ class Dispatcher(Node):
                     f'tool.{call.name}.timeout_s if it is expected to be slow'))
         for generation_id, stream in list(self._streams.items()):
             if now - stream.last_chunk > self.stream_idle_timeout_s:
-                self.get_logger().warning(
-                    f"stream '{generation_id}' got no chunk for {self.stream_idle_timeout_s:g} s "
-                    'and no final chunk; finishing it')
+                stream.finish_note = (
+                    f'the stream got no chunk for {self.stream_idle_timeout_s:g} s and no chunk '
+                    'with final set; the policy side must end each generation with final: true')
+                self.get_logger().warning(f"stream '{generation_id}': {stream.finish_note}")
                 self._finish_stream(generation_id)
 
     def _finish(self, call: _Call, code: str, message: str, content: str = '', *,
@@ -497,7 +502,7 @@ class Dispatcher(Node):
         if code:
             self.get_logger().warning(f'{call.name} [{call.call_id}] {code}: {message}')
         chat = tool_message(call.call_id, call.name, not code, content, code, message)
-        if stream is not None and call.generation_id in self._streams:
+        if stream is not None and not stream.closed:
             stream.held_tool_messages.append(chat)
         else:
             self._publish_chat(chat)
@@ -507,28 +512,19 @@ class Dispatcher(Node):
                               content=content, error_code=code, error_message=message,
                               duration_s=elapsed)
 
-    def _publish_issue(self, call_id: str, generation_id: str, issue: Any, *, chat: bool,
+    def _publish_issue(self, call_id: str, generation_id: str, issue: Any, *,
                        stream: _Stream | None = None) -> None:
+        """Publish the one result of a call the parser could not recover."""
         code = error_code_for_issue(issue.code)
         call = _Call(call_id, generation_id, _utf8(issue.name), {}, '', issue.format,
                      time.monotonic())
-        message = _utf8(f'{issue.message} (at characters {issue.span[0]}-{issue.span[1]})')
-        if chat:
-            self._publish_result(call, code, message, stream=stream)
-            return
-        # A call without a name has no place in the chat; it is still one result.
-        elapsed = 0.0
-        msg = ToolResult(call_id=call_id, generation_id=generation_id, name=call.name,
-                         arguments='', success=False, error_code=code, error_message=message,
-                         duration=_duration(elapsed))
-        msg.header.stamp = self._clock.now().to_msg()
-        self._results_pub.publish(msg)
-        self._stats_for('').record(code, None)
-        self.get_logger().warning(f'[{call_id}] {code}: {message}')
-        if self._audit:
-            self._audit.write('result', self._clock.now().nanoseconds, call_id=call_id,
-                              generation_id=generation_id, name='', success=False,
-                              error_code=code, error_message=message)
+        message = issue.message
+        if issue.code == 'too_large':
+            message += (f'; split the generation, or raise the dispatcher parameter '
+                        f'max_input_bytes (now {self.max_input_bytes})')
+        if stream is not None and stream.finish_note:
+            message += f' ({stream.finish_note})'
+        self._publish_result(call, code, _utf8(message), stream=stream)
 
     def _stats_for(self, name: str) -> ToolStats:
         # Model-made names must not grow the table (or become service names): one bucket.
