@@ -261,7 +261,20 @@ def _check_entry(entry: Any) -> tuple[str, type]:
         where = _json_path('function.parameters', exc.absolute_path)
         raise ValueError(f'{where} is not a valid JSON Schema ({cls.__name__}): '
                          f'{_truncate(exc.message, 200)}') from None
+    undeclared = _undeclared_required(parameters)
+    if undeclared and parameters.get('additionalProperties') is False:
+        raise ValueError(f'function.parameters requires {undeclared} but does not declare it in '
+                         'properties and forbids additional properties: no call can be valid')
     return name, cls
+
+
+def _undeclared_required(parameters: dict) -> list[str]:
+    """List required names missing from ``properties`` (models are only shown properties)."""
+    properties = parameters.get('properties')
+    required = parameters.get('required')
+    if not isinstance(properties, dict) or not isinstance(required, list):
+        return []
+    return [name for name in required if isinstance(name, str) and name not in properties]
 
 
 def _decode_arguments(arguments: Any) -> dict:
@@ -341,6 +354,13 @@ class ToolCatalog:
                 _LOG.warning('skipping tool entry: %s', problem)
                 self._problems.append(problem)
                 continue
+            undeclared = _undeclared_required(entry['function']['parameters'])
+            if undeclared:
+                problem = (f'{self._source}: {_entry_label(index, entry)}: required {undeclared} '
+                           'not declared in properties; models are not shown it, so calls will '
+                           'miss it (declare it, or remove it from required)')
+                _LOG.warning('%s', problem)
+                self._problems.append(problem)
             self._entries[name] = entry
             # FORMAT_CHECKER: enforce "format" too (jsonschema >= 4.5; older ones skip it).
             self._validators[name] = cls(entry['function']['parameters'],

@@ -167,17 +167,23 @@ def read_audit_log(path: str | os.PathLike) -> Iterator[dict]:
                 yield record
 
 
-def lerobot_atoms(records: Iterable[dict]) -> list[dict]:
+def lerobot_atoms(records: Iterable[dict], *, include_failed: bool = False) -> list[dict]:
     """
     Turn audit records into LeRobot `language_events` atoms, one per generation.
 
     Each atom is `{"role": "assistant", "content": null, "style": null, "camera": null,
     "tool_calls": [...]}` plus `timestamp` (wall time of the generation's first call) and
-    `ros_time_ns`, ready to be merged into a dataset by time.
+    `ros_time_ns`, ready to be merged into a dataset by time. Only calls that succeeded are
+    exported unless `include_failed`: a dataset should not teach a policy its rejected calls.
     """
+    records = list(records)
+    succeeded = {r.get('call_id') for r in records
+                 if r.get('event') == 'result' and r.get('success')}
     atoms: dict[str, dict] = {}
     for record in records:
         if record.get('event') != 'call':
+            continue
+        if not include_failed and record.get('call_id') not in succeeded:
             continue
         key = record.get('generation_id') or record.get('call_id', '')
         atom = atoms.get(key)

@@ -493,3 +493,19 @@ def test_non_finite_numbers_are_invalid_arguments(arguments):
         catalog.validate('f', arguments)
     assert caught.value.error_code == 'invalid_arguments'
     assert 'arguments.n' in caught.value.message and 'finite' in caught.value.message
+
+
+def test_required_but_undeclared_property_is_reported():
+    def entry(additional):
+        parameters = {'type': 'object', 'properties': {'text': {'type': 'string'}},
+                      'required': ['text', 'volume']}
+        if additional is not None:
+            parameters['additionalProperties'] = additional
+        return {'type': 'function', 'function': {'name': 'say', 'parameters': parameters}}
+
+    loose = ToolCatalog.from_tools([entry(None)])
+    assert loose.names == ['say']
+    assert any("['volume']" in problem for problem in loose.problems)
+    closed = ToolCatalog.from_tools([entry(False)])
+    assert closed.names == []
+    assert any('no call can be valid' in problem for problem in closed.problems)

@@ -289,13 +289,18 @@ def test_audit_export_command_writes_atoms(tmp_path, capsys):
                     'generation_id': 'g2', 'name': 'say', 'arguments': {'text': 'later'}}) + '\n'
         + json.dumps({'event': 'call', 'wall_time': 1.0, 'ros_time_ns': 1, 'call_id': 'a',
                       'generation_id': 'g1', 'name': 'say', 'arguments': {'text': 'first'}})
-        + '\n' + json.dumps({'event': 'result', 'call_id': 'a', 'success': True}) + '\n')
+        + '\n' + json.dumps({'event': 'result', 'call_id': 'a', 'success': True})
+        + '\n' + json.dumps({'event': 'result', 'call_id': 'b', 'success': False}) + '\n')
     out = tmp_path / 'atoms.jsonl'
     assert main(['audit', 'export', str(log), '--lerobot', str(out)]) == 0
     atoms = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [a['tool_calls'][0]['function']['arguments']['text'] for a in atoms] == ['first']
+    assert atoms[0]['timestamp'] == 1.0
+    assert 'wrote 1 atom(s)' in capsys.readouterr().out
+    assert main(['audit', 'export', str(log), '--lerobot', str(out), '--include-failed']) == 0
+    atoms = [json.loads(line) for line in out.read_text().splitlines()]
     assert [a['tool_calls'][0]['function']['arguments']['text'] for a in atoms] == [
         'first', 'later']
-    assert atoms[0]['timestamp'] == 1.0
     assert 'wrote 2 atom(s)' in capsys.readouterr().out
     assert main(['audit', 'export', str(tmp_path / 'missing'), '--lerobot', str(out)]) == 1
     assert 'audit_log' in capsys.readouterr().err

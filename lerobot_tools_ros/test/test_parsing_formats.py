@@ -186,3 +186,12 @@ def test_fenced_block_with_other_text_is_not_consumed():
     result = parse(text, CATALOG)
     assert result.calls[0].format == 'openai_json'
     assert result.content == '```json\n// comment\n```'
+
+
+def test_say_marker_without_say_in_the_catalog_is_reported_not_ignored():
+    from lerobot_tools_ros.catalog import ToolCatalog
+    only_wave = ToolCatalog.from_tools([{'type': 'function', 'function': {
+        'name': 'wave', 'parameters': {'type': 'object', 'properties': {}}}}])
+    result = parse('Hello.\n<say>hi</say>', only_wave)
+    assert result.calls == []
+    assert [(issue.code, issue.name) for issue in result.errors] == [('unknown_tool', 'say')]

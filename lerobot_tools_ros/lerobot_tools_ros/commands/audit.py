@@ -34,11 +34,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     export.add_argument('log', type=pathlib.Path, help="the dispatcher's audit_log file")
     export.add_argument('--lerobot', type=pathlib.Path, required=True, metavar='OUT.jsonl',
                         help='output file: one atom per generation, with its timestamp')
+    export.add_argument('--include-failed', action='store_true',
+                        help='also export calls whose result was an error (default: only '
+                             'calls that succeeded)')
 
 
 def run(args: argparse.Namespace) -> int:
     try:
-        atoms = lerobot_atoms(read_audit_log(args.log))
+        atoms = lerobot_atoms(read_audit_log(args.log), include_failed=args.include_failed)
     except FileNotFoundError:
         print(f'error: audit log {args.log} does not exist (set the dispatcher parameter '
               'audit_log to record one)', file=sys.stderr)

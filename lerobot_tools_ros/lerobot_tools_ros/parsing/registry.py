@@ -113,6 +113,11 @@ class CatalogView:
             prop = self.properties(tool).get(required[0])
             if isinstance(prop, dict) and prop.get('type') == 'string':
                 self.markers[tool] = required[0]
+        # LeRobot's own <say> marker is always read, so a policy trained on it is never
+        # ignored silently: without a fitting `say` in the catalog the call is reported
+        # (unknown_tool, or invalid arguments against the catalog's say schema).
+        for tool, argument in DEFAULT_MARKERS.items():
+            self.markers.setdefault(tool, argument)
 
     def _schema(self, name: str) -> dict:
         try:
