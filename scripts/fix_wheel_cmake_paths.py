@@ -44,6 +44,9 @@ def apply(venv: pathlib.Path) -> int:
         cmake_file.write_text(new_text)
         patched += 1
     manifest_path.write_text(json.dumps(manifest))
+    if not patched:
+        print(f'  already done ({len(manifest)} file(s) patched earlier; undo with --revert)')
+        return 0
     for old, new in replacements.items():
         print(f'  {old} -> {new}')
     print(f'  patched {patched} CMake file(s) under {venv}/share '

@@ -62,6 +62,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help='write audio to DIR/audio and stills to DIR/observations')
     parser.add_argument('--tts-backend', default=None, choices=['auto', 'pocket_tts', 'espeak_ng'],
                         help="the say tool's backend (default: params)")
+    parser.add_argument('--audit-log', type=pathlib.Path, default=None, metavar='FILE',
+                        help="record every call and result to FILE (the dispatcher's audit_log)")
     parser.add_argument('--log-level', default='info', choices=['debug', 'info', 'warn', 'error'])
 
 
@@ -132,6 +134,8 @@ def run(args: argparse.Namespace) -> int:
         server_overrides['dataset'] = dispatcher_overrides['dataset'] = args.dataset
     if args.tts_backend:
         server_overrides['tool.say.backend'] = args.tts_backend
+    if args.audit_log is not None:
+        dispatcher_overrides['audit_log'] = args.audit_log.expanduser().resolve()
     output_dirs = []
     if args.output_dir is not None:
         out = args.output_dir.expanduser().resolve()
@@ -172,6 +176,8 @@ def run(args: argparse.Namespace) -> int:
             QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE))
         for node in nodes:
             executor.add_node(node)
+        print(f'[bringup] ready: {", ".join(n.get_name() for n in nodes[:-1])}; policy text '
+              f'goes to {nodes[0].resolve_topic_name(nodes[0].input_topic)}', flush=True)
         deadline = time.monotonic() + args.duration if args.duration > 0 else float('inf')
         dispatcher = nodes[0]
         quiet_since = None

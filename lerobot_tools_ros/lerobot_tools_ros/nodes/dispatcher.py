@@ -542,6 +542,10 @@ class Dispatcher(Node):
     # -- services, diagnostics -------------------------------------------------------------------
 
     def _on_set_enabled(self, request: SetBool.Request, response: SetBool.Response):
+        if bool(request.data) == self.enabled:
+            response.success = True
+            response.message = f'tool use already {"enabled" if self.enabled else "paused"}'
+            return response
         self.enabled = bool(request.data)
         cancelled = 0
         if not self.enabled:
