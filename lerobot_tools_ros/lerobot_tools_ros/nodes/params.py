@@ -75,6 +75,9 @@ def overrides_with_prefix(node: Node, prefix: str) -> dict[str, Any]:
     which cannot be declared up front because their keys are the user's. rclpy keeps the
     overrides in `_parameter_overrides` on Humble, Jazzy and Kilted.
     """
-    overrides = getattr(node, '_parameter_overrides', {}) or {}
+    overrides = getattr(node, '_parameter_overrides', None)
+    if overrides is None:  # a future rclpy without it must not silently drop settings
+        raise RuntimeError('this rclpy keeps no _parameter_overrides; map-like parameters such '
+                           f'as {prefix}* cannot be read')
     return {name[len(prefix):]: param.value for name, param in overrides.items()
             if name.startswith(prefix)}
