@@ -33,8 +33,8 @@ exact: the streaming parser reruns the same scan on the unconsumed tail, commits
 before the first ``NeedMore``, and holds back a suffix that could still grow into a trigger.
 """
 
-from .results import ParsedCall, ParseIssue, UNKNOWN_TOOL
-from .values import decode_arguments, short
+from .results import ParsedCall, ParseIssue, TRUNCATED, UNKNOWN_TOOL
+from .values import decode_arguments, short, skip_ws
 
 # ParsedCall is a frozen dataclass; its generated __init__ sets each field through
 # object.__setattr__. Setting the slots directly is the same result at about half the cost,
@@ -244,3 +244,20 @@ class Content:
         out = '' if self.after else self.pending
         self.pending = ''
         return out
+
+
+def after_tag(text: str, pos: int, tag: str, ctx, fmt: str, expected: str):
+    """
+    Skip ``tag`` (at ``pos``) and the whitespace after it; return the index of what follows.
+
+    When the text ends there instead, return what the matcher should: wait for more text, or
+    (final) one ``truncated`` issue saying what was ``expected``.
+    """
+    n = len(text)
+    k = skip_ws(text, pos + len(tag))
+    if k < n:
+        return k
+    if not ctx.final:
+        return NEED_ANY
+    return Match(n, [ctx.issue(TRUNCATED, f'{tag} at char {ctx.base + pos}: the text ended '
+                               f'before the call ({expected})', pos, n, fmt)])

@@ -23,11 +23,11 @@ the markup.
 """
 
 from .openai_json import match_json
-from .pythonic import finish, read_call
-from ..core import Match, NEED_ANY, NeedMore
+from .pythonic import finish, read_named_call
+from ..core import after_tag, Match, NEED_ANY, NeedMore
 from ..registry import register_format
 from ..results import INVALID_CALL, TRUNCATED, UNPARSEABLE_ARGUMENTS
-from ..values import (add_value_calls, IDENT, READ_INVALID, READ_NEED,
+from ..values import (add_value_calls, READ_INVALID, READ_NEED,
                       READ_TRUNCATED, read_value, skip_ws)
 from ..values import describe_non_call, guess_name
 
@@ -52,23 +52,12 @@ def _end_tokens(text: str, stop: int, ctx):
 
 def match_python_tag(text: str, pos: int, trigger: str, ctx):
     """Match ``<|python_tag|>`` followed by JSON call objects or a built-in tool call."""
+    k = after_tag(text, pos, TAG, ctx, FORMAT, 'expected a JSON object')
+    if type(k) is not int:
+        return k
     n = len(text)
-    k = skip_ws(text, pos + len(TAG))
-    if k >= n:
-        if not ctx.final:
-            return NEED_ANY
-        return Match(n, [ctx.issue(TRUNCATED, f'{TAG} at char {ctx.base + pos}: '
-                                   f'the text ended before the call '
-                                   '(expected a JSON object)', pos, n, FORMAT)])
     if text[k] not in '{[':
-        ident = IDENT.match(text, k)
-        if ident is None:
-            return None
-        if ident.end() >= n:
-            return NEED_ANY if not ctx.final else None
-        if text[ident.end()] != '(':
-            return None
-        result = read_call(text, k, ctx)
+        result = read_named_call(text, k, ctx)
         if type(result) is not tuple:
             return result
         stop = _end_tokens(text, result[0], ctx)

@@ -21,7 +21,7 @@ Newer tokenizers write ``[TOOL_CALLS]say[ARGS]{...}`` (optionally ``[CALL_ID]id`
 
 import re
 
-from ..core import Match, NEED_ANY, NeedMore
+from ..core import after_tag, Match, NEED_ANY, NeedMore
 from ..registry import register_format
 from ..results import INVALID_CALL, TRUNCATED, UNPARSEABLE_ARGUMENTS
 from ..values import (add_value_calls, READ_NEED, READ_OK, READ_TRUNCATED,
@@ -65,14 +65,10 @@ def _read_payload(text: str, k: int, ctx, pos: int, name: str):
 
 def match_mistral(text: str, pos: int, trigger: str, ctx):
     """Match one ``[TOOL_CALLS]`` block."""
+    k = after_tag(text, pos, TAG, ctx, FORMAT, 'expected a JSON list or name{...}')
+    if type(k) is not int:
+        return k
     n = len(text)
-    k = skip_ws(text, pos + len(TAG))
-    if k >= n:
-        if not ctx.final:
-            return NEED_ANY
-        return Match(n, [ctx.issue(TRUNCATED, f'{TAG} at char {ctx.base + pos}: '
-                                   f'the text ended before the call '
-                                   '(expected a JSON list or name{...})', pos, n, FORMAT)])
     if text[k] in '[{':
         return _read_payload(text, k, ctx, pos, '')
     found = _NAME.match(text, k)

@@ -24,7 +24,7 @@ slice and only literal nodes are converted. Nothing is evaluated. JSON's ``true`
 
 import ast
 
-from ..core import Match, NEED_ANY, NeedMore, Skip
+from ..core import after_tag, Match, NEED_ANY, NeedMore, Skip
 from ..registry import register_format
 from ..results import INVALID_CALL, TRUNCATED, UNPARSEABLE_ARGUMENTS
 from ..values import (BAD, call_from_node, IDENT, LiteralError, parse_expression,
@@ -62,6 +62,18 @@ def _from_nodes(nodes: list, ctx) -> list:
         name, arguments, code, reason = call_from_node(node, ctx.view)
         parts.append((code, name, arguments, reason))
     return parts
+
+
+def read_named_call(text: str, start: int, ctx):
+    """Read ``name(...)`` at ``start``; None when no call starts there (NEED_ANY: can't tell)."""
+    ident = IDENT.match(text, start)
+    if ident is None:
+        return None
+    if ident.end() >= len(text):
+        return NEED_ANY if not ctx.final else None
+    if text[ident.end()] != '(':
+        return None
+    return read_call(text, start, ctx)
 
 
 def read_call(text: str, start: int, ctx):
@@ -165,27 +177,16 @@ def match_bare(text: str, pos: int, trigger: str, ctx):
 
 def match_python_start(text: str, pos: int, trigger: str, ctx):
     """Match Llama 4's ``<|python_start|>[...]<|python_end|>``."""
-    n = len(text)
-    k = skip_ws(text, pos + len(PY_START))
-    if k >= n:
-        if not ctx.final:
-            return NEED_ANY
-        return Match(n, [ctx.issue(TRUNCATED, f'{PY_START} at char {ctx.base + pos}: the text '
-                                   'ended before the call', pos, n, FORMAT)])
+    k = after_tag(text, pos, PY_START, ctx, FORMAT, 'expected a call or a list of calls')
+    if type(k) is not int:
+        return k
     if text[k] == '[':
         start = _list_start(text, k, ctx)
         if start is not True:
             return start or None
         result = read_list(text, k, ctx, True)
     else:
-        ident = IDENT.match(text, k)
-        if ident is None:
-            return None
-        if ident.end() >= n:
-            return NEED_ANY if not ctx.final else None
-        if text[ident.end()] != '(':
-            return None
-        result = read_call(text, k, ctx)
+        result = read_named_call(text, k, ctx)
     if type(result) is not tuple:
         return result
     end, parts = result
