@@ -155,3 +155,31 @@ def test_catalog_tool_with_dashes_is_dispatched_to_its_mapped_service(start_node
     assert results, proc.output()
     assert results[0].error_code == ErrorCodes.UNAVAILABLE
     assert '/lerobot_tools/pick_up' in results[0].error_message
+
+
+def test_third_party_tool_from_an_entry_point_is_served_over_dds(start_node, ros_node,
+                                                                 ros_env, tmp_path):
+    from test_tools_registry import install_distribution, WAVE_MODULE
+    plugins = tmp_path / 'site'
+    plugins.mkdir()
+    install_distribution(plugins, 'wave = example_tool_pkg.wave:WaveTool\n',
+                         {'wave': WAVE_MODULE})
+    root = tmp_path / 'wave_dataset'
+    (root / 'meta').mkdir(parents=True)
+    wave = {'type': 'function', 'function': {'name': 'wave', 'parameters': {
+        'type': 'object', 'properties': {'times': {'type': 'integer'}}}}}
+    (root / 'meta' / 'info.json').write_text(json.dumps({'tools': [wave]}))
+    env = dict(ros_env, PYTHONPATH=f'{plugins}:{ros_env["PYTHONPATH"]}')
+    proc = start_node('lerobot_tools_ros.nodes.tool_server', '-p', 'tools:=[wave]',
+                      '-p', f'dataset:={root}', env=env)
+    client = ros_node.create_client(CallTool, '/lerobot_tools/wave')
+    assert spin_until(ros_node, client.service_is_ready, 20.0), proc.output()
+    for _ in range(20):
+        future = client.call_async(CallTool.Request(call_id='w', name='wave',
+                                                    arguments='{"times": 3}'))
+        if spin_until(ros_node, future.done, 1.0):
+            break
+        client.remove_pending_request(future)
+    assert future.done(), proc.output()
+    assert future.result().success, future.result().error_message
+    assert json.loads(future.result().content) == {'waved': 3, 'arm': 'left'}
