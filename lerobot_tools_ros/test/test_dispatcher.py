@@ -429,6 +429,12 @@ def test_allowlist_can_change_while_running(stack, ros_node):
     assert not set_parameter(Parameter('formats', Parameter.Type.STRING_ARRAY, ['yaml']))
     assert set_parameter(Parameter('allowed_tools', Parameter.Type.STRING_ARRAY, ['echo', 'say']))
     assert policy.say('<echo>now</echo>', 1)[0].success
+    # Per-tool limits are declared parameters too (ros2 param list shows tool.echo.*).
+    assert set_parameter(Parameter('tool.echo.rate_limit_hz', Parameter.Type.DOUBLE, 0.01))
+    assert set_parameter(Parameter('tool.echo.burst', Parameter.Type.INTEGER, 1))
+    assert not set_parameter(Parameter('tool.echo.timeout_s', Parameter.Type.DOUBLE, -1.0))
+    codes = sorted(r.error_code for r in policy.say('<echo>1</echo><echo>2</echo>', 2))
+    assert codes == ['', ErrorCodes.RATE_LIMITED]
 
 
 def test_executor_killed_mid_call_gives_exactly_one_result(stack, start_node, dataset):

@@ -46,6 +46,7 @@ from lerobot_tools_ros.dispatch import (assistant_message, AuditLog, error_code_
 from lerobot_tools_ros.nodes.params import declare, overrides_with_prefix
 from lerobot_tools_ros.nodes.runner import run_node
 from lerobot_tools_ros.parsing import CallEvent, ContentEvent, IssueEvent, parse, StreamingParser
+from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
@@ -115,6 +116,7 @@ class Dispatcher(Node):
         super().__init__(names.DISPATCHER_NODE, **kwargs)
         self._declare_parameters()
         self.catalog = self._load_catalog()
+        self._declare_tool_parameters()
         parse('', self.catalog, self.formats)  # an unknown format name fails here, not per message
         self.enabled = True
         self._active: dict[str, _Call] = {}
@@ -207,13 +209,27 @@ class Dispatcher(Node):
         self.stream_idle_timeout_s = declare(
             self, 'stream_idle_timeout_s', 30.0,
             'A streamed generation without a chunk for this long is finished as if final.')
-        self._per_tool = overrides_with_prefix(self, 'tool.')
-        for key in self._per_tool:
+        for key in overrides_with_prefix(self, 'tool.'):
             tool, _, setting = key.rpartition('.')
             if setting not in _PER_TOOL_SETTINGS:
                 self.get_logger().warning(
                     f"ignoring parameter 'tool.{key}': per-tool settings are "
                     f'{", ".join(_PER_TOOL_SETTINGS)}')
+
+    def _declare_tool_parameters(self) -> None:
+        """Declare tool.<name>.<setting> for every catalog tool: unset means the global value."""
+        for name in self.catalog.names:
+            for setting in _PER_TOOL_SETTINGS:
+                parameter = f'tool.{name}.{setting}'
+                if not self.has_parameter(parameter):
+                    self.declare_parameter(parameter, None, ParameterDescriptor(
+                        name=parameter, dynamic_typing=True,
+                        description=f"{setting} for '{name}' only; unset: {setting}"))
+
+    def _per_tool(self, name: str, setting: str, default: Any) -> Any:
+        parameter = f'tool.{name}.{setting}'
+        value = self.get_parameter(parameter).value if self.has_parameter(parameter) else None
+        return default if value is None else type(default)(value)
 
     # Parameters that can change while running (ros2 param set), and how each is checked.
     _RUNTIME_PARAMETERS = {
@@ -225,6 +241,16 @@ class Dispatcher(Node):
         from rcl_interfaces.msg import SetParametersResult
         updates = {}
         for parameter in parameters:
+            if parameter.name.startswith('tool.'):
+                setting = parameter.name.rpartition('.')[2]
+                value = parameter.value
+                if value is not None and (isinstance(value, bool)
+                                          or not isinstance(value, (int, float)) or value < 0):
+                    return SetParametersResult(successful=False, reason=(
+                        f'{parameter.name} must be a non-negative number, got {value!r}'))
+                if setting in _PER_TOOL_SETTINGS:
+                    self._limits.clear()
+                continue
             kind = self._RUNTIME_PARAMETERS.get(parameter.name)
             if kind is None:
                 continue
@@ -259,12 +285,10 @@ class Dispatcher(Node):
     def _tool_limits(self, name: str) -> _ToolLimits:
         limits = self._limits.get(name)
         if limits is None:
-            def setting(key: str, default: Any) -> Any:
-                return type(default)(self._per_tool.get(f'{name}.{key}', default))
             limits = _ToolLimits(
-                timeout_s=setting('timeout_s', self.timeout_s),
-                bucket=TokenBucket(setting('rate_limit_hz', self.rate_limit_hz),
-                                   setting('burst', self.burst)))
+                timeout_s=self._per_tool(name, 'timeout_s', self.timeout_s),
+                bucket=TokenBucket(self._per_tool(name, 'rate_limit_hz', self.rate_limit_hz),
+                                   self._per_tool(name, 'burst', self.burst)))
             self._limits[name] = limits
         return limits
 
@@ -579,6 +603,8 @@ class Dispatcher(Node):
         removed = sorted(set(old) - set(new))
         changed = sorted(name for name in set(old) & set(new) if old[name] != new[name])
         self.catalog = catalog
+        self._declare_tool_parameters()
+        self._limits.clear()
         for name in catalog.names:
             self._client(name)
         response.success = True
