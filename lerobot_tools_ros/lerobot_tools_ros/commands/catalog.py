@@ -23,6 +23,7 @@ import argparse
 import contextlib
 import importlib
 import json
+import logging
 import os
 import pathlib
 import shutil
@@ -61,6 +62,8 @@ def run(args: argparse.Namespace) -> int:
     """Run the subcommand."""
     if args.add_from:
         return _run_add_from(args)
+    # This command lists the catalog's problems itself; the loader's log lines would repeat them.
+    logging.getLogger('lerobot_tools_ros.catalog').setLevel(logging.ERROR)
     try:
         catalog = ToolCatalog.load(args.source, strict=args.strict)
     except CatalogError as exc:
