@@ -124,21 +124,20 @@ class Bench:
             self.executor.spin_once(timeout_sec=0.01)
         return predicate()
 
-    def send(self, project: bool, key: str, worker: bool = False) -> None:
+    def send(self, project: bool, key: str) -> None:
         if project:
-            extra = ', "delay_s": 0' if worker else ''
-            text = ('Plan: greet.\n<tool_call>{"name": "echo", "arguments": {"text": "%s"%s}}'
-                    '</tool_call>' % (key, extra))
+            text = ('Plan: greet.\n<tool_call>{"name": "echo", "arguments": {"text": "%s"}}'
+                    '</tool_call>' % key)
             self.text_pub.publish(self.String(data=text))
         else:
             self.raw_pub.publish(self.String(data=key))
 
-    def round_trips(self, project: bool, count: int, worker: bool = False) -> list[float]:
+    def round_trips(self, project: bool, count: int) -> list[float]:
         latencies = []
         for index in range(count):
             key = f'{"p" if project else "r"}{index}-{random.random()}'
             start = time.perf_counter()
-            self.send(project, key, worker)
+            self.send(project, key)
             if not self.spin_until(lambda: key in self.arrived, 10.0):
                 raise RuntimeError(f'no result for round trip {index} ({key})')
             latencies.append(self.arrived.pop(key) - start)
@@ -224,23 +223,19 @@ def main() -> int:
         # Warm up both paths (discovery of the service clients, first-call allocations).
         bench.round_trips(False, 50)
         bench.round_trips(True, 50)
-        floor, project, worker = [], [], []
-        for _ in range(5):  # interleave so all see the same machine load
+        floor, project = [], []
+        for _ in range(5):  # interleave so both see the same machine load
             floor += bench.round_trips(False, args.round_trips // 5)
             project += bench.round_trips(True, args.round_trips // 5)
-            worker += bench.round_trips(True, args.round_trips // 5, worker=True)
         f50, f99 = percentile(floor, 0.5) * 1e3, percentile(floor, 0.99) * 1e3
         print(f'round trips ({len(floor)} each, ms)                    p50      p99     mean')
         print(f'  floor: raw rclpy relay + no-op server       {f50:7.3f}  {f99:7.3f}  '
               f'{statistics.mean(floor) * 1e3:7.3f}')
-        for label, samples in (('project: dispatcher + tool_server (echo)', project),
-                               ('  same, echo on its worker thread   ', worker)):
-            p50, p99 = percentile(samples, 0.5) * 1e3, percentile(samples, 0.99) * 1e3
-            print(f'  {label}  {p50:7.3f}  {p99:7.3f}  {statistics.mean(samples) * 1e3:7.3f}'
-                  f'   ratio {p50 / f50:4.2f}x p50, {p99 / f99:4.2f}x p99')
-        print('  targets: p50 <= 1.5x and p99 <= 3x the floor. A tool that says a call does not '
-              'block\n  (Tool.blocks) runs on the executor thread; blocking calls (say, '
-              'record_observation)\n  take the worker-thread path.')
+        p50, p99 = percentile(project, 0.5) * 1e3, percentile(project, 0.99) * 1e3
+        print(f'  project: dispatcher + tool_server (echo)    {p50:7.3f}  {p99:7.3f}  '
+              f'{statistics.mean(project) * 1e3:7.3f}')
+        print(f'  ratio project/floor                          {p50 / f50:6.2f}x {p99 / f99:6.2f}x'
+              '   (targets: p50 <= 1.5x, p99 <= 3x)')
 
         sent, received, achieved = bench.sustained(args.rate, args.seconds, 's')
         lost = sent - received

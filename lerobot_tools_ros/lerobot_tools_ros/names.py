@@ -46,5 +46,10 @@ def tool_service_name(prefix: str, tool_name: str) -> str:
     Characters ROS names do not allow become '_' (tool 'pick-up' is served at
     <prefix>/pick_up); the dispatcher and tool_server both use this, so they always agree.
     """
-    leaf = _NOT_IN_ROS_NAMES.sub('_', tool_name) or '_'
+    leaf = ros_safe(tool_name)
     return f'{prefix.rstrip("/")}/{leaf}' if prefix.strip('/') else leaf
+
+
+def ros_safe(name: str) -> str:
+    """Return `name` with every character a ROS name token cannot hold replaced by '_'."""
+    return _NOT_IN_ROS_NAMES.sub('_', name) or '_'

@@ -100,21 +100,28 @@ def test_tool_exception_is_execution_failed_and_server_survives(ros_node, echo_s
     assert call(ros_node, client, 'echo', {'text': 'still here'}).success
 
 
-def test_calls_of_one_tool_run_one_at_a_time_without_blocking_the_server(
-        ros_node, echo_server):
-    _, client = echo_server
+def test_a_slow_tool_does_not_block_another_tool(start_node, ros_node, echo_dataset):
+    proc = start_node('lerobot_tools_ros.nodes.tool_server', '-p', 'tools:=[echo, say]',
+                      '-p', f'dataset:={echo_dataset}', '-p', 'tool.say.backend:=espeak_ng')
+    echo = ros_node.create_client(CallTool, '/lerobot_tools/echo')
+    say = ros_node.create_client(CallTool, '/lerobot_tools/say')
+    for client in (echo, say):
+        assert spin_until(ros_node, client.service_is_ready, 30.0), proc.output()
+        call(ros_node, client, client.srv_name.rsplit('/', 1)[-1], '{"text": "warm up"}')
     started = time.monotonic()
-    slow = client.call_async(CallTool.Request(call_id='slow', name='echo',
-                                              arguments=json.dumps({'delay_s': 1.0})))
-    quick_invalid = client.call_async(CallTool.Request(call_id='bad', name='echo',
-                                                       arguments='[]'))
-    assert spin_until(ros_node, quick_invalid.done, 10.0)
-    # Validation is answered by the executor thread while the slow call is still running.
-    assert not slow.done()
-    assert quick_invalid.result().error_code == ErrorCodes.INVALID_ARGUMENTS
-    assert spin_until(ros_node, slow.done, 10.0)
-    assert slow.result().success
-    assert time.monotonic() - started >= 1.0
+    slow = echo.call_async(CallTool.Request(call_id='slow', name='echo',
+                                            arguments=json.dumps({'delay_s': 1.5})))
+    second_slow = echo.call_async(CallTool.Request(call_id='slow2', name='echo',
+                                                   arguments=json.dumps({'delay_s': 0.1})))
+    spoken = say.call_async(CallTool.Request(call_id='say', name='say',
+                                             arguments=json.dumps({'text': 'meanwhile'})))
+    assert spin_until(ros_node, spoken.done, 10.0)
+    assert spoken.result().success, spoken.result().error_message
+    assert not slow.done()  # say answered while echo was still busy
+    assert spin_until(ros_node, second_slow.done, 10.0)
+    # Calls of one tool run one after another: the second echo waited for the first.
+    assert slow.done() and time.monotonic() - started >= 1.5
+    assert slow.result().success and second_slow.result().success
 
 
 def test_unknown_tool_in_parameters_fails_with_a_clear_message(start_node, echo_dataset):

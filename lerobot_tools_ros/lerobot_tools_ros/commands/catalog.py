@@ -63,12 +63,16 @@ def run(args: argparse.Namespace) -> int:
     if args.add_from:
         return _run_add_from(args)
     # This command lists the catalog's problems itself; the loader's log lines would repeat them.
-    logging.getLogger('lerobot_tools_ros.catalog').setLevel(logging.ERROR)
+    loader_log = logging.getLogger('lerobot_tools_ros.catalog')
+    level = loader_log.level
+    loader_log.setLevel(logging.ERROR)
     try:
         catalog = ToolCatalog.load(args.source, strict=args.strict)
     except CatalogError as exc:
         print(f'error: {exc}', file=sys.stderr)
         return 1
+    finally:
+        loader_log.setLevel(level)
     if args.check:
         return _run_check(catalog)
     print(format_table(catalog))

@@ -16,17 +16,17 @@
 Host tools as `lerobot_tools_interfaces/srv/CallTool` services, one per tool.
 
 Other nodes may call these services directly (without the dispatcher), so the server validates
-arguments against the catalog itself. Each tool runs in its own worker thread, so a slow
-`say` never delays a `record_observation`, while calls of one tool run one at a time (tools
+arguments against the catalog itself. Each tool's service is spun by a thread of its own, so a
+slow `say` never delays a `record_observation`, while calls of one tool run one at a time (tools
 are not required to be thread-safe). A tool's exception becomes an `execution_failed` answer;
 it never takes the server down.
 """
 
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 import inspect
 import json
 import sys
+import threading
 import time
 from typing import Any
 
@@ -37,22 +37,18 @@ from lerobot_tools_ros.nodes.params import declare, overrides_with_prefix
 from lerobot_tools_ros.nodes.runner import run_node
 from lerobot_tools_ros.tools import TOOL_REGISTRY
 from lerobot_tools_ros.tools.base import declared_parameters, Tool
-from rclpy.callback_groups import ReentrantCallbackGroup
+import rclpy
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
-from rclpy.task import Future
 
 
 @dataclass
 class _HostedTool:
     tool: Tool
-    worker: ThreadPoolExecutor
-    service: Any
+    node: Node | None = None  # serves the tool's CallTool service
+    executor: SingleThreadedExecutor | None = None  # spins `node` in `thread`
+    thread: threading.Thread | None = None
     calls: int = 0
-    in_worker: int = 0  # calls submitted to the worker and not yet finished
-
-
-def _ignore() -> None:
-    """Guard-condition callback: waking the executor is the whole point."""
 
 
 def tool_kwargs(node: Node, tool_name: str, tool_class: type, catalog: ToolCatalog) -> dict:
@@ -110,8 +106,6 @@ class ToolServer(Node):
         if not tool_names:
             raise ValueError("parameter 'tools' is empty: name at least one tool to host")
         self._hosted: dict[str, _HostedTool] = {}
-        self._callback_group = ReentrantCallbackGroup()
-        self._wake = self.create_guard_condition(_ignore, callback_group=self._callback_group)
         try:
             for tool_name in tool_names:
                 self._host(tool_name)
@@ -136,25 +130,37 @@ class ToolServer(Node):
         tool_class = TOOL_REGISTRY[tool_name]
         tool = tool_class(self.catalog.schema(tool_name),
                           **tool_kwargs(self, tool_name, tool_class, self.catalog))
+        hosted = _HostedTool(tool=tool)
+        self._hosted[tool_name] = hosted
         bind_ros = getattr(tool, 'bind_ros', None)
         if bind_ros is not None:
             bind_ros(self)
-        service_name = names.tool_service_name(self.service_prefix, tool_name)
-        worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f'tool-{tool_name}')
-        hosted = _HostedTool(tool=tool, worker=worker, service=None)
-        self._hosted[tool_name] = hosted
-        # Reentrant: while one call of a tool awaits its worker, the executor keeps answering
-        # (validation errors, other tools) instead of holding the callback group.
-        hosted.service = self.create_service(CallTool, service_name, self._handler(hosted),
-                                             callback_group=self._callback_group)
-        self.get_logger().info(
-            f"hosting '{tool_name}' ({type(tool).__name__}) at "
-            f'{self.resolve_service_name(service_name)}')
+        # The service lives on a node of its own, spun by its own executor thread: a call runs
+        # right in that thread (no hand-off, so no added latency), calls of one tool run one
+        # at a time, and a slow tool never holds up another tool or this node's topics.
+        service_name = self.resolve_service_name(
+            names.tool_service_name(self.service_prefix, tool_name))
+        hosted.node = rclpy.create_node(
+            f'{self.get_name()}_{names.ros_safe(tool_name)}', namespace=self.get_namespace(),
+            context=self.context, start_parameter_services=False)
+        hosted.node.create_service(CallTool, service_name, self._handler(hosted))
+        hosted.executor = SingleThreadedExecutor(context=self.context)
+        hosted.executor.add_node(hosted.node)
+        hosted.thread = threading.Thread(target=self._spin, args=(hosted,), daemon=True,
+                                         name=f'tool-{tool_name}')
+        hosted.thread.start()
+        self.get_logger().info(f"hosting '{tool_name}' ({type(tool).__name__}) at {service_name}")
+
+    def _spin(self, hosted: _HostedTool) -> None:
+        try:
+            hosted.executor.spin()
+        except (ExternalShutdownException, KeyboardInterrupt):
+            pass
 
     def _handler(self, hosted: _HostedTool):
-        async def handle(request: CallTool.Request, response: CallTool.Response):
+        def handle(request: CallTool.Request, response: CallTool.Response):
             response.call_id = request.call_id
-            code, text = await self._call(hosted, request)
+            code, text = self._call(hosted, request)
             response.success = not code
             response.content = text if not code else ''
             response.error_code = code
@@ -162,7 +168,7 @@ class ToolServer(Node):
             return response
         return handle
 
-    async def _call(self, hosted: _HostedTool, request: CallTool.Request) -> tuple[str, str]:
+    def _call(self, hosted: _HostedTool, request: CallTool.Request) -> tuple[str, str]:
         """Return ('', content) on success, else (error_code, error_message)."""
         name = hosted.tool.name
         if request.name and request.name != name:
@@ -175,33 +181,7 @@ class ToolServer(Node):
         except ToolArgumentError as exc:
             return exc.error_code, exc.message
         hosted.calls += 1
-        if hosted.in_worker == 0 and not self._blocks(hosted.tool, arguments):
-            # A quick call while the tool is idle: run it here, no thread hand-off.
-            return self._execute(hosted.tool, arguments, request.call_id)
-        future: Future = Future()
-        hosted.in_worker += 1
-        hosted.worker.submit(self._run, hosted, arguments, request.call_id, future)
-        try:
-            return await future
-        finally:
-            hosted.in_worker -= 1
-
-    def _blocks(self, tool: Tool, arguments: dict) -> bool:
-        """Ask the tool's optional `blocks` hook; without it (or if it fails) assume it blocks."""
-        blocks = getattr(tool, 'blocks', None)
-        if blocks is None:
-            return True
-        try:
-            return bool(blocks(arguments))
-        except Exception as exc:  # noqa: B902 - a plugin's hook must not end the server
-            self.get_logger().warning(f'{tool.name}.blocks() failed ({exc}); using the worker')
-            return True
-
-    def _run(self, hosted: _HostedTool, arguments: dict, call_id: str, future: Future) -> None:
-        """Worker thread: run the tool and hand the outcome back to the executor."""
-        future.set_result(self._execute(hosted.tool, arguments, call_id))
-        # Wake the executor so the awaiting service task resumes and answers.
-        self._wake.trigger()
+        return self._execute(hosted.tool, arguments, request.call_id)
 
     def _execute(self, tool: Tool, arguments: dict, call_id: str) -> tuple[str, str]:
         """Run one call; return ('', content) or (error_code, error_message)."""
@@ -228,15 +208,20 @@ class ToolServer(Node):
         return {name: hosted.tool for name, hosted in self._hosted.items()}
 
     def close_tools(self) -> None:
-        """Stop the workers and let each tool release its resources."""
+        """Stop the tools' service threads and let each tool release its resources."""
         for hosted in self._hosted.values():
             close = getattr(hosted.tool, 'close', None)
-            if close is not None:
+            if close is not None:  # first, so a call still running (a long delay) ends
                 try:
                     close()
                 except Exception as exc:  # noqa: B902 - keep closing the others
                     self.get_logger().warning(f'closing {hosted.tool.name} failed: {exc}')
-            hosted.worker.shutdown(wait=False, cancel_futures=True)
+            if hosted.executor is not None:
+                hosted.executor.shutdown(timeout_sec=5.0)
+            if hosted.thread is not None:
+                hosted.thread.join(timeout=5.0)
+            if hosted.node is not None:
+                hosted.node.destroy_node()
         self._hosted.clear()
 
     def destroy_node(self) -> None:

@@ -40,10 +40,6 @@ protocol, so plain-Python tools need not define them:
   touch ROS, and it must import rclpy (and message packages) inside the method so the tool module
   imports without ROS.
 - ``close(self) -> None``: called once at shutdown; release devices, stop threads, cancel work.
-- ``blocks(self, arguments) -> bool``: whether this call may take long (I/O, sleeping, heavy
-  compute). Without the hook every call is assumed to block and runs on the tool's worker
-  thread. A call that does not block runs directly on the executor thread when no other call of
-  the tool is in progress, which saves the thread hand-off (about 0.4 ms on a 2-core machine).
 """
 
 from dataclasses import dataclass

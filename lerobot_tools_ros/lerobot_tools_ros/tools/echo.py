@@ -83,10 +83,6 @@ class EchoTool:
             raise RuntimeError(fail)
         return json.dumps(arguments, sort_keys=True)
 
-    def blocks(self, arguments: dict) -> bool:
-        """Only a call with ``delay_s`` (even 0, to exercise the worker thread) blocks."""
-        return 'delay_s' in arguments
-
     def close(self) -> None:
         """Wake any call still sleeping so shutdown is not held up by a delay."""
         self._closed.set()
