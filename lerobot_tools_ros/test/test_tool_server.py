@@ -190,3 +190,15 @@ def test_third_party_tool_from_an_entry_point_is_served_over_dds(start_node, ros
     assert future.done(), proc.output()
     assert future.result().success, future.result().error_message
     assert json.loads(future.result().content) == {'waved': 3, 'arm': 'left'}
+
+
+def test_namespace_and_node_rename_move_the_services(start_node, ros_node, echo_dataset):
+    proc = start_node('lerobot_tools_ros.nodes.tool_server', '-r', '__ns:=/robot1',
+                      '-r', '__node:=arm_tools', '-p', 'tools:=[echo]',
+                      '-p', f'dataset:={echo_dataset}')
+    client = ros_node.create_client(CallTool, '/robot1/lerobot_tools/echo')
+    assert spin_until(ros_node, client.service_is_ready, 20.0), proc.output()
+    assert call(ros_node, client, 'echo', {'text': 'ns'}).success
+    nodes = {(name, namespace) for name, namespace in ros_node.get_node_names_and_namespaces()}
+    assert ('arm_tools', '/robot1') in nodes
+    assert ('arm_tools_echo', '/robot1') in nodes  # the tool's own service node, not renamed

@@ -140,9 +140,11 @@ class ToolServer(Node):
         # at a time, and a slow tool never holds up another tool or this node's topics.
         service_name = self.resolve_service_name(
             names.tool_service_name(self.service_prefix, tool_name))
+        # Global arguments (launch's `-r __node:=tool_server`, params files) are meant for the
+        # main node; the service name was resolved (and remapped) on it above.
         hosted.node = rclpy.create_node(
             f'{self.get_name()}_{names.ros_safe(tool_name)}', namespace=self.get_namespace(),
-            context=self.context, start_parameter_services=False)
+            context=self.context, start_parameter_services=False, use_global_arguments=False)
         hosted.node.create_service(CallTool, service_name, self._handler(hosted))
         hosted.executor = SingleThreadedExecutor(context=self.context)
         hosted.executor.add_node(hosted.node)
