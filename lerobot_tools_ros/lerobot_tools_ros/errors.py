@@ -31,11 +31,19 @@ TIMEOUT = 'timeout'
 EXECUTION_FAILED = 'execution_failed'
 STALE_FRAME = 'stale_frame'
 NO_FRAME = 'no_frame'
+CANCELLED = 'cancelled'
+DUPLICATE = 'duplicate'
+DENIED = 'denied'
+APPROVAL_TIMEOUT = 'approval_timeout'
 
 ALL_CODES = (
     PARSE_ERROR, UNKNOWN_TOOL, INVALID_ARGUMENTS, NOT_ALLOWED, PAUSED, RATE_LIMITED, BUSY,
-    UNAVAILABLE, TIMEOUT, EXECUTION_FAILED, STALE_FRAME, NO_FRAME,
+    UNAVAILABLE, TIMEOUT, EXECUTION_FAILED, STALE_FRAME, NO_FRAME, CANCELLED, DUPLICATE, DENIED,
+    APPROVAL_TIMEOUT,
 )
+
+# Outcomes that are not failures: the call was handled as intended (counted apart in diagnostics).
+BENIGN_CODES = (DUPLICATE,)
 
 
 class ToolError(Exception):

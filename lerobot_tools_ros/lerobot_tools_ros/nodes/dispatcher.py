@@ -48,6 +48,7 @@ from lerobot_tools_ros.nodes.runner import run_node
 from lerobot_tools_ros.parsing import CallEvent, ContentEvent, IssueEvent, parse, StreamingParser
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.exceptions import ParameterException
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rclpy.task import Future
@@ -114,16 +115,19 @@ class Dispatcher(Node):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(names.DISPATCHER_NODE, **kwargs)
+        self._audit: AuditLog | None = None
+        self._limits: dict[str, _ToolLimits] = {}
         self._declare_parameters()
         self.catalog = self._load_catalog()
-        self._declare_tool_parameters()
+        # Registered first, so values from a parameters file are checked like `ros2 param set`.
+        self.add_on_set_parameters_callback(self._on_set_parameters)
+        self._declare_tool_parameters(self.catalog)
         parse('', self.catalog, self.formats)  # an unknown format name fails here, not per message
         self.enabled = True
         self._active: dict[str, _Call] = {}
         self._queues: dict[str, deque[_Call]] = {}
         self._running_tools: set[str] = set()
         self._tool_clients: dict[str, Any] = {}
-        self._limits: dict[str, _ToolLimits] = {}
         self._stats: dict[str, ToolStats] = {}
         self._streams: dict[str, _Stream] = {}
         self._group = ReentrantCallbackGroup()
@@ -150,12 +154,11 @@ class Dispatcher(Node):
         self.create_timer(1.0, self._publish_diagnostics, callback_group=self._group)
         for name in self.catalog.names:
             self._client(name)
-        self.add_on_set_parameters_callback(self._on_set_parameters)
         allowed = ', '.join(self.allowed_tools) if self.allowed_tools else 'all catalog tools'
-        prefix = names.tool_service_name(self.service_prefix, '<tool>')
+        services = self.resolve_service_name(names.tool_service_name(self.service_prefix, 'x'))
         self.get_logger().info(
             f'dispatching {", ".join(self.catalog.names)} from {text_sub.topic_name} and '
-            f'{stream_sub.topic_name} to {self.resolve_service_name(prefix)} (allowed: '
+            f'{stream_sub.topic_name} to {services[:-1]}<tool> (allowed: '
             f'{allowed}; formats: {", ".join(self.formats)})')
 
     # -- parameters ------------------------------------------------------------------------
@@ -216,9 +219,9 @@ class Dispatcher(Node):
                     f"ignoring parameter 'tool.{key}': per-tool settings are "
                     f'{", ".join(_PER_TOOL_SETTINGS)}')
 
-    def _declare_tool_parameters(self) -> None:
+    def _declare_tool_parameters(self, catalog: ToolCatalog) -> None:
         """Declare tool.<name>.<setting> for every catalog tool: unset means the global value."""
-        for name in self.catalog.names:
+        for name in catalog.names:
             for setting in _PER_TOOL_SETTINGS:
                 parameter = f'tool.{name}.{setting}'
                 if not self.has_parameter(parameter):
@@ -229,7 +232,10 @@ class Dispatcher(Node):
     def _per_tool(self, name: str, setting: str, default: Any) -> Any:
         parameter = f'tool.{name}.{setting}'
         value = self.get_parameter(parameter).value if self.has_parameter(parameter) else None
-        return default if value is None else type(default)(value)
+        try:
+            return default if value is None else type(default)(value)
+        except (TypeError, ValueError):  # checked on set; kept as a last line of defence
+            return default
 
     # Parameters that can change while running (ros2 param set), and how each is checked.
     _RUNTIME_PARAMETERS = {
@@ -338,6 +344,11 @@ class Dispatcher(Node):
     def _on_chunk(self, msg: TextChunk) -> None:
         generation_id = msg.generation_id or 'stream'
         stream = self._streams.get(generation_id)
+        if stream is None and len(self._streams) >= self.max_pending:
+            self.get_logger().warning(
+                f"dropping a chunk of new stream '{generation_id}': {len(self._streams)} streams "
+                'are open (max_pending); end each generation with a chunk that has final set')
+            return
         if stream is None:
             stream = _Stream(parser=StreamingParser(self.catalog, self.formats,
                                                     max_input_bytes=self.max_input_bytes))
@@ -425,7 +436,10 @@ class Dispatcher(Node):
         self._start(call)
 
     def _start(self, call: _Call) -> None:
-        call.deadline = time.monotonic() + self._tool_limits(call.name).timeout_s
+        deadline = time.monotonic() + self._tool_limits(call.name).timeout_s
+        # A call that waited in line keeps its deadline: timeout_s covers the wait too.
+        call.deadline = min(call.deadline, deadline) if call.state == _QUEUED and call.deadline \
+            else deadline
         if self._client(call.name).service_is_ready():
             self._send(call)
         else:
@@ -602,8 +616,13 @@ class Dispatcher(Node):
         added = sorted(set(new) - set(old))
         removed = sorted(set(old) - set(new))
         changed = sorted(name for name in set(old) & set(new) if old[name] != new[name])
+        try:
+            self._declare_tool_parameters(catalog)
+        except ParameterException as exc:
+            response.success = False
+            response.message = f'kept the old catalog: a new tool has a bad setting: {exc}'
+            return response
         self.catalog = catalog
-        self._declare_tool_parameters()
         self._limits.clear()
         for name in catalog.names:
             self._client(name)
@@ -657,12 +676,23 @@ class Dispatcher(Node):
 
     def destroy_node(self) -> None:
         # Every accepted call still gets its one result, even at shutdown.
-        for call in list(self._active.values()):
-            self._finish(call, errors.UNAVAILABLE, 'the dispatcher shut down before the executor '
-                         'answered; the call may or may not have run', release=False)
-        if self._audit:
-            self._audit.close()
-        super().destroy_node()
+        try:
+            if self.context.ok():
+                for generation_id, stream in list(self._streams.items()):
+                    stream.finish_note = 'the dispatcher shut down before the stream ended'
+                    self._finish_stream(generation_id)
+                for call in list(self._active.values()):
+                    never_sent = call.state in (_QUEUED, _WAITING)
+                    self._finish(call, errors.UNAVAILABLE, (
+                        'the dispatcher shut down before the call was sent; it did not run'
+                        if never_sent else 'the dispatcher shut down before the executor '
+                        'answered; the call may or may not have run'), release=False)
+        except Exception as exc:  # noqa: B902 - shutting down regardless
+            self.get_logger().error(f'could not publish the final results: {exc}')
+        finally:
+            if self._audit:
+                self._audit.close()
+            super().destroy_node()
 
 
 def main(args: list[str] | None = None) -> int:

@@ -20,7 +20,9 @@ turns a configuration error into one clear line and exit status 1, and shuts dow
 Ctrl-C.
 """
 
+import signal
 import sys
+import threading
 from typing import Callable
 
 from lerobot_tools_ros.catalog import CatalogError
@@ -29,6 +31,7 @@ import rclpy
 from rclpy.exceptions import NameValidationException, ParameterException
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
+from rclpy.signals import SignalHandlerOptions
 
 # What a node's constructor raises for bad parameters, names, catalogs or tools.
 CONFIGURATION_ERRORS = (CatalogError, ToolLoadError, NameValidationException, ParameterException,
@@ -36,8 +39,16 @@ CONFIGURATION_ERRORS = (CatalogError, ToolLoadError, NameValidationException, Pa
 
 
 def run_node(make_node: Callable[[], Node], name: str, args: list[str] | None = None) -> int:
-    """Create the node from `make_node`, spin it until shutdown, return the exit status."""
-    rclpy.init(args=args)
+    """
+    Create the node from `make_node`, spin it until Ctrl-C or SIGTERM, return the exit status.
+
+    Signals only set a flag: the node is destroyed while the context is still valid, so it can
+    still publish (the dispatcher answers every pending call before it goes).
+    """
+    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+    stop = threading.Event()
+    previous = {signum: signal.signal(signum, lambda *_: stop.set())
+                for signum in (signal.SIGINT, signal.SIGTERM)}
     node = None
     try:
         try:
@@ -49,10 +60,13 @@ def run_node(make_node: Callable[[], Node], name: str, args: list[str] | None = 
             return 1
         executor = SingleThreadedExecutor()
         executor.add_node(node)
-        executor.spin()
+        while not stop.is_set() and rclpy.ok():
+            executor.spin_once(timeout_sec=0.1)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)  # a second Ctrl-C interrupts a stuck shutdown
         if node is not None:
             node.destroy_node()
         rclpy.try_shutdown()

@@ -22,7 +22,7 @@ are not required to be thread-safe). A tool's exception becomes an `execution_fa
 it never takes the server down.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 import inspect
 import json
 import sys
@@ -48,7 +48,13 @@ class _HostedTool:
     node: Node | None = None  # serves the tool's CallTool service
     executor: SingleThreadedExecutor | None = None  # spins `node` in `thread`
     thread: threading.Thread | None = None
+    stop: threading.Event = field(default_factory=threading.Event)
     calls: int = 0
+
+
+def _utf8(text: str) -> str:
+    """Replace lone surrogates (from model text) so the string can cross ROS."""
+    return text if text.isascii() else text.encode('utf-8', 'replace').decode('utf-8')
 
 
 def tool_kwargs(node: Node, tool_name: str, tool_class: type, catalog: ToolCatalog) -> dict:
@@ -127,6 +133,11 @@ class ToolServer(Node):
                 f"no implementation is registered for tool '{tool_name}' (registered: "
                 f"{', '.join(sorted(TOOL_REGISTRY))}); install a package that provides it "
                 "through the 'lerobot_tools_ros.tools' entry-point group")
+        for other in self._hosted:
+            if names.ros_safe(other) == names.ros_safe(tool_name):
+                raise ValueError(f"tools '{other}' and '{tool_name}' would share the service "
+                                 f'{names.tool_service_name(self.service_prefix, tool_name)} '
+                                 '(ROS names hold no "-" or "."); rename one in info.json')
         tool_class = TOOL_REGISTRY[tool_name]
         tool = tool_class(self.catalog.schema(tool_name),
                           **tool_kwargs(self, tool_name, tool_class, self.catalog))
@@ -154,15 +165,25 @@ class ToolServer(Node):
         self.get_logger().info(f"hosting '{tool_name}' ({type(tool).__name__}) at {service_name}")
 
     def _spin(self, hosted: _HostedTool) -> None:
-        try:
-            hosted.executor.spin()
-        except (ExternalShutdownException, KeyboardInterrupt):
-            pass
+        """Tool thread: serve the tool's service until close_tools() sets `stop`."""
+        while not hosted.stop.is_set() and self.context.ok():
+            try:
+                hosted.executor.spin_once(timeout_sec=0.1)
+            except (ExternalShutdownException, KeyboardInterrupt):
+                return
+            except Exception as exc:  # noqa: B902 - one bad call must not end the tool
+                if hosted.stop.is_set():
+                    return
+                self.get_logger().error(f'{hosted.tool.name}: service thread error: {exc!r}')
 
     def _handler(self, hosted: _HostedTool):
         def handle(request: CallTool.Request, response: CallTool.Response):
             response.call_id = request.call_id
-            code, text = self._call(hosted, request)
+            try:
+                code, text = self._call(hosted, request)
+            except Exception as exc:  # noqa: B902 - every request gets an answer
+                code, text = errors.EXECUTION_FAILED, f'{type(exc).__name__}: {exc}'
+            text = _utf8(text)  # a ROS string must be valid UTF-8 (model text may not be)
             response.success = not code
             response.content = text if not code else ''
             response.error_code = code
@@ -198,8 +219,8 @@ class ToolServer(Node):
             outcome = (errors.EXECUTION_FAILED, f'{tool.name} failed: {type(exc).__name__}: {exc}')
         elapsed_ms = (time.monotonic() - started) * 1e3
         if outcome[0]:
-            self.get_logger().warning(f"{tool.name} call '{call_id}' -> {outcome[0]}: "
-                                      f'{outcome[1]} ({elapsed_ms:.0f} ms)')
+            self.get_logger().warning(_utf8(f"{tool.name} call '{call_id}' -> {outcome[0]}: "
+                                            f'{outcome[1]} ({elapsed_ms:.0f} ms)'))
         else:
             self.get_logger().debug(f"{tool.name} call '{call_id}' ok ({elapsed_ms:.1f} ms)")
         return outcome
@@ -211,17 +232,25 @@ class ToolServer(Node):
 
     def close_tools(self) -> None:
         """Stop the tools' service threads and let each tool release its resources."""
-        for hosted in self._hosted.values():
+        hosted_tools = list(self._hosted.values())
+        for hosted in hosted_tools:
+            hosted.stop.set()  # no new requests are taken
+        for hosted in hosted_tools:
             close = getattr(hosted.tool, 'close', None)
-            if close is not None:  # first, so a call still running (a long delay) ends
+            if close is not None:  # ends a call still running (a long delay, an utterance)
                 try:
                     close()
                 except Exception as exc:  # noqa: B902 - keep closing the others
                     self.get_logger().warning(f'closing {hosted.tool.name} failed: {exc}')
-            if hosted.executor is not None:
-                hosted.executor.shutdown(timeout_sec=5.0)
+        for hosted in hosted_tools:
             if hosted.thread is not None:
                 hosted.thread.join(timeout=5.0)
+                if hosted.thread.is_alive():
+                    self.get_logger().warning(
+                        f'{hosted.tool.name}: a call is still running after 5 s; leaving it')
+                    continue
+            if hosted.executor is not None:
+                hosted.executor.shutdown(timeout_sec=1.0)
             if hosted.node is not None:
                 hosted.node.destroy_node()
         self._hosted.clear()

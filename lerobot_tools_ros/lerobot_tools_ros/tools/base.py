@@ -40,12 +40,20 @@ protocol, so plain-Python tools need not define them:
   touch ROS, and it must import rclpy (and message packages) inside the method so the tool module
   imports without ROS.
 - ``close(self) -> None``: called once at shutdown; release devices, stop threads, cancel work.
+- ``call(self, arguments, context)``: a tool whose ``call`` takes a second parameter named
+  ``context`` receives a ``CallContext``: it reports progress with ``context.feedback(...)``
+  (relayed as the ``RunTool`` action's feedback) and stops early when ``context.cancelled`` is
+  set (a cancelled goal, the dispatcher's pause or timeout), raising
+  ``ToolError(errors.CANCELLED, ...)``. Long tools should take it; short ones need not.
 """
 
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+import inspect
+import threading
+from typing import Any, Callable, Protocol, runtime_checkable
 
-__all__ = ['Tool', 'ToolParameter', 'declared_parameters', 'tool_name_from_schema']
+__all__ = ['CallContext', 'Tool', 'ToolParameter', 'accepts_context', 'declared_parameters',
+           'tool_name_from_schema']
 
 
 @runtime_checkable
@@ -58,6 +66,38 @@ class Tool(Protocol):
     def call(self, arguments: dict) -> str | dict:
         """Run one call with validated ``arguments``; return text or a JSON-serialisable dict."""
         ...
+
+
+class CallContext:
+    """
+    What a running call may use besides its arguments: its id, progress reports, cancellation.
+
+    The host (``tool_server``) makes one per call; its ``report`` must not raise (progress is
+    best effort and never fails the call). Without a host (plain Python), reports go nowhere.
+    """
+
+    def __init__(self, call_id: str = '',
+                 report: Callable[[str, float, str], None] | None = None) -> None:
+        self.call_id = call_id
+        self.cancelled = threading.Event()
+        self._report = report
+
+    def feedback(self, stage: str, progress: float = -1.0, detail: str = '') -> None:
+        """Report progress: a stage name, 0..1 (or -1 when unknown), and free text."""
+        if self._report is not None:
+            self._report(stage, float(progress), detail)
+
+    def cancel(self) -> None:
+        """Ask the tool to stop; it checks ``cancelled`` and ends with ``cancelled``."""
+        self.cancelled.set()
+
+
+def accepts_context(tool: Any) -> bool:
+    """Return True when ``tool.call`` takes a ``context`` parameter (see ``CallContext``)."""
+    try:
+        return 'context' in inspect.signature(tool.call).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 @dataclass(frozen=True)
