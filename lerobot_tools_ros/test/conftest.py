@@ -15,11 +15,13 @@
 """
 Shared fixtures: an isolated DDS domain per test, real node processes, a test node.
 
-Every test that touches ROS gets its own ROS_DOMAIN_ID so tests (and parallel runs of the
-suite) never see each other's nodes, and discovery stays on loopback.
+Every test that touches ROS gets its own ROS_DOMAIN_ID, reserved through `domain_coordinator`
+(what `ament_cmake_ros` uses for isolated tests), so tests, parallel runs of the suite and other
+coordinated processes never see each other's nodes. The caller's own ROS_DOMAIN_ID (the robot's)
+is never used, not even by code that creates a context without a domain: the session reserves a
+domain of its own and puts it in the environment. Discovery stays on loopback.
 """
 
-import itertools
 import os
 import pathlib
 import random
@@ -29,12 +31,28 @@ import sys
 import time
 from typing import Callable
 
+from domain_coordinator import domain_id as reserve_domain_id
 import pytest
 
 TEST_DIR = pathlib.Path(__file__).resolve().parent
 PACKAGE_DIR = TEST_DIR.parent
 
-_domain_ids = itertools.count(random.Random(os.getpid()).randrange(1, 60))
+# The domain this process was started in (a robot's, a developer's): never used by a test.
+CALLER_DOMAIN_ID = os.environ.get('ROS_DOMAIN_ID', '0').strip() or '0'
+
+
+class _DomainSelector:
+    """Domains 1-100 from a random start, skipping the caller's: what domain_coordinator tries."""
+
+    def __init__(self) -> None:
+        self._next = random.SystemRandom().randrange(100)
+
+    def __call__(self) -> int:
+        while True:
+            domain = self._next % 100 + 1
+            self._next += 1
+            if str(domain) != CALLER_DOMAIN_ID:
+                return domain
 
 
 def pytest_configure(config):
@@ -44,10 +62,28 @@ def pytest_configure(config):
         config.addinivalue_line('markers', marker)
 
 
+_selector = _DomainSelector()
+
+
+def reserve_test_domain():
+    """Reserve a domain (a context manager yielding its id) that is not the caller's."""
+    return reserve_domain_id(_selector)
+
+
+@pytest.fixture(scope='session', autouse=True)
+def session_domain():
+    """Reserve a domain for the whole run and make it the default, replacing the caller's."""
+    with reserve_test_domain() as domain:
+        os.environ['ROS_DOMAIN_ID'] = str(domain)
+        yield domain
+    os.environ['ROS_DOMAIN_ID'] = CALLER_DOMAIN_ID
+
+
 @pytest.fixture
 def ros_domain() -> int:
-    """Pick a DDS domain no other test in this run uses."""
-    return 1 + (next(_domain_ids) % 100)
+    """Reserve a DDS domain for this test: no other coordinated process (or test) holds it."""
+    with reserve_test_domain() as domain:
+        yield domain
 
 
 @pytest.fixture

@@ -19,7 +19,6 @@ import importlib.util
 import json
 import os
 import pathlib
-import random
 import re
 import resource
 import signal
@@ -28,6 +27,7 @@ import sys
 import threading
 import time
 
+from conftest import reserve_test_domain
 from lerobot_tools_ros.errors import (
     EXECUTION_FAILED, INVALID_ARGUMENTS, NO_FRAME, STALE_FRAME, ToolError, UNAVAILABLE)
 from lerobot_tools_ros.tools.record_observation import (
@@ -117,8 +117,14 @@ class Publisher:
 
 
 @pytest.fixture(scope='module')
-def ros_env(tmp_path_factory):
-    domain = random.SystemRandom().randint(1, 100)
+def module_domain():
+    with reserve_test_domain() as domain:
+        yield domain
+
+
+@pytest.fixture(scope='module')
+def ros_env(tmp_path_factory, module_domain):
+    domain = module_domain
     os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
     env = dict(os.environ)
     env.update(ROS_DOMAIN_ID=str(domain), PYTHONUNBUFFERED='1',
