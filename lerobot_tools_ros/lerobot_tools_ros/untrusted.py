@@ -51,8 +51,9 @@ def log_text(text: object, limit: int = 200) -> str:
     """
     Return ``text`` as one safe log line of at most about ``limit`` characters.
 
-    Escaping (not removing) keeps what was sent visible: ``"a\\n[ERROR] b"`` is logged as
-    ``a\\n[ERROR] b`` on one line, so nobody can forge a record or recolour a terminal.
+    Escaping (not removing) keeps what was sent visible: a newline followed by ``[ERROR] ...``
+    is logged as a backslash-n on the same line, so nobody can forge a record or recolour a
+    terminal.
     """
     text = text if isinstance(text, str) else str(text)
     if len(text) > limit:
