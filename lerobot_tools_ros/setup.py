@@ -35,6 +35,10 @@ setup(
         'audio': ['sounddevice', 'soundfile'],
         'pocket_tts': ['pocket-tts==4.0.1'],
         'hub': ['huggingface_hub'],
+        # `colcon test` runs pytest only when pytest is declared as a test dependency; without
+        # it colcon falls back to unittest, which finds 0 tests and reports success.
+        # (extras_require, not tests_require: setuptools >= 72 no longer knows tests_require.)
+        'test': ['pytest', 'hypothesis', 'ros-domain-coordinator'],
     },
     zip_safe=True,
     maintainer='lerobot_tools_ros maintainers',

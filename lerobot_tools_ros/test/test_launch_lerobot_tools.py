@@ -15,77 +15,127 @@
 """
 launch_testing test of lerobot_tools.launch.py (runs where launch_testing is installed).
 
-On machines without `ros2 launch` (ROS 2 from PyPI wheels), the same behaviour is covered by
-test_bringup.py, which starts the same nodes with the same parameters file.
+A standard launch_testing module: the launch_testing pytest plugin of a ROS install (or
+`launch_test test/test_launch_lerobot_tools.py`) runs it. Where launch_testing is absent (ROS 2
+from PyPI wheels) its tests skip one by one; the module still imports, so the rest of the
+directory is collected (test_no_module_level_skips.py). test_bringup.py covers the same
+behaviour there, starting the same nodes with the same parameters file.
+
+The runtime runs in a namespace and a domain of its own, reserved with domain_coordinator (never
+the caller's), and writes into a temporary directory removed when the launch shuts down.
 """
 
+import contextlib
 import json
 import os
+import shutil
 import tempfile
 import time
 import unittest
 
 import pytest
 
-launch_testing = pytest.importorskip(
-    'launch_testing', reason='launch_testing is not installed (no PyPI wheel); it runs on ROS 2 '
-                             'installs with ros-<distro>-launch-testing-ros')
-import launch  # noqa: E402, I100
-from launch.launch_description_sources import PythonLaunchDescriptionSource  # noqa: E402
-import launch_ros.actions  # noqa: E402
-import launch_testing.actions  # noqa: E402
-import launch_testing.asserts  # noqa: E402
+try:
+    import launch
+    from launch.launch_description_sources import PythonLaunchDescriptionSource
+    import launch_ros.actions
+    import launch_testing
+    import launch_testing.actions
+    import launch_testing.asserts
+except ImportError:  # no launch_testing: the tests below skip, the module still imports
+    launch_testing = None
 
-OUTPUT_DIR = tempfile.mkdtemp(prefix='lerobot_tools_launch_test_')
+NO_LAUNCH_TESTING = ('launch_testing is not installed (no PyPI wheel); it runs on ROS 2 installs '
+                     'with ros-<distro>-launch-testing-ros')
+
+
+def _post_shutdown_test():
+    """launch_testing.post_shutdown_test(), or nothing where launch_testing is absent."""
+    if launch_testing is None:
+        return lambda cls: cls
+    return launch_testing.post_shutdown_test()
+
+
+def _reserve_domain(stack: contextlib.ExitStack) -> int:
+    """Reserve a DDS domain that is not the caller's, held until `stack` closes."""
+    from domain_coordinator import domain_id
+
+    caller = os.environ.get('ROS_DOMAIN_ID', '0').strip() or '0'
+    candidates = iter([d for d in range(1, 101) if str(d) != caller])
+    return stack.enter_context(domain_id(lambda: next(candidates)))
 
 
 @pytest.mark.launch_test
 def generate_test_description():
     from ament_index_python.packages import get_package_share_directory
+
     share = get_package_share_directory('lerobot_tools_ros')
+    held = contextlib.ExitStack()
+    domain = _reserve_domain(held)
+    output_dir = tempfile.mkdtemp(prefix='lerobot_tools_launch_test_')
+    held.callback(shutil.rmtree, output_dir, ignore_errors=True)
+    namespace = f'launch_test_{os.getpid()}'
     runtime = launch.actions.IncludeLaunchDescription(
         PythonLaunchDescriptionSource(os.path.join(share, 'launch', 'lerobot_tools.launch.py')),
-        launch_arguments={'output_dir': OUTPUT_DIR, 'tts_backend': 'espeak_ng'}.items())
+        launch_arguments={'output_dir': output_dir, 'tts_backend': 'espeak_ng',
+                          'namespace': namespace}.items())
     camera = launch_ros.actions.Node(package='lerobot_tools_ros', executable='demo_camera',
-                                     output='screen')
-    return launch.LaunchDescription([runtime, camera, launch_testing.actions.ReadyToTest()])
+                                     namespace=namespace, output='screen')
+    release = launch.actions.RegisterEventHandler(launch.event_handlers.OnShutdown(
+        on_shutdown=lambda event, context: held.close()))
+    description = launch.LaunchDescription([
+        launch.actions.SetEnvironmentVariable('ROS_DOMAIN_ID', str(domain)),
+        launch.actions.SetEnvironmentVariable('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST'),
+        runtime, camera, release, launch_testing.actions.ReadyToTest()])
+    return description, {'domain': domain, 'namespace': namespace, 'output_dir': output_dir}
 
 
+@unittest.skipIf(launch_testing is None, NO_LAUNCH_TESTING)
 class TestToolCallsSucceed(unittest.TestCase):
 
-    def test_say_and_record_observation(self, proc_output):
+    def test_say_and_record_observation(self, proc_output, domain, namespace, output_dir):
         import rclpy
         from lerobot_tools_interfaces.msg import ToolResult
+        from rclpy.executors import SingleThreadedExecutor
         from rclpy.qos import QoSProfile, ReliabilityPolicy
         from std_msgs.msg import String
 
-        rclpy.init()
-        node = rclpy.create_node('launch_test_policy')
+        context = rclpy.Context()
+        rclpy.init(context=context, domain_id=domain)
+        node = rclpy.create_node('launch_test_policy', namespace=namespace, context=context)
+        executor = SingleThreadedExecutor(context=context)
+        executor.add_node(node)
         try:
             qos = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
             results = []
-            node.create_subscription(ToolResult, '/lerobot_tools/results', results.append, qos)
-            pub = node.create_publisher(String, '/policy/text', qos)
+            # Relative names: inside the runtime's namespace, as a policy node would be.
+            node.create_subscription(ToolResult, 'lerobot_tools/results', results.append, qos)
+            pub = node.create_publisher(String, 'policy/text', qos)
             deadline = time.monotonic() + 60.0
             while pub.get_subscription_count() == 0 and time.monotonic() < deadline:
-                rclpy.spin_once(node, timeout_sec=0.1)
+                executor.spin_once(timeout_sec=0.1)
             time.sleep(2.0)  # let the camera deliver frames
             pub.publish(String(data='Hello.\n<say>Hello from the launch test.</say>'))
             pub.publish(String(data='<tool_call>{"name": "record_observation", '
                                     '"arguments": {"label": "launch_test"}}</tool_call>'))
             while len(results) < 2 and time.monotonic() < deadline:
-                rclpy.spin_once(node, timeout_sec=0.1)
+                executor.spin_once(timeout_sec=0.1)
             self.assertEqual(len(results), 2)
             for result in results:
                 self.assertTrue(result.success, result.error_message)
             by_name = {r.name: r for r in results}
             self.assertEqual(json.loads(by_name['say'].content)['backend'], 'espeak_ng')
+            for path in json.loads(by_name['record_observation'].content)['paths']:
+                self.assertTrue(path.startswith(output_dir), path)
+                self.assertTrue(os.path.getsize(path) > 0, path)
         finally:
+            executor.shutdown()
             node.destroy_node()
-            rclpy.shutdown()
+            rclpy.shutdown(context=context)
 
 
-@launch_testing.post_shutdown_test()
+@_post_shutdown_test()
+@unittest.skipIf(launch_testing is None, NO_LAUNCH_TESTING)
 class TestProcessesExitCleanly(unittest.TestCase):
 
     def test_exit_codes(self, proc_info):
