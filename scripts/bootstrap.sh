@@ -3,21 +3,28 @@
 #
 #   1. Debian packages (espeak-ng, libportaudio2, xmllint, cmake): installed when root,
 #      else the exact apt-get command is printed.
-#   2. .venv (Python 3.11) with ROS 2 Kilted from PyPI wheels and every Python dependency,
-#      pinned in requirements.txt (+ requirements-tts.txt for torch/pocket-tts).
-#   3. The wheels' CMake include-path quirk, fixed inside .venv (scripts/fix_wheel_cmake_paths.py).
-#   4. colcon build of both packages into install/.
+#   2. A venv (Python 3.11) with ROS 2 from PyPI wheels and every Python dependency, pinned in
+#      requirements.txt (Kilted, .venv) or requirements-jazzy.txt (Jazzy, .venv-jazzy), plus
+#      requirements-tts.txt for torch/pocket-tts.
+#   3. The wheels' CMake include-path quirk, fixed inside that venv (fix_wheel_cmake_paths.py).
+#   4. colcon build of both packages into install/ (Jazzy: install-jazzy/).
 #
+# The distribution comes from LEROBOT_ROS_DISTRO (kilted, the default, or jazzy); see distro.sh.
 # Idempotent: each step is skipped when its inputs have not changed.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
 PYTHON="${PYTHON:-python3.11}"
-VENV="$ROOT/.venv"
+LEROBOT_WS="$ROOT"
+# shellcheck source=distro.sh
+. "$ROOT/scripts/distro.sh"
+VENV="$LEROBOT_VENV"
 APT_PACKAGES=(espeak-ng libportaudio2 libxml2-utils cmake g++)
 
 say() { printf '[bootstrap] %s\n' "$*"; }
+say "ROS 2 $LEROBOT_ROS_DISTRO (LEROBOT_ROS_DISTRO): venv ${VENV#"$ROOT"/}, $LEROBOT_REQUIREMENTS," \
+  "${LEROBOT_INSTALL#"$ROOT"/}/"
 
 # 1. Debian packages -----------------------------------------------------------------------
 missing=()
@@ -42,16 +49,34 @@ fi
 
 # 2. Virtual environment ---------------------------------------------------------------------
 if ! command -v "$PYTHON" >/dev/null; then
-  say "error: $PYTHON not found. The ROS 2 Kilted wheels are built for CPython 3.11;"
+  say "error: $PYTHON not found. The ROS 2 wheels are built for CPython 3.11;"
   say "install it (e.g. apt-get install python3.11-venv) or set PYTHON=/path/to/python3.11"
   exit 1
 fi
 if [ ! -x "$VENV/bin/python" ]; then
   say "creating $VENV with $($PYTHON --version)"
   "$PYTHON" -m venv "$VENV"
+  echo "$LEROBOT_ROS_DISTRO" > "$VENV/.lerobot_ros_distro"
 fi
-req_files=(requirements.txt)
-[ -f requirements-tts.txt ] && req_files=(requirements-tts.txt requirements.txt)
+# A venv holds one distro's wheels only: refuse one that holds another's (made before this
+# marker existed: told by its rclpy, 9.x Kilted, 7.x Jazzy).
+have="$(cat "$VENV/.lerobot_ros_distro" 2>/dev/null || "$VENV/bin/python" - <<'PY'
+from importlib import metadata
+try:
+    major = metadata.version('ros-rclpy').split('.')[0]
+except metadata.PackageNotFoundError:
+    major = ''
+print({'9': 'kilted', '7': 'jazzy'}.get(major, ''))
+PY
+)"
+if [ -n "$have" ] && [ "$have" != "$LEROBOT_ROS_DISTRO" ]; then
+  say "error: $VENV holds ROS 2 $have wheels, not $LEROBOT_ROS_DISTRO; remove it (and"
+  say "${LEROBOT_BUILD#"$ROOT"/}/ ${LEROBOT_INSTALL#"$ROOT"/}/) or choose LEROBOT_ROS_DISTRO=$have"
+  exit 1
+fi
+[ -n "$have" ] || echo "$LEROBOT_ROS_DISTRO" > "$VENV/.lerobot_ros_distro"
+req_files=("$LEROBOT_REQUIREMENTS")
+[ -f requirements-tts.txt ] && req_files=(requirements-tts.txt "$LEROBOT_REQUIREMENTS")
 stamp="$VENV/.requirements.sha256"
 want="$(cat "${req_files[@]}" | sha256sum | cut -d' ' -f1)"
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
@@ -67,20 +92,21 @@ else
 fi
 
 # 3. CMake include paths of the wheels -------------------------------------------------------
-say "pointing the wheels' CMake targets at local include dirs (inside .venv only):"
+say "pointing the wheels' CMake targets at local include dirs (inside ${VENV#"$ROOT"/} only):"
 "$VENV/bin/python" scripts/fix_wheel_cmake_paths.py "$VENV"
 
 # 4. colcon build ----------------------------------------------------------------------------
-say "colcon build -> $ROOT/install"
+say "colcon build -> $LEROBOT_INSTALL"
 set +u
 # shellcheck disable=SC1091
 . "$VENV/bin/activate"
 set -u
 export AMENT_PREFIX_PATH="$VENV" CMAKE_PREFIX_PATH="$VENV"
-colcon --log-base log build --symlink-install \
+colcon --log-base "$LEROBOT_LOG" build --symlink-install \
+  --build-base "$LEROBOT_BUILD" --install-base "$LEROBOT_INSTALL" \
   --base-paths lerobot_tools_interfaces lerobot_tools_ros \
   --event-handlers console_cohesion- summary+ status- \
   --cmake-args -DBUILD_TESTING=OFF -DPython3_EXECUTABLE="$VENV/bin/python" \
   2>&1 | grep -v "doesn't contain any 'local_setup" || { say "colcon build failed"; exit 1; }
-test -f install/setup.bash || { say "colcon build produced no install/setup.bash"; exit 1; }
+test -f "$LEROBOT_INSTALL/setup.bash" || { say "colcon build produced no $LEROBOT_INSTALL/setup.bash"; exit 1; }
 say "done. Enter the workspace with: . scripts/env.sh   (or prefix commands with scripts/with_env.sh)"
