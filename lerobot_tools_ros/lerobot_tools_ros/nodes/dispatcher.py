@@ -43,7 +43,8 @@ from lerobot_tools_ros import errors, names
 from lerobot_tools_ros.catalog import CatalogError, ToolArgumentError, ToolCatalog
 from lerobot_tools_ros.dispatch import (assistant_message, AuditLog, error_code_for_issue,
                                         TokenBucket, tool_message, ToolStats)
-from lerobot_tools_ros.nodes.params import declare, overrides_with_prefix
+from lerobot_tools_ros.nodes.params import (
+    ALL, declare, means_all, overrides_with_prefix, string_list)
 from lerobot_tools_ros.nodes.runner import run_node
 from lerobot_tools_ros.parsing import CallEvent, ContentEvent, IssueEvent, parse, StreamingParser
 from rcl_interfaces.msg import ParameterDescriptor
@@ -183,9 +184,10 @@ class Dispatcher(Node):
         self.service_prefix = declare(
             self, 'service_prefix', names.SERVICE_PREFIX,
             'Prefix of the executor CallTool services: <prefix>/<tool name>.', read_only=True)
-        self.allowed_tools = declare(
-            self, 'allowed_tools', [],
-            'Tools the policy may call; empty: every catalog tool. Others get not_allowed.')
+        self.allowed_tools = self._allowed(declare(
+            self, 'allowed_tools', [ALL],
+            f"Tools the policy may call; ['{ALL}'] or []: every catalog tool. Others get "
+            'not_allowed.'))
         self.timeout_s = declare(
             self, 'timeout_s', 10.0,
             'Seconds a call may take, including waiting for its executor to come up; per tool: '
@@ -218,6 +220,11 @@ class Dispatcher(Node):
                 self.get_logger().warning(
                     f"ignoring parameter 'tool.{key}': per-tool settings are "
                     f'{", ".join(_PER_TOOL_SETTINGS)}')
+
+    @staticmethod
+    def _allowed(names: list[str]) -> list[str]:
+        """allowed_tools as the dispatcher keeps it: [] for every tool (given as [] or ['*'])."""
+        return [] if means_all(names) else names
 
     def _declare_tool_parameters(self, catalog: ToolCatalog) -> None:
         """Declare tool.<name>.<setting> for every catalog tool: unset means the global value."""
@@ -264,7 +271,12 @@ class Dispatcher(Node):
             if kind is float and isinstance(value, int) and not isinstance(value, bool):
                 value = float(value)
             if kind is list:
-                value = [] if value is None else list(value)
+                try:
+                    value = string_list(parameter.name, value)
+                except ValueError as exc:
+                    return SetParametersResult(successful=False, reason=str(exc))
+                if parameter.name == 'allowed_tools':
+                    value = self._allowed(value)
             if not isinstance(value, kind) or (kind in (int, float) and value < 0):
                 return SetParametersResult(successful=False, reason=(
                     f'{parameter.name} must be a non-negative {kind.__name__}, got {value!r}'))
