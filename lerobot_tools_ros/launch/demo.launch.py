@@ -16,22 +16,35 @@
 The runtime plus a demo camera and a scripted policy: a self-contained demo.
 
 Usage: ros2 launch lerobot_tools_ros demo.launch.py output_dir:=/tmp/lerobot_tools_demo
+[namespace:=robot1] (and every argument of lerobot_tools.launch.py)
+
+The camera and the policy run in the same namespace as the runtime, with relative topics, so the
+policy reaches the dispatcher and record_observation reads the camera in any namespace.
 """
 
 from ament_index_python.packages import get_package_share_directory
 from launch import LaunchDescription
-from launch.actions import IncludeLaunchDescription
+from launch.actions import DeclareLaunchArgument, GroupAction, IncludeLaunchDescription
 from launch.launch_description_sources import PythonLaunchDescriptionSource
-from launch_ros.actions import Node
+from launch.substitutions import LaunchConfiguration
+from launch_ros.actions import Node, PushRosNamespace
 
 
 def generate_launch_description() -> LaunchDescription:
     share = get_package_share_directory('lerobot_tools_ros')
     return LaunchDescription([
+        DeclareLaunchArgument('namespace', default_value='',
+                              description='Namespace for all nodes, demo ones included'),
         IncludeLaunchDescription(
-            PythonLaunchDescriptionSource(f'{share}/launch/lerobot_tools.launch.py')),
-        Node(package='lerobot_tools_ros', executable='demo_camera', name='demo_camera',
-             output='screen', parameters=[{'topic': '/camera/front/image_raw'}]),
-        Node(package='lerobot_tools_ros', executable='scripted_policy', name='scripted_policy',
-             output='screen'),
+            PythonLaunchDescriptionSource(f'{share}/launch/lerobot_tools.launch.py'),
+            launch_arguments={'namespace': LaunchConfiguration('namespace')}.items()),
+        GroupAction([
+            PushRosNamespace(LaunchConfiguration('namespace')),
+            # Relative topic: camera/front/image_raw, where record_observation reads the
+            # sample dataset's observation.images.front camera.
+            Node(package='lerobot_tools_ros', executable='demo_camera', name='demo_camera',
+                 output='screen'),
+            Node(package='lerobot_tools_ros', executable='scripted_policy',
+                 name='scripted_policy', output='screen'),
+        ]),
     ])

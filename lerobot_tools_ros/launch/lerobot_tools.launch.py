@@ -17,6 +17,7 @@ Start the LeRobot tool runtime: dispatcher, one tool_server (say + record_observ
 
 Usage: ros2 launch lerobot_tools_ros lerobot_tools.launch.py [dataset:=/data/my_dataset]
 [namespace:=robot1] [tts_backend:=espeak_ng] [output_dir:=/tmp/lerobot_tools]
+[log_level:=debug] [respawn:=tool_server,speaker] [params_file:=my_params.yaml]
 
 `lerobot-tools-ros bringup` starts the same nodes with the same parameters file in one process.
 """
@@ -30,15 +31,49 @@ from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node, PushRosNamespace
 
 
+NODES = ('dispatcher', 'tool_server', 'speaker')
+RESPAWN_DELAY_S = 2.0
+
+
+def _respawned(text: str) -> set:
+    """respawn:=tool_server,speaker | all | none -> the node names to restart when they die."""
+    chosen = {name.strip() for name in text.replace(' ', ',').split(',') if name.strip()}
+    if chosen == {'all'}:
+        return set(NODES)
+    if chosen in (set(), {'none'}):
+        return set()
+    unknown = chosen - set(NODES)
+    if unknown:
+        raise ValueError(f"respawn:={text}: unknown node(s) {', '.join(sorted(unknown))}; "
+                         f"name some of {', '.join(NODES)}, or all, or none")
+    return chosen
+
+
+def _log_level_args(level: str, namespace: str, node: str) -> list:
+    """--log-level for this node's logger only: rcl and the middleware stay at their level."""
+    logger = '.'.join(part for part in (*namespace.strip('/').split('/'), node) if part)
+    return ['--log-level', f'{logger}:={level}']
+
+
 def _nodes(context: LaunchContext) -> list:
     def arg(name: str) -> str:
         return LaunchConfiguration(name).perform(context)
 
-    params_file = arg('params_file')
+    params_file = os.path.expanduser(arg('params_file'))
+    if not os.path.isfile(params_file):
+        # Starting on code defaults would drop the rate limits and write to the home directory.
+        raise FileNotFoundError(f'params_file:={params_file} does not exist; give a '
+                                'parameters file (start from config/lerobot_tools.yaml)')
     dataset = arg('dataset')
     output_dir = arg('output_dir')
-    common = {'package': 'lerobot_tools_ros', 'output': 'screen', 'emulate_tty': True,
-              'ros_arguments': ['--log-level', arg('log_level')]}
+    namespace = arg('namespace')
+    respawn = _respawned(arg('respawn'))
+
+    def common(node: str) -> dict:
+        return {'package': 'lerobot_tools_ros', 'executable': node, 'name': node,
+                'output': 'screen', 'emulate_tty': True,
+                'respawn': node in respawn, 'respawn_delay': RESPAWN_DELAY_S,
+                'ros_arguments': _log_level_args(arg('log_level'), namespace, node)}
     # Launch arguments left empty keep what params_file says (as `bringup` does).
     server_overrides = {}
     dispatcher_overrides = {}
@@ -52,13 +87,10 @@ def _nodes(context: LaunchContext) -> list:
             output_dir, 'observations')
         speaker_overrides['output_dir'] = os.path.join(output_dir, 'audio')
     return [GroupAction([
-        PushRosNamespace(arg('namespace')),
-        Node(**common, executable='dispatcher', name='dispatcher',
-             parameters=[params_file, dispatcher_overrides]),
-        Node(**common, executable='tool_server', name='tool_server',
-             parameters=[params_file, server_overrides]),
-        Node(**common, executable='speaker', name='speaker',
-             parameters=[params_file, speaker_overrides]),
+        PushRosNamespace(namespace),
+        Node(**common('dispatcher'), parameters=[params_file, dispatcher_overrides]),
+        Node(**common('tool_server'), parameters=[params_file, server_overrides]),
+        Node(**common('speaker'), parameters=[params_file, speaker_overrides]),
     ])]
 
 
@@ -73,7 +105,12 @@ def generate_launch_description() -> LaunchDescription:
         DeclareLaunchArgument('namespace', default_value='',
                               description='Namespace for all nodes'),
         DeclareLaunchArgument('log_level', default_value='info',
-                              description='debug, info, warn, error'),
+                              description="debug, info, warn, error: this package's nodes "
+                                          'only (rcl and the middleware keep theirs)'),
+        DeclareLaunchArgument('respawn', default_value='tool_server',
+                              description='Nodes restarted when they die: names from '
+                                          'dispatcher, tool_server, speaker (comma-separated), '
+                                          'all or none'),
         DeclareLaunchArgument('output_dir', default_value='',
                               description="Where WAV and PNG files go ('' = params_file)"),
         DeclareLaunchArgument('tts_backend', default_value='',

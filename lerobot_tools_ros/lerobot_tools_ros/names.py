@@ -30,6 +30,9 @@ STREAM_TOPIC = 'policy/text_stream'
 AUDIO_TOPIC = 'speaker/audio'
 SPEAKER_STATUS_TOPIC = 'speaker/status'
 DIAGNOSTICS_TOPIC = '/diagnostics'
+# A dataset camera `observation.images.<name>` is read from this topic unless configured.
+CAMERA_TOPIC_PATTERN = 'camera/{name}/image_raw'
+DEMO_CAMERA_TOPIC = CAMERA_TOPIC_PATTERN.replace('{name}', 'front')
 
 DISPATCHER_NODE = 'dispatcher'
 TOOL_SERVER_NODE = 'tool_server'

@@ -65,10 +65,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--audit-log', type=pathlib.Path, default=None, metavar='FILE',
                         help="record every call and result to FILE (the dispatcher's audit_log)")
     parser.add_argument('--log-level', default='info', choices=['debug', 'info', 'warn', 'error'])
+    parser.add_argument('--namespace', default='', metavar='NS',
+                        help='put every node (and its relative topics) under /NS, like the '
+                             "launch files' namespace:=NS")
 
 
-def _node_args(params: pathlib.Path, log_level: str, overrides: dict) -> list[str]:
+def _namespace(text: str) -> str:
+    """'/robot1', 'robot1' or '' -> '/robot1' or '' (checked by rclpy when nodes start)."""
+    text = text.strip().strip('/')
+    return f'/{text}' if text else ''
+
+
+def _node_args(params: pathlib.Path, log_level: str, overrides: dict,
+               namespace: str = '') -> list[str]:
     args = ['--ros-args', '--params-file', str(params), '--log-level', log_level]
+    if namespace:
+        args += ['-r', f'__ns:={namespace}']
     for name, value in overrides.items():
         args += ['-p', f'{name}:={value}']
     return args
@@ -143,6 +155,11 @@ def run(args: argparse.Namespace) -> int:
         speaker_overrides['output_dir'] = out / 'audio'
         output_dirs = [out / 'observations', out / 'audio']
 
+    namespace = _namespace(args.namespace)
+
+    def node_args(overrides: dict) -> list[str]:
+        return _node_args(params, args.log_level, overrides, namespace)
+
     started_wall = time.time()
     # Ctrl-C and SIGTERM only set a flag the loop below checks, so the nodes are destroyed in
     # order while the context is still valid (the speaker finishes WAVs of whole utterances).
@@ -154,21 +171,20 @@ def run(args: argparse.Namespace) -> int:
     executor = SingleThreadedExecutor()
     print(f'[bringup] parameters: {params}', flush=True)
     try:
-        nodes.append(Dispatcher(cli_args=_node_args(params, args.log_level,
-                                                    dispatcher_overrides)))
-        nodes.append(ToolServer(cli_args=_node_args(params, args.log_level, server_overrides)))
-        nodes.append(Speaker(cli_args=_node_args(params, args.log_level, speaker_overrides)))
+        nodes.append(Dispatcher(cli_args=node_args(dispatcher_overrides)))
+        nodes.append(ToolServer(cli_args=node_args(server_overrides)))
+        nodes.append(Speaker(cli_args=node_args(speaker_overrides)))
         policy = None
         if args.demo or args.demo_camera:
             from lerobot_tools_ros.nodes.demo_camera import DemoCamera
-            nodes.append(DemoCamera(cli_args=_node_args(params, args.log_level, {})))
+            nodes.append(DemoCamera(cli_args=node_args({})))
         if args.demo:
             from lerobot_tools_ros.nodes.scripted_policy import ScriptedPolicy
-            policy = ScriptedPolicy(cli_args=_node_args(params, args.log_level, {}))
+            policy = ScriptedPolicy(cli_args=node_args({}))
             nodes.append(policy)
         if not output_dirs:
             output_dirs = _configured_output_dirs(nodes)
-        monitor = rclpy.create_node('bringup_monitor')
+        monitor = rclpy.create_node('bringup_monitor', namespace=namespace)
         nodes.append(monitor)
         table = _Table()
         monitor.create_subscription(

@@ -22,6 +22,7 @@ record_observation tool meets the same best-effort topic it would on a robot.
 import sys
 from typing import Any
 
+from lerobot_tools_ros import names
 from lerobot_tools_ros.nodes.params import declare
 from lerobot_tools_ros.nodes.runner import run_node
 import numpy as np
@@ -49,7 +50,7 @@ class DemoCamera(Node):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__('demo_camera', **kwargs)
-        self.topic = declare(self, 'topic', '/camera/front/image_raw',
+        self.topic = declare(self, 'topic', names.DEMO_CAMERA_TOPIC,
                              'Image topic to publish on.', read_only=True)
         self.width = declare(self, 'width', 640, 'Frame width in pixels.', read_only=True)
         self.height = declare(self, 'height', 480, 'Frame height in pixels.', read_only=True)

@@ -37,6 +37,7 @@ from lerobot_tools_ros.nodes.params import declare, overrides_with_prefix
 from lerobot_tools_ros.nodes.runner import run_node
 from lerobot_tools_ros.tools import TOOL_REGISTRY
 from lerobot_tools_ros.tools.base import declared_parameters, Tool
+from rcl_interfaces.msg import ParameterDescriptor
 import rclpy
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
@@ -143,6 +144,13 @@ class ToolServer(Node):
                           **tool_kwargs(self, tool_name, tool_class, self.catalog))
         hosted = _HostedTool(tool=tool)
         self._hosted[tool_name] = hosted
+        # What the tool derived from its parameters (record_observation: one camera per dataset
+        # image feature), visible to ros2 param list/get/describe.
+        for key, (value, description) in getattr(tool, 'resolved_parameters', dict)().items():
+            name = f'tool.{tool_name}.{key}'
+            if not self.has_parameter(name):  # shows what is used: overrides do not apply
+                self.declare_parameter(name, value, ParameterDescriptor(
+                    name=name, description=description, read_only=True), ignore_override=True)
         bind_ros = getattr(tool, 'bind_ros', None)
         if bind_ros is not None:
             bind_ros(self)

@@ -35,6 +35,7 @@ import unicodedata
 
 from lerobot_tools_ros.errors import (
     EXECUTION_FAILED, INVALID_ARGUMENTS, NO_FRAME, STALE_FRAME, ToolError, UNAVAILABLE)
+from lerobot_tools_ros.names import CAMERA_TOPIC_PATTERN
 from lerobot_tools_ros.tools.base import tool_name_from_schema, ToolParameter
 
 __all__ = ['LABEL_PATTERN', 'MAX_LABEL_LENGTH', 'RECORD_OBSERVATION_SCHEMA',
@@ -204,7 +205,7 @@ class RecordObservationTool:
             [], "Per-camera transport (raw, compressed, auto): a map or 'name=transport' "
                 'strings; cameras not listed use transport.'),
         'camera_topic_pattern': ToolParameter(
-            '/camera/{name}/image_raw',
+            CAMERA_TOPIC_PATTERN,
             'Topic for a dataset camera when cameras is empty; {name} is the camera name.'),
         'transport': ToolParameter(
             'auto', 'raw (sensor_msgs/Image), compressed (sensor_msgs/CompressedImage) or auto '
@@ -227,7 +228,7 @@ class RecordObservationTool:
 
     def __init__(self, schema: Optional[dict] = None, *, cameras: Any = None,
                  cameras_transport: Any = None,
-                 camera_topic_pattern: str = '/camera/{name}/image_raw',
+                 camera_topic_pattern: str = CAMERA_TOPIC_PATTERN,
                  transport: str = 'auto', qos: str = 'sensor_data',
                  output_dir: str = '~/.lerobot_tools/observations',
                  format: str = 'png',  # noqa: A002 - the ROS parameter's name
@@ -305,6 +306,18 @@ class RecordObservationTool:
             raise ValueError(f'cameras_transport names unknown cameras {sorted(unknown)}; '
                              f'cameras: {sorted(result)}')
         return result
+
+    def resolved_parameters(self) -> dict[str, tuple[Any, str]]:
+        """Return the cameras this tool reads, as read-only parameters (ros2 param list/get)."""
+        shown: dict[str, tuple[Any, str]] = {}
+        for camera in self.cameras.values():
+            shown[f'camera.{camera.name}.topic'] = (
+                camera.topic, f"Image topic camera '{camera.name}' is read from (from cameras, "
+                              "else the dataset's observation.images.<name> and "
+                              'camera_topic_pattern).')
+            shown[f'camera.{camera.name}.transport'] = (
+                camera.transport, f"Transport of camera '{camera.name}' (raw, compressed, auto).")
+        return shown
 
     # ------------------------------------------------------------------------ ROS side
     def bind_ros(self, node: Any) -> None:
