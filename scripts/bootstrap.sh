@@ -5,7 +5,7 @@
 #      else the exact apt-get command is printed.
 #   2. A venv (Python 3.11) with ROS 2 from PyPI wheels and every Python dependency, pinned in
 #      requirements.txt (Kilted, .venv) or requirements-jazzy.txt (Jazzy, .venv-jazzy), plus
-#      requirements-tts.txt for torch/pocket-tts.
+#      requirements-tts.txt for torch/pocket-tts (LEROBOT_TTS: on for Kilted, off for Jazzy).
 #   3. The wheels' CMake include-path quirk, fixed inside that venv (fix_wheel_cmake_paths.py).
 #   4. colcon build of both packages into install/ (Jazzy: install-jazzy/).
 #
@@ -76,7 +76,11 @@ if [ -n "$have" ] && [ "$have" != "$LEROBOT_ROS_DISTRO" ]; then
 fi
 [ -n "$have" ] || echo "$LEROBOT_ROS_DISTRO" > "$VENV/.lerobot_ros_distro"
 req_files=("$LEROBOT_REQUIREMENTS")
-[ -f requirements-tts.txt ] && req_files=(requirements-tts.txt "$LEROBOT_REQUIREMENTS")
+if [ "$LEROBOT_TTS" = 1 ] && [ -f requirements-tts.txt ]; then
+  req_files=(requirements-tts.txt "$LEROBOT_REQUIREMENTS")
+else
+  say "without requirements-tts.txt (LEROBOT_TTS=$LEROBOT_TTS): the pocket-tts tests skip"
+fi
 stamp="$VENV/.requirements.sha256"
 want="$(cat "${req_files[@]}" | sha256sum | cut -d' ' -f1)"
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then

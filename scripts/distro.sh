@@ -8,16 +8,21 @@
 # build made against one distro's interfaces does not load with the other's rclpy.
 #   kilted: .venv        requirements.txt        build/        install/        log/
 #   jazzy:  .venv-jazzy  requirements-jazzy.txt  build-jazzy/  install-jazzy/  log-jazzy/
+# LEROBOT_TTS=1|0: also install requirements-tts.txt (default: 1 for kilted, 0 for jazzy).
 LEROBOT_ROS_DISTRO="${LEROBOT_ROS_DISTRO:-kilted}"
 case "$LEROBOT_ROS_DISTRO" in
   kilted)
     LEROBOT_VENV="$LEROBOT_WS/.venv"
     LEROBOT_REQUIREMENTS="requirements.txt"
-    LEROBOT_SUFFIX="" ;;
+    LEROBOT_SUFFIX=""
+    LEROBOT_TTS="${LEROBOT_TTS:-1}" ;;
   jazzy)
     LEROBOT_VENV="$LEROBOT_WS/.venv-jazzy"
     LEROBOT_REQUIREMENTS="requirements-jazzy.txt"
-    LEROBOT_SUFFIX="-jazzy" ;;
+    LEROBOT_SUFFIX="-jazzy"
+    # torch + pocket-tts (requirements-tts.txt) do not touch ROS and are tested with Kilted;
+    # leaving them out keeps CI's second venv small (their tests skip). LEROBOT_TTS=1 adds them.
+    LEROBOT_TTS="${LEROBOT_TTS:-0}" ;;
   *)
     echo "LEROBOT_ROS_DISTRO must be kilted or jazzy, not '$LEROBOT_ROS_DISTRO'" >&2
     return 2 ;;
