@@ -29,7 +29,7 @@ LAUNCH_FILE = PACKAGE_DIR / 'launch' / 'lerobot_tools.launch.py'
 
 @pytest.fixture
 def launch_file():
-    """The launch file as a module; skipped where launch / launch_ros are not installed."""
+    """Load the launch file as a module; skip where launch / launch_ros are not installed."""
     pytest.importorskip('launch', reason='launch is not installed (no PyPI wheel)')
     pytest.importorskip('launch_ros', reason='launch_ros is not installed (no PyPI wheel)')
     spec = importlib.util.spec_from_file_location('lerobot_tools_launch', LAUNCH_FILE)
