@@ -221,10 +221,46 @@ def test_duplicate_names(tmp_path):
         ToolCatalog.load(tmp_path, strict=True)
 
 
-def test_all_entries_bad_gives_empty_catalog_not_default(tmp_path):
-    write_dataset(tmp_path, tools=[{'type': 'function'}])
+def test_all_entries_bad_is_an_error_not_an_empty_catalog(tmp_path):
+    # An empty catalog would turn every call into unknown_tool, and a reload to it would remove
+    # every tool: the loader refuses, so the dispatcher keeps its old catalog.
+    path = write_dataset(tmp_path, tools=[{'type': 'function'}, {'type': 'function'}])
+    with pytest.raises(CatalogError) as caught:
+        ToolCatalog.load(tmp_path)
+    message = str(caught.value)
+    assert str(path) in message and 'none of the 2 declared tool(s) is valid' in message
+    assert 'tools[0]' in message and 'tools[1]' in message
+
+
+def test_names_that_share_a_ros_name_are_a_problem(tmp_path):
+    def named(name):
+        entry = json.loads(json.dumps(MOVE_TOOL))
+        entry['function']['name'] = name
+        return entry
+
+    path = write_dataset(tmp_path, tools=[named('pick-up'), named('pick_up'), named('pick.up'),
+                                          named('place')])
     catalog = ToolCatalog.load(tmp_path)
-    assert catalog.names == [] and not catalog.used_default and len(catalog.problems) == 1
+    assert catalog.names == ['pick-up', 'place']
+    assert catalog.problems == [
+        f"{path}: tools[{index}] ('{name}'): '{name}' and 'pick-up' (declared earlier) are both "
+        "served as ROS name 'pick_up'; rename one (ROS names allow only letters, digits and _)"
+        for index, name in ((1, 'pick_up'), (2, 'pick.up'))]
+    with pytest.raises(CatalogError, match=r"tools\[1\] \('pick_up'\).*ROS name 'pick_up'"):
+        ToolCatalog.load(tmp_path, strict=True)
+
+
+def test_reloading_a_changed_schema_checks_it_again(tmp_path):
+    # Checked schemas are remembered by content: an edit must not slip past the meta-schema.
+    good = json.loads(json.dumps(MOVE_TOOL))
+    write_dataset(tmp_path, tools=[good, say_entry()])
+    assert ToolCatalog.load(tmp_path).names == ['move_to', 'say']
+    bad = json.loads(json.dumps(MOVE_TOOL))
+    bad['function']['parameters']['properties']['speed']['minimum'] = 'one'
+    write_dataset(tmp_path, tools=[bad, say_entry()])
+    catalog = ToolCatalog.load(tmp_path)
+    assert catalog.names == ['say']
+    assert 'properties.speed.minimum is not a valid JSON Schema' in catalog.problems[0]
 
 
 def test_non_json_file_is_always_an_error(tmp_path):
@@ -506,6 +542,6 @@ def test_required_but_undeclared_property_is_reported():
     loose = ToolCatalog.from_tools([entry(None)])
     assert loose.names == ['say']
     assert any("['volume']" in problem for problem in loose.problems)
-    closed = ToolCatalog.from_tools([entry(False)])
-    assert closed.names == []
+    closed = ToolCatalog.from_tools([entry(False), say_entry()])
+    assert closed.names == ['say']
     assert any('no call can be valid' in problem for problem in closed.problems)
