@@ -155,7 +155,7 @@ def wave_hand(times: int, speed: float = 0.5) -> str:
 
 @pytest.fixture
 def tool_module(tmp_path, monkeypatch) -> str:
-    """A typed, documented function in a module of the current directory, as users write."""
+    """Write a typed, documented function in a module of the current directory, as users do."""
     pytest.importorskip('transformers.utils', reason='--add-from needs transformers')
     name = 'addfrom_tools_for_test'
     work = tmp_path / 'work'

@@ -12,7 +12,7 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Node start failures: one line for configuration errors raised on purpose, a traceback for bugs."""
+"""Node start failures: one line for configuration errors raised on purpose, else a traceback."""
 
 import subprocess
 import sys
@@ -20,7 +20,7 @@ import sys
 import pytest
 
 # A node executable in miniature: run_node with a constructor that fails the way the test says.
-SCRIPT = '''
+SCRIPT = """
 import sys
 
 from lerobot_tools_ros.catalog import CatalogError
@@ -49,7 +49,7 @@ def make_node():
 
 
 sys.exit(run_node(make_node, 'runner_test', []))
-'''
+"""
 
 
 def start_failure(kind: str, env: dict) -> tuple[int, str]:
