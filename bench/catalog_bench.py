@@ -22,6 +22,7 @@ per tool. Baseline measured in the same run and process: reading and decoding th
 `reload` is a second load of the same file in the same process (schemas already checked).
 
     scripts/with_env.sh python bench/catalog_bench.py [--sizes 10 1000 10000] [--repeat 3]
+        [--without-jsonschema-rs]
 """
 
 import argparse
@@ -71,9 +72,12 @@ def _rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
 
 
-def child(root: str, repeat: int) -> None:
+def child(root: str, repeat: int, without_rs: bool) -> None:
     """Measure in this (fresh) process and print one JSON line."""
+    import lerobot_tools_ros.catalog as catalog_module
     from lerobot_tools_ros.catalog import ToolCatalog
+    if without_rs:
+        catalog_module._jsonschema_rs = lambda: None  # jsonschema's own check only
     path = pathlib.Path(root) / 'meta' / 'info.json'
     ToolCatalog.from_tools(None)  # import-time and first-use costs are not the catalog's
     json.loads(path.read_bytes())  # warm the page cache and the json module
@@ -105,10 +109,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
     parser.add_argument('--sizes', type=int, nargs='+', default=[10, 1000, 10000])
     parser.add_argument('--repeat', type=int, default=3)
+    parser.add_argument('--without-jsonschema-rs', action='store_true',
+                        help='check schemas with jsonschema only (as where jsonschema-rs is '
+                             'not installed)')
     parser.add_argument('--child', default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        child(args.child, args.repeat)
+        child(args.child, args.repeat, args.without_jsonschema_rs)
         return 0
     print(f'{"tools":>7} {"json floor":>11} {"first load":>11} {"/floor":>7} {"us/tool":>8} '
           f'{"reload":>9} {"validate/call":>13} {"RSS growth":>11}')
@@ -117,9 +124,11 @@ def main() -> int:
         for count in args.sizes:
             root = pathlib.Path(tmp) / str(count)
             write_dataset(root, count)
-            out = subprocess.run([sys.executable, __file__, '--child', str(root),
-                                  '--repeat', str(args.repeat)], check=True,
-                                 capture_output=True, text=True).stdout
+            command = [sys.executable, __file__, '--child', str(root),
+                       '--repeat', str(args.repeat)]
+            if args.without_jsonschema_rs:
+                command.append('--without-jsonschema-rs')
+            out = subprocess.run(command, check=True, capture_output=True, text=True).stdout
             f = json.loads(out.strip().splitlines()[-1])
             assert f['tools'] == count, f
             us_per_tool = f['load_s'] / count * 1e6

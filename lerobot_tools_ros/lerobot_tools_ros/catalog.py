@@ -20,12 +20,17 @@ The dispatcher validates every model-written call against it before anything tou
 so entries are checked when loaded (against the JSON Schema meta-schema) and validators are
 compiled once per tool. ``info.json`` is only ever read here, never written.
 
+Schemas are checked with ``jsonschema`` (the authority); where the optional ``jsonschema-rs`` is
+installed it answers the common case (a valid Draft 2020-12 schema) ~100x faster, which is what
+makes a 10,000-tool catalog load in seconds rather than minutes.
+
 Nothing in this module imports rclpy; ``huggingface_hub`` is imported only when a repo id has to
 be looked up in the hub cache or downloaded.
 """
 
 import copy
 import difflib
+import functools
 import hashlib
 import json
 import logging
@@ -242,11 +247,62 @@ def _check_entry(entry: Any) -> tuple[str, type]:
     return name, cls
 
 
-# Digests of parameter schemas already checked against their meta-schema, per validator class.
-# Checking is the bulk of loading (~1-4 ms per tool: the 2020-12 meta-schema resolves many
-# $dynamicRefs); a reload re-checks only the schemas that changed. Bounded: cleared when full.
+# Digests of parameter schemas already checked against their meta-schema, per validator class:
+# a reload re-checks only the schemas that changed. Bounded: cleared when full.
 _CHECKED_SCHEMAS: set[tuple[str, bytes]] = set()
 _CHECKED_SCHEMAS_MAX = 100_000
+
+
+@functools.cache
+def _jsonschema_rs() -> Any:
+    """Return the ``jsonschema_rs`` module, or None where it is not installed (it is optional)."""
+    try:
+        import jsonschema_rs
+    except ImportError:
+        return None
+    return jsonschema_rs
+
+
+def _patterns_compile(schema: Any) -> bool:
+    """Tell whether every ``pattern`` and ``patternProperties`` key in ``schema`` compiles."""
+    pending = [schema]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, dict):
+            regexes = [item['pattern']] if isinstance(item.get('pattern'), str) else []
+            if isinstance(item.get('patternProperties'), dict):
+                regexes += list(item['patternProperties'])
+            for regex in regexes:
+                try:
+                    re.compile(regex)
+                except (re.error, TypeError, OverflowError):
+                    return False
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
+    return True
+
+
+def _surely_valid(cls: type, parameters: dict) -> bool:
+    """
+    Tell quickly whether ``parameters`` is a valid Draft 2020-12 schema (False: ask jsonschema).
+
+    jsonschema's own meta-schema check costs ~1-10 ms per tool (the 2020-12 meta-schema resolves
+    many ``$dynamicRef``s): 10,000 tools took minutes. ``jsonschema-rs`` checks the same
+    meta-schema in ~30 us. It does not check the "regex" format jsonschema checks (with Python's
+    ``re``, which then runs the patterns), so every pattern is compiled here too. Any doubt (an
+    error, another draft, a schema it refuses) falls back to jsonschema, which stays the
+    authority for what is invalid and for the message that says why.
+    """
+    rs = _jsonschema_rs()
+    if rs is None or cls is not getattr(jsonschema, 'Draft202012Validator', None) \
+            or '$schema' in parameters:
+        return False
+    try:
+        valid = rs.meta.is_valid(parameters)
+    except Exception:  # noqa: B902 - a value it cannot take: let jsonschema decide
+        return False
+    return bool(valid) and _patterns_compile(parameters)
 
 
 def _check_schema(cls: type, parameters: dict) -> None:
@@ -261,12 +317,13 @@ def _check_schema(cls: type, parameters: dict) -> None:
                                              digest_size=16).digest())
         if key in _CHECKED_SCHEMAS:
             return
-    try:
-        cls.check_schema(parameters)
-    except jsonschema_exceptions.SchemaError as exc:
-        where = _json_path('function.parameters', exc.absolute_path)
-        raise ValueError(f'{where} is not a valid JSON Schema ({cls.__name__}): '
-                         f'{_truncate(exc.message, 200)}') from None
+    if not _surely_valid(cls, parameters):
+        try:
+            cls.check_schema(parameters)
+        except jsonschema_exceptions.SchemaError as exc:
+            where = _json_path('function.parameters', exc.absolute_path)
+            raise ValueError(f'{where} is not a valid JSON Schema ({cls.__name__}): '
+                             f'{_truncate(exc.message, 200)}') from None
     if key is not None:
         if len(_CHECKED_SCHEMAS) >= _CHECKED_SCHEMAS_MAX:
             _CHECKED_SCHEMAS.clear()

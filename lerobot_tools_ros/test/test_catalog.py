@@ -250,6 +250,40 @@ def test_names_that_share_a_ros_name_are_a_problem(tmp_path):
         ToolCatalog.load(tmp_path, strict=True)
 
 
+@pytest.mark.parametrize('where', ['pattern', 'patternProperties'])
+def test_a_regex_python_cannot_compile_is_a_schema_error(where):
+    # Valid in ECMA-262 (what some validators check patterns with), not in Python's re, which
+    # jsonschema uses to run them: loading must refuse it, not crash on the first call.
+    regex = '(?<name>x)'
+    prop = ({'type': 'string', 'pattern': regex} if where == 'pattern'
+            else {'type': 'object', 'patternProperties': {regex: {'type': 'string'}}})
+    entry = {'type': 'function', 'function': {'name': 'bad_regex', 'parameters': {
+        'type': 'object', 'properties': {'a': prop}}}}
+    catalog = ToolCatalog.from_tools([entry, say_entry()])
+    assert catalog.names == ['say']
+    assert 'is not a valid JSON Schema' in catalog.problems[0]
+
+
+def test_fast_and_full_schema_checks_agree(monkeypatch):
+    # jsonschema-rs (optional) answers the common case fast; jsonschema alone must give the
+    # same catalog and the same problems.
+    import lerobot_tools_ros.catalog as catalog_module
+    if catalog_module._jsonschema_rs() is None:
+        pytest.skip('jsonschema-rs is not installed: only the full check runs here')
+
+    def load_each() -> list[tuple[list[str], list[str]]]:
+        monkeypatch.setattr(catalog_module, '_CHECKED_SCHEMAS', set())
+        loaded = [ToolCatalog.from_tools([say_entry(), MOVE_TOOL, entry])
+                  for entry, _ in BAD_ENTRIES]
+        return [(catalog.names, catalog.problems) for catalog in loaded]
+
+    fast = load_each()
+    monkeypatch.setattr(catalog_module, '_jsonschema_rs', lambda: None)
+    full = load_each()
+    assert fast == full
+    assert all(names == ['say', 'move_to'] and len(problems) == 1 for names, problems in full)
+
+
 def test_reloading_a_changed_schema_checks_it_again(tmp_path):
     # Checked schemas are remembered by content: an edit must not slip past the meta-schema.
     good = json.loads(json.dumps(MOVE_TOOL))
