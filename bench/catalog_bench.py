@@ -137,9 +137,12 @@ def main() -> int:
                   f'{f["load_s"] / f["floor_s"]:>6.0f}x {us_per_tool:>8.0f} '
                   f'{f["reload_s"] * 1e3:>7.1f}ms {f["validate_all_s"] / count * 1e6:>11.1f}us '
                   f'{f["rss_growth_mb"]:>9.1f}MB', flush=True)
-    if len(per_tool) > 1:
-        print(f'linearity: time per tool at {args.sizes[-1]} tools is '
-              f'{per_tool[-1] / per_tool[0]:.2f}x that at {args.sizes[0]} tools (1.0 = linear)')
+    # Ten tools are too few to time well (fixed costs dominate): compare each size with the one
+    # before it. 1.0 is linear; quadratic work would show about size ratio (10x) here.
+    for (small, small_us), (large, large_us) in zip(zip(args.sizes, per_tool),
+                                                    zip(args.sizes[1:], per_tool[1:])):
+        print(f'linearity: time per tool at {large} tools is {large_us / small_us:.2f}x that at '
+              f'{small} tools (1.0 = linear)')
     return 0
 
 
