@@ -438,7 +438,7 @@ class ToolCatalog:
         if tools and not self._entries:
             # Loading it would silently turn every call into unknown_tool (and a reload would
             # remove every tool): refuse, so the caller keeps what it has.
-            shown = '; '.join(self._problems[:3])
+            shown = '; '.join(p.removeprefix(f'{self._source}: ') for p in self._problems[:3])
             more = f' (and {len(self._problems) - 3} more)' if len(self._problems) > 3 else ''
             raise CatalogError(f'{self._source}: none of the {len(tools)} declared tool(s) is '
                                f'valid, refusing an empty catalog: {shown}{more}')
