@@ -381,6 +381,29 @@ def test_repo_id_offline_fails_fast_naming_paths(tmp_path, monkeypatch):
     assert 'HF_HUB_OFFLINE' in message
 
 
+def test_repo_id_with_the_hub_unreachable_fails_without_downloading(tmp_path, monkeypatch):
+    hub_constants = pytest.importorskip('huggingface_hub.constants')
+    import socket
+    with socket.socket() as probe:  # a local port nobody listens on: connections are refused
+        probe.bind(('127.0.0.1', 0))
+        closed = probe.getsockname()[1]
+    endpoint = f'http://127.0.0.1:{closed}'
+    monkeypatch.setattr(hub_constants, 'ENDPOINT', endpoint)
+    monkeypatch.setattr(hub_constants, 'HF_HUB_OFFLINE', False)
+    monkeypatch.setattr(hub_constants, 'HF_HUB_CACHE', str(tmp_path / 'hub'))
+    monkeypatch.delenv('HF_HUB_OFFLINE', raising=False)
+    for proxy in ('http_proxy', 'HTTP_PROXY', 'all_proxy', 'ALL_PROXY'):
+        monkeypatch.delenv(proxy, raising=False)  # probe the endpoint itself
+    monkeypatch.setenv('HF_LEROBOT_HOME', str(tmp_path / 'home'))
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(CatalogError) as caught:
+        ToolCatalog.load('nobody/missing_set')
+    message = str(caught.value)
+    assert f'download {endpoint}/datasets/nobody/missing_set/meta/info.json skipped' in message
+    assert f'hub not reachable (127.0.0.1:{closed}' in message
+    assert not (tmp_path / 'hub').exists()  # nothing was downloaded or cached
+
+
 def test_local_path_wins_over_repo_id(tmp_path, monkeypatch):
     write_dataset(tmp_path / 'someone' / 'pick_cube', tools=[MOVE_TOOL])
     monkeypatch.setenv('HF_LEROBOT_HOME', str(tmp_path / 'elsewhere'))
