@@ -20,6 +20,9 @@ whole runtime under launch_testing.
 """
 
 import importlib.util
+import os
+import subprocess
+import sys
 
 from conftest import PACKAGE_DIR
 import pytest
@@ -38,19 +41,26 @@ def launch_file():
     return module
 
 
-def test_missing_params_file_stops_the_launch_with_one_line(launch_file, tmp_path, capsys):
-    import launch
-    from launch.launch_description_sources import PythonLaunchDescriptionSource
-
+def test_missing_params_file_stops_the_launch_with_one_line(launch_file, tmp_path):
+    # In a process of its own, as `ros2 launch` runs: launch's log handlers write to the
+    # stdout they found at import, which pytest's capture does not see.
     missing = tmp_path / 'typo.yaml'
-    service = launch.LaunchService()
-    service.include_launch_description(launch.LaunchDescription([
-        launch.actions.IncludeLaunchDescription(
-            PythonLaunchDescriptionSource(str(LAUNCH_FILE)),
-            launch_arguments={'params_file': str(missing)}.items())]))
-    assert service.run() != 0
-    captured = capsys.readouterr()
-    assert f'params_file:={missing} does not exist' in captured.out + captured.err
+    script = (
+        'import sys, launch\n'
+        'from launch.launch_description_sources import PythonLaunchDescriptionSource\n'
+        'service = launch.LaunchService()\n'
+        'service.include_launch_description(launch.LaunchDescription([\n'
+        '    launch.actions.IncludeLaunchDescription(\n'
+        '        PythonLaunchDescriptionSource(sys.argv[1]),\n'
+        '        launch_arguments={"params_file": sys.argv[2]}.items())]))\n'
+        'sys.exit(service.run())\n')
+    env = dict(os.environ, ROS_LOG_DIR=str(tmp_path / 'log'))
+    done = subprocess.run([sys.executable, '-c', script, str(LAUNCH_FILE), str(missing)],
+                          capture_output=True, text=True, timeout=60, env=env)
+    assert done.returncode != 0
+    errors = [line for line in (done.stdout + done.stderr).splitlines() if 'ERROR' in line]
+    assert len(errors) == 1, done.stdout + done.stderr
+    assert f'params_file:={missing} does not exist' in errors[0]
 
 
 @pytest.mark.parametrize('text, nodes', [
