@@ -22,6 +22,7 @@ is never used, not even by code that creates a context without a domain: the ses
 domain of its own and puts it in the environment. Discovery stays on loopback.
 """
 
+import logging
 import os
 import pathlib
 import random
@@ -77,6 +78,31 @@ def session_domain():
         os.environ['ROS_DOMAIN_ID'] = str(domain)
         yield domain
     os.environ['ROS_DOMAIN_ID'] = CALLER_DOMAIN_ID
+
+
+@pytest.fixture(autouse=True)
+def _plain_python_logging():
+    """
+    Undo, for each test, what importing `launch` does to Python logging.
+
+    On a ROS install the launch_testing pytest plugin imports `launch`, whose logging module
+    makes every logger created afterwards a LaunchLogger that does not propagate to the root
+    logger: our modules' warnings would then never reach caplog (or a user's handlers).
+    """
+    launch_logging = sys.modules.get('launch.logging')
+    if launch_logging is None:
+        yield
+        return
+    previous = logging.getLoggerClass()
+    logging.setLoggerClass(logging.Logger)
+    cut_off = [logger for logger in launch_logging.LaunchLogger.all_loggers
+               if not logger.propagate and not logger.name.startswith('launch')]
+    for logger in cut_off:
+        logger.propagate = True
+    yield
+    for logger in cut_off:
+        logger.propagate = False
+    logging.setLoggerClass(previous)
 
 
 @pytest.fixture
