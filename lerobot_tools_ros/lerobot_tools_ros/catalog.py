@@ -41,6 +41,7 @@ from jsonschema import validators as jsonschema_validators
 
 from lerobot_tools_ros import errors
 from lerobot_tools_ros.hub import unreachable_reason
+from lerobot_tools_ros.parsing.values import json_type as _json_type
 
 __all__ = [
     'CatalogError', 'DEFAULT_TOOLS', 'SAMPLE_DATASET', 'ToolArgumentError', 'ToolCatalog',
@@ -127,24 +128,6 @@ def hf_lerobot_home() -> pathlib.Path:
     if os.environ.get('HF_LEROBOT_HOME'):
         return pathlib.Path(os.environ['HF_LEROBOT_HOME']).expanduser()
     return _hf_home() / 'lerobot'
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return 'null'
-    if isinstance(value, bool):
-        return 'boolean'
-    if isinstance(value, int):
-        return 'integer'
-    if isinstance(value, float):
-        return 'number'
-    if isinstance(value, str):
-        return 'string'
-    if isinstance(value, (list, tuple)):
-        return 'array'
-    if isinstance(value, dict):
-        return 'object'
-    return type(value).__name__
 
 
 def _json_path(root: str, parts: Any) -> str:

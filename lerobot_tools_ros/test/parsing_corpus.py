@@ -20,8 +20,10 @@ Each case is a model output as users report them, with the calls, issues and con
 one-shot result) and the fuzz generator (mutations of these texts must never raise).
 """
 
+import contextlib
 from dataclasses import dataclass, field
 import json
+import logging
 import random
 
 from lerobot_tools_ros.catalog import ToolCatalog
@@ -254,6 +256,32 @@ CASES = [
 ]
 
 
+class _GuardFired(logging.Handler):
+    """Turn the parser's last-resort guard (an error record) into a test failure."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.levelno >= logging.ERROR:
+            exc = getattr(record, 'parser_exception', None)
+            raise AssertionError(f'the parser guard fired: {record.getMessage()}') from exc
+
+
+@contextlib.contextmanager
+def guard_fails():
+    """
+    Make the parser's "never raises" guard fail the test instead of hiding a crash.
+
+    ``parse``/``StreamingParser`` turn any internal exception into an issue and log it at error
+    level; inside this block that log record raises AssertionError (chained to the exception).
+    """
+    logger = logging.getLogger('lerobot_tools_ros.parsing')
+    handler = _GuardFired(logging.ERROR)
+    logger.addHandler(handler)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+
+
 def by_id(case_id: str) -> Case:
     """Return the corpus case named ``case_id``."""
     return next(case for case in CASES if case.id == case_id)
@@ -319,9 +347,15 @@ def fuzz(count: int, seed: int, tools=None, stream_every: int = 10) -> tuple[int
     """
     Parse ``count`` generated inputs; stream every ``stream_every``-th in random splits.
 
-    Any exception propagates. Returns ``(number streamed, texts whose streamed result
+    Any exception propagates, including one the parser's own guard caught (``guard_fails``).
+    Returns ``(number streamed, texts whose streamed result
     differed from parse)``.
     """
+    with guard_fails():
+        return _fuzz(count, seed, tools, stream_every)
+
+
+def _fuzz(count: int, seed: int, tools, stream_every: int) -> tuple[int, list[str]]:
     rng = random.Random(seed)
     mismatches: list[str] = []
     streamed = 0

@@ -26,8 +26,8 @@ from .pythonic import finish, read_call
 from ..core import Match, NEED_ANY, NeedMore
 from ..registry import register_format
 from ..results import INVALID_CALL, TRUNCATED, UNPARSEABLE_ARGUMENTS
-from ..values import (add_value_calls, IDENT, READ_INVALID, READ_NEED, READ_OK, READ_TRUNCATED,
-                      read_value, skip_ws)
+from ..values import (add_value_calls, IDENT, invalid_end, READ_INVALID, READ_NEED, READ_OK,
+                      READ_TRUNCATED, read_value, skip_ws)
 from ..values import describe_non_call, guess_name
 
 FORMAT = 'hermes'
@@ -96,8 +96,12 @@ def match_hermes(text: str, pos: int, trigger: str, ctx):
             stop = close + len(CLOSE)
         elif following == -1 and not ctx.final:
             return NeedMore((CLOSE, OPEN))
-        else:
-            stop = end
+        else:  # no closing tag: the malformed value itself is the block
+            stop = invalid_end(text, body, end, note, ctx) if status == READ_INVALID else end
+            if following != -1 and (stop is None or stop > following):
+                stop = following
+            if stop is None:
+                return NeedMore(_WAKE + (OPEN,))
         reason = (note if status == READ_INVALID
                   else f'not closed before {CLOSE!r} ({note})')
         return Match(stop, [ctx.issue(UNPARSEABLE_ARGUMENTS, f'{where}: the call is {reason}; '

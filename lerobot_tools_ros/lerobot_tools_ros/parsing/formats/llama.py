@@ -27,7 +27,7 @@ from .pythonic import finish, read_named_call
 from ..core import after_tag, Match, NEED_ANY, NeedMore
 from ..registry import register_format
 from ..results import INVALID_CALL, TRUNCATED, UNPARSEABLE_ARGUMENTS
-from ..values import (add_value_calls, READ_INVALID, READ_NEED,
+from ..values import (add_value_calls, invalid_end, READ_INVALID, READ_NEED,
                       READ_TRUNCATED, read_value, skip_ws)
 from ..values import describe_non_call, guess_name
 
@@ -77,10 +77,12 @@ def match_python_tag(text: str, pos: int, trigger: str, ctx):
             stop = n
             break
         if status == READ_INVALID:
+            stop = invalid_end(text, k, end, note, ctx)  # the whole malformed value
+            if stop is None:
+                return NeedMore(('}', ']'))
             problems.append((UNPARSEABLE_ARGUMENTS, f'{TAG} at char {ctx.base + pos}: the call '
                              f'is {note}; expected a JSON object like {{"name": "say", '
-                             '"parameters": {"text": "hi"}}', guess_name(text[k:end])))
-            stop = end
+                             '"parameters": {"text": "hi"}}', guess_name(text[k:stop])))
             break
         values.append(value)
         stop = end
