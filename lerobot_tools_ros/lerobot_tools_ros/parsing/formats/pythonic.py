@@ -156,7 +156,7 @@ def read_list(text: str, pos: int, ctx, report_all: bool):
     return end, _from_nodes(node.elts, ctx)
 
 
-def _list_start(text: str, pos: int, ctx):
+def list_start(text: str, pos: int, ctx):
     """Tell whether ``[`` at ``pos`` opens ``[name(`` (True/False; NEED_ANY: undecided)."""
     n = len(text)
     k = skip_ws(text, pos + 1)
@@ -173,7 +173,7 @@ def _list_start(text: str, pos: int, ctx):
 
 def match_list(text: str, pos: int, trigger: str, ctx):
     """Match ``[f(a=1), g(b="x")]``."""
-    start = _list_start(text, pos, ctx)
+    start = list_start(text, pos, ctx)
     if start is not True:
         return start or None
     result = read_list(text, pos, ctx, False)
@@ -200,7 +200,7 @@ def match_wrapper(text: str, pos: int, trigger: str, ctx):
     if type(k) is not int:
         return k
     if text[k] == '[':
-        start = _list_start(text, k, ctx)
+        start = list_start(text, k, ctx)
         if start is not True:
             return start or None
         result = read_list(text, k, ctx, True)
