@@ -506,24 +506,26 @@ def mutate(text: str, rng: random.Random) -> str:
                    else chr(rng.randrange(0x110000)) for _ in range(rng.randrange(0, 80)))
 
 
-def fuzz(count: int, seed: int, tools=None, stream_every: int = 10) -> tuple[int, list[str]]:
+def fuzz(count: int, seed: int, tools=None, stream_every: int = 10,
+         cases: list | None = None) -> tuple[int, list[str]]:
     """
     Parse ``count`` generated inputs; stream every ``stream_every``-th in random splits.
 
-    Any exception propagates, including one the parser's own guard caught (``guard_fails``).
+    Seeds are ``cases`` (default: the whole corpus). Any exception propagates, including one
+    the parser's own guard caught (``guard_fails``).
     Returns ``(number streamed, texts whose streamed result
     differed from parse)``.
     """
     with guard_fails():
-        return _fuzz(count, seed, tools, stream_every)
+        return _fuzz(count, seed, tools, stream_every, cases or CASES)
 
 
-def _fuzz(count: int, seed: int, tools, stream_every: int) -> tuple[int, list[str]]:
+def _fuzz(count: int, seed: int, tools, stream_every: int, cases: list) -> tuple[int, list[str]]:
     rng = random.Random(seed)
     mismatches: list[str] = []
     streamed = 0
     for index in range(count):
-        text = rng.choice(CASES).text
+        text = rng.choice(cases).text
         for _ in range(rng.randrange(1, 4)):
             text = mutate(text, rng)
         if rng.random() < 0.1:  # values far from the start take another decoding path

@@ -167,6 +167,8 @@ def scan(text: str, ctx: Ctx) -> tuple[list, int, tuple[str, ...] | None]:
         search = rx.search
         by_trigger = plan.by_trigger
         final = ctx.final
+        hold_len = plan.hold_len
+        prefix_set = plan.prefix_set
         while True:
             m = search(text, pos)
             if m is None:
@@ -178,6 +180,11 @@ def scan(text: str, ctx: Ctx) -> tuple[list, int, tuple[str, ...] | None]:
                 if result is not None:
                     break
             if result is None:
+                if not final and n - p <= hold_len and text[p:] in prefix_set:
+                    # a longer trigger may still form here (``` -> ```tool_code)
+                    if p > prose:
+                        pieces.append(text[prose:p])
+                    return pieces, p, None
                 pos = p + 1
                 continue
             kind = type(result)

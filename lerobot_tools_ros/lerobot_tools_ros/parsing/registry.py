@@ -196,6 +196,7 @@ class Plan:
         self.hold_rx = (re.compile('(?:' + '|'.join(map(re.escape, prefixes)) + r')\Z')
                         if prefixes else None)
         self.hold_len = max((len(literal) for literal in literals), default=1) - 1
+        self.prefix_set = frozenset(prefixes)
         # One character per trigger that any full occurrence contains (the first one that is
         # not a name character): a delta without any of them cannot hold a whole trigger, so
         # the streaming parser skips the scanner for it. None: some trigger has no such char.

@@ -126,7 +126,7 @@ def read_call(text: str, pos: int, ctx):
         return _truncated(text, pos, ctx, name)
     if text[k] not in '{[':
         return _bad(text, pos, k, ctx, name, f'expected the arguments of {name!r} as a JSON '
-                    f'object, found {text[k:k + 20]!r}')
+                    'object, found {found!r}', k)
     status, value, end, note = read_value(text, k, ctx)
     if status == READ_NEED:
         return NeedMore(_WAKE)
@@ -170,7 +170,8 @@ def _truncated(text: str, pos: int, ctx, name: str):
                                'ended inside the call', pos, n, FORMAT, name)])
 
 
-def _bad(text: str, pos: int, stop: int, ctx, name: str, reason: str):
+def _bad(text: str, pos: int, stop: int, ctx, name: str, reason: str, found_at: int = -1):
+    """Report the call as unparseable; it runs to its closing token (``{found}``: an excerpt)."""
     end = ctx.find(text, CALL_END, stop)
     if end == -1:
         if not ctx.final:
@@ -178,6 +179,8 @@ def _bad(text: str, pos: int, stop: int, ctx, name: str, reason: str):
         end = len(text)
     else:
         end += len(CALL_END)
+    if found_at != -1:
+        reason = reason.replace('{found!r}', repr(text[found_at:min(found_at + 20, end)]))
     return end, [ctx.issue(UNPARSEABLE_ARGUMENTS, f'{CALL_BEGIN} at char {ctx.base + pos}: '
                            f'{reason}', pos, end, FORMAT, name)]
 

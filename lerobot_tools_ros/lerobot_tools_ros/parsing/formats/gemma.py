@@ -65,7 +65,7 @@ def match_function_call(text: str, pos: int, trigger: str, ctx):
     stop = end + len(END)
     found = _NAME.match(text, k)
     if found is None:
-        return _bad(ctx, pos, stop, '', f'expected call:NAME{{...}}, found {text[k:k + 20]!r}')
+        return _bad(ctx, pos, stop, '', f'expected call:NAME{{...}}, found {text[k:min(k + 20, end)]!r}')
     name = found.group(1)
     i = skip_ws(text, found.end())
     try:
@@ -73,7 +73,7 @@ def match_function_call(text: str, pos: int, trigger: str, ctx):
             raise _Bad(i, 'expected {')
         arguments, i = _read_value(text, i, end)
         if skip_ws(text, i) != end:
-            raise _Bad(i, f'unexpected {text[i:i + 10]!r} after the arguments')
+            raise _Bad(i, f'unexpected {text[i:min(i + 10, end)]!r} after the arguments')
     except _Bad as exc:
         return _bad(ctx, pos, stop, name, f'{exc.reason} at char {ctx.base + exc.pos}')
     items: list = []
@@ -120,7 +120,7 @@ def _read_value(text: str, i: int, end: int) -> tuple[object, int]:
         else:
             raw = _SCALAR.match(text, i, end).group().strip()
             if not raw:
-                raise _Bad(i, f'expected a value, found {text[i:i + 10]!r}')
+                raise _Bad(i, f'expected a value, found {text[i:min(i + 10, end)]!r}')
             value = _scalar(raw)
             i += len(_SCALAR.match(text, i, end).group())
         while True:  # put the value in its container; close finished containers

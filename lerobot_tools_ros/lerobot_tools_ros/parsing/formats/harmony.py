@@ -99,7 +99,7 @@ def _read_call(text: str, pos: int, k: int, name: str, ctx):
             return NeedMore(ENDS + (START,))
         items.append(ctx.issue(UNPARSEABLE_ARGUMENTS, f'harmony call to {name!r} at char '
                                f'{ctx.base + pos}: expected JSON arguments, found '
-                               f'{text[k:k + 20]!r}', pos, end, FORMAT, name))
+                               f'{text[k:min(k + 20, end)]!r}', pos, end, FORMAT, name))
         return Match(end, items)
     status, value, end, note = read_value(text, k, ctx)
     if status == READ_NEED:

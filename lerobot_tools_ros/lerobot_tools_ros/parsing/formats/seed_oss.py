@@ -45,9 +45,10 @@ def match_seed(text: str, pos: int, trigger: str, ctx):
         stop = len(text)
     else:
         stop += len(CLOSE)
+    found = text[k:min(k + 20, stop)]
     return Match(stop, [ctx.issue(UNPARSEABLE_ARGUMENTS, f'{OPEN} at char {ctx.base + pos}: '
-                                  f'expected <function=NAME>, found {text[k:k + 20]!r}', pos,
-                                  stop, FORMAT)])
+                                  f'expected <function=NAME>, found {found!r}', pos, stop,
+                                  FORMAT)])
 
 
 register_format(FORMAT, [(OPEN, match_seed)], priority=25,

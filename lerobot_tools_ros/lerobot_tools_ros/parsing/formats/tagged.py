@@ -71,7 +71,7 @@ def _block_to_close(text: str, pos: int, k: int, spec: Tagged, ctx):
         stop = n
     else:
         stop += len(spec.close)
-    found = text[k:k + 20]
+    found = text[k:min(k + 20, stop)]
     return Match(stop, [ctx.issue(UNPARSEABLE_ARGUMENTS, f'{spec.open} at char '
                                   f'{ctx.base + pos}: expected JSON like {spec.example}, found '
                                   f'{found!r}', pos, stop, spec.fmt)])
