@@ -340,8 +340,8 @@ CASES = [
          [('say', SAY_HI, TC), ('move_to', {'x': 1, 'y': 2}, TC)], content='Doing it.'),
     # --- Jamba / Hunyuan: <tool_calls>[...]</tool_calls>
     Case('jamba_list',
-         '<tool_calls>[{"name": "say", "arguments": {"text": "hi"}}, {"name": "record_observation",'
-         ' "arguments": {"label": "cup"}}]</tool_calls>',
+         '<tool_calls>[{"name": "say", "arguments": {"text": "hi"}}, '
+         '{"name": "record_observation", "arguments": {"label": "cup"}}]</tool_calls>',
          [('say', SAY_HI, TC), ('record_observation', {'label': 'cup'}, TC)]),
     Case('hunyuan_answer',
          '<think>plan</think>\n<answer>\n<tool_calls>[{"name": "say", "arguments": {"text": '
@@ -376,8 +376,8 @@ CASES = [
     Case('functiongemma_nested',
          '<start_function_call>call:plan_path{waypoints:[[0,1],[2,3]],options:{fast:true,'
          'mode:<escape>safe<escape>}}<end_function_call>',
-         [('plan_path', {'waypoints': [[0, 1], [2, 3]], 'options': {'fast': True,
-                                                                     'mode': 'safe'}}, GE)]),
+         [('plan_path', {'waypoints': [[0, 1], [2, 3]],
+                         'options': {'fast': True, 'mode': 'safe'}}, GE)]),
     Case('gemma_tool_code', 'Let me greet.\n```tool_code\nprint(say(text="hi"))\n```',
          [('say', SAY_HI, GE)], content='Let me greet.'),
     # --- Phi-4-mini, InternLM2, Cohere, LongCat, xLAM

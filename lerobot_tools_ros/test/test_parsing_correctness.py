@@ -204,7 +204,7 @@ def test_malformed_block_is_removed_whole(text, code, content):
 @pytest.mark.parametrize('text', [
     '[say(text="hi)]\nAll done.',
     'say(text="hi) and then more prose.',
-    '<tool_call>say(text=\'it)</tool_call>',
+    "<tool_call>say(text='it)</tool_call>",
 ])
 def test_unbalanced_quote_in_a_complete_text_is_not_truncated(text):
     result = both(text)

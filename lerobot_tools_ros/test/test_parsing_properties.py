@@ -106,7 +106,7 @@ def test_fuzz_100k():
 
 @pytest.fixture
 def broken_format():
-    """A registered format whose matcher raises IndexError, like a bug in a format module."""
+    """Register a format whose matcher raises IndexError, like a bug in a format module."""
     def match_broken(text, pos, trigger, ctx):
         return text[len(text) + 5]
 

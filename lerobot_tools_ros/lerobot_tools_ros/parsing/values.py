@@ -276,7 +276,7 @@ STRAY_QUOTE = ('not valid JSON: a string in it is never closed (an unbalanced qu
 
 def invalid_end(text: str, start: int, end: int, note: str, ctx) -> int | None:
     """
-    The end of the markup of a value ``read_value`` found invalid: the whole malformed block.
+    Find the end of the markup of a value ``read_value`` found invalid: the whole block.
 
     ``read_value`` stops where decoding failed; a report must take the rest of the block too
     (``block_end``), except after an unbalanced quote, whose end ``read_value`` already found.
@@ -289,7 +289,7 @@ def invalid_end(text: str, start: int, end: int, note: str, ctx) -> int | None:
 
 def unbalanced_quote(text: str, start: int, ctx, note: str) -> int:
     """
-    For a value the text ended inside: the end of the call when a quote is what is unbalanced.
+    Find where a call ends when the text "ended inside" it only because of a stray quote.
 
     ``note`` is what ``scan_brackets`` still expected. When it was inside a string but, with
     quotes ignored, the brackets all close later in the text (``say(text="hi) and more``),

@@ -13,8 +13,10 @@
 # limitations under the License.
 
 """
-Cohere Command: ``<|START_ACTION|>[{"tool_call_id": "0", "tool_name": ..., "parameters": {...}}]
-<|END_ACTION|>`` (Command A, R7B), and for Command R / R+ a line ``Action:`` followed by a
+Cohere Command: ``<|START_ACTION|>`` JSON ``<|END_ACTION|>``, and ``Action:`` with a fence.
+
+``<|START_ACTION|>[{"tool_call_id": "0", "tool_name": ..., "parameters": {...}}]
+<|END_ACTION|>`` is Command A and R7B; for Command R / R+ a line ``Action:`` followed by a
 ```` ```json ```` fence holding ``[{"tool_name": ..., "parameters": {...}}]``. ``tool_name`` is
 the name and ``parameters`` the arguments.
 """

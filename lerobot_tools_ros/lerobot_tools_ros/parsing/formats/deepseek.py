@@ -84,7 +84,7 @@ def match_section(text: str, pos: int, trigger: str, ctx):
 
 
 def _relocate(result, items: list, pos: int):
-    """A call's own Match (a truncated one) after complete calls keeps them too."""
+    """Keep complete calls before a call's own (truncated) Match."""
     if type(result) is Match and items:
         return Match(result.end, items + result.items)
     return result
@@ -170,7 +170,8 @@ def _truncated(text: str, pos: int, ctx, name: str):
                                'ended inside the call', pos, n, FORMAT, name)])
 
 
-def _bad(text: str, pos: int, stop: int, ctx, name: str, reason: str, found_at: int = -1):
+def _bad(text: str, pos: int, stop: int, ctx, name: str, reason: str,
+         found_at: int = -1):
     """Report the call as unparseable; it runs to its closing token (``{found}``: an excerpt)."""
     end = ctx.find(text, CALL_END, stop)
     if end == -1:
@@ -180,7 +181,8 @@ def _bad(text: str, pos: int, stop: int, ctx, name: str, reason: str, found_at: 
     else:
         end += len(CALL_END)
     if found_at != -1:
-        reason = reason.replace('{found!r}', repr(text[found_at:min(found_at + 20, end)]))
+        found = text[found_at:min(found_at + 20, end)]
+        reason = reason.replace('{found!r}', repr(found))
     return end, [ctx.issue(UNPARSEABLE_ARGUMENTS, f'{CALL_BEGIN} at char {ctx.base + pos}: '
                            f'{reason}', pos, end, FORMAT, name)]
 

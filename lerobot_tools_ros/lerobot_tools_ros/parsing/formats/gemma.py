@@ -25,7 +25,7 @@ pythonic format.
 
 import re
 
-from .pythonic import list_start, finish, read_list, read_named_call
+from .pythonic import finish, list_start, read_list, read_named_call
 from ..core import after_tag, Match, NEED_ANY, NeedMore
 from ..registry import register_format
 from ..results import TRUNCATED, UNPARSEABLE_ARGUMENTS
@@ -65,7 +65,8 @@ def match_function_call(text: str, pos: int, trigger: str, ctx):
     stop = end + len(END)
     found = _NAME.match(text, k)
     if found is None:
-        return _bad(ctx, pos, stop, '', f'expected call:NAME{{...}}, found {text[k:min(k + 20, end)]!r}')
+        found = text[k:min(k + 20, end)]
+        return _bad(ctx, pos, stop, '', f'expected call:NAME{{...}}, found {found!r}')
     name = found.group(1)
     i = skip_ws(text, found.end())
     try:

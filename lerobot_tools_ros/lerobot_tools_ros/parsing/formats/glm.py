@@ -53,8 +53,9 @@ def match_glm(text: str, pos: int, trigger: str, ctx):
     if k >= n:
         return NEED_ANY if not ctx.final else None
     if not (text.startswith(KEY, k) or text.startswith(CLOSE, k)):
-        if not ctx.final and n - k < len(KEY) and (KEY.startswith(text[k:])
-                                                  or CLOSE.startswith(text[k:])):
+        rest = text[k:]
+        if not ctx.final and n - k < len(KEY) and (
+                KEY.startswith(rest) or CLOSE.startswith(rest)):
             return NEED_ANY
         return None
     arguments: dict = {}

@@ -13,7 +13,9 @@
 # limitations under the License.
 
 """
-IBM Granite: ``<|tool_call|>[{"name": ..., "arguments": {...}}]`` (Granite 3.x) and
+IBM Granite: ``<|tool_call|>`` and ``<function_call>`` followed by JSON.
+
+``<|tool_call|>[{"name": ..., "arguments": {...}}]`` (Granite 3.x) and
 ``<function_call> {"name": ..., "arguments": {...}}`` (Granite-20B-FunctionCalling, one tag per
 call). Granite 3.1+ may also write ``<tool_call>[...]``, which the Hermes format reads.
 """

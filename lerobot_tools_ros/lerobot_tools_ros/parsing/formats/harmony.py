@@ -136,7 +136,7 @@ def _past_end_token(text: str, end: int, ctx):
 
 
 def match_end(text: str, pos: int, trigger: str, ctx):
-    """A message terminator outside a call is markup."""
+    """Take a message terminator outside a call as markup."""
     return Match(pos + len(trigger), [])
 
 

@@ -13,8 +13,9 @@
 # limitations under the License.
 
 """
-InternLM2 / 2.5: ``<|action_start|><|plugin|>\n{"name": ..., "parameters": {...}}<|action_end|>``.
+InternLM2 / 2.5: a plugin action between ``<|action_start|><|plugin|>`` and ``<|action_end|>``.
 
+The body is ``{"name": ..., "parameters": {...}}``, usually on its own line.
 Only the ``<|plugin|>`` action is a tool call (``<|interpreter|>`` runs code and stays text).
 """
 

@@ -132,7 +132,8 @@ def _truncated(text: str, pos: int, ctx, name: str):
                                'inside the call', pos, n, FORMAT, name)])
 
 
-def _bad(text: str, pos: int, stop: int, ctx, name: str, reason: str, found_at: int = -1):
+def _bad(text: str, pos: int, stop: int, ctx, name: str, reason: str,
+         found_at: int = -1):
     """Report the call as unparseable; it runs to its closing token (``{found}``: an excerpt)."""
     end = ctx.find(text, CALL_END, stop)
     if end == -1:
@@ -142,7 +143,8 @@ def _bad(text: str, pos: int, stop: int, ctx, name: str, reason: str, found_at: 
     else:
         end += len(CALL_END)
     if found_at != -1:
-        reason = reason.replace('{found!r}', repr(text[found_at:min(found_at + 20, end)]))
+        found = text[found_at:min(found_at + 20, end)]
+        reason = reason.replace('{found!r}', repr(found))
     return end, [ctx.issue(UNPARSEABLE_ARGUMENTS, f'{CALL} at char {ctx.base + pos}: {reason}',
                            pos, end, FORMAT, name)]
 

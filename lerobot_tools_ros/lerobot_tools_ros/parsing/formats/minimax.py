@@ -13,7 +13,9 @@
 # limitations under the License.
 
 """
-MiniMax-M2: ``<minimax:tool_call><invoke name="NAME"><parameter name="K">V</parameter></invoke>
+MiniMax-M2: ``<invoke>`` blocks inside ``<minimax:tool_call>``.
+
+``<minimax:tool_call><invoke name="NAME"><parameter name="K">V</parameter></invoke>
 </minimax:tool_call>``, several invokes per block allowed. Values are typed by the catalog
 schema (text without one). MiniMax-M1's ``<tool_calls>`` JSON lines are ``tool_calls_json``.
 """

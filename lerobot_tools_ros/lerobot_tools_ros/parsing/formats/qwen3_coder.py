@@ -51,9 +51,10 @@ _MAX_SCHEMA_DEPTH = 8
 
 def schema_types(schema: object, depth: int = 0) -> set:
     """
-    Collect the JSON types a (sub)schema allows: ``type`` (a name or a list), and the
-    alternatives of ``anyOf``/``oneOf`` (what Pydantic emits for ``Optional[int]``), nested.
+    Collect the JSON types a (sub)schema allows.
 
+    That is ``type`` (a name or a list), and the alternatives of ``anyOf``/``oneOf`` (what
+    Pydantic emits for ``Optional[int]``), nested.
     An alternative without a type (``{}``) or a schema we cannot read allows anything.
     """
     if not isinstance(schema, dict) or depth > _MAX_SCHEMA_DEPTH:
@@ -273,7 +274,7 @@ def _read_parameter(call: _Call, i: int):
 
 def _structural_close(call: _Call, start: int):
     """
-    The first ``</parameter>`` at or after ``start`` that the markup continues after.
+    Find the first ``</parameter>`` at or after ``start`` that the markup continues after.
 
     A closing tag followed (after whitespace) by ``<parameter=``, ``</function>``, the
     wrapper's closing tag or the end of the text ends a value; any other one is text inside
@@ -323,7 +324,7 @@ def _value_end(call: _Call, pname: str, start: int):
 
 def _inner_tag(call: _Call, pname: str, start: int, following: int, close: int):
     """
-    A ``<parameter=`` at ``following`` before the value's real end at ``close``.
+    Decide what a ``<parameter=`` at ``following``, before the value's real end, is.
 
     Either this value lost its ``</parameter>`` (the tag opens the next parameter) or the tag
     is text inside the value. The schema and the rest of the call decide: a name that is not

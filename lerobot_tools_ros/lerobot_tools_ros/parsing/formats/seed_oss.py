@@ -13,8 +13,10 @@
 # limitations under the License.
 
 """
-ByteDance Seed-OSS: ``<seed:tool_call><function=NAME><parameter=K>V</parameter></function>
-</seed:tool_call>``: Qwen3-Coder's body in Seed's own wrapper, read by the same code (values
+ByteDance Seed-OSS: Qwen3-Coder's function body inside ``<seed:tool_call>``.
+
+``<seed:tool_call><function=NAME><parameter=K>V</parameter></function></seed:tool_call>``:
+Qwen3-Coder's body in Seed's own wrapper, read by the same code (values
 typed by the catalog schema, markup inside values, repeated parameters).
 ``<seed:think>`` reasoning is not a call and stays text.
 """

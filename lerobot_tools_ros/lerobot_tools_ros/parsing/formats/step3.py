@@ -13,7 +13,9 @@
 # limitations under the License.
 
 """
-Step-3: ``<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="N">
+Step-3: DeepSeek-like call tokens around ``<steptml:invoke>`` markup.
+
+``<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="N">
 <steptml:parameter name="K">V</steptml:parameter></steptml:invoke><｜tool_call_end｜>
 <｜tool_calls_end｜>`` (``｜`` is U+FF5C). Values are typed by the catalog schema.
 """

@@ -62,7 +62,7 @@ def after_close(text: str, end: int, close: str, ctx):
 
 
 def _block_to_close(text: str, pos: int, k: int, spec: Tagged, ctx):
-    """A body that is not JSON: the block runs to the closing token (or the end)."""
+    """Report a body that is not JSON; the block runs to the closing token (or the end)."""
     n = len(text)
     stop = ctx.find(text, spec.close, k) if spec.close else -1
     if stop == -1:
