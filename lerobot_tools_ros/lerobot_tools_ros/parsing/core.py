@@ -169,13 +169,20 @@ def scan(text: str, ctx: Ctx) -> tuple[list, int, tuple[str, ...] | None]:
         final = ctx.final
         hold_len = plan.hold_len
         prefix_set = plan.prefix_set
+        word_triggers = plan.word_triggers
         while True:
             m = search(text, pos)
             if m is None:
                 break
             p = m.start()
+            literal = m.group()
+            if literal in word_triggers:  # starts with a name character: only at a word start
+                before = text[p - 1] if p else ctx.prev
+                if before and (before.isalnum() or before in '_.'):
+                    pos = p + 1
+                    continue
             result = None
-            for trigger, matcher in by_trigger[m.group()]:
+            for trigger, matcher in by_trigger[literal]:
                 result = matcher(text, p, trigger, ctx)
                 if result is not None:
                     break
@@ -202,10 +209,10 @@ def scan(text: str, ctx: Ctx) -> tuple[list, int, tuple[str, ...] | None]:
                     pieces.append(text[prose:p])
                 return pieces, p, result.wake
     stop = n
-    if not ctx.final and plan.hold_rx is not None:
-        held = plan.hold_rx.search(text, max(pos, n - plan.hold_len))
-        if held is not None:
-            stop = held.start()
+    if not ctx.final:
+        held = plan.held_start(text, pos)
+        if held != -1:
+            stop = held
     if stop > prose:
         pieces.append(text[prose:stop])
     return pieces, stop, None
