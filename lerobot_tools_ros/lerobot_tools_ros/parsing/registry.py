@@ -222,7 +222,6 @@ class Plan:
                                        if literal[0].isalnum() or literal[0] in NAME_CHARS)
         self.word_max = max(map(len, words), default=0)
 
-
     def held_start(self, text: str, start: int) -> int:
         """
         Where a suffix of ``text`` (from ``start`` on) that may grow into a trigger begins.

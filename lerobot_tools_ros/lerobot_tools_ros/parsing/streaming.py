@@ -58,7 +58,7 @@ _last_chars: dict = {}  # wake tuple -> search for a character that ends one of 
 
 
 def _wake_search(wake: tuple[str, ...]):
-    """A search for any last character of the wake strings (compiled once per tuple)."""
+    """Return a search for any last character of the wake strings (compiled once per tuple)."""
     found = _last_chars.get(wake)
     if found is None:
         chars = ''.join(sorted({needle[-1] for needle in wake}))
@@ -193,7 +193,7 @@ class StreamingParser:
         return any(needle in window for needle in self._wake)
 
     def _recent(self, count: int) -> str:
-        """The last ``count`` characters before the newest chunk."""
+        """Return the last ``count`` characters before the newest chunk."""
         parts = []
         have = 0
         chunks = self._chunks

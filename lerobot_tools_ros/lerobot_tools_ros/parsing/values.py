@@ -161,30 +161,38 @@ def scan_brackets(text: str, start: int, python: bool, ctx=None) -> tuple[int, i
     where it stopped (inside a string too), and the next scan of the same value resumes there:
     a value that grows by small deltas is scanned once overall, not once per delta.
     """
-    search = (_NEXT_PY if python else _NEXT_JSON).search
-    n = len(text)
     memo = ctx.memo if ctx is not None else None
     key = None
     i, stack, quote = start, [], ''
     if memo is not None:
-        base = ctx.base
-        key = (base + start, python)
+        key = (ctx.base + start, python)
         state = memo.pop(key, None)
         if state is not None:
-            i, stack, quote = state[0] - base, state[1], state[2]
+            i, stack, quote = state[0] - ctx.base, state[1], state[2]
+    result, resume = _scan_from(text, i, stack, quote, python)
+    if resume is not None and key is not None:
+        memo[key] = (ctx.base + resume[0], stack, resume[1])
+    return result
+
+
+def _scan_from(text: str, i: int, stack: list, quote: str, python: bool):
+    """
+    Run the loop of ``scan_brackets`` from ``i`` (inside a string when ``quote``).
+
+    Returns ``(result, resume)``; ``resume`` is ``(index, quote)`` to continue from when the
+    value is unclosed, else None.
+    """
+    search = (_NEXT_PY if python else _NEXT_JSON).search
+    n = len(text)
     while True:
         if quote:
             i, resume = _string_end(text, i, quote)
             if i == -1:
-                if key is not None:
-                    memo[key] = (base + resume, stack, quote)
-                return UNCLOSED, n, _open_note(stack, quote)
+                return (UNCLOSED, n, _open_note(stack, quote)), (resume, quote)
             quote = ''
         m = search(text, i)
-        if m is None:
-            if key is not None:
-                memo[key] = (base + n, stack, '')  # nothing in [i, n) needs a second look
-            return UNCLOSED, n, _open_note(stack, '')
+        if m is None:  # nothing in [i, n) needs a second look
+            return (UNCLOSED, n, _open_note(stack, '')), (n, '')
         j = m.start()
         c = text[j]
         if c in '([{':
@@ -193,27 +201,23 @@ def scan_brackets(text: str, start: int, python: bool, ctx=None) -> tuple[int, i
         elif c in ')]}':
             if not stack or stack[-1] != c:
                 expected = f'{stack[-1]!r}' if stack else 'nothing'
-                return BAD, j, f'unexpected {c!r} (expected {expected})'
+                return (BAD, j, f'unexpected {c!r} (expected {expected})'), None
             stack.pop()
             if not stack:
-                return CLOSED, j + 1, ''
+                return (CLOSED, j + 1, ''), None
             i = j + 1
         elif c in _LETTERS:  # JSON mode only
             word = _WORD_CHARS.match(text, j).group()
             if j + len(word) >= n:  # the word may still grow (tru -> true)
-                if key is not None:
-                    memo[key] = (base + j, stack, '')
-                return UNCLOSED, n, _open_note(stack, '')
+                return (UNCLOSED, n, _open_note(stack, '')), (j, '')
             if word not in _JSON_WORDS and text[j - 1] not in '0123456789.':
-                return BAD, j, f'unexpected bare word {short(word)}'
+                return (BAD, j, f'unexpected bare word {short(word)}'), None
             i = j + len(word)
         elif c != '"' and c != "'":
-            return BAD, j, f'unexpected {c!r}'
+            return (BAD, j, f'unexpected {c!r}'), None
         elif n - j < 3 and text[j:] == c * (n - j):
             # '"' or '""' at the very end may still become a triple quote
-            if key is not None:
-                memo[key] = (base + j, stack, '')
-            return UNCLOSED, n, _open_note(stack, c)
+            return (UNCLOSED, n, _open_note(stack, c)), (j, '')
         else:
             quote = c * 3 if text.startswith(c * 3, j) else c
             i = j + len(quote)
