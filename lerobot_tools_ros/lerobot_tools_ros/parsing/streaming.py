@@ -17,19 +17,16 @@
 
 Each ``feed`` appends a delta and reruns the scanner over the unconsumed tail only: prose and
 calls before the first undecided position are emitted and dropped from the buffer; a trailing
-partial trigger (``<tool_ca``) and trailing whitespace are held back. A delta with no character
-that could start a trigger, arriving when nothing is held back, skips the scanner entirely.
+partial trigger (``<tool_ca``) and trailing whitespace are held back.
 
-While a call is still open, the scanner reruns only when a delta brings a string that could
-end it (its closing tag; for JSON and pythonic calls a closing bracket), and the bracket
-scanner resumes where it stopped (``values.scan_brackets``), so a long call arriving in small
-deltas is scanned once and decoded once.
-
-Cost: O(total length) for prose and for calls closed by a tag. For a pending JSON value,
-each wake-up costs O(delta) for the bracket scan, plus, while the value is under 2 KiB, one
-C-level decode attempt of the value (cheaper than the Python scan at that size); the value is
-decoded in full once it closes. Per delta there is a fixed cost of about 1 us (a Python call
-and an event object), which dominates for token-sized deltas.
+Per token the common cases cost about a list append: while nothing is held back, an ASCII
+delta without any character that could start a trigger (``plan.key_rx``) or a newline is kept
+as prose and delivered in one ContentEvent at the next newline, call or issue, after
+``FLUSH_CHARS`` characters, or at ``finish``. While a call is pending, a delta only wakes the
+scanner when it completes one of the matcher's wake strings (checked by their last character
+first) or, for an optional closing tag, brings a character that is not whitespace or part of
+that tag (``NeedMore.quiet``). The bracket scanner resumes where it stopped
+(``values.scan_brackets``), so a long call arriving in small deltas is scanned once.
 
 For every split of a text into deltas, the concatenated ContentEvents, the CallEvents and the
 IssueEvents equal ``parse(text)``'s content, calls and errors (tested with hypothesis). The one
@@ -55,6 +52,15 @@ _set_text = ContentEvent.text.__set__
 _set_call = CallEvent.call.__set__
 _set_issue = IssueEvent.issue.__set__
 _last_chars: dict = {}  # wake tuple -> search for a character that ends one of its strings
+_quiet_sets: dict = {}  # quiet characters -> issuperset of them and whitespace
+
+
+def _quiet_check(quiet: str):
+    """Return a test of whether a delta holds only whitespace and ``quiet`` characters."""
+    found = _quiet_sets.get(quiet)
+    if found is None:
+        found = _quiet_sets[quiet] = frozenset(quiet + ' \t\r\n\f\v').issuperset
+    return found
 
 
 def _wake_search(wake: tuple[str, ...]):
@@ -82,6 +88,7 @@ class StreamingParser:
         self._seen = 0
         self._wake: tuple[str, ...] | None = None
         self._wake_search = None
+        self._asleep = None
         self._overflow = False
         self._finished = False
         self._failed = False
@@ -122,6 +129,9 @@ class StreamingParser:
                 if n <= self._room and delta.isascii():
                     self._room -= n
                     self._chunks.append(delta)
+                    asleep = self._asleep
+                    if asleep is not None and not asleep(delta):
+                        return self._guarded(self._rescan)  # a character that may decide
                     if self._wake_search(delta) is None or not self._woken(delta):
                         return _EMPTY
                     return self._guarded(self._rescan)
@@ -233,7 +243,10 @@ class StreamingParser:
             self._size -= len(held)
             self._seen -= len(held)
             delta = held + delta
-        return self._guarded(self._feed, delta)
+        try:
+            return self._feed(delta)
+        except Exception as exc:  # noqa: B902 - model text must never take the caller down
+            return self._fail(exc)
 
     def _guarded(self, step, *args) -> list:
         """Run one parsing step; a parser bug becomes one issue, never an exception."""
@@ -266,7 +279,8 @@ class StreamingParser:
             return self._overflowed()
         if self._wake is not None:
             self._chunks.append(delta)
-            if not self._woken(delta):
+            asleep = self._asleep
+            if (asleep is None or asleep(delta)) and not self._woken(delta):
                 return []
             return self._rescan_buffer()
         if self._buf:
@@ -285,15 +299,16 @@ class StreamingParser:
         text = self._buf + ''.join(self._held) + ''.join(self._chunks)
         self._held.clear()
         self._chunks = []
-        events = self._scan(text, True)
+        events = self._scan(text, True) if text else []
         tail = self._content.finish()
         if tail:
             events.append(ContentEvent(tail))
         return events
 
     def _scan(self, text: str, final: bool) -> list:
-        pieces, stop, wake = scan(text, Ctx(self._plan, final, self._base, self._prev,
+        pieces, stop, need = scan(text, Ctx(self._plan, final, self._base, self._prev,
                                             self._memo))
+        wake = need.wake if need is not None else None
         events: list = []
         content = self._content
         for piece in pieces:
@@ -329,6 +344,7 @@ class StreamingParser:
         self._waiting = wake is not None and not final
         if self._waiting:
             self._wake_search = _wake_search(wake)
+            self._asleep = _quiet_check(need.quiet) if need.quiet else None
         self._idle = not text and not final and self._key_search is not None
         self._room = self._room_base = self._limit - self._size
         self._flush_at = self._room - FLUSH_CHARS

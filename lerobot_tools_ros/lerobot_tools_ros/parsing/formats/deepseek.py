@@ -33,7 +33,7 @@ closing token at the end of the text is tolerated when the call itself is comple
 import re
 
 from .invoke_xml import Invokes, read_invokes
-from ..core import after_tag, Match, NEED_ANY, NeedMore
+from ..core import after_tag, Match, need_closing, NeedMore
 from ..registry import register_format
 from ..results import INVALID_CALL, TRUNCATED, UNPARSEABLE_ARGUMENTS
 from ..values import guess_name, invalid_end, READ_NEED, READ_OK, READ_TRUNCATED, read_value
@@ -66,7 +66,7 @@ def match_section(text: str, pos: int, trigger: str, ctx):
             return Match(k + len(CALLS_END), items)
         if k >= n or (not ctx.final and CALLS_END.startswith(text[k:k + len(CALLS_END)])):
             if not ctx.final:
-                return NEED_ANY
+                return need_closing(CALLS_END, CALL_BEGIN)
             if not items:
                 return Match(n, [ctx.issue(TRUNCATED, f'{CALLS_BEGIN} at char '
                                            f'{ctx.base + pos}: the text ended before a call',
@@ -74,7 +74,7 @@ def match_section(text: str, pos: int, trigger: str, ctx):
             return Match(k, items)  # the closing token never came; the calls are complete
         if not text.startswith(CALL_BEGIN, k):
             if not ctx.final and CALL_BEGIN.startswith(text[k:k + len(CALL_BEGIN)]):
-                return NEED_ANY
+                return need_closing(CALLS_END, CALL_BEGIN)
             return Match(k, items) if items else None
         result = read_call(text, k, ctx)
         if type(result) is not tuple:
@@ -139,7 +139,7 @@ def read_call(text: str, pos: int, ctx):
         return _bad(text, pos, stop, ctx, name, f'the arguments are {note}')
     stop = _after_call(text, end, ctx)
     if stop is None:
-        return NEED_ANY
+        return need_closing('```', CALL_END)
     items: list = []
     if not name:
         items.append(ctx.issue(INVALID_CALL, f'{CALL_BEGIN} at char {ctx.base + pos}: the call '

@@ -32,7 +32,7 @@ markup too.
 
 import re
 
-from ..core import Match, NEED_ANY, NeedMore
+from ..core import Match, NEED_ANY, need_closing, NeedMore
 from ..registry import register_format
 from ..results import TRUNCATED, UNPARSEABLE_ARGUMENTS
 from ..values import guess_name, invalid_end, READ_NEED, READ_OK, READ_TRUNCATED, read_value
@@ -120,7 +120,7 @@ def _read_call(text: str, pos: int, k: int, name: str, ctx):
                                       stop, FORMAT, name)])
     stop = _past_end_token(text, end, ctx)
     if stop is None:
-        return NEED_ANY
+        return need_closing(*ENDS)
     ctx.add_call(items, name, value, FORMAT, pos, stop)
     return Match(stop, items)
 

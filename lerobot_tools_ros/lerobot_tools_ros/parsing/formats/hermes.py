@@ -23,7 +23,7 @@ Qwen3-Coder format.
 """
 
 from .pythonic import finish, read_call
-from ..core import Match, NEED_ANY, NeedMore
+from ..core import Match, NEED_ANY, need_closing, NeedMore
 from ..registry import register_format
 from ..results import INVALID_CALL, TRUNCATED, UNPARSEABLE_ARGUMENTS
 from ..values import (add_value_calls, IDENT, invalid_end, READ_INVALID, READ_NEED, READ_OK,
@@ -34,6 +34,7 @@ FORMAT = 'hermes'
 OPEN = '<tool_call>'
 CLOSE = '</tool_call>'
 _WAKE = ('}', ']', ')', CLOSE)
+_NEED_CLOSE = need_closing(CLOSE, OPEN)
 
 
 def after_value(text: str, end: int, close: str, ctx):
@@ -89,7 +90,7 @@ def _json_body(text: str, pos: int, body: int, ctx):
     if status == READ_OK:
         stop = after_value(text, end, CLOSE, ctx)
         if stop is None:
-            return NEED_ANY
+            return _NEED_CLOSE
         items: list = []
         if not add_value_calls(value, FORMAT, ctx, pos, stop, items):
             items.append(ctx.issue(
@@ -133,7 +134,7 @@ def _other_body(text: str, pos: int, body: int, ctx):
             return result
         stop = after_value(text, result[0], CLOSE, ctx)
         if stop is None:
-            return NEED_ANY
+            return _NEED_CLOSE
         return Match(stop, finish(result[1], ctx, FORMAT, pos, stop))
     if ident is not None and ident.end() >= n and not ctx.final:
         return NEED_ANY

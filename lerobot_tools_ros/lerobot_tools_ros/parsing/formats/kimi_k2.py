@@ -27,7 +27,7 @@ prefix (optional) and the ``:INDEX`` suffix. Section tokens are optional around 
 
 import re
 
-from ..core import after_tag, Match, NEED_ANY, NeedMore
+from ..core import after_tag, Match, need_closing, NeedMore
 from ..registry import register_format
 from ..results import TRUNCATED, UNPARSEABLE_ARGUMENTS
 from ..values import guess_name, invalid_end, READ_NEED, READ_OK, READ_TRUNCATED, read_value
@@ -56,14 +56,14 @@ def match_section(text: str, pos: int, trigger: str, ctx):
             return Match(k + len(SECTION_END), items)
         if k >= n or (not ctx.final and SECTION_END.startswith(text[k:k + len(SECTION_END)])):
             if not ctx.final:
-                return NEED_ANY
+                return need_closing(SECTION_END, CALL)
             if items:
                 return Match(k, items)
             return Match(n, [ctx.issue(TRUNCATED, f'{SECTION} at char {ctx.base + pos}: the '
                                        'text ended before a call', pos, n, FORMAT)])
         if not text.startswith(CALL, k):
             if not ctx.final and CALL.startswith(text[k:k + len(CALL)]):
-                return NEED_ANY
+                return need_closing(SECTION_END, CALL)
             return Match(k, items) if items else None
         result = read_call(text, k, ctx)
         if type(result) is not tuple:
@@ -116,7 +116,7 @@ def read_call(text: str, pos: int, ctx):
     if text.startswith(CALL_END, e):
         stop = e + len(CALL_END)
     elif not ctx.final and CALL_END.startswith(text[e:e + len(CALL_END)]):
-        return NEED_ANY
+        return need_closing(CALL_END, SECTION_END, CALL)
     else:
         stop = end
     items: list = []

@@ -24,7 +24,7 @@ the markup.
 
 from .openai_json import match_json
 from .pythonic import finish, read_named_call
-from ..core import after_tag, Match, NEED_ANY, NeedMore
+from ..core import after_tag, Match, NEED_ANY, need_closing, NeedMore
 from ..registry import register_format
 from ..results import INVALID_CALL, TRUNCATED, UNPARSEABLE_ARGUMENTS
 from ..values import (add_value_calls, invalid_end, READ_INVALID, READ_NEED,
@@ -64,7 +64,7 @@ def match_python_tag(text: str, pos: int, trigger: str, ctx):
     if not problems or problems[-1][0] != TRUNCATED:
         stop = _end_tokens(text, stop, ctx)
         if stop is None:
-            return NEED_ANY
+            return need_closing(*END_TOKENS)
     items: list = []
     for value in values:
         if not add_value_calls(value, FORMAT, ctx, pos, stop, items):
@@ -83,7 +83,7 @@ def _builtin_call(text: str, pos: int, k: int, ctx):
         return result
     stop = _end_tokens(text, result[0], ctx)
     if stop is None:
-        return NEED_ANY
+        return need_closing(*END_TOKENS)
     return Match(stop, finish(result[1], ctx, FORMAT, pos, stop, builtin=True))
 
 

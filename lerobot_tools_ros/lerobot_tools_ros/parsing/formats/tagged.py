@@ -24,7 +24,7 @@ registers ``match`` with it. Registers no format itself.
 from dataclasses import dataclass
 from typing import Callable
 
-from ..core import after_tag, Match, NEED_ANY, NeedMore
+from ..core import after_tag, Match, NEED_ANY, need_closing, NeedMore
 from ..results import INVALID_CALL, TRUNCATED, UNPARSEABLE_ARGUMENTS
 from ..values import (add_value_calls, describe_non_call, guess_name, invalid_end, READ_NEED,
                       READ_OK, READ_TRUNCATED, read_value, skip_ws)
@@ -108,7 +108,7 @@ def match(text: str, pos: int, spec: Tagged, ctx, k: int | None = None):
         k = j
     stop = after_close(text, end, spec.close, ctx)
     if stop is None:
-        return NEED_ANY
+        return need_closing(spec.close, spec.open)
     items: list = []
     for value in values:
         if spec.normalize is not None:
