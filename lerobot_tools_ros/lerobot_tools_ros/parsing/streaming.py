@@ -89,6 +89,7 @@ class StreamingParser:
         self._wake: tuple[str, ...] | None = None
         self._wake_search = None
         self._asleep = None
+        self._partial = False
         self._overflow = False
         self._finished = False
         self._failed = False
@@ -287,6 +288,9 @@ class StreamingParser:
             text = self._buf
             self._buf = ''
             text += delta
+            if self._partial and text in self._plan.prefix_set:
+                self._buf = text  # still only the start of a trigger (<|tool_ca...)
+                return []
             return self._scan(text, False)
         return self._scan(delta, False)
 
@@ -340,6 +344,7 @@ class StreamingParser:
                 for key in [key for key in self._memo if key[0] < self._base]:
                     del self._memo[key]
         self._buf = text
+        self._partial = need is None and not final  # text: a held start of a trigger
         self._wake = wake
         self._waiting = wake is not None and not final
         if self._waiting:

@@ -25,7 +25,7 @@ catalog they stay text. A call without arguments is ``<tool_call>NAME</tool_call
 import re
 
 from .qwen3_coder import typed_value
-from ..core import Match, NEED_ANY, NeedMore
+from ..core import Match, NEED_ANY, need_closing, NeedMore
 from ..registry import register_format
 from ..results import TRUNCATED, UNPARSEABLE_ARGUMENTS
 from ..values import skip_ws
@@ -39,6 +39,7 @@ VALUE = '<arg_value>'
 VALUE_END = '</arg_value>'
 _NAME = re.compile(r'[A-Za-z_][A-Za-z0-9_.\-]*')
 _WAKE = (VALUE_END, KEY_END, CLOSE)
+_NEED_CLOSE = need_closing(CLOSE, KEY)
 
 
 def match_glm(text: str, pos: int, trigger: str, ctx):
@@ -76,7 +77,7 @@ def match_glm(text: str, pos: int, trigger: str, ctx):
     elif k >= n or (not ctx.final and (CLOSE.startswith(text[k:k + len(CLOSE)])
                                        or KEY.startswith(text[k:k + len(KEY)]))):
         if not ctx.final:
-            return NEED_ANY
+            return _NEED_CLOSE
         return _truncated(text, pos, ctx, name)
     else:
         stop = k  # stray text before </tool_call>: the call ends with its last pair

@@ -24,10 +24,11 @@ typed by the catalog schema like Qwen3-Coder's (``string="true"`` keeps the text
 import re
 
 from .qwen3_coder import typed_value
-from ..core import Match, NEED_ANY, NeedMore
+from ..core import Match, need_closing, NeedMore
 from ..results import TRUNCATED, UNPARSEABLE_ARGUMENTS
 from ..values import decode_json, skip_ws
 
+_NEED_GT = NeedMore(('>',))  # a tag's attributes until its '>'
 _ATTRS = re.compile(r'\s*name\s*=\s*(?:"([^"<>]*)"|\'([^\'<>]*)\')'
                     r'(?:\s+string\s*=\s*"(true|false)")?\s*>')
 
@@ -48,7 +49,7 @@ def _attrs(text: str, i: int, tag: str, ctx):
     found = _ATTRS.match(text, i + len(tag))
     if found is None:
         if not ctx.final and '>' not in text[i:i + 300] and len(text) - i < 300:
-            return NEED_ANY
+            return _NEED_GT
         return None
     return found.group(1) if found.group(1) is not None else found.group(2), found.group(3), \
         found.end()
@@ -73,7 +74,7 @@ def read_invokes(text: str, k: int, pos: int, close: str, tags: Invokes, ctx):
                 not ctx.final and tags.invoke.startswith(text[i:i + len(tags.invoke)])
                 and n - i < len(tags.invoke)):
             if not ctx.final:
-                return NEED_ANY
+                return need_closing(close, tags.invoke)
             return Match(n, [ctx.issue(TRUNCATED, f'call block at char {ctx.base + pos}: the '
                                        f'text ended before {close!r}', pos, n, tags.fmt,
                                        calls[-1][0] if calls else '')])
@@ -99,7 +100,7 @@ def _read_invoke(text: str, i: int, pos: int, tags: Invokes, ctx):
     """One ``<invoke name=...>...</invoke>``: ``(end, name, arguments, problem)``."""
     n = len(text)
     head = _attrs(text, i, tags.invoke, ctx)
-    if head is None or head is NEED_ANY:
+    if head is None or head is _NEED_GT:
         return head if head is not None else Match(i + len(tags.invoke), [ctx.issue(
             UNPARSEABLE_ARGUMENTS, f'{tags.invoke} at char {ctx.base + i}: expected '
             f'{tags.invoke} name="NAME">', pos, i + len(tags.invoke), tags.fmt)])
@@ -117,11 +118,11 @@ def _read_invoke(text: str, i: int, pos: int, tags: Invokes, ctx):
             rest = text[j:j + len(tags.invoke_end)]
             if not ctx.final and (tags.invoke_end.startswith(rest) or (
                     len(rest) < len(tags.param) and tags.param.startswith(rest))):
-                return NEED_ANY
+                return need_closing(tags.param, tags.invoke_end)
             # a missing </invoke>: the call ends where the next tag starts
             return j, name, arguments, '; '.join(problems)
         attrs = _attrs(text, j, tags.param, ctx)
-        if attrs is NEED_ANY:
+        if attrs is _NEED_GT:
             return attrs
         if attrs is None:
             problems.append(f'unreadable parameter tag at char {ctx.base + j}')

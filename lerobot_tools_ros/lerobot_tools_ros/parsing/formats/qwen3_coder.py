@@ -26,7 +26,7 @@ its ``</parameter>`` (so it may contain ``</function>``); when that is missing, 
 import re
 
 from .marker import strip_one_newline
-from ..core import Match, NEED_ANY, NeedMore
+from ..core import Match, NEED_ANY, need_closing, NeedMore
 from ..registry import register_format
 from ..results import TRUNCATED, UNPARSEABLE_ARGUMENTS
 from ..values import decode_json, literal_value, LiteralError, skip_ws
@@ -188,7 +188,7 @@ def read_function(text: str, pos: int, func: int, ctx, wrapped: bool, close: str
         if text.startswith(close, k):
             stop = k + len(close)
         elif not ctx.final and close.startswith(text[k:k + len(close)]):
-            return NEED_ANY
+            return need_closing(close)
     items: list = []
     if call.problems:
         items.append(ctx.issue(UNPARSEABLE_ARGUMENTS, f'<function={call.name}> at char '
@@ -239,7 +239,7 @@ def _read_parameters(call: _Call, i: int):
         rest = text[i:i + len(PARAM)]
         if not ctx.final and len(rest) < len(PARAM) and any(
                 tag.startswith(rest) for tag in call.enders()):
-            return NEED_ANY
+            return need_closing(*call.enders())
         following = _first(text, ctx, i + 1, call.enders())
         if following == -1:
             return call.truncated(f'inside <function={call.name}> (expected {FUNC_END!r})')
@@ -289,13 +289,13 @@ def _structural_close(call: _Call, start: int):
             return -1
         a = skip_ws(text, c + len(PARAM_END))
         if a >= n:
-            return c if ctx.final else NEED_ANY
+            return c if ctx.final else need_closing(*call.enders())
         enders = call.enders()
         if text.startswith(enders, a):
             return c
         if not ctx.final and n - a < len(PARAM) and any(
                 tag.startswith(text[a:]) for tag in enders):
-            return NEED_ANY
+            return need_closing(*enders)
         k = c + 1
 
 

@@ -21,7 +21,7 @@ Step-3: DeepSeek-like call tokens around ``<steptml:invoke>`` markup.
 """
 
 from .invoke_xml import Invokes, read_invokes
-from ..core import after_tag, Match, NEED_ANY
+from ..core import after_tag, Match, need_closing
 from ..registry import register_format
 from ..values import skip_ws
 
@@ -32,6 +32,7 @@ CALL_BEGIN = '<｜tool_call_begin｜>'
 CALL_END = '<｜tool_call_end｜>'
 SEP = '<｜tool_sep｜>'
 _TAGS = Invokes('steptml:', FORMAT)
+_NEED_TOKENS = need_closing(CALL_BEGIN, 'function', SEP, CALLS_END, _TAGS.invoke)
 
 
 def match_section(text: str, pos: int, trigger: str, ctx):
@@ -47,14 +48,14 @@ def match_section(text: str, pos: int, trigger: str, ctx):
             if text.startswith(token, k):
                 k = skip_ws(text, k + len(token))
             elif not ctx.final and token.startswith(text[k:k + len(token)]):
-                return NEED_ANY
+                return _NEED_TOKENS
         if text.startswith(CALLS_END, k):
             return Match(k + len(CALLS_END), items)
         if not ctx.final and CALLS_END.startswith(text[k:k + len(CALLS_END)]):
-            return NEED_ANY
+            return _NEED_TOKENS
         if k >= n or not text.startswith(_TAGS.invoke, k):
             if not ctx.final and n - k < len(_TAGS.invoke) and _TAGS.invoke.startswith(text[k:]):
-                return NEED_ANY
+                return _NEED_TOKENS
             return Match(k, items) if items else None
         result = read_invokes(text, k, pos, CALL_END, _TAGS, ctx)
         if type(result) is not tuple:
