@@ -75,6 +75,11 @@ def _wake_search(wake: tuple[str, ...]):
 class StreamingParser:
     """Incremental tool-call parser for one generation; ``feed`` deltas, then ``finish``."""
 
+    __slots__ = ('_asleep', '_base', '_buf', '_chunks', '_content', '_failed', '_finished',
+                 '_flush_at', '_held', '_idle', '_key_search', '_limit', '_memo', '_overflow',
+                 '_partial', '_plan', '_prev', '_quiet', '_room', '_room_base', '_seen', '_size',
+                 '_waiting', '_wake', '_wake_search', '_words')
+
     def __init__(self, catalog=None, formats: str | Sequence[str] = 'auto', *,
                  max_input_bytes: int = DEFAULT_MAX_INPUT_BYTES) -> None:
         plan = self._plan = get_plan(catalog, formats)
@@ -326,7 +331,9 @@ class StreamingParser:
             if piece.content:
                 kept = content.prose(piece.content)
                 if kept:
-                    events.append(ContentEvent(kept))
+                    event = _new_event(ContentEvent)
+                    _set_text(event, kept)
+                    events.append(event)
             content.markup()
             for item in piece.items:
                 if type(item) is ParsedCall:
