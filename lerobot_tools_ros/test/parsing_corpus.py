@@ -314,6 +314,13 @@ CASES = [
          'Done.',
          [('say', {'text': 'a "quote" & '}, G), ('set_gripper', {'open': True}, G)],
          content='Done.'),
+    Case('glm_calls_between_reasoning',
+         '<think>First greet.</think><tool_call>say<arg_key>text</arg_key><arg_value>hi'
+         '</arg_value></tool_call><think>Now move.</think>\n<tool_call>move_to<arg_key>x'
+         '</arg_key><arg_value>1</arg_value><arg_key>y</arg_key><arg_value>2</arg_value>'
+         '</tool_call>',
+         [('say', SAY_HI, G), ('move_to', {'x': 1, 'y': 2}, G)],
+         content='<think>First greet.</think><think>Now move.</think>'),
     Case('glm_truncated', '<tool_call>say<arg_key>text</arg_key><arg_value>hel',
          errors=[('truncated', 'say')]),
     # --- gpt-oss harmony
@@ -326,6 +333,12 @@ CASES = [
          '<|channel|>commentary to=functions.move_to json<|message|>{"x": 1, "y": 2}<|call|>'
          '<|start|>assistant<|channel|>final<|message|>Moving to the table.<|return|>',
          [('move_to', {'x': 1, 'y': 2}, HA)], content='Moving to the table.'),
+    Case('harmony_calls_between_analysis',
+         '<|channel|>analysis<|message|>Greet first.<|end|><|start|>assistant<|channel|>'
+         'commentary to=functions.say<|message|>{"text": "hi"}<|call|><|start|>assistant'
+         '<|channel|>analysis<|message|>Then move.<|end|><|start|>assistant<|channel|>'
+         'commentary to=functions.move_to <|constrain|>json<|message|>{"x": 1, "y": 2}<|call|>',
+         [('say', SAY_HI, HA), ('move_to', {'x': 1, 'y': 2}, HA)]),
     # --- MiniMax-M2 / M1
     Case('minimax_m2_two_invokes',
          '<think>\nTwo calls.\n</think>\n\n<minimax:tool_call>\n<invoke name="move_to">\n'
