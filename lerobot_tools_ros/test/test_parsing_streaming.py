@@ -212,3 +212,10 @@ def test_plain_prose_is_batched_but_never_late_for_a_call():
     assert events[:-1] == [[]] * (len(words) - 1)  # delivered after FLUSH_CHARS characters
     assert events[-1] == [('content', ' ' + ' '.join(['word'] * len(words)))]
     assert kinds(parser.finish()) == [('content', ' ')]
+
+
+def test_wake_string_split_before_a_long_delta_still_wakes():
+    parser = StreamingParser(CATALOG)
+    assert parser.feed('<say>hello</sa') == []
+    events = parser.feed('y>' + ' and then a long stretch of plain prose' * 3)
+    assert kinds(events)[0] == ('call', 'say', {'text': 'hello'})

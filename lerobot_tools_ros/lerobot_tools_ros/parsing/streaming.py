@@ -203,9 +203,7 @@ class StreamingParser:
 
     def _woken(self, delta: str) -> bool:
         """Whether a wake string ends in ``delta`` (it may begin in the text before it)."""
-        window = delta
-        if len(delta) < _TAIL:
-            window = self._recent(_TAIL) + delta
+        window = self._recent(_TAIL) + delta
         return any(needle in window for needle in self._wake)
 
     def _recent(self, count: int) -> str:
