@@ -46,6 +46,8 @@ def match_glm(text: str, pos: int, trigger: str, ctx):
     """Match ``<tool_call>NAME<arg_key>...`` (None for other ``<tool_call>`` bodies)."""
     n = len(text)
     i = skip_ws(text, pos + len(OPEN))
+    if i < n and text[i] in '{[<':
+        return None  # JSON or XML: Hermes and Qwen3-Coder read it (the common case first)
     found = _NAME.match(text, i)
     if found is None:
         return NEED_ANY if i >= n and not ctx.final else None
