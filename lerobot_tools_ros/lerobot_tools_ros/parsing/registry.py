@@ -212,6 +212,7 @@ class Plan:
         self.key_rx = (re.compile('[' + ''.join(sorted(map(re.escape, keys))) + ']')
                        if keys else None)
         self.key_chars = frozenset(keys or ())
+        self.quiet_chars = self.key_chars | {'\n'}  # what ends a run of plain prose
         # For text without any key character: the prefixes a trailing word may be of a
         # trigger that starts with name characters (say( functools[ Action:), so the streaming
         # fast path holds back exactly what the scanner would.

@@ -100,7 +100,7 @@ class StreamingParser:
         self._failed = False
         self._memo: dict = {}
         self._key_search = plan.key_rx.search if plan.key_rx is not None else None
-        self._quiet = (frozenset(plan.key_chars) | {'\n'}).isdisjoint
+        self._quiet = plan.quiet_chars.isdisjoint
         self._words = plan.word_prefixes
         # _idle: nothing held back and no call pending, so a delta without a key character
         # (or a newline) is prose, kept in _held until a flush (the fast path). _waiting: a
