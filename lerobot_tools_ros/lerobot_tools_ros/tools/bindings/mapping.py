@@ -114,8 +114,9 @@ class _List(_Node):
         for index, node in enumerate(self.items):
             item = node.value(arguments, f'{path}[{index}]')
             if item is _MISSING:
-                raise ConversionError(f'{path}[{index}]', 'its argument was not given and has '
-                                                          'no default')
+                reference = '$' + '.'.join(getattr(node, 'reference', ()))
+                raise ConversionError(f'{path}[{index}]', f'{reference} was not given and has '
+                                                          'no default (an array item is needed)')
             values.append(item)
         if isinstance(self.slot_type.value_type, idl.BasicType) \
                 and self.slot_type.value_type.typename == 'octet' \
