@@ -22,6 +22,7 @@ cancellation are checked where the tool meets the robot.
 
 import json
 import math
+import pathlib
 import re
 import threading
 import time
@@ -411,3 +412,51 @@ def _wait(predicate, timeout: float) -> bool:
     while not predicate() and time.monotonic() < deadline:
         time.sleep(0.01)
     return predicate()
+
+
+# ------------------------------------------------------------------------ shipped config files
+CONFIG_DIR = pathlib.Path(__file__).resolve().parent.parent / 'config'
+
+
+def test_example_bindings_file_is_valid_for_its_tools():
+    catalog = ToolCatalog.from_tools([
+        _tool('set_light', {'on': {'type': 'boolean'}}, ['on']),
+        _tool('move_gripper', {'steps': {'type': 'integer', 'minimum': 1, 'maximum': 20}}),
+        _tool('drive', {'speed': {'type': 'number'}, 'turn': {'type': 'number'}}, ['speed']),
+        _tool('get_battery', {}),
+    ])
+    tools = load_bindings(CONFIG_DIR / 'bindings_example.yaml', catalog)
+    assert {name: tool.KIND for name, tool in tools.items()} == {
+        'set_light': 'service', 'move_gripper': 'action', 'drive': 'publish',
+        'get_battery': 'read'}
+    assert tools['move_gripper'].goal.build({}).order == 5
+
+
+def test_demo_binding_runs_the_demo_gripper_with_feedback(ros_node):
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+
+    from lerobot_tools_ros.nodes.demo_gripper import DemoGripper
+    tool = load_bindings(CONFIG_DIR / 'demo_bindings.yaml', ToolCatalog.load())['close_gripper']
+    gripper = DemoGripper(context=ros_node.context,
+                          parameter_overrides=[rclpy.parameter.Parameter('step_s', value=0.05)])
+    host = rclpy.create_node('host', context=ros_node.context)
+    executor = SingleThreadedExecutor(context=ros_node.context)
+    for node in (gripper, host):
+        executor.add_node(node)
+    thread = threading.Thread(target=executor.spin, daemon=True)
+    thread.start()
+    try:
+        tool.bind_ros(host)
+        context, reports = _recording_context()
+        assert json.loads(tool.call({'steps': 4}, context)) == {'sequence': [75, 50, 25, 0]}
+        assert [json.loads(detail)['sequence'] for _, _, detail in reports] == [
+            [75], [75, 50], [75, 50, 25], [75, 50, 25, 0]]
+        # No steps given: the catalog schema's default (5 steps).
+        assert json.loads(tool.call({}))['sequence'] == [80, 60, 40, 20, 0]
+    finally:
+        tool.close()
+        executor.shutdown(timeout_sec=2.0)
+        thread.join(5.0)
+        gripper.destroy_node()
+        host.destroy_node()
