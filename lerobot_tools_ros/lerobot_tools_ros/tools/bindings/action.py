@@ -107,7 +107,7 @@ class ActionBinding(BoundTool):
     def _run(self, goal: Any, context: CallContext) -> str:
         stopped = self._stopped(context)
         deadline = time.monotonic() + self.timeout_s
-        outcome = self._ros.wait(self._client.server_is_ready, deadline, stopped)
+        outcome = self._ros.wait_ready(self._client.server_is_ready, deadline, stopped)
         if outcome == 'timeout':
             raise ToolError(errors.UNAVAILABLE,
                             f'{self.name}: action server {self.action} ({self.type_name}) is not '

@@ -42,6 +42,7 @@ __all__ = ['BindingProblems', 'BoundTool', 'ConfigReader', 'ResultFields', 'RosC
 
 NON_FINITE_KEY = '_non_finite'  # ROS field names start with a letter: this never clashes
 QOS_CHOICES = ('reliable', 'sensor_data', 'transient_local')
+SETTLE_S = 0.25  # see RosClientNode.wait_ready
 
 
 class BindingProblems(Exception):
@@ -216,6 +217,24 @@ class RosClientNode:
                 return 'timeout'
             self.executor.spin_once(timeout_sec=min(remaining, 0.05))
         return 'done'
+
+    def wait_ready(self, is_ready: Callable[[], bool], deadline: float,
+                   stopped: Callable[[], bool]) -> str:
+        """
+        Wait for a server like ``wait``; a server that only just appeared gets a moment more.
+
+        Readiness is seen on the request path; the answer of a request sent at once can still
+        be lost while the server's response writer matches this client, so after a server
+        (re)appears the first request waits ``SETTLE_S`` (never past ``deadline``).
+        """
+        if is_ready():
+            return 'done'
+        outcome = self.wait(is_ready, deadline, stopped)
+        if outcome != 'done':
+            return outcome
+        settle = min(deadline, time.monotonic() + SETTLE_S)
+        outcome = self.wait(lambda: False, settle, stopped)
+        return 'stopped' if outcome == 'stopped' else 'done'
 
     def close(self) -> None:
         self.executor.shutdown(timeout_sec=1.0)

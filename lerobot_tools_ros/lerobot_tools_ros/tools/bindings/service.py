@@ -87,7 +87,7 @@ class ServiceBinding(BoundTool):
                 raise self._stop_error(context, 'before the request was sent')
             stopped = self._stopped(context)
             deadline = time.monotonic() + self.timeout_s
-            outcome = self._ros.wait(self._client.service_is_ready, deadline, stopped)
+            outcome = self._ros.wait_ready(self._client.service_is_ready, deadline, stopped)
             if outcome == 'timeout':
                 raise ToolError(errors.UNAVAILABLE,
                                 f'{self.name}: service {self.service} ({self.type_name}) is not '
