@@ -460,3 +460,16 @@ def test_demo_binding_runs_the_demo_gripper_with_feedback(ros_node):
         thread.join(5.0)
         gripper.destroy_node()
         host.destroy_node()
+
+
+def test_catalog_arguments_the_binding_ignores_are_reported():
+    tools = bind("""
+bindings:
+  drive: {kind: publish, topic: /cmd_vel, type: geometry_msgs/msg/Twist,
+          message: {linear: {x: $speed}}}
+  set_light: {kind: service, service: /light, type: std_srvs/srv/SetBool,
+              request: {data: $on}}
+""")
+    assert tools['set_light'].warnings() == []
+    (warning,) = tools['drive'].warnings()
+    assert 'ignores the argument(s) turn, frame' in warning

@@ -151,6 +151,8 @@ class ToolServer(Node):
             tool = bound
             wins = ' (wins over the registered tool class)' if tool_name in TOOL_REGISTRY else ''
             self.get_logger().info(f"'{tool_name}' is bound to {bound.describe()}{wins}")
+            for warning in bound.warnings():
+                self.get_logger().warning(warning)
         else:
             tool_class = TOOL_REGISTRY[tool_name]
             tool = tool_class(self.catalog.schema(tool_name),

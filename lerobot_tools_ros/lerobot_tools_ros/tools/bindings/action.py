@@ -54,6 +54,7 @@ class ActionBinding(BoundTool):
     """Send a goal filled from the arguments; relay feedback; return the result."""
 
     KIND = 'action'
+    MAPPINGS = ('goal',)
     KEYS = ('kind', 'action', 'type', 'goal', 'result', 'timeout_s', 'cancel_timeout_s')
 
     def __init__(self, schema: dict, config: dict, where: str) -> None:

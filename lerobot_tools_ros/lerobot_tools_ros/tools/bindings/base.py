@@ -259,6 +259,22 @@ class BoundTool:
         """One line for logs: kind, type and ROS name."""
         raise NotImplementedError
 
+    MAPPINGS: tuple[str, ...] = ()  # attributes holding this kind's ``Mapping`` objects
+
+    def warnings(self) -> list[str]:
+        """List what is allowed but probably a mistake: catalog arguments no mapping uses."""
+        used: set[str] = set()
+        for attribute in self.MAPPINGS:
+            mapping = getattr(self, attribute, None)
+            if mapping is not None:
+                used |= mapping.references
+        declared = list((self.parameters.get('properties') or {}))
+        unused = [name for name in declared if name not in used]
+        if not unused:
+            return []
+        return [f"'{self.name}': the binding ignores the argument(s) {', '.join(unused)} that "
+                'its catalog schema declares (a model may send them expecting an effect)']
+
     def _context(self, context: CallContext | None) -> CallContext:
         return context if context is not None else CallContext()
 

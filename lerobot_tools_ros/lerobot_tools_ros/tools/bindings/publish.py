@@ -52,6 +52,7 @@ class PublishBinding(BoundTool):
     """Publish ``message`` (``repeat`` times at ``rate_hz``), then the optional ``final``."""
 
     KIND = 'publish'
+    MAPPINGS = ('message', 'final')
     KEYS = ('kind', 'topic', 'type', 'message', 'repeat', 'rate_hz', 'final', 'qos',
             'min_subscribers', 'timeout_s')
 

@@ -47,6 +47,7 @@ class ServiceBinding(BoundTool):
     """Call ``service`` of ``type`` with a request filled from the arguments."""
 
     KIND = 'service'
+    MAPPINGS = ('request',)
     KEYS = ('kind', 'service', 'type', 'request', 'result', 'timeout_s')
 
     def __init__(self, schema: dict, config: dict, where: str) -> None:
