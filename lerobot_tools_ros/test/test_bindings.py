@@ -473,3 +473,18 @@ bindings:
     assert tools['set_light'].warnings() == []
     (warning,) = tools['drive'].warnings()
     assert 'ignores the argument(s) turn, frame' in warning
+
+
+def test_action_server_that_is_not_up_is_unavailable_after_the_timeout(host):
+    tool = host("""
+bindings:
+  move_gripper: {kind: action, action: /nobody/serves/this, type: test_msgs/action/Fibonacci,
+                 goal: {order: $steps}, timeout_s: 0.4}
+""", 'move_gripper')
+    started = time.monotonic()
+    with pytest.raises(ToolError) as caught:
+        tool.call({'steps': 3})
+    assert caught.value.code == errors.UNAVAILABLE
+    assert 'action server /nobody/serves/this (test_msgs/action/Fibonacci) is not available' \
+        in caught.value.message
+    assert time.monotonic() - started >= 0.4

@@ -23,13 +23,16 @@
       type: test_msgs/action/Fibonacci   # e.g. control_msgs/action/GripperCommand on a robot
       goal: {order: $steps}
       result: {}                         # optional success/message fields, as for services
-      timeout_s: 30.0                    # server discovery + the whole goal
+      timeout_s: 8.0                     # server discovery + the whole goal (default 8)
       cancel_timeout_s: 5.0              # how long a cancel may take to be confirmed
 
 Feedback is relayed as the call's progress (stage ``running``, detail = the feedback as JSON).
 The goal is cancelled on the robot when the call times out, when the call is cancelled (a
 cancelled ``RunTool`` goal, the dispatcher's pause) and when ``tool_server`` shuts down: no goal
-is left running once its call has a result.
+is left running once its call has a result. Keep ``timeout_s`` (plus ``cancel_timeout_s``)
+below the dispatcher's timeout for the tool (``tool.<name>.timeout_s``, default 10 s): a
+caller of the plain ``CallTool`` service cannot cancel, so the binding's own timeout is what
+stops the goal then.
 """
 
 import time
@@ -66,7 +69,7 @@ class ActionBinding(BoundTool):
         goal_class = self.action_type.Goal if self.action_type else None
         self.goal = reader.mapping('goal', goal_class, self.parameters, self.name)
         self.result = ResultFields(reader, self.action_type.Result if self.action_type else None)
-        self.timeout_s = reader.number('timeout_s', 30.0, positive=True)
+        self.timeout_s = reader.number('timeout_s', 8.0, positive=True)
         self.cancel_timeout_s = reader.number('cancel_timeout_s', 5.0, positive=True)
         reader.done()
         self._ros: RosClientNode | None = None

@@ -23,10 +23,12 @@
       type: std_srvs/srv/SetBool
       request: {data: $on}           # mapping language (mapping.py); default: same names
       result: {success: success, message: message}   # optional; default: whole response
-      timeout_s: 5.0                 # server discovery + answer
+      timeout_s: 5.0                 # server discovery + answer (default 5)
 
 A service that is not up within ``timeout_s`` is ``unavailable``; one that does not answer in
-time is ``timeout`` (the request was sent: the robot may still act on it).
+time is ``timeout`` (the request was sent: the robot may still act on it). Keep ``timeout_s``
+below the dispatcher's timeout for the tool (``tool.<name>.timeout_s``, default 10 s), so the
+binding, not the dispatcher, decides how the call ends.
 """
 
 import time
@@ -60,7 +62,7 @@ class ServiceBinding(BoundTool):
         self.request = reader.mapping('request', request_class, self.parameters, self.name)
         self.result = ResultFields(reader, self.service_type.Response
                                    if self.service_type else None)
-        self.timeout_s = reader.number('timeout_s', 10.0, positive=True)
+        self.timeout_s = reader.number('timeout_s', 5.0, positive=True)
         reader.done()
         self._ros: RosClientNode | None = None
         self._client: Any = None
