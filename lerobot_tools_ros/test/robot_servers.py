@@ -35,6 +35,7 @@ from std_srvs.srv import SetBool
 from test_msgs.action import Fibonacci
 
 LIGHT_SERVICE = '/robot/light'
+FAULTY_SERVICE = '/robot/faulty'  # answers success=false ('motor fault'); data=false: after 3 s
 GRIPPER_ACTION = '/robot/gripper'
 CMD_VEL_TOPIC = '/robot/cmd_vel'
 BATTERY_TOPIC = '/robot/battery'
@@ -57,9 +58,12 @@ class RobotServers:
         group = ReentrantCallbackGroup()
         if services:
             self.node.create_service(SetBool, LIGHT_SERVICE, self._light, callback_group=group)
+            self.node.create_service(SetBool, FAULTY_SERVICE, self._faulty, callback_group=group)
+            # Goals with a negative order are rejected; order 13 aborts.
             self.action = ActionServer(
                 self.node, Fibonacci, GRIPPER_ACTION, self._execute, callback_group=group,
-                goal_callback=lambda _: GoalResponse.ACCEPT,
+                goal_callback=lambda goal: GoalResponse.REJECT if goal.order < 0
+                else GoalResponse.ACCEPT,
                 cancel_callback=lambda _: CancelResponse.ACCEPT)
         reliable = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
         self.node.create_subscription(Twist, CMD_VEL_TOPIC, self._twist, reliable,
@@ -80,10 +84,20 @@ class RobotServers:
         response.message = 'light is ' + ('on' if request.data else 'off')
         return response
 
+    def _faulty(self, request, response):
+        if not request.data:
+            time.sleep(3.0)
+        response.success = False
+        response.message = 'motor fault'
+        return response
+
     def _execute(self, goal_handle):
         order = goal_handle.request.order
         with self.lock:
             self.goals.append(order)
+        if order == 13:
+            goal_handle.abort()
+            return Fibonacci.Result(sequence=[13])
         sequence = [0, 1] if order > 0 else [0]
         for _ in range(max(order - 1, 0)):
             if goal_handle.is_cancel_requested:

@@ -35,7 +35,8 @@ from lerobot_tools_ros.tools.base import CallContext
 from lerobot_tools_ros.tools.bindings.interfaces import message_to_json, resolve_type
 from lerobot_tools_ros.tools.bindings.loader import BindingsError, load_bindings, parse_bindings
 import pytest
-from robot_servers import BATTERY_TOPIC, CMD_VEL_TOPIC, GRIPPER_ACTION, LIGHT_SERVICE
+from robot_servers import BATTERY_TOPIC, CMD_VEL_TOPIC, FAULTY_SERVICE, GRIPPER_ACTION
+from robot_servers import LIGHT_SERVICE
 from robot_servers import RobotServers
 
 
@@ -508,3 +509,32 @@ def test_tool_server_shutdown_cancels_a_running_goal(start_node, ros_node, robot
     assert proc.stop() == 0  # Ctrl-C while the goal runs on the robot
     with robot.lock:
         assert robot.cancelled_goals == [80] and robot.finished_goals == []
+
+
+def test_service_failures_are_execution_failed_or_timeout(host, robot):
+    tool = host(f"""
+bindings:
+  set_light: {{kind: service, service: {FAULTY_SERVICE}, type: std_srvs/srv/SetBool,
+              request: {{data: $on}}, result: {{success: success, message: message}},
+              timeout_s: 1.0}}
+""", 'set_light')
+    with pytest.raises(ToolError) as caught:
+        tool.call({'on': True})
+    assert caught.value.code == errors.EXECUTION_FAILED
+    assert caught.value.message.endswith('answered success=false: motor fault')
+    with pytest.raises(ToolError) as caught:
+        tool.call({'on': False})  # this one answers after 3 s
+    assert caught.value.code == errors.TIMEOUT
+    assert 'did not answer within 1 s (the request was sent)' in caught.value.message
+
+
+def test_rejected_and_aborted_goals_are_execution_failed(host, robot):
+    tool = host(GRIPPER, 'move_gripper')
+    with pytest.raises(ToolError) as caught:
+        tool.call({'steps': -1})
+    assert caught.value.code == errors.EXECUTION_FAILED
+    assert 'rejected the goal' in caught.value.message
+    with pytest.raises(ToolError) as caught:
+        tool.call({'steps': 13})
+    assert caught.value.code == errors.EXECUTION_FAILED
+    assert 'the goal aborted; result {"sequence": [13]}' in caught.value.message
