@@ -160,6 +160,8 @@ bindings:
   get_battery: {kind: read, topic: /battery, type: sensor_msgs/msg/BatteryState,
                 fields: [percent]}
   fly_away: {kind: service, service: /fly, type: std_srvs/srv/Trigger}
+  pose_joints: {kind: publish, topic: /joint states, type: sensor_msgs/msg/JointState,
+                message: {name: $names, position: [$a, $b]}}
 """
 
 
@@ -179,13 +181,15 @@ def test_bad_bindings_file_is_one_error_naming_every_problem():
         r'point_at\.kind: must be one of service, action, publish, read',
         r"get_battery\.fields: unknown field: .*BatteryState has no field 'percent'",
         r"fly_away: tool 'fly_away' is not in the catalog",
+        r"pose_joints\.topic: '/joint states' is not a valid ROS name: topic name must not "
+        r'contain characters other than',
     ]
     for pattern in expected:
         assert sum(1 for p in problems if re.search(pattern, p)) == 1, (
             pattern, problems)
     assert len(problems) == len(expected), problems
     text = str(caught.value)
-    assert '\n' not in text and text.startswith('bindings file test.yaml: 10 problem(s): (1) ')
+    assert '\n' not in text and text.startswith('bindings file test.yaml: 11 problem(s): (1) ')
 
 
 def test_schema_ranges_wider_than_the_ros_type_are_startup_problems():
@@ -225,8 +229,8 @@ def test_tool_server_with_a_bad_bindings_file_does_not_start(start_node, tmp_pat
     assert proc.proc.wait(60) == 1
     lines = [line for line in proc.output().splitlines() if line.strip()]
     assert len(lines) == 1, lines
-    assert lines[0].startswith(f'[tool_server] error: bindings file {path}: 10 problem(s)')
-    for name in ('SetBol', 'ordr', '$step', 'int8 range', 'fly_away', 'percent'):
+    assert lines[0].startswith(f'[tool_server] error: bindings file {path}: 11 problem(s)')
+    for name in ('SetBol', 'ordr', '$step', 'int8 range', 'fly_away', 'percent', 'joint states'):
         assert name in lines[0]
 
 

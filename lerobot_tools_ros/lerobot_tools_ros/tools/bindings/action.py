@@ -63,7 +63,7 @@ class ActionBinding(BoundTool):
     def __init__(self, schema: dict, config: dict, where: str) -> None:
         super().__init__(schema, config, where)
         reader = ConfigReader(config, where, self.KEYS)
-        self.action = reader.text('action')
+        self.action = reader.ros_name('action', service=True)
         self.type_name = config.get('type', '')
         self.action_type = reader.interface('type', 'action')
         goal_class = self.action_type.Goal if self.action_type else None

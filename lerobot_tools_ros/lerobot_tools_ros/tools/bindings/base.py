@@ -74,6 +74,24 @@ class ConfigReader:
             return ''
         return value.strip()
 
+    def ros_name(self, key: str, *, service: bool = False) -> str:
+        """Read a topic/service/action name and check it as rclpy will when binding."""
+        name = self.text(key)
+        if not name:
+            return ''
+        try:
+            from rclpy.validate_topic_name import validate_topic_name
+        except ImportError:  # checked when bound instead
+            return name
+        try:
+            validate_topic_name(name, is_service=service)
+        except Exception as exc:  # noqa: B902 - rclpy's Invalid*NameException family
+            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            reason = first.split(': ', 1)[-1].rstrip(':')
+            self.problems.append(f'{self.where}.{key}: {name!r} is not a valid ROS name: '
+                                 f'{reason}')
+        return name
+
     def number(self, key: str, default: float, *, minimum: float = 0.0,
                positive: bool = False) -> float:
         value = self.config.get(key, default)

@@ -57,7 +57,7 @@ class ReadBinding(BoundTool):
     def __init__(self, schema: dict, config: dict, where: str) -> None:
         super().__init__(schema, config, where)
         reader = ConfigReader(config, where, self.KEYS)
-        self.topic = reader.text('topic')
+        self.topic = reader.ros_name('topic')
         self.type_name = config.get('type', '')
         self.message_type = reader.interface('type', 'msg')
         self.mode = reader.choice('mode', ('latest', 'next'), 'latest')

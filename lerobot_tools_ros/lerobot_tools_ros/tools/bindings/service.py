@@ -55,7 +55,7 @@ class ServiceBinding(BoundTool):
     def __init__(self, schema: dict, config: dict, where: str) -> None:
         super().__init__(schema, config, where)
         reader = ConfigReader(config, where, self.KEYS)
-        self.service = reader.text('service')
+        self.service = reader.ros_name('service', service=True)
         self.type_name = config.get('type', '')
         self.service_type = reader.interface('type', 'srv')
         request_class = self.service_type.Request if self.service_type else None
