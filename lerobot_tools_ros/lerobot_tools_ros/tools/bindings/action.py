@@ -25,6 +25,7 @@
       result: {}                         # optional success/message fields, as for services
       timeout_s: 8.0                     # server discovery + the whole goal (default 8)
       cancel_timeout_s: 5.0              # how long a cancel may take to be confirmed
+      log_feedback: false                # true: log each feedback (info) on tool_server
 
 Feedback is relayed as the call's progress (stage ``running``, detail = the feedback as JSON).
 The goal is cancelled on the robot when the call times out, when the call is cancelled (a
@@ -45,6 +46,7 @@ from lerobot_tools_ros.tools.bindings.base import (
     BoundTool, ConfigReader, content_json, ResultFields, RosClientNode,
 )
 from lerobot_tools_ros.tools.bindings.interfaces import ConversionError, message_to_json
+from lerobot_tools_ros.untrusted import log_text
 
 __all__ = ['ActionBinding', 'FEEDBACK_STAGE']
 
@@ -58,7 +60,8 @@ class ActionBinding(BoundTool):
 
     KIND = 'action'
     MAPPINGS = ('goal',)
-    KEYS = ('kind', 'action', 'type', 'goal', 'result', 'timeout_s', 'cancel_timeout_s')
+    KEYS = ('kind', 'action', 'type', 'goal', 'result', 'timeout_s', 'cancel_timeout_s',
+            'log_feedback')
 
     def __init__(self, schema: dict, config: dict, where: str) -> None:
         super().__init__(schema, config, where)
@@ -71,7 +74,12 @@ class ActionBinding(BoundTool):
         self.result = ResultFields(reader, self.action_type.Result if self.action_type else None)
         self.timeout_s = reader.number('timeout_s', 8.0, positive=True)
         self.cancel_timeout_s = reader.number('cancel_timeout_s', 5.0, positive=True)
+        self.log_feedback = config.get('log_feedback', False)
+        if not isinstance(self.log_feedback, bool):
+            reader.problems.append(f'{where}.log_feedback: must be true or false, got '
+                                   f'{self.log_feedback!r:.60}')
         reader.done()
+        self._logger: Any = None
         self._ros: RosClientNode | None = None
         self._client: Any = None
 
@@ -82,6 +90,7 @@ class ActionBinding(BoundTool):
         """Create the action client on a node of this binding's own."""
         from rclpy.action import ActionClient
         self._ros = RosClientNode(node, self.name)
+        self._logger = node.get_logger()
         self.action = node.resolve_service_name(self.action)
         self._client = ActionClient(self._ros.node, self.action_type, self.action)
 
@@ -103,7 +112,10 @@ class ActionBinding(BoundTool):
         def relay(message: Any) -> None:
             try:
                 data, non_finite = message_to_json(message.feedback)
-                context.feedback(FEEDBACK_STAGE, -1.0, content_json(data, non_finite))
+                detail = content_json(data, non_finite)
+                context.feedback(FEEDBACK_STAGE, -1.0, detail)
+                if self.log_feedback and self._logger is not None:
+                    self._logger.info(f'{self.name} feedback: {log_text(detail)}')
             except Exception:  # noqa: B902 - progress is best effort, never fails the goal
                 pass
         return relay
