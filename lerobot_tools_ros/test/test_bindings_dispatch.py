@@ -274,3 +274,36 @@ def test_stale_reading_is_stale_frame(stack):
     result = stack.call('get_battery', {})
     assert result.error_code == ErrorCodes.STALE_FRAME, result
     assert BATTERY_TOPIC in result.error_message
+
+
+def test_bound_action_over_run_tool_relays_feedback_and_cancels_on_the_robot(stack):
+    """tool_server's RunTool action (issue 13) on a bound action: feedback up, cancel down."""
+    from lerobot_tools_interfaces.action import RunTool
+    from rclpy.action import ActionClient
+    client = ActionClient(stack.node, RunTool, '/lerobot_tools/move_gripper')
+    if not spin_until(stack.node, client.server_is_ready, 3.0):
+        pytest.skip('this tool_server serves no RunTool action (CallTool only)')
+    feedback: list = []
+    sent = client.send_goal_async(
+        RunTool.Goal(call_id='rt1', name='move_gripper', arguments='{"steps": 5}'),
+        feedback_callback=lambda message: feedback.append(message.feedback))
+    assert spin_until(stack.node, sent.done, 10.0) and sent.result().accepted
+    result = sent.result().get_result_async()
+    assert spin_until(stack.node, result.done, 10.0)
+    assert result.result().result.success, result.result().result.error_message
+    assert json.loads(result.result().result.content) == {'sequence': [0, 1, 1, 2, 3, 5]}
+    relayed = [json.loads(f.detail)['sequence'] for f in feedback if f.stage == 'running']
+    assert relayed[-1] == [0, 1, 1, 2, 3, 5] and len(relayed) == 4
+    # Cancelling the RunTool goal cancels the goal on the robot.
+    with stack.robot.lock:
+        stack.robot.cancelled_goals.clear()
+    sent = client.send_goal_async(
+        RunTool.Goal(call_id='rt2', name='move_gripper', arguments='{"steps": 60}'))
+    assert spin_until(stack.node, sent.done, 10.0) and sent.result().accepted
+    assert spin_until(stack.node, lambda: 60 in stack.robot.goals, 10.0)
+    result = sent.result().get_result_async()
+    sent.result().cancel_goal_async()
+    assert spin_until(stack.node, result.done, 15.0)
+    assert result.result().result.error_code == ErrorCodes.CANCELLED
+    with stack.robot.lock:
+        assert stack.robot.cancelled_goals == [60]
