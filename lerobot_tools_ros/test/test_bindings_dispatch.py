@@ -303,7 +303,8 @@ def test_bound_action_over_run_tool_relays_feedback_and_cancels_on_the_robot(sta
     assert spin_until(stack.node, lambda: 60 in stack.robot.goals, 10.0)
     result = sent.result().get_result_async()
     sent.result().cancel_goal_async()
-    assert spin_until(stack.node, result.done, 15.0)
+    assert spin_until(stack.node, result.done, 15.0), (stack.robot.cancelled_goals,
+                                                       stack.robot.finished_goals, stack.logs())
     assert result.result().result.error_code == ErrorCodes.CANCELLED
     with stack.robot.lock:
         assert stack.robot.cancelled_goals == [60]
