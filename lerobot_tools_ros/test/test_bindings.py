@@ -57,7 +57,8 @@ CATALOG = ToolCatalog.from_tools([
         'x': {'type': 'number'}, 'y': {'type': 'number'}}}, 'label': {'type': 'string'}}),
     _tool('pose_joints', {'names': {'type': 'array', 'items': {'type': 'string'}},
                           'a': {'type': 'number'}, 'b': {'type': 'number'}}),
-    _tool('set_mode', {'mode': {'type': 'integer'}, 'level': {'type': 'integer'}}),
+    _tool('set_mode', {'mode': {'type': 'integer'}, 'level': {'type': 'integer'},
+                       'ratio': {}}),
     _tool('get_battery', {}),
 ])
 
@@ -125,13 +126,15 @@ bindings:
     ({'mode': 128, 'level': 0}, r'int8_value.*128 is out of the int8 range -128\.\.127'),
     ({'mode': 0, 'level': -1}, r'uint8_value.*-1 is out of the uint8 range 0\.\.255'),
     ({'mode': 1.5, 'level': 0}, r'int8_value.*expects an integer'),
+    ({'mode': 0, 'level': 0, 'ratio': 10**400}, r'float64_value.*out of the float64 range'),
+    ({'mode': 0, 'level': 0, 'ratio': 'fast'}, r'float64_value.*expects a number, got string'),
 ])
 def test_values_the_ros_type_cannot_hold_are_invalid_arguments_before_sending(
         arguments, message):
     tool = bind("""
 bindings:
   set_mode: {kind: service, service: /mode, type: test_msgs/srv/BasicTypes,
-             request: {int8_value: $mode, uint8_value: $level}}
+             request: {int8_value: $mode, uint8_value: $level, float64_value: $ratio}}
 """)['set_mode']
     # Not bound to ROS at all: the arguments are refused before anything could be sent.
     with pytest.raises(ToolError, match=message) as caught:

@@ -178,7 +178,11 @@ def _basic(value: Any, typename: str, path: str) -> Any:
         if not isinstance(value, (int, float)) or isinstance(value, bool):
             raise ConversionError(path, f'expects a number, got {_json_type(value)} '
                                         f'{_short(value)}')
-        number = float(value)
+        try:
+            number = float(value)
+        except OverflowError:  # a JSON integer beyond any float
+            raise ConversionError(path, f'{_short(value)} is out of the '
+                                        f'{_basic_name(typename)} range') from None
         if not math.isfinite(number):
             raise ConversionError(path, f'expects a finite number, got {value}')
         if typename == 'float' and abs(number) > FLOAT32_MAX:
