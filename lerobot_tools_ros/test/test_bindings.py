@@ -545,3 +545,14 @@ def test_rejected_and_aborted_goals_are_execution_failed(host, robot):
         tool.call({'steps': 13})
     assert caught.value.code == errors.EXECUTION_FAILED
     assert 'the goal aborted; result {"sequence": [13]}' in caught.value.message
+
+
+def test_model_text_with_lone_surrogates_becomes_a_valid_ros_string():
+    tool = bind("""
+bindings:
+  point_at: {kind: publish, topic: /target, type: geometry_msgs/msg/PointStamped,
+             message: {header: {frame_id: $label}, point: $target}}
+""")['point_at']
+    message = tool.message.build({'label': 'cup\ud800', 'target': {}})
+    assert message.header.frame_id == 'cup\ufffd'
+    message.header.frame_id.encode('utf-8')  # what serialization needs

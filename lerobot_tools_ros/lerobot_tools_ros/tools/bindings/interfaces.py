@@ -29,6 +29,7 @@ import math
 import re
 from typing import Any
 
+from lerobot_tools_ros.untrusted import ros_string
 from rosidl_parser import definition as idl
 
 __all__ = [
@@ -208,10 +209,11 @@ def from_json(value: Any, slot_type: Any, path: str) -> Any:
         if not isinstance(value, str):
             raise ConversionError(path, f'expects a string, got {_json_type(value)} '
                                         f'{_short(value)}')
+        value = ros_string(value)  # model text may hold lone surrogates; ROS needs UTF-8
         bound = getattr(slot_type, 'maximum_size', None)
         if bound is not None:
             size = len(value) if isinstance(slot_type, idl.AbstractWString) \
-                else len(value.encode('utf-8', 'surrogatepass'))
+                else len(value.encode('utf-8'))
             if size > bound:
                 raise ConversionError(path, f'is {size} long, more than its bound {bound}')
         return value
