@@ -15,6 +15,7 @@
 """Tool schemas generated from ROS interface types: checked by the catalog and the bindings."""
 
 import json
+import pathlib
 
 from lerobot_tools_ros.catalog import ToolArgumentError, ToolCatalog
 from lerobot_tools_ros.cli import main
@@ -106,3 +107,18 @@ def test_cli_prints_schema_and_binding_and_adds_to_a_dataset(tmp_path, capsys):
     assert tools[1] == schema
     assert main(['catalog', '--from-interface', 'x', 'std_srvs/srv/SetBol']) == 1
     assert 'unknown type std_srvs/srv/SetBol' in capsys.readouterr().err
+
+
+def test_cli_checks_a_bindings_file_like_tool_server(tmp_path, capsys):
+    config = pathlib.Path(__file__).resolve().parent.parent / 'config'
+    assert main(['catalog', '--check-bindings', str(config / 'demo_bindings.yaml')]) == 0
+    out = capsys.readouterr().out
+    assert 'OK, 1 binding(s)' in out
+    assert 'close_gripper: action test_msgs/action/Fibonacci at demo_gripper/close' in out
+    bad = tmp_path / 'bad.yaml'
+    bad.write_text('bindings:\n  close_gripper: {kind: action, action: /g, '
+                   'type: test_msgs/action/Fibonaci}\n  wave: {kind: read}\n')
+    assert main(['catalog', '--check-bindings', str(bad)]) == 1
+    out = capsys.readouterr().out
+    assert f'{bad}: 2 problem(s):' in out
+    assert 'unknown type test_msgs/action/Fibonaci' in out and "tool 'wave'" in out

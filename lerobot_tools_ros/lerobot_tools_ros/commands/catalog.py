@@ -62,7 +62,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the subcommand."""
-    if getattr(args, 'from_interface', None):
+    if catalog_interface.wants(args):
         return catalog_interface.run(args)
     if args.add_from:
         return _run_add_from(args)

@@ -13,12 +13,13 @@
 # limitations under the License.
 
 """
-``lerobot-tools-ros catalog --from-interface TOOL_NAME pkg/srv/Type``: a tool from a ROS type.
+``catalog --from-interface TOOL_NAME pkg/srv/Type`` (a tool from a ROS type), ``--check-bindings``.
 
 Prints the catalog entry (JSON, for ``meta/info.json["tools"]``) and the binding entry (YAML,
 for the ``bindings_file``), or with ``--add-to DATASET`` adds the entry to the dataset's
 ``info.json`` (backup kept) and prints the binding entry. The generator is
-``lerobot_tools_ros.tools.bindings.schema``.
+``lerobot_tools_ros.tools.bindings.schema``. ``--check-bindings FILE`` checks a bindings file
+offline, exactly as ``tool_server`` does at startup.
 """
 
 import argparse
@@ -28,7 +29,7 @@ import sys
 from lerobot_tools_ros.catalog import CatalogError
 import yaml
 
-__all__ = ['add_arguments', 'run']
+__all__ = ['add_arguments', 'run', 'wants']
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -47,10 +48,43 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         '--add-to', default=None, metavar='DATASET',
         help='with --from-interface: add the schema to this local dataset root or info.json')
+    parser.add_argument(
+        '--check-bindings', default=None, metavar='FILE',
+        help="check a bindings file against SOURCE's catalog and the installed interface "
+             'types, as tool_server does at startup; list every problem, exit 1 if any')
+
+
+def wants(args: argparse.Namespace) -> bool:
+    """Tell whether the command line asks for something this module does."""
+    return bool(getattr(args, 'from_interface', None) or getattr(args, 'check_bindings', None))
+
+
+def _check_bindings(args: argparse.Namespace) -> int:
+    from lerobot_tools_ros.catalog import ToolCatalog
+    from lerobot_tools_ros.tools.bindings.loader import BindingsError, load_bindings
+    try:
+        catalog = ToolCatalog.load(args.source)
+        tools = load_bindings(args.check_bindings, catalog)
+    except BindingsError as exc:
+        print(f'{exc.source}: {len(exc.problems)} problem(s):')
+        for problem in exc.problems:
+            print(f'  - {problem}')
+        return 1
+    except CatalogError as exc:
+        print(f'error: {exc}', file=sys.stderr)
+        return 1
+    print(f'{args.check_bindings}: OK, {len(tools)} binding(s) for the catalog {catalog.source}:')
+    for name, tool in tools.items():
+        print(f'  {name}: {tool.describe()}')
+        for warning in tool.warnings():
+            print(f'    warning: {warning}')
+    return 0
 
 
 def run(args: argparse.Namespace) -> int:
     """Generate, then print or add; exit 1 for a bad type or catalog, 2 for a bad request."""
+    if getattr(args, 'check_bindings', None):
+        return _check_bindings(args)
     from lerobot_tools_ros.commands.catalog import _local_info_path, add_tool_schema
     from lerobot_tools_ros.tools.bindings.interfaces import InterfaceError
     from lerobot_tools_ros.tools.bindings.schema import interface_tool
