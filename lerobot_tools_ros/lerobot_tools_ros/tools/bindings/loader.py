@@ -33,6 +33,7 @@ import pathlib
 from typing import Any
 
 from lerobot_tools_ros.catalog import ToolCatalog
+from lerobot_tools_ros.errors import ConfigurationError
 from lerobot_tools_ros.tools.bindings import binding_kind, KINDS
 from lerobot_tools_ros.tools.bindings.base import BindingProblems, BoundTool
 from lerobot_tools_ros.untrusted import log_text
@@ -43,7 +44,7 @@ __all__ = ['BindingsError', 'load_bindings', 'parse_bindings']
 TOP_KEY = 'bindings'
 
 
-class BindingsError(ValueError):
+class BindingsError(ConfigurationError):
     """A bindings file that cannot be used: ``problems`` lists each reason, ``str`` one line."""
 
     def __init__(self, source: str, problems: list[str]) -> None:
