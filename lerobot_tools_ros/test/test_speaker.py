@@ -14,9 +14,9 @@
 
 """The speaker node as a real process: AudioChunk messages in, files and statuses out."""
 
+from alsa_device import has_output_device
 from conftest import spin_until
 from lerobot_tools_interfaces.msg import AudioChunk, SpeakerStatus
-from lerobot_tools_ros.audio_sinks import SinkUnavailable, SounddeviceSink
 import numpy as np
 import pytest
 from rclpy.qos import QoSProfile, ReliabilityPolicy
@@ -25,15 +25,7 @@ import soundfile
 RELIABLE = QoSProfile(depth=200, reliability=ReliabilityPolicy.RELIABLE)
 
 
-def _has_output_device() -> bool:
-    try:
-        SounddeviceSink()
-    except SinkUnavailable:
-        return False
-    return True
-
-
-NO_DEVICE = not _has_output_device()
+NO_DEVICE = not has_output_device()
 
 
 def tone(seconds: float, rate: int = 22050) -> bytes:
@@ -70,7 +62,7 @@ class Link:
 
     def end(self, uid: str, timeout: float = 10.0) -> tuple[str, str]:
         def ended():
-            return [s for s in self.states(uid) if s[0] in ('finished', 'dropped')]
+            return [s for s in self.states(uid) if s[0] in ('finished', 'dropped', 'cancelled')]
         assert spin_until(self.node, ended, timeout), f'no end status for {uid}: {self.statuses}'
         return ended()[0]
 
@@ -106,21 +98,34 @@ def test_wav_sink_writes_what_was_published_and_reports_the_path(speaker):
     assert rate == 22050 and samples.tobytes() == audio
 
 
-def test_cancelled_utterance_is_dropped_without_a_file_and_the_next_plays(speaker):
+def test_cancel_mid_utterance_keeps_what_was_played_and_the_next_plays(speaker, ros_node):
     link, out, _ = speaker('wav')
-    link.send('cut', tone(0.5), final=False, cancelled=True)
+    audio = tone(2.0)
+    link.send('cut', audio, final=False)
+    assert spin_until(ros_node, lambda: ('playing', 'wav') in link.states('cut'), 5.0)
+    spin_until(ros_node, lambda: False, 0.4)
+    link.send('cut', b'', final=True, cancelled=True)
     state, detail = link.end('cut')
-    assert state == 'dropped' and 'cancelled' in detail
+    assert state == 'cancelled' and detail.startswith('cancelled; kept what was played in')
+    report = [s for s in link.statuses if s.utterance_id == 'cut'][-1]
+    progress = [s.frames_played for s in link.statuses
+                if s.utterance_id == 'cut' and s.state == 'playing']
+    assert progress == sorted(progress) and len(set(progress)) >= 3  # reported as it played
+    samples, rate = soundfile.read(out / 'cut.wav', dtype='int16')
+    assert rate == report.sample_rate == 22050
+    assert len(samples) == report.frames_played < len(audio) // 2 // 2
+    assert samples.tobytes() == audio[:2 * len(samples)]
     link.send('next', tone(0.2))
     assert link.end('next')[0] == 'finished'
-    assert sorted(p.name for p in out.iterdir()) == ['next.wav']
+    assert sorted(p.name for p in out.iterdir()) == ['cut.wav', 'next.wav']
 
 
 def test_null_sink_still_reports_finished(speaker):
     link, out, _ = speaker('null')
     link.send('quiet', tone(0.3))
     assert link.end('quiet')[0] == 'finished'
-    assert [state for state, _ in link.states('quiet')] == ['playing', 'finished']
+    states = [state for state, _ in link.states('quiet')]
+    assert list(dict.fromkeys(states)) == ['playing', 'finished'] and states[-1] == 'finished'
     assert not out.exists()
 
 

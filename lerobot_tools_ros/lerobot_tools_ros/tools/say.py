@@ -37,7 +37,7 @@ from typing import Any, Callable, ClassVar, Optional
 import uuid
 
 from lerobot_tools_ros import errors
-from lerobot_tools_ros.audio_sinks import Chunk as AudioPiece
+from lerobot_tools_ros.audio import Chunk as AudioPiece
 from lerobot_tools_ros.errors import ToolError
 from lerobot_tools_ros.tools.base import tool_name_from_schema, ToolParameter
 from lerobot_tools_ros.tts import KINDS, make_backend, TtsError
