@@ -24,10 +24,11 @@ The ``sounddevice`` sink: play through PortAudio at the device's own rate and ch
   resampler, seamless across chunks). A device that rejects that format gets the next of a few
   candidates (``choose_output_format``).
 - Timing: the stream runs in callback mode from an in-memory buffer, so the speaker never blocks
-  on the device. Playback starts once ``jitter_ms`` of audio is buffered (or the utterance is
-  complete). When the buffer runs dry the callback waits for audio as long as what it already
-  played is ahead of the wall clock (a device without a clock, like ALSA's ``file`` plugin, asks
-  for audio faster than real time), and only then plays silence, as a real card would.
+  on the device. Playback starts once the device's buffer plus ``jitter_ms`` of audio is there
+  (or the utterance is complete). When the buffer runs dry the callback waits for audio as
+  long as what it already played is further ahead of the wall clock than a card's buffer could hold (a device without
+  a clock, like ALSA's ``file`` plugin, asks for audio faster than real time), and only then
+  plays silence, as a real card would.
 - Faults: PortAudio is loaded, and the device looked up, afresh for an utterance whenever the
   device was missing before, so a speaker plugged in (or an ALSA configuration fixed) after the
   node started is used by the next utterance. A device that stops taking audio mid-utterance
@@ -185,12 +186,12 @@ def choose_output_format(check: Callable[[int, int], None], rate: int, channels:
 class _Playback:
     """State shared with the PortAudio callback thread: a byte buffer it drains."""
 
-    def __init__(self, frame_bytes: int, rate: int, slack_s: float) -> None:
+    def __init__(self, frame_bytes: int, rate: int) -> None:
         self.cond = threading.Condition()
         self.buffer = bytearray()
         self.frame_bytes = frame_bytes
         self.rate = rate
-        self.slack_s = slack_s
+        self.slack_s = 0.0
         self.draining = False
         self.silenced = False
         self.underruns = 0
@@ -214,7 +215,7 @@ class _Playback:
             self.cond.notify_all()
 
     def _ahead_s(self) -> float:
-        """How far the audio handed to the device is ahead of the wall clock."""
+        """Return how far the audio handed to the device is ahead of the wall clock."""
         if self.started_at is None:
             self.started_at = time.monotonic()
         return self.output / self.rate - (time.monotonic() - self.started_at)
@@ -323,7 +324,7 @@ class SounddeviceSink(AudioSink):
         self._out_channels, self._out_rate = count, rate
         if rate != sample_rate:
             self._resampler = StreamResampler(sample_rate, rate, channels)
-        playback = _Playback(SAMPLE_WIDTH * count, rate, self.jitter_ms / 1e3)
+        playback = _Playback(SAMPLE_WIDTH * count, rate)
 
         def callback(outdata: Any, frames: int, time_info: Any, status: Any) -> None:
             playback.fill(outdata, self._stop_callback)
@@ -332,11 +333,15 @@ class SounddeviceSink(AudioSink):
             self._stream = sd.RawOutputStream(
                 samplerate=rate, channels=count, dtype='int16', device=index,
                 callback=callback, finished_callback=playback.finished.set,
-                blocksize=max(1, rate * self.block_ms // 1000), latency='low')
+                blocksize=max(1, rate * self.block_ms // 1000), latency='low',
+                prime_output_buffers_using_stream_callback=True)
         except Exception as exc:  # noqa: B902 - PortAudioError, ValueError
             self._rescan = True
             raise SinkError(f'cannot open {info.get("name")!r} at {rate} Hz x{count}: '
                             f'{exc}') from exc
+        # A card is never further ahead of the wall clock than its buffer and one block: a
+        # device that asks for more (no clock) is waited for rather than fed silence.
+        playback.slack_s = float(self._stream.latency) + self.block_ms / 1e3
         self._playback = playback
         self._device_name = str(info.get('name'))
 
@@ -362,8 +367,9 @@ class SounddeviceSink(AudioSink):
         frames = map_channels(frames, self._out_channels)
         self._written_frames += len(frames)
         buffered_s = playback.add(frames.astype('<i2', copy=False).tobytes())
+        # The device's buffer is filled at the start; jitter_ms is the cushion beyond it.
         if not self._stream.active and not playback.finished.is_set() and (
-                buffered_s * 1e3 >= self.jitter_ms):
+                buffered_s >= self.jitter_ms / 1e3 + playback.slack_s):
             self._start()
 
     def _start(self) -> None:
