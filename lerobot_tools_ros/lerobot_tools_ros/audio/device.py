@@ -26,9 +26,9 @@ The ``sounddevice`` sink: play through PortAudio at the device's own rate and ch
 - Timing: the stream runs in callback mode from an in-memory buffer, so the speaker never blocks
   on the device. Playback starts once the device's buffer plus ``jitter_ms`` of audio is there
   (or the utterance is complete). When the buffer runs dry the callback waits for audio as
-  long as what it already played is further ahead of the wall clock than a card's buffer could hold (a device without
-  a clock, like ALSA's ``file`` plugin, asks for audio faster than real time), and only then
-  plays silence, as a real card would.
+  long as what it already played is further ahead of the wall clock than a card's buffer could
+  hold (a device without a clock, like ALSA's ``file`` plugin, asks for audio faster than real
+  time), and only then plays silence, as a real card would.
 - Faults: PortAudio is loaded, and the device looked up, afresh for an utterance whenever the
   device was missing before, so a speaker plugged in (or an ALSA configuration fixed) after the
   node started is used by the next utterance. A device that stops taking audio mid-utterance
