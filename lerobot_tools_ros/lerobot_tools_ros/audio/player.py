@@ -77,6 +77,7 @@ class _Pending:
     queued_bytes: int = 0
     cancelled: bool = False
     complete: bool = False  # the final chunk has arrived
+    frames: int = 0  # of audio received, at the utterance's own rate
     last_arrival: float = field(default_factory=time.monotonic)
 
 
@@ -88,8 +89,6 @@ class _Run:
     pending: _Pending
     began: bool = False
     audio_format: Optional[tuple[int, int]] = None  # (sample_rate, channels)
-    source_frames: int = 0
-    total: int = 0  # output frames, once the final chunk is in
     clock_start: Optional[float] = None
     clock_frames: int = 0
     ended: bool = False  # its end status is out: no more progress for it
@@ -184,6 +183,8 @@ class UtterancePlayer:
             self._clear(pending)
         else:
             pending.chunks.append(chunk)
+            if chunk.channels > 0:
+                pending.frames += len(chunk.data) // (SAMPLE_WIDTH * chunk.channels)
             pending.queued_bytes += cost
             self._queued_bytes += cost
             pending.complete = pending.complete or chunk.final
@@ -204,8 +205,13 @@ class UtterancePlayer:
         if run is None or not run.began or run.ended:
             return None
         played, stamp = self.sink.progress()
-        return Status(run.uid, PLAYING, self.sink.name, played, run.total,
+        return Status(run.uid, PLAYING, self.sink.name, played, self._total(run),
                       self.sink.output_rate(), stamp)
+
+    def _total(self, run: _Run) -> int:
+        """Output frames of the whole utterance once its final chunk is in, else 0."""
+        pending = run.pending
+        return self.sink.output_frames(pending.frames) if pending.complete else 0
 
     def close(self, timeout: float = 5.0, drain_s: float = 2.0) -> None:
         """
@@ -287,7 +293,6 @@ class UtterancePlayer:
         """Give ``data`` to the sink (paced when needed); False when stopped part way."""
         rate, channels = run.audio_format
         frame_bytes = SAMPLE_WIDTH * channels
-        run.source_frames += len(data) // frame_bytes
         if not self._paced:
             self.sink.write(data)
             return True
@@ -331,7 +336,6 @@ class UtterancePlayer:
         if not run.began:
             self._report(run, FINISHED, 'no audio in this utterance')
             return
-        run.total = self.sink.output_frames(run.source_frames)
         if self._paced and not self._wait_until(
                 run, run.clock_start + run.clock_frames / run.audio_format[0]):
             self._stopped_early(run)
@@ -379,7 +383,7 @@ class UtterancePlayer:
             rate = self.sink.output_rate()
         else:
             played, stamp, rate = 0, time.time(), 0
-        self._status(Status(run.uid, state, detail, played, run.total, rate, stamp))
+        self._status(Status(run.uid, state, detail, played, self._total(run), rate, stamp))
 
     def _status(self, status: Status) -> None:
         try:
