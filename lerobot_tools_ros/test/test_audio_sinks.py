@@ -323,3 +323,39 @@ def test_unknown_sink_and_unwritable_directory_are_clear_errors(tmp_path):
     blocker.write_text('x')
     with pytest.raises(SinkUnavailable, match='cannot create output_dir'):
         WavSink(blocker / 'sub')
+
+
+def test_ids_without_audio_never_hold_up_an_utterance_that_has_audio(wav_player):
+    player, statuses, out = wav_player  # stall_timeout_s 0.5
+    for n in range(40):  # a node publishing fake ids: each would have held the player 0.5 s
+        player.submit(Chunk(f'fake{n}', 22050, 1, b''))
+    send(player, 'real', tone(0.2))
+    assert statuses.wait_end('real', timeout=3.0)[0] == FINISHED
+    assert [uid for uid, _, _ in statuses.items if uid.startswith('fake')] == []
+
+
+def test_over_long_ids_are_ignored_and_waiting_utterances_are_bounded(tmp_path):
+    statuses = Statuses()
+    player = UtterancePlayer(WavSink(tmp_path), statuses, max_pending=3, stall_timeout_s=0.5)
+    try:
+        player.submit(Chunk('x' * 129, 22050, 1, tone(0.1), final=True))
+        for uid in ('a', 'b', 'c', 'd'):
+            player.submit(Chunk(uid, 22050, 1, tone(0.1), final=True))
+        assert statuses.wait_end('d') == (DROPPED, 'more than 3 utterances are waiting')
+        assert [statuses.wait_end(uid)[0] for uid in 'abc'] == [FINISHED] * 3
+        assert player.ignored_chunks == 1
+        assert sorted(p.name for p in tmp_path.iterdir()) == ['a.wav', 'b.wav', 'c.wav']
+    finally:
+        player.close()
+
+
+def test_a_wav_appears_under_its_name_only_when_complete(tmp_path):
+    sink = WavSink(tmp_path)
+    sink.begin('whole', 22050, 1)
+    sink.write(tone(0.1))
+    assert not (tmp_path / 'whole.wav').exists()  # a crash now leaves no broken whole.wav
+    [partial] = tmp_path.iterdir()
+    assert partial.name.startswith('.whole.wav.') and partial.name.endswith('.part')
+    assert sink.end() == str(tmp_path / 'whole.wav')
+    assert [p.name for p in tmp_path.iterdir()] == ['whole.wav']
+    assert soundfile.read(tmp_path / 'whole.wav', dtype='int16')[0].tobytes() == tone(0.1)
