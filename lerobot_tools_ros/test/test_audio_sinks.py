@@ -359,3 +359,16 @@ def test_a_wav_appears_under_its_name_only_when_complete(tmp_path):
     assert sink.end() == str(tmp_path / 'whole.wav')
     assert [p.name for p in tmp_path.iterdir()] == ['whole.wav']
     assert soundfile.read(tmp_path / 'whole.wav', dtype='int16')[0].tobytes() == tone(0.1)
+
+
+def test_closing_writes_complete_utterances_out_without_pacing(tmp_path):
+    statuses = Statuses()
+    player = UtterancePlayer(WavSink(tmp_path), statuses)  # paced: 5 s would take 5 s
+    send(player, 'whole', tone(5.0))
+    statuses_seen = statuses.states
+    deadline = time.monotonic() + 5.0
+    while statuses_seen('whole') != [PLAYING] and time.monotonic() < deadline:
+        time.sleep(0.01)
+    player.close(drain_s=2.0)
+    assert statuses.wait_end('whole', timeout=0.1)[0] == FINISHED
+    assert soundfile.read(tmp_path / 'whole.wav', dtype='int16')[0].tobytes() == tone(5.0)

@@ -217,11 +217,14 @@ class UtterancePlayer:
         """
         Stop the thread and close the sink.
 
-        Utterances whose final chunk has arrived get up to ``drain_s`` to finish (so a WAV of
-        speech that was fully synthesized is not lost at shutdown); the rest are abandoned.
+        Utterances whose final chunk has arrived get up to ``drain_s`` to finish, written out
+        without pacing (so a WAV of speech that was fully synthesized is not lost at shutdown);
+        the rest are abandoned.
         """
         deadline = time.monotonic() + drain_s
         with self._cond:
+            self._paced = False  # nobody listens any more: finish the files now
+            self._cond.notify_all()
             while (any(p.complete and not p.cancelled for p in self._pending.values())
                    and time.monotonic() < deadline):
                 self._cond.wait(max(0.0, deadline - time.monotonic()))
@@ -276,6 +279,8 @@ class UtterancePlayer:
         """Wait for the monotonic time ``when``; False when cancelled or closing first."""
         with self._cond:
             while not run.pending.cancelled and not self._closing:
+                if not self._paced:  # closing: complete utterances are written out at once
+                    return True
                 left = when - time.monotonic()
                 if left <= 0:
                     return True
