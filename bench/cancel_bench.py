@@ -2,20 +2,23 @@
 """
 Benchmark cancel to silence: `say` cancelled mid-utterance -> last sample handed to the sink.
 
-A ``speaker`` (``sink: wav``, paced like a sound card, ``block_ms`` 20: the sink block) runs as
-a process; ``say`` runs in this process on a node spun in the background, as the tool_server
+A ``speaker`` runs as a process, with ``sink: wav`` (paced like a sound card, ``block_ms`` 20:
+the sink block) and with ``sink: sounddevice`` on a real PortAudio device (ALSA's file plugin at
+48 kHz stereo, set up in a temporary directory; PortAudio period = the 20 ms block); ``say`` runs in this process on a node spun in the background, as the tool_server
 runs it, with ``wait_for_playback`` and a ``CallContext``. Each run speaks a long text, waits
 until the speaker reports 0.3 s played, then sets ``context.cancel()``. The speaker's
 ``cancelled`` status carries, as its stamp, the wall-clock time at which the last frame was
 handed to the sink (and ``frames_played``): cancel -> that stamp is the figure (0 when the last
 block went out before the cancel). Floor, measured in the same run: the same player and WAV
-sink in this process, cancelled by a direct ``submit`` (no ROS, no TTS). Backends: espeak-ng and
+sink (WAV, or the same device) in this process, cancelled by a direct ``submit`` (no ROS, no
+TTS). Backends: espeak-ng and
 the tiny random-weight pocket-tts model. Target: p50 and p99 <= one sink block + 20 ms.
 
 Run from the repository root with the venv active and ``install/setup.bash`` sourced
 (``. scripts/env.sh``)::
 
     python bench/cancel_bench.py [--runs 20] [--backend both|espeak_ng|pocket_tts]
+                                 [--sink both|wav|device]
 """
 
 import argparse
@@ -31,8 +34,10 @@ from typing import Any, Optional
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / 'lerobot_tools_ros'))
+sys.path.insert(0, str(REPO / 'lerobot_tools_ros' / 'test'))
 sys.path.insert(0, str(REPO / 'bench'))
 
+from alsa_device import AlsaFileDevice  # noqa: E402
 from tts_baseline import percentile, tiny_pocket_params  # noqa: E402
 
 BLOCK_MS = 20
@@ -128,10 +133,11 @@ def cancel_once(tool: Any, side: Side) -> tuple[float, float]:
     return max(0.0, stamp - cancelled_at), side.arrival[(uid, 'cancelled')] - cancelled_at
 
 
-def floor_once(directory: pathlib.Path, rate: int) -> float:
+def floor_once(directory: pathlib.Path, rate: int, sink_kind: str) -> float:
     """Measure the same player and sink in-process, cancelled by a direct submit."""
     import numpy as np
-    from lerobot_tools_ros.audio import CANCELLED, Chunk, UtterancePlayer, WavSink
+    from lerobot_tools_ros.audio import (
+        CANCELLED, Chunk, SounddeviceSink, UtterancePlayer, WavSink)
 
     done = threading.Event()
     reports = []
@@ -141,7 +147,8 @@ def floor_once(directory: pathlib.Path, rate: int) -> float:
         if status.state == CANCELLED:
             done.set()
 
-    player = UtterancePlayer(WavSink(directory), on_status, block_ms=BLOCK_MS)
+    sink = WavSink(directory) if sink_kind == 'wav' else SounddeviceSink(block_ms=BLOCK_MS)
+    player = UtterancePlayer(sink, on_status, block_ms=BLOCK_MS)
     try:
         audio = (np.sin(np.arange(rate * 3) * 0.05) * 8000).astype('<i2').tobytes()
         player.submit(Chunk('floor', rate, 1, audio))
@@ -161,7 +168,7 @@ def floor_once(directory: pathlib.Path, rate: int) -> float:
 
 
 def bench(label: str, kind: str, params: dict, runs: int, side: Side,
-          workdir: pathlib.Path) -> dict[str, Any]:
+          workdir: pathlib.Path, sink_kind: str) -> dict[str, Any]:
     from lerobot_tools_ros.catalog import DEFAULT_TOOLS
     from lerobot_tools_ros.tools.say import SayTool
 
@@ -174,7 +181,8 @@ def bench(label: str, kind: str, params: dict, runs: int, side: Side,
         cancel_once(tool, side)  # warm-up
         times, reported, floor = [], [], []
         for run in range(runs):  # alternate with the floor: same machine conditions
-            floor.append(floor_once(workdir / f'floor_{kind}_{run}', tool.backend.sample_rate))
+            floor.append(floor_once(workdir / f'floor_{kind}_{run}', tool.backend.sample_rate,
+                                    sink_kind))
             last_sample, report_back = cancel_once(tool, side)
             times.append(last_sample)
             reported.append(report_back)
@@ -199,43 +207,58 @@ def report(figures: dict[str, Any]) -> bool:
     return met
 
 
+def start_speaker(sink_kind: str, env: dict, workdir: pathlib.Path) -> subprocess.Popen:
+    params = ['sink:=wav', f'output_dir:={workdir / "audio"}'] if sink_kind == 'wav' else [
+        'sink:=sounddevice']
+    args = [sys.executable, '-m', 'lerobot_tools_ros.nodes.speaker', '--ros-args',
+            '-p', f'block_ms:={BLOCK_MS}']
+    for param in params:
+        args += ['-p', param]
+    with open(workdir / f'speaker_{sink_kind}.log', 'wb') as log:
+        return subprocess.Popen(args, env=env, stdout=log, stderr=subprocess.STDOUT)
+
+
 def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
     parser.add_argument('--runs', type=int, default=20, help='measured cancels per backend')
     parser.add_argument('--backend', choices=('both', 'espeak_ng', 'pocket_tts'),
                         default='both')
+    parser.add_argument('--sink', choices=('both', 'wav', 'device'), default='both')
     parser.add_argument('--domain', type=int, default=random.randrange(150, 200),
                         help='ROS_DOMAIN_ID for this benchmark (default: random 150-199)')
     args = parser.parse_args(argv)
-    env = dict(os.environ, ROS_DOMAIN_ID=str(args.domain), PYTHONUNBUFFERED='1',
-               ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST')
-    env['PYTHONPATH'] = os.pathsep.join(
-        p for p in (str(REPO / 'lerobot_tools_ros'), env.get('PYTHONPATH', '')) if p)
-    os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
     all_met = True
     with tempfile.TemporaryDirectory(prefix='cancel_bench_') as directory:
         workdir = pathlib.Path(directory)
-        with open(workdir / 'speaker.log', 'wb') as log:
-            speaker = subprocess.Popen(
-                [sys.executable, '-m', 'lerobot_tools_ros.nodes.speaker', '--ros-args',
-                 '-p', 'sink:=wav', '-p', f'output_dir:={workdir / "audio"}',
-                 '-p', f'block_ms:={BLOCK_MS}'], env=env, stdout=log, stderr=subprocess.STDOUT)
+        device = AlsaFileDevice(workdir / 'alsa')
+        # This process's floor on the device needs the same ALSA configuration.
+        os.environ.update(device.env({}), ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST')
+        env = dict(os.environ, ROS_DOMAIN_ID=str(args.domain), PYTHONUNBUFFERED='1')
+        env['PYTHONPATH'] = os.pathsep.join(
+            p for p in (str(REPO / 'lerobot_tools_ros'), env.get('PYTHONPATH', '')) if p)
+        plans = []
+        if args.backend in ('both', 'espeak_ng'):
+            plans.append(('espeak-ng', 'espeak_ng', {}))
+        if args.backend in ('both', 'pocket_tts'):
+            params = tiny_pocket_params(workdir / 'tiny_model')
+            plans.append(('pocket-tts (tiny model)', 'pocket_tts', {
+                'config': params['config'], 'eos_threshold': -1e9}))
         side = Side(args.domain)
         try:
-            plans = []
-            if args.backend in ('both', 'espeak_ng'):
-                plans.append(('espeak-ng', 'espeak_ng', {}))
-            if args.backend in ('both', 'pocket_tts'):
-                params = tiny_pocket_params(workdir / 'tiny_model')
-                plans.append(('pocket-tts (tiny model)', 'pocket_tts', {
-                    'config': params['config'], 'eos_threshold': -1e9}))
-            for label, kind, params in plans:
-                figures = bench(label, kind, params, args.runs, side, workdir)
-                all_met = report(figures) and all_met
+            for sink_kind in ('wav', 'device'):
+                if args.sink not in ('both', sink_kind):
+                    continue
+                speaker = start_speaker(sink_kind, env, workdir)
+                try:
+                    for label, kind, params in plans:
+                        figures = bench(f'{label}, sink {sink_kind}', kind, params, args.runs,
+                                        side, workdir, sink_kind)
+                        all_met = report(figures) and all_met
+                finally:
+                    speaker.send_signal(2)
+                    speaker.wait(10)
         finally:
             side.close()
-            speaker.send_signal(2)
-            speaker.wait(10)
     return 0 if all_met else 1
 
 

@@ -21,7 +21,8 @@ speaker; PortAudio, hence ``sounddevice``, sees it as an ordinary output device 
 played lands in a raw file. Selected for a process with
 ``ALSA_CONFIG_PATH=/usr/share/alsa/alsa.conf:<conf>``. A second, named PCM (``robot_speaker``,
 listed by PortAudio through its hint) tests choosing a device by name. The device has no
-clock: it takes samples as fast as they come.
+clock: it takes samples as fast as they come (the speaker paces it). ALSA rewrites the raw file
+each time a stream opens it, i.e. for every utterance.
 """
 
 import os

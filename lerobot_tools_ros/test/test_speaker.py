@@ -307,3 +307,23 @@ def test_a_killed_speaker_leaves_no_broken_wav_and_the_next_one_cleans_up(speake
     # (the dead speaker still counts on the graph until its lease ends: wait for the new one)
     assert spin_until(ros_node, lambda: 'through sink wav' in proc.output(), 20.0)
     assert list(out.iterdir()) == []
+
+
+@pytest.mark.parametrize('complete', [False, True], ids=['while-sent', 'after-final-chunk'])
+def test_cancel_on_the_device_silences_it_and_the_next_plays(speaker, alsa, ros_node, complete):
+    device, env = alsa
+    link, _, _ = speaker('sounddevice', env=env)
+    link.send('cut', tone(3.0, freq=440.0), final=complete)
+    assert spin_until(ros_node, lambda: any(
+        s.utterance_id == 'cut' and s.frames_played >= 48000 // 2 for s in link.statuses), 10.0)
+    link.send('cut', b'', final=True, cancelled=True)
+    state, detail = link.end('cut')
+    assert state == 'cancelled' and 'playback stopped after' in detail
+    report = link.last('cut')
+    start, stop = audible(device.frames())
+    # The device got what the status says was played, not the 3 s that were queued.
+    assert abs((stop - start) - report.frames_played) <= BLOCK
+    assert 48000 // 2 <= report.frames_played < 2 * 48000
+    link.send('next', tone(0.5, freq=300.0))
+    assert link.end('next')[0] == 'finished'
+    check_tone_on_device(device, device.raw, 48000, 0.5, 300.0)  # ALSA rewrote the file

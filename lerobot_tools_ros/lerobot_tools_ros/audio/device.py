@@ -25,10 +25,11 @@ The ``sounddevice`` sink: play through PortAudio at the device's own rate and ch
   candidates (``choose_output_format``).
 - Timing: the stream runs in callback mode from an in-memory buffer, so the speaker never blocks
   on the device. Playback starts once the device's buffer plus ``jitter_ms`` of audio is there
-  (or the utterance is complete). When the buffer runs dry the callback waits for audio as
-  long as what it already played is further ahead of the wall clock than a card's buffer could
-  hold (a device without a clock, like ALSA's ``file`` plugin, asks for audio faster than real
-  time), and only then plays silence, as a real card would.
+  (or the utterance is complete). A device that asks for audio further ahead of the wall clock
+  than a card's buffer could hold has no clock (ALSA's ``file`` plugin): the callback paces it
+  to the wall clock, so it plays, reports progress and is cut by a cancel as a card would, and
+  when the buffer runs dry it waits for audio rather than writing silence. A real card that
+  runs dry gets silence.
 - Faults: PortAudio is loaded, and the device looked up, afresh for an utterance whenever the
   device was missing before, so a speaker plugged in (or an ALSA configuration fixed) after the
   node started is used by the next utterance. A device that stops taking audio mid-utterance
@@ -224,7 +225,9 @@ class _Playback:
         """Copy buffered audio into ``out`` (padding with silence); stop once drained."""
         need = len(out)
         with self.cond:
-            while (len(self.buffer) < need and not self.draining and not self.silenced):
+            # Only a device without a clock gets this far ahead: pace it to the wall clock, so
+            # it plays (and a cancel cuts) as a card would, and never fill its gaps with silence.
+            while not self.silenced:
                 wait = self._ahead_s() - self.slack_s
                 if wait <= 0:
                     break
@@ -413,6 +416,8 @@ class SounddeviceSink(AudioSink):
             if time.monotonic() > deadline:
                 self._rescan = True
                 raise SinkError(f'{self._device_name!r} stopped consuming audio')
+        if playback.silenced:  # cut short while draining: not a finished utterance
+            raise SinkError('interrupted')
         self._check_alive(playback)
         detail = f'played on {self._device_name!r} at {self._out_rate} Hz x{self._out_channels}'
         if playback.underruns:
