@@ -464,3 +464,30 @@ def test_say_waiting_on_a_failing_device_ends_with_a_clear_error(say_stack, ros_
     assert response.success, response.error_message
     assert json.loads(response.content)['playback'] == 'finished'
     assert device.frames().any()
+
+
+def test_a_cancelled_context_stops_synthesis_and_ends_cancelled():
+    from lerobot_tools_ros.catalog import DEFAULT_TOOLS
+    from lerobot_tools_ros.tools.base import CallContext
+    from lerobot_tools_ros.tools.say import SayTool
+
+    pieces = []
+    context = CallContext('c')
+
+    def cancel_at_first_audio(piece):
+        pieces.append(piece)
+        context.cancel()
+
+    tool = SayTool(DEFAULT_TOOLS[0], backend='espeak_ng', on_chunk=cancel_at_first_audio)
+    try:
+        with pytest.raises(ToolError) as caught:
+            tool.call({'text': 'This long sentence is cancelled right after it starts. ' * 8},
+                      context)
+        assert caught.value.code == ErrorCodes.CANCELLED
+        assert caught.value.message.startswith('say: cancelled after ')
+        audio = [p for p in pieces if p.data]
+        assert len(audio) == 1  # synthesis stopped at the first chunk
+        assert pieces[-1].final and pieces[-1].cancelled
+        assert {p.utterance_id for p in pieces} == {audio[0].utterance_id}
+    finally:
+        tool.close()
