@@ -170,10 +170,15 @@ def test_sounddevice_without_a_device_drops_utterances_but_stays_up(speaker):
     assert proc.proc.poll() is None
 
 
-def test_bad_sink_parameter_exits_with_a_clear_message(start_node):
-    proc = start_node('lerobot_tools_ros.nodes.speaker', '-p', 'sink:=speakers')
+@pytest.mark.parametrize('param, message', [
+    ('sink:=speakers', "parameter 'sink' must be one of auto, sounddevice, wav, null"),
+    ('block_ms:=0', 'speaker: block_ms must be an integer from 1 to 200, got 0'),
+])
+def test_bad_parameter_exits_with_one_clear_line(start_node, param, message):
+    proc = start_node('lerobot_tools_ros.nodes.speaker', '-p', 'sink:=null', '-p', param)
     assert proc.proc.wait(30) == 1
-    assert 'must be one of auto, sounddevice, wav, null' in proc.output()
+    assert message in proc.output()
+    assert 'Traceback' not in proc.output()
 
 
 # ------------------------------------------------------------------ a real PortAudio device

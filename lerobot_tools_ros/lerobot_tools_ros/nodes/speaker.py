@@ -31,6 +31,7 @@ from typing import Any
 
 from lerobot_tools_interfaces.msg import AudioChunk, SpeakerStatus
 from lerobot_tools_ros import names
+from lerobot_tools_ros.errors import ConfigurationError
 from lerobot_tools_ros.audio import (
     Chunk, make_sink, SINK_KINDS, SinkUnavailable, SounddeviceSink, Status, UtterancePlayer)
 from lerobot_tools_ros.nodes.params import declare
@@ -62,9 +63,11 @@ class Speaker(Node):
             sink = make_sink(sink_kind, output_dir=params['output_dir'],
                              device=params['device'], jitter_ms=params['jitter_ms'],
                              block_ms=params['block_ms'], warn=logger.warning)
+        except ValueError as exc:  # jitter_ms or block_ms out of range
+            raise ConfigurationError(f'speaker: {exc}') from exc
         except SinkUnavailable as exc:
             if sink_kind != 'sounddevice':
-                raise ValueError(f'sink {sink_kind}: {exc}') from exc
+                raise ConfigurationError(f'sink {sink_kind}: {exc}') from exc
             # An explicit device may come later (plugged in, ALSA fixed): keep running, look
             # for it at each utterance and report the ones before it as dropped.
             sink = SounddeviceSink(params['device'], params['jitter_ms'], params['block_ms'],
@@ -138,11 +141,16 @@ class Speaker(Node):
                         'its name (case-insensitive).')).value
         params['device'] = '' if device is None else str(device)
         if params['sink'] not in SINK_KINDS:
-            raise ValueError(f"parameter 'sink' must be one of {', '.join(SINK_KINDS)}, got "
-                             f"{params['sink']!r}")
+            raise ConfigurationError(f"parameter 'sink' must be one of {', '.join(SINK_KINDS)}, "
+                                     f"got {params['sink']!r}")
+        for name, low, high in (('jitter_ms', 0, 2000), ('block_ms', 1, 200)):
+            if not low <= params[name] <= high:
+                raise ConfigurationError(f'speaker: {name} must be an integer from {low} to '
+                                         f'{high}, got {params[name]}')
         for name in ('stall_timeout_s', 'progress_period_s', 'max_pending_utterances'):
             if not params[name] > 0:
-                raise ValueError(f"parameter '{name}' must be positive, got {params[name]}")
+                raise ConfigurationError(
+                    f"parameter '{name}' must be positive, got {params[name]}")
         return params
 
     def _on_chunk(self, message: AudioChunk) -> None:
