@@ -4,8 +4,9 @@ Benchmark cancel to silence: `say` cancelled mid-utterance -> last sample handed
 
 A ``speaker`` runs as a process, with ``sink: wav`` (paced like a sound card, ``block_ms`` 20:
 the sink block) and with ``sink: sounddevice`` on a real PortAudio device (ALSA's file plugin at
-48 kHz stereo, set up in a temporary directory; PortAudio period = the 20 ms block); ``say`` runs in this process on a node spun in the background, as the tool_server
-runs it, with ``wait_for_playback`` and a ``CallContext``. Each run speaks a long text, waits
+48 kHz stereo, set up in a temporary directory; PortAudio period = the 20 ms block); ``say``
+runs in this process on a node spun in the background, as the tool_server runs it, with
+``wait_for_playback`` and a ``CallContext``. Each run speaks a long text, waits
 until the speaker reports 0.3 s played, then sets ``context.cancel()``. The speaker's
 ``cancelled`` status carries, as its stamp, the wall-clock time at which the last frame was
 handed to the sink (and ``frames_played``): cancel -> that stamp is the figure (0 when the last

@@ -31,9 +31,9 @@ from typing import Any
 
 from lerobot_tools_interfaces.msg import AudioChunk, SpeakerStatus
 from lerobot_tools_ros import names
-from lerobot_tools_ros.errors import ConfigurationError
 from lerobot_tools_ros.audio import (
     Chunk, make_sink, SINK_KINDS, SinkUnavailable, SounddeviceSink, Status, UtterancePlayer)
+from lerobot_tools_ros.errors import ConfigurationError
 from lerobot_tools_ros.nodes.params import declare
 from lerobot_tools_ros.nodes.runner import run_node
 from lerobot_tools_ros.untrusted import ros_string
