@@ -343,7 +343,7 @@ def test_over_long_ids_are_ignored_and_waiting_utterances_are_bounded(tmp_path):
             player.submit(Chunk(uid, 22050, 1, tone(0.1), final=True))
         assert statuses.wait_end('d') == (DROPPED, 'more than 3 utterances are waiting')
         assert [statuses.wait_end(uid)[0] for uid in 'abc'] == [FINISHED] * 3
-        assert player.ignored_chunks == 1
+        assert player.ignored_chunks == 1 and player.refused_utterances == 1
         assert sorted(p.name for p in tmp_path.iterdir()) == ['a.wav', 'b.wav', 'c.wav']
     finally:
         player.close()

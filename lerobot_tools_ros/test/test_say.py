@@ -408,8 +408,10 @@ def test_a_speaker_leaving_the_graph_ends_the_wait_with_a_clear_error(local_say,
     tool, _, speaker = local_say(playback_timeout_s=60.0)
     running = Running(tool, LONG_TEXT)
     assert spin_until(ros_node, lambda: running.played_s() >= 0.5, 20.0), running.feedback
-    speaker.stop()  # a clean exit: its endpoints leave the graph at once
-    assert spin_until(ros_node, running.done, 5.0)
+    speaker.kill()  # a crash: no status will ever come
+    # DDS notices a killed participant when its lease ends (about 20 s with Fast DDS's
+    # defaults); the old code waited for the audio plus playback_timeout_s (over a minute).
+    assert spin_until(ros_node, running.done, 45.0)
     assert running.error is not None and running.error.code == ErrorCodes.UNAVAILABLE
     assert 'the speaker left the graph' in running.error.message
 
@@ -491,3 +493,15 @@ def test_a_cancelled_context_stops_synthesis_and_ends_cancelled():
         assert {p.utterance_id for p in pieces} == {audio[0].utterance_id}
     finally:
         tool.close()
+
+
+def test_a_speaker_stopped_cleanly_finishes_the_utterance_it_has(local_say, ros_node):
+    tool, out, speaker = local_say(playback_timeout_s=60.0)
+    running = Running(tool, LONG_TEXT)
+    assert spin_until(ros_node, lambda: running.played_s() >= 0.5, 20.0), running.feedback
+    speaker.stop()  # Ctrl-C: the whole utterance is there, so the WAV is written out
+    assert spin_until(ros_node, running.done, 10.0)
+    assert running.error is None, running.error
+    assert running.result['playback'] == 'finished'
+    frames = soundfile.info(out / f'{running.result["utterance_id"]}.wav').frames
+    assert frames == pytest.approx(running.result['audio_seconds'] * 22050, abs=12)  # 1 ms

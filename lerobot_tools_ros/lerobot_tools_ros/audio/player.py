@@ -136,6 +136,8 @@ class UtterancePlayer:
         self._queued_bytes = 0
         self._closing = False
         self.ignored_chunks = 0  # chunks with an over-long id (counted, not logged each)
+        self.refused_utterances = 0  # more than max_pending waiting
+        self._refusal_logged_at = -1.0
         self._thread = threading.Thread(target=self._run, name='speaker-sink', daemon=True)
         self._thread.start()
 
@@ -164,7 +166,12 @@ class UtterancePlayer:
                 self._add(uid, pending, chunk)
                 self._cond.notify_all()
         if refused:
-            self._logger.warning(f'speaker: refused utterance {log_text(uid)}: {refused}')
+            self.refused_utterances += 1
+            now = time.monotonic()
+            if now - self._refusal_logged_at >= 1.0:  # a flood of ids is one line a second
+                self._refusal_logged_at = now
+                self._logger.warning(f'speaker: refused utterance {log_text(uid)}: {refused} '
+                                     f'({self.refused_utterances} refused so far)')
             self._status(Status(uid, DROPPED, refused, stamp=time.time()))
 
     def _add(self, uid: str, pending: _Pending, chunk: Chunk) -> None:

@@ -29,7 +29,8 @@ while ``wait_for_playback`` waits. When the context is cancelled, synthesis stop
 told to drop the utterance (it goes silent within one of its blocks) and the call ends with
 ``cancelled``, saying how much was played. ``~/stop`` cuts the current utterance short and
 releases a call waiting for playback at once; a speaker that leaves the graph while a call waits
-ends the wait with ``unavailable``.
+ends the wait with ``unavailable`` (a clean exit at once, a crash when DDS notices it: the
+participant's lease, about 20 s with Fast DDS's defaults).
 
 The backend is built, and warmed up, in the constructor: pocket-tts loads its model once, so
 the first call is as fast as the others. Calls of one instance run one at a time (the
@@ -63,6 +64,7 @@ _STATUS_QOS_DEPTH = 50
 _POLL_S = 0.05  # how often a waiting call looks at progress, cancel and the graph
 _FEEDBACK_PERIOD_S = 0.1
 _CANCEL_REPORT_S = 1.0  # how long a cancelled call waits for the speaker's account of it
+_LAST_STATUS_GRACE_S = 0.5  # a speaker that exited cleanly may have reported the end just now
 # How often a call's watcher looks at its context's `cancelled` (a host's plain Event): the
 # speaker is told within this of a cancel, whatever the backend or the call thread is doing.
 _CANCEL_POLL_S = 0.005
@@ -478,7 +480,7 @@ class SayTool:
                 return
             if context.cancelled.is_set():
                 self._cancelled(utterance, result)
-            if not speakers & self._speaker_publishers():
+            if not speakers & self._speaker_publishers() and not self._end_comes(utterance):
                 raise ToolError(errors.UNAVAILABLE,
                                 f'say: the speaker left the graph before utterance '
                                 f'{utterance.uid} finished playing (it stopped or crashed)')
@@ -497,6 +499,15 @@ class SayTool:
             utterance.changed.wait(_POLL_S)
             utterance.changed.clear()
         self._playback_result(utterance, result, context)
+
+    @staticmethod
+    def _end_comes(utterance: _Utterance) -> bool:
+        """Give a speaker that just left a moment: its last status may still be on its way."""
+        deadline = time.monotonic() + _LAST_STATUS_GRACE_S
+        while utterance.state not in _END_STATES and time.monotonic() < deadline:
+            utterance.changed.wait(_POLL_S)
+            utterance.changed.clear()
+        return utterance.state in _END_STATES
 
     def _playback_result(self, utterance: _Utterance, result: dict,
                          context: CallContext) -> None:
