@@ -33,6 +33,20 @@ import numpy as np
 SYSTEM_ALSA_CONF = '/usr/share/alsa/alsa.conf'
 
 
+def require_alsa_and_portaudio() -> None:
+    """Skip the calling test where ALSA's configuration or PortAudio is not installed."""
+    import pytest
+
+    if not os.path.exists(SYSTEM_ALSA_CONF):
+        pytest.skip(f'ALSA is not installed ({SYSTEM_ALSA_CONF} missing; apt install libasound2)')
+    from lerobot_tools_ros.audio import load_sounddevice, SinkUnavailable
+
+    try:
+        load_sounddevice()
+    except SinkUnavailable as exc:
+        pytest.skip(f'PortAudio cannot be used here: {exc}')
+
+
 def has_output_device() -> bool:
     """Whether this process's PortAudio sees a usable default output device."""
     from lerobot_tools_ros.audio import SinkUnavailable, SounddeviceSink
@@ -54,6 +68,7 @@ class AlsaFileDevice:
 
     def __init__(self, directory: Path, rate: int = 48000, channels: int = 2,
                  named_rate: int = 44100) -> None:
+        """Write the configuration into ``directory`` (the raw files go to its ``card``)."""
         self.directory = Path(directory)
         self.card = self.directory / 'card'  # remove it and the device fails on write
         self.card.mkdir(parents=True, exist_ok=True)

@@ -426,8 +426,9 @@ def _offset(reference: np.ndarray, signal: np.ndarray) -> int:
 
 def test_say_plays_on_the_sound_device_that_auto_picks(say_stack, ros_node, ros_env, tmp_path):
     import soxr
-    from alsa_device import AlsaFileDevice
+    from alsa_device import AlsaFileDevice, require_alsa_and_portaudio
 
+    require_alsa_and_portaudio()
     device = AlsaFileDevice(tmp_path / 'alsa')
     call, heard, out, _, _ = say_stack('wait_for_playback:=true', sink='auto',
                                        env=device.env(ros_env))
@@ -450,8 +451,9 @@ def test_say_plays_on_the_sound_device_that_auto_picks(say_stack, ros_node, ros_
 
 
 def test_say_waiting_on_a_failing_device_ends_with_a_clear_error(say_stack, ros_env, tmp_path):
-    from alsa_device import AlsaFileDevice
+    from alsa_device import AlsaFileDevice, require_alsa_and_portaudio
 
+    require_alsa_and_portaudio()
     device = AlsaFileDevice(tmp_path / 'alsa')
     call, _, _, _, speaker = say_stack('wait_for_playback:=true', sink='sounddevice',
                                        env=device.env(ros_env))

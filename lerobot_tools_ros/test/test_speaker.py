@@ -19,7 +19,9 @@ import subprocess
 import sys
 import time
 
-from alsa_device import AlsaFileDevice, dominant_frequency, has_output_device, longest_silence
+from alsa_device import (
+    AlsaFileDevice, dominant_frequency, has_output_device, longest_silence,
+    require_alsa_and_portaudio)
 from conftest import spin_until
 from lerobot_tools_interfaces.msg import AudioChunk, SpeakerStatus
 import numpy as np
@@ -188,6 +190,7 @@ BLOCK = 960  # the speaker's default block: 20 ms at the device's 48 kHz
 @pytest.fixture
 def alsa(tmp_path, ros_env):
     """Set up an ALSA file-plugin output device of this test's own; return (device, env)."""
+    require_alsa_and_portaudio()
     device = AlsaFileDevice(tmp_path / 'alsa')
     return device, device.env(ros_env)
 
