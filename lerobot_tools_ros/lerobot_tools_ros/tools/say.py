@@ -57,8 +57,9 @@ __all__ = ['AudioPiece', 'SayTool']
 
 _log = logging.getLogger('lerobot_tools_ros.tools.say')
 # With wait_for_playback, how long a call waits for a speaker to show up before it answers
-# `unavailable` (discovery of a freshly started speaker takes a few hundred ms).
-_SUBSCRIBER_GRACE_S = 1.0
+# `unavailable` (discovery of a freshly started speaker takes a few hundred ms, over a second
+# on a loaded machine).
+_SUBSCRIBER_GRACE_S = 3.0
 _AUDIO_QOS_DEPTH = 200
 _STATUS_QOS_DEPTH = 50
 _POLL_S = 0.05  # how often a waiting call looks at progress, cancel and the graph
