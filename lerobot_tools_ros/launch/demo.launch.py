@@ -13,7 +13,7 @@
 # limitations under the License.
 
 """
-The runtime plus a demo camera and a scripted policy: a self-contained demo.
+The runtime plus a demo camera, a demo gripper and a scripted policy: a self-contained demo.
 
 Usage: ros2 launch lerobot_tools_ros demo.launch.py output_dir:=/tmp/lerobot_tools_demo
 [namespace:=robot1] (and every argument of lerobot_tools.launch.py)
@@ -37,9 +37,12 @@ def generate_launch_description() -> LaunchDescription:
                               description='Namespace for all nodes, demo ones included'),
         IncludeLaunchDescription(
             PythonLaunchDescriptionSource(f'{share}/launch/lerobot_tools.launch.py'),
-            launch_arguments={'namespace': LaunchConfiguration('namespace')}.items()),
+            launch_arguments={'namespace': LaunchConfiguration('namespace'),
+                              'bindings_file': f'{share}/config/demo_bindings.yaml'}.items()),
         GroupAction([
             PushRosNamespace(LaunchConfiguration('namespace')),
+            Node(package='lerobot_tools_ros', executable='demo_gripper', name='demo_gripper',
+                 output='screen'),
             # Relative topic: camera/front/image_raw, where record_observation reads the
             # sample dataset's observation.images.front camera.
             Node(package='lerobot_tools_ros', executable='demo_camera', name='demo_camera',

@@ -33,6 +33,7 @@ DIAGNOSTICS_TOPIC = '/diagnostics'
 # A dataset camera `observation.images.<name>` is read from this topic unless configured.
 CAMERA_TOPIC_PATTERN = 'camera/{name}/image_raw'
 DEMO_CAMERA_TOPIC = CAMERA_TOPIC_PATTERN.replace('{name}', 'front')
+DEMO_GRIPPER_ACTION = 'demo_gripper/close'  # the demo's bound action (config/demo_bindings.yaml)
 
 DISPATCHER_NODE = 'dispatcher'
 TOOL_SERVER_NODE = 'tool_server'
