@@ -48,14 +48,16 @@ def test_demo_in_a_namespace_reaches_the_dispatcher(start_process, ros_node, tmp
     proc = start_process([sys.executable, '-m', 'lerobot_tools_ros.cli', 'bringup', '--demo',
                           '--namespace', namespace, '--tts-backend', 'espeak_ng',
                           '--duration', '120', '--output-dir', str(out)], name='bringup')
-    # The default script: 3 say, 2 record_observation, 1 record_observation with a bad label.
-    assert spin_until(ros_node, lambda: len(results) >= 6 or proc.proc.poll() is not None,
-                      110.0), proc.output()[-3000:]
+    # The default script: 3 say, 2 record_observation, close_gripper (an action on the demo
+    # gripper, in the namespace too), 1 record_observation with a bad label.
+    expected = sorted([('say', 'ok')] * 3 + [('record_observation', 'ok')] * 2
+                      + [('close_gripper', 'ok')]
+                      + [('record_observation', ErrorCodes.INVALID_ARGUMENTS)])
+    assert spin_until(ros_node, lambda: len(results) >= len(expected)
+                      or proc.proc.poll() is not None, 110.0), proc.output()[-3000:]
     spin_until(ros_node, lambda: proc.proc.poll() is not None, 30.0)
-    assert len(results) == 6, proc.output()[-3000:]
-    outcome = sorted((r.name, r.error_code or 'ok') for r in results)
-    assert outcome == sorted([('say', 'ok')] * 3 + [('record_observation', 'ok')] * 2
-                             + [('record_observation', ErrorCodes.INVALID_ARGUMENTS)])
+    assert len(results) == len(expected), proc.output()[-3000:]
+    assert sorted((r.name, r.error_code or 'ok') for r in results) == expected
     assert not outside, 'results escaped the namespace'
     assert (out / 'observations' / 'before_grasp.png').stat().st_size > 0
     assert (out / 'observations' / 'after_place.png').stat().st_size > 0

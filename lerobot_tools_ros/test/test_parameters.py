@@ -45,8 +45,10 @@ def node_args(name: str, tmp: pathlib.Path) -> list[str]:
         'tool_server': packaged + ['-p', 'tool.say.backend:=espeak_ng',
                                    '-p', f'tool.record_observation.output_dir:={tmp}'],
         'speaker': packaged + ['-p', 'sink:=null', '-p', f'output_dir:={tmp}'],
-        'demo_camera': [],
+        # Small frames: a loaded machine still answers the parameter services promptly.
+        'demo_camera': ['-p', 'width:=64', '-p', 'height:=48', '-p', 'fps:=5.0'],
         'scripted_policy': ['-p', 'interval_s:=60.0'],
+        'demo_gripper': [],
     }[name]
 
 
@@ -68,7 +70,7 @@ class ParameterClient:
 
     def call(self, kind: str, request):
         future = self.clients[kind].call_async(request)
-        assert spin_until(self.ros_node, future.done, 10.0), f'{kind} did not answer'
+        assert spin_until(self.ros_node, future.done, 20.0), f'{kind} did not answer'
         return future.result()
 
     def names(self) -> list[str]:
@@ -97,7 +99,8 @@ def params_of(start_node, ros_node, tmp_path):
     return start
 
 
-NODES = ['dispatcher', 'tool_server', 'speaker', 'demo_camera', 'scripted_policy']
+NODES = ['dispatcher', 'tool_server', 'speaker', 'demo_camera', 'scripted_policy',
+         'demo_gripper']
 
 
 @pytest.mark.parametrize('name', NODES)
