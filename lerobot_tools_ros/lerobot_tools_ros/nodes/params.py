@@ -22,6 +22,7 @@ sends an empty BOOL array, which a statically typed string-array parameter refus
 """
 
 from typing import Any
+import weakref
 
 from rcl_interfaces.msg import ParameterDescriptor, ParameterType, SetParametersResult
 from rclpy.node import Node
@@ -80,9 +81,9 @@ def means_all(items: list[str]) -> bool:
     return not items or items == [ALL]
 
 
-def _check_string_lists(node: Node, parameters: list) -> SetParametersResult:
+def _check_string_lists(node: Node | None, parameters: list) -> SetParametersResult:
     """On-set callback: every list declared through `declare` is checked by `string_list`."""
-    declared = getattr(node, _LIST_PARAMETERS, set())
+    declared = getattr(node, _LIST_PARAMETERS, set()) if node is not None else set()
     for parameter in parameters:
         if parameter.name in declared:
             try:
@@ -112,8 +113,11 @@ def declare(node: Node, name: str, default: Any, description: str, *,
     if is_string_list:
         if not hasattr(node, _LIST_PARAMETERS):
             setattr(node, _LIST_PARAMETERS, set())
+            # A weak reference: a node whose constructor fails must still be garbage, or the
+            # context would later destroy a half-built node at shutdown.
+            node_ref = weakref.ref(node)
             node.add_on_set_parameters_callback(
-                lambda parameters: _check_string_lists(node, parameters))
+                lambda parameters: _check_string_lists(node_ref(), parameters))
         getattr(node, _LIST_PARAMETERS).add(name)
     value = node.declare_parameter(name, initial, descriptor).value
     if is_string_list:
