@@ -29,11 +29,17 @@ INPUT_TOPIC = 'policy/text'
 STREAM_TOPIC = 'policy/text_stream'
 AUDIO_TOPIC = 'speaker/audio'
 SPEAKER_STATUS_TOPIC = 'speaker/status'
+PROGRESS_TOPIC = 'lerobot_tools/progress'
 DIAGNOSTICS_TOPIC = '/diagnostics'
 
 DISPATCHER_NODE = 'dispatcher'
 TOOL_SERVER_NODE = 'tool_server'
 SPEAKER_NODE = 'speaker'
+
+# The tool name of a readiness probe: a CallTool request or RunTool goal naming it is answered
+# at once (success, nothing runs). A caller sends one to prove the executor's answers reach it
+# before its first real call. ':' cannot appear in a catalog tool name.
+READINESS_PROBE = ':probe'
 
 # Catalog names may hold '.' and '-' (LeRobot allows them); ROS names may not.
 _NOT_IN_ROS_NAMES = re.compile(r'[^A-Za-z0-9_]')
