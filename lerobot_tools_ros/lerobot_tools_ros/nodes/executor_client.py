@@ -60,6 +60,7 @@ class Outcome:
     content: str = ''
     error_code: str = ''
     error_message: str = ''
+    call_id: str = ''  # as the executor echoed it
 
 
 FeedbackCallback = Callable[[str, float, str], None]  # stage, progress (0..1 or -1), detail
@@ -274,9 +275,10 @@ def _service_outcome(response: Any) -> Outcome:
         return Outcome(False, error_code=errors.EXECUTION_FAILED,
                        error_message='the service call ended without a response')
     if response.success:
-        return Outcome(True, content=response.content)
+        return Outcome(True, content=response.content, call_id=response.call_id)
     return Outcome(False, error_code=response.error_code or errors.EXECUTION_FAILED,
-                   error_message=response.error_message or 'the executor reported failure')
+                   error_message=response.error_message or 'the executor reported failure',
+                   call_id=response.call_id)
 
 
 def _action_outcome(response: Any, name: str) -> Outcome:
@@ -287,11 +289,12 @@ def _action_outcome(response: Any, name: str) -> Outcome:
             f'the executor at {name} no longer knows the goal (restarted?); the call may or may '
             'not have run'))
     if status == GoalStatus.STATUS_SUCCEEDED and result.success:
-        return Outcome(True, content=result.content)
+        return Outcome(True, content=result.content, call_id=result.call_id)
     if result.error_code:
-        return Outcome(False, error_code=result.error_code, error_message=result.error_message)
+        return Outcome(False, error_code=result.error_code, error_message=result.error_message,
+                       call_id=result.call_id)
     if status == GoalStatus.STATUS_CANCELED:
-        return Outcome(False, error_code=errors.CANCELLED,
+        return Outcome(False, error_code=errors.CANCELLED, call_id=result.call_id,
                        error_message='the executor cancelled the call')
-    return Outcome(False, error_code=errors.EXECUTION_FAILED, error_message=(
-        f'the executor at {name} aborted the goal without a result'))
+    return Outcome(False, error_code=errors.EXECUTION_FAILED, call_id=result.call_id,
+                   error_message=f'the executor at {name} aborted the goal without a result')

@@ -84,7 +84,7 @@ class _HostedTool:
     worker: threading.Thread | None = None  # runs the jobs, one at a time
     action_server: ActionServer | None = None
     jobs: 'queue.SimpleQueue[_Job | None]' = field(default_factory=queue.SimpleQueue)
-    busy: bool = False  # the worker is running a job
+    pending: int = 0  # jobs queued or running
     closing: bool = False  # no new calls are taken
     stop: threading.Event = field(default_factory=threading.Event)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -329,7 +329,8 @@ class ToolServer(Node):
                 answer.set_result((errors.UNAVAILABLE, (
                     f"the tool_server hosting '{name}' is shutting down; the call did not run")))
                 return answer
-            waits = hosted.busy or not hosted.jobs.empty()
+            waits = hosted.pending > 0
+            hosted.pending += 1
             hosted.contexts.add(context)
             hosted.jobs.put(_Job(request.call_id, arguments, context, answer, queued=waits))
         if waits:
@@ -347,13 +348,11 @@ class ToolServer(Node):
                 outcome = (errors.CANCELLED, f"'{hosted.tool.name}' call cancelled before it "
                                              'started; it did not run')
             else:
-                with hosted.lock:
-                    hosted.busy = True
                 if job.queued:
                     job.context.feedback(RunTool.Feedback.STAGE_RUNNING, -1.0, 'started')
                 outcome = self._execute(hosted.tool, job.arguments, job.call_id, job.context)
             with hosted.lock:
-                hosted.busy = False
+                hosted.pending -= 1
                 hosted.contexts.discard(job.context)
             job.done.set_result(outcome)
             try:
