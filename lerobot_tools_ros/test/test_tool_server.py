@@ -234,8 +234,7 @@ def test_a_slow_tool_does_not_block_another_tool(start_node, ros_node, echo_data
     assert slow.outcome.success
 
 
-def test_first_calls_to_a_fresh_tool_server_succeed_under_load(start_node, ros_node,
-                                                              echo_dataset):
+def test_first_calls_to_fresh_executors_succeed_under_load(start_node, ros_node, echo_dataset):
     """
     Issue 19: a first call must not be lost while the executor's answers cannot reach us yet.
 
