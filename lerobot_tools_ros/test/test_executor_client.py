@@ -37,7 +37,7 @@ def echo_dataset(tmp_path):
 
 @pytest.fixture
 def service_only_executor(ros_node):
-    """A CallTool server that knows nothing of actions or probes (a third-party executor)."""
+    """Serve CallTool knowing nothing of actions or probes (like a third-party executor)."""
     import rclpy
     seen = []
 
