@@ -65,8 +65,13 @@ def test_a_service_only_executor_is_called_through_its_service(ros_node, service
     assert outcome.success and outcome.content == 'handled tool' and outcome.call_id == 'x'
     pending = caller.start({}, call_id='y', name='tool')
     assert pending.handle.cancel() is False  # a service request cannot be stopped remotely
+    assert caller.finish(pending).success  # and its answer still comes
+    forgotten = caller.start({}, call_id='z', name='tool')
+    forgotten.handle.forget()
+    # The executor handled it (x, y, z), and its answer had time to arrive.
+    assert spin_until(ros_node, lambda: service_only_executor.count('tool') == 3, 5.0)
     spin_until(ros_node, lambda: False, 0.5)
-    assert pending.outcomes == []  # a forgotten request reports nothing
+    assert forgotten.outcomes == []  # a forgotten request reports nothing
 
 
 def test_tool_server_is_called_through_its_action(start_node, ros_node, echo_dataset):

@@ -81,22 +81,26 @@ class ExecutorCall:
         """
         Ask the executor to stop this call; return True if it will be told.
 
-        A goal is cancelled on the executor (it then ends with `cancelled`, or with its own
-        result when it finished first); the outcome still arrives through `on_done`. A service
-        request cannot be cancelled: it is forgotten here (no outcome will arrive) and False is
-        returned, since the executor may still run it.
+        A goal is cancelled on the executor: it then ends with `cancelled` (or with its own
+        result when it finished first), which still arrives through `on_done`. A service request
+        cannot be stopped remotely: False is returned and its answer still comes when the
+        executor is done (`forget()` to drop it).
         """
         if self.done:
             return False
         self.cancel_requested = True
         if self.kind == SERVICE:
-            self.done = True
-            if self._forget is not None:
-                self._forget()
             return False
         if self._goal_handle is not None:
             self._goal_handle.cancel_goal_async()
         return True  # before acceptance: cancelled as soon as the goal is accepted
+
+    def forget(self) -> None:
+        """Drop this call: no outcome will be reported (after a timeout, at shutdown)."""
+        if not self.done:
+            self.done = True
+            if self._forget is not None:
+                self._forget()
 
 
 class ExecutorClient:
