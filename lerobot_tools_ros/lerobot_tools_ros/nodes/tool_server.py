@@ -101,10 +101,11 @@ class _Feedback:
         self._logger = logger
         self._stage = ''
         self._sent_at = 0.0
+        self.closed = False  # the goal has its result: later reports go nowhere
 
     def __call__(self, stage: str, progress: float, detail: str) -> None:
         now = time.monotonic()
-        if (stage == self._stage and progress < 1.0
+        if self.closed or (stage == self._stage and progress < 1.0
                 and now - self._sent_at < _FEEDBACK_MIN_INTERVAL_S):
             return
         self._stage, self._sent_at = stage, now
@@ -277,7 +278,8 @@ class ToolServer(Node):
                 result.success = True
                 return result
             key = bytes(goal_handle.goal_id.uuid)
-            context = CallContext(goal.call_id, _Feedback(goal_handle, self.get_logger()))
+            feedback = _Feedback(goal_handle, self.get_logger())
+            context = CallContext(goal.call_id, feedback)
             with hosted.lock:
                 hosted.in_flight += 1
                 hosted.goal_contexts[key] = context
@@ -288,6 +290,7 @@ class ToolServer(Node):
             except Exception as exc:  # noqa: B902 - every goal gets a result
                 code, text = errors.EXECUTION_FAILED, f'{type(exc).__name__}: {exc}'
             finally:
+                feedback.closed = True
                 with hosted.lock:
                     hosted.in_flight -= 1
                     hosted.goal_contexts.pop(key, None)
