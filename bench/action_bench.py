@@ -73,8 +73,8 @@ def role_noop_servers() -> None:
         return RunTool.Result(success=True, call_id=goal_handle.request.call_id,
                               content=goal_handle.request.arguments)
     node.create_service(CallTool, '/bench/noop', handle)
-    # Results kept 5 s, as tool_server keeps them (the status message lists every kept goal).
-    ActionServer(node, RunTool, '/bench/noop', execute, result_timeout=5)
+    # Results kept 1 s, as tool_server keeps them (the status message lists every kept goal).
+    ActionServer(node, RunTool, '/bench/noop', execute, result_timeout=1)
     _spin(node)
 
 

@@ -134,16 +134,19 @@ def test_a_missing_executor_is_polled_then_the_call_is_sent_or_unavailable():
     assert 'no executor serves /svc/echo' in result.error_message
 
 
-def test_pause_answers_what_was_not_sent_and_lets_running_calls_finish():
+def test_pause_answers_every_call_and_stops_running_ones_on_their_executor():
     h = Harness()
     running, = h.sent(h.text('<echo>a</echo><echo>b</echo>'))
     out = h.feed(h.core.set_enabled(False, 0.1))
-    (paused,) = h.of(fx.PublishResult, out)
-    assert paused.error_code == errors.PAUSED and paused.call.arguments == {'text': 'b'}
+    (stop,) = h.of(fx.StopOnExecutor, out)
+    assert stop.call is running and stop.await_answer  # the e-stop reaches the executor
+    codes = {r.call.arguments['text']: r.error_code for r in h.of(fx.PublishResult, out)}
+    assert codes == {'a': errors.PAUSED, 'b': errors.PAUSED}
+    assert 'cancelled on its executor' in h.results()[running.call_id].error_message
     (rejected,) = h.of(fx.PublishResult, h.text('<echo>c</echo>', now=0.2))
     assert rejected.error_code == errors.PAUSED
-    h.answer(running, 0.3)
-    assert h.results()[running.call_id].success
+    h.answer(running, 0.3, success=False, error_code=errors.CANCELLED)  # the executor stopped
+    assert len(h.results()) == 3  # a, b, c: the executor's answer gave no second result
     h.feed(h.core.set_enabled(True, 0.4))
     assert h.sent(h.text('<echo>d</echo>', now=0.5))
 

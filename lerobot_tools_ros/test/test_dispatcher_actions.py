@@ -25,16 +25,20 @@ import pathlib
 
 from action_msgs.msg import GoalStatus, GoalStatusArray
 from conftest import spin_until
+from diagnostic_msgs.msg import DiagnosticArray
 from lerobot_tools_interfaces.msg import ErrorCodes, ToolCall, ToolProgress, ToolResult
 from lerobot_tools_interfaces.srv import CancelCalls
 from lerobot_tools_ros.catalog import DEFAULT_TOOLS
 from lerobot_tools_ros.tools.echo import ECHO_SCHEMA
 import pytest
-from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
 from std_srvs.srv import SetBool
 
 RELIABLE = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
+# As action servers publish their status: a late-matched reader still gets the latest array.
+STATUS_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                        durability=DurabilityPolicy.TRANSIENT_LOCAL)
 ECHO_STATUS = '/lerobot_tools/echo/_action/status'
 
 
@@ -65,7 +69,9 @@ class Graph:
         node.create_subscription(ToolCall, '/lerobot_tools/calls', self.calls.append, RELIABLE)
         node.create_subscription(ToolProgress, '/lerobot_tools/progress', self.progress.append,
                                  RELIABLE)
-        node.create_subscription(GoalStatusArray, ECHO_STATUS, self._on_status, 10)
+        node.create_subscription(GoalStatusArray, ECHO_STATUS, self._on_status, STATUS_QOS)
+        self.executor_ready = False  # the dispatcher's diagnostics say echo's executor is proven
+        node.create_subscription(DiagnosticArray, '/diagnostics', self._on_diagnostics, 10)
         self.text = node.create_publisher(String, '/policy/text', RELIABLE)
         self.set_enabled = node.create_client(SetBool, '/dispatcher/set_enabled')
         self.cancel = node.create_client(CancelCalls, '/dispatcher/cancel')
@@ -73,6 +79,12 @@ class Graph:
     def _on_status(self, message: GoalStatusArray) -> None:
         for status in message.status_list:
             self.goal_status[bytes(status.goal_info.goal_id.uuid)] = status.status
+
+    def _on_diagnostics(self, message: DiagnosticArray) -> None:
+        for status in message.status:
+            if status.name.endswith(': echo'):
+                values = {kv.key: kv.value for kv in status.values}
+                self.executor_ready = values.get('executor_available') == 'True'
 
     def connect(self, proc) -> None:
         """Wait until the dispatcher's topics match, and prove its services answer us."""
@@ -92,6 +104,8 @@ class Graph:
                     break
                 client.remove_pending_request(future)
             assert future.done(), proc.output()
+        # Calls sent before the executor is up would wait for it inside their timeout.
+        assert spin_until(self.node, lambda: self.executor_ready, 30.0), proc.output()
 
     def publish(self, text: str) -> None:
         self.text.publish(String(data=text))
@@ -183,7 +197,7 @@ def test_pause_cancels_running_calls_as_well_as_waiting_ones(stack):
     running = next(r for r in results if r.call_id == by_text['running'])
     assert 'cancelled on its executor' in running.error_message
     assert spin_until(graph.node, lambda: graph.cancelled_goals() == 1, 5.0), (
-        procs['tool_server'].output())
+        graph.goal_status, procs['tool_server'].output())
     graph.one_result_each()
 
 
@@ -216,7 +230,10 @@ def test_executor_killed_mid_goal_gives_one_timeout_then_recovers(stack):
     procs['tool_server'].kill()
     [result] = graph.wait_results(1, timeout=10.0)
     assert result.error_code == ErrorCodes.TIMEOUT, result.error_message
+    graph.executor_ready = False
     start_tool_server()
+    # The dispatcher finds the new executor and proves it; no call of this test is repeated.
+    assert spin_until(graph.node, lambda: graph.executor_ready, 30.0), procs['dispatcher'].output()
     graph.publish(echo(text='after restart'))  # waits for the new executor, proven first
     results = graph.wait_results(2, timeout=20.0)
     assert results[1].success, results[1].error_message + procs['dispatcher'].output()

@@ -310,21 +310,28 @@ class DispatchCore:
         matches.sort(key=lambda call: _CANCEL_ORDER[call.state])
         for call in matches:
             if call.state == SENT:
-                # The result goes out now; the tool stays busy until the executor stops.
-                self._out.append(fx.StopOnExecutor(call, reason, await_answer=True))
-                self._finish(call, errors.CANCELLED,
-                             f'{reason} while it ran; it may have partly run', now, release=False)
-                call.state = CANCELLING
-                self._cancelling[call.call_id] = call
+                self._cancel_sent(call, errors.CANCELLED, reason, (
+                    f'{reason} while it ran; it was cancelled on its executor and may have '
+                    'partly run'), now)
             else:
                 self._drop(call, errors.CANCELLED, f'{reason} before it started; it did not run',
                            now)
         return self._take()
 
     def set_enabled(self, enabled: bool, now: float) -> list:
-        """Pause (an e-stop for tool use: nothing not yet sent goes out) or resume."""
+        """
+        Pause (an e-stop for tool use) or resume.
+
+        Pausing answers every call not yet sent with `paused`, and cancels every running call
+        on its executor: those are answered `paused` too (the code says why the call stopped,
+        as for the calls that never started; `cancelled` means a caller cancelled it).
+        """
         self.enabled = enabled
         if not enabled:
+            for call in [c for c in self._active.values() if c.state == SENT]:
+                self._cancel_sent(call, errors.PAUSED, 'tool use paused', (
+                    'tool use was paused while this call ran; it was cancelled on its executor '
+                    'and may have partly run'), now)
             for call in [c for c in self._active.values() if c.state == APPROVAL]:
                 self._drop(call, errors.PAUSED, 'tool use was paused while this call waited for '
                            'approval', now)
@@ -490,6 +497,14 @@ class DispatchCore:
         self._running_tools.add(call.name)
         call.state = SENT
         self._out.append(fx.Send(call))
+
+    def _cancel_sent(self, call: Call, code: str, reason: str, message: str,
+                     now: float) -> None:
+        """Answer a running call now and stop it on its executor; its tool is busy until then."""
+        self._out.append(fx.StopOnExecutor(call, reason, await_answer=True))
+        self._finish(call, code, message, now, release=False)
+        call.state = CANCELLING
+        self._cancelling[call.call_id] = call
 
     def _release(self, name: str, now: float) -> None:
         """Start the next call in a tool's queue (its call finished), or mark the tool idle."""

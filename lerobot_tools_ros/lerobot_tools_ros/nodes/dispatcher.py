@@ -13,7 +13,7 @@
 # limitations under the License.
 
 """
-Policy text in, executor services called, exactly one ToolResult out per call.
+Policy text in, executors called (RunTool actions or CallTool services), one ToolResult per call.
 
 The call lifecycle (admission, queues, deadlines, one result per call) lives in the pure
 `dispatch.core.DispatchCore`; this node only wires ROS to it: topics and services in as events,
@@ -23,7 +23,10 @@ the core's next deadline (an idle dispatcher does not wake up except for its 1 H
 Every state callback is in one mutually exclusive callback group and enters the core under one
 lock (executor answers arrive as group-less future callbacks), so the node is safe under any
 executor; `run_node` spins it on a SingleThreadedExecutor, measured fastest for this work.
-The executor-facing code is `_send`, `_stop_on_executor`, `_on_response` and `_poll_executors`.
+The executor-facing code is `_send`, `_stop_on_executor`, `_on_outcome`, `_on_feedback` and
+`_poll_executors`: through `ExecutorClient` each tool's executor is called as a `RunTool` action
+when it offers one (feedback relayed on lerobot_tools/progress, cancel, timeouts that stop the
+goal), as a `CallTool` service otherwise, and only once its answers are proven to reach us.
 """
 
 import json
@@ -35,12 +38,13 @@ from typing import Any
 
 from builtin_interfaces.msg import Duration
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from lerobot_tools_interfaces.msg import TextChunk, ToolCall, ToolResult
-from lerobot_tools_interfaces.srv import CallTool
-from lerobot_tools_ros import names
+from lerobot_tools_interfaces.msg import TextChunk, ToolCall, ToolProgress, ToolResult
+from lerobot_tools_interfaces.srv import CancelCalls
+from lerobot_tools_ros import errors, names
 from lerobot_tools_ros.catalog import CatalogError, ToolCatalog
 from lerobot_tools_ros.dispatch import (AuditLog, DispatchCore, DispatchSettings, effects as fx,
                                         NOT_IN_CATALOG, ToolSettings, ToolStats)
+from lerobot_tools_ros.nodes.executor_client import ExecutorClient, Outcome
 from lerobot_tools_ros.nodes.params import declare, overrides_with_prefix
 from lerobot_tools_ros.nodes.runner import run_node
 from lerobot_tools_ros.parsing import parse
@@ -51,7 +55,6 @@ from rclpy.clock import Clock, ClockType
 from rclpy.exceptions import ParameterException
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
-from rclpy.task import Future
 from std_msgs.msg import String
 from std_srvs.srv import SetBool, Trigger
 
@@ -106,6 +109,7 @@ class Dispatcher(Node):
         self._calls_pub = self.create_publisher(ToolCall, names.CALLS_TOPIC, reliable)
         self._results_pub = self.create_publisher(ToolResult, names.RESULTS_TOPIC, reliable)
         self._chat_pub = self.create_publisher(String, names.CHAT_TOPIC, reliable)
+        self._progress_pub = self.create_publisher(ToolProgress, names.PROGRESS_TOPIC, reliable)
         self._diag_pub = self.create_publisher(DiagnosticArray, names.DIAGNOSTICS_TOPIC, 10)
         text_sub = self.create_subscription(String, self.input_topic, self._on_text, reliable,
                                             callback_group=self._group)
@@ -115,6 +119,7 @@ class Dispatcher(Node):
                             callback_group=self._group)
         self.create_service(SetBool, '~/set_enabled', self._on_set_enabled,
                             callback_group=self._group)
+        self.create_service(CancelCalls, '~/cancel', self._on_cancel, callback_group=self._group)
         # One one-shot timer, armed for the core's next deadline (see _arm).
         self._wake = self.create_timer(3600.0, self._on_wake, callback_group=self._group,
                                        clock=Clock(clock_type=ClockType.STEADY_TIME))
@@ -159,7 +164,8 @@ class Dispatcher(Node):
             'lerobot_marker, openai_json, llama_json, mistral, qwen3_coder_xml, fenced_json.')
         self.service_prefix = declare(
             self, 'service_prefix', names.SERVICE_PREFIX,
-            'Prefix of the executor CallTool services: <prefix>/<tool name>.', read_only=True)
+            'Prefix of the executors: <prefix>/<tool name> (RunTool action or CallTool service).',
+            read_only=True)
         self.allowed_tools = declare(
             self, 'allowed_tools', [],
             'Tools the policy may call; empty: every catalog tool. Others get not_allowed.')
@@ -282,13 +288,14 @@ class Dispatcher(Node):
         """Return the fully resolved name of a tool's service, for messages people read."""
         return self.resolve_service_name(names.tool_service_name(self.service_prefix, name))
 
-    def _client(self, name: str):
+    def _client(self, name: str) -> ExecutorClient:
         client = self._tool_clients.get(name)
         if client is None:
-            client = self.create_client(
-                CallTool, names.tool_service_name(self.service_prefix, name),
-                callback_group=self._group)
+            client = ExecutorClient(
+                self, names.tool_service_name(self.service_prefix, name),
+                callback_group=self._group, on_ready=lambda name=name: self._on_ready(name))
             self._tool_clients[name] = client
+            client.poll()  # discovery and the readiness probe start before the first call
         return client
 
     # -- events into the core ------------------------------------------------------------------
@@ -323,45 +330,63 @@ class Dispatcher(Node):
         self._wake.timer_period_ns = max(1_000_000, int((due - time.monotonic()) * 1e9))
         self._wake.reset()
 
-    # -- executors (services today; an action binding replaces these few methods) ---------------
+    # -- executors (ExecutorClient: the action when offered, else the service) ----------------
 
     def _send(self, effect: fx.Send) -> None:
         call = effect.call
         client = self._client(call.name)
-        if not client.service_is_ready():
+        if not (client.ready or client.poll()):
             self._apply(self._core.executor_missing(call.call_id, time.monotonic()))
             return
-        request = CallTool.Request(call_id=call.call_id, name=call.name,
-                                   arguments=call.arguments_json)
-        call.handle = client.call_async(request)
-        call.handle.add_done_callback(lambda future, call=call: self._on_response(call, future))
+        call.handle = client.send(
+            call.call_id, call.name, call.arguments_json,
+            lambda outcome, call=call: self._on_outcome(call, outcome),
+            lambda stage, progress, detail, call=call: self._on_feedback(call, stage, progress,
+                                                                         detail))
 
-    def _on_response(self, call: Any, future: Future) -> None:
-        # A group-less task under any executor: the lock keeps the core single-threaded.
+    def _on_outcome(self, call: Any, outcome: Outcome) -> None:
+        # A future callback (group-less under some executors): the lock keeps the core serial.
         with self._lock:
-            if call.handle is not future or future.cancelled():
-                return
+            if call.handle is None:
+                return  # forgotten (timed out, shut down)
             call.handle = None
-            now = time.monotonic()
-            exc = future.exception()
-            if exc is not None:
-                self._apply(self._core.failed(call.call_id, str(exc), now))
-                return
-            response = future.result()
             self._apply(self._core.answered(
-                call.call_id, now, success=response.success, content=response.content,
-                error_code=response.error_code, error_message=response.error_message))
+                call.call_id, time.monotonic(), success=outcome.success, content=outcome.content,
+                error_code=outcome.error_code, error_message=outcome.error_message))
+
+    def _on_feedback(self, call: Any, stage: str, progress: float, detail: str) -> None:
+        if not self._progress_pub.get_subscription_count():
+            return  # nobody follows progress: skip it (hot path)
+        with self._lock:
+            self._apply(self._core.progress(call.call_id, stage, progress, detail))
 
     def _stop_on_executor(self, effect: fx.StopOnExecutor) -> None:
-        # A CallTool service cannot be stopped; without an answer awaited, forget the request.
-        future = effect.call.handle
-        if future is not None and not effect.await_answer:
-            effect.call.handle = None
-            self._client(effect.call.name).remove_pending_request(future)
+        handle = effect.call.handle
+        if handle is None:
+            return
+        stopped = handle.cancel()  # a goal is cancelled on the executor; a request cannot be
+        if effect.await_answer:
+            if not stopped:
+                self.get_logger().info(
+                    f'{log_text(effect.call.name)} [{log_text(effect.call.call_id)}] '
+                    f'{effect.reason}: its executor has no action, so it runs to its end and '
+                    'the tool stays busy until then')
+            return  # its answer releases the tool
+        handle.forget()
+        effect.call.handle = None
+        # No answer in time: the executor may have died or restarted, so its answers must be
+        # proven to reach us again before the next call goes out.
+        self._client(effect.call.name).mark_unproven()
 
     def _poll_executors(self) -> None:
         for name in self._core.waiting_tools():
-            if self._client(name).service_is_ready():
+            if self._client(name).poll():
+                self._apply(self._core.executor_available(name, time.monotonic()))
+
+    def _on_ready(self, name: str) -> None:
+        """Send what waited for an executor whose answers were just proven to reach us."""
+        with self._lock:
+            if name in self._core.waiting_tools():
                 self._apply(self._core.executor_available(name, time.monotonic()))
 
     # -- effects out ------------------------------------------------------------------------------
@@ -397,7 +422,12 @@ class Dispatcher(Node):
         self._chat_pub.publish(String(data=_json(effect.message)))
 
     def _publish_progress(self, effect: fx.PublishProgress) -> None:
-        pass  # relayed once executors report progress (RunTool feedback)
+        call = effect.call
+        msg = ToolProgress(call_id=call.call_id, name=ros_string(call.name),
+                           stage=ros_string(effect.stage), progress=float(effect.progress),
+                           detail=ros_string(effect.detail))
+        msg.header.stamp = self._clock.now().to_msg()
+        self._progress_pub.publish(msg)
 
     def _request_approval(self, effect: fx.RequestApproval) -> None:
         pass  # published once approval is wired (lerobot_tools/approval_requests)
@@ -420,11 +450,35 @@ class Dispatcher(Node):
                 return response
             effects = self._core.set_enabled(bool(request.data), time.monotonic())
             self._apply(effects)
-        cancelled = sum(isinstance(effect, fx.PublishResult) for effect in effects)
+        answered = sum(isinstance(effect, fx.PublishResult) for effect in effects)
+        stopped = sum(isinstance(effect, fx.StopOnExecutor) for effect in effects)
         state = 'enabled' if self.enabled else 'paused'
         response.success = True
         response.message = f'tool use {state}' + (
-            f'; {cancelled} call(s) not yet sent answered paused' if cancelled else '')
+            f'; {answered} call(s) answered paused ({stopped} of them cancelled on their '
+            'executor while running)' if answered else '')
+        self.get_logger().info(response.message)
+        return response
+
+    def _on_cancel(self, request: CancelCalls.Request, response: CancelCalls.Response):
+        """Cancel one call, or every call of a generation (a policy that changed its mind)."""
+        if not request.call_id and not request.generation_id:
+            response.success = False
+            response.message = 'nothing to cancel: give a call_id or a generation_id'
+            return response
+        with self._lock:
+            effects = self._core.cancel(time.monotonic(), call_id=request.call_id,
+                                        generation_id=request.generation_id)
+            self._apply(effects)
+        cancelled = [effect.call.call_id for effect in effects
+                     if isinstance(effect, fx.PublishResult)
+                     and effect.error_code == errors.CANCELLED]
+        what = (f'call {log_text(request.call_id, 80)}' if request.call_id
+                else f'generation {log_text(request.generation_id, 80)}')
+        response.success = bool(cancelled)
+        response.cancelled_call_ids = cancelled
+        response.message = (f'cancelled {len(cancelled)} call(s) of {what}' if cancelled
+                            else f'no pending call matches {what}; it may have finished already')
         self.get_logger().info(response.message)
         return response
 
@@ -471,7 +525,8 @@ class Dispatcher(Node):
                     continue
                 available, service = False, ''
             else:
-                available = self._client(name).service_is_ready()
+                with self._lock:  # polling also notices an executor that went away
+                    available = self._client(name).poll()
                 service = self._service_name(name)
             p50, p99 = stats.percentile_ms(0.5), stats.percentile_ms(0.99)
             values = {
