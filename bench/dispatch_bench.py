@@ -195,8 +195,14 @@ def main() -> int:
         role_raw_relay()
         return 0
 
-    os.environ.setdefault('ROS_DOMAIN_ID', str(random.randrange(101, 200) % 101 + 1))
-    os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
+    from domain_coordinator import domain_id
+    with domain_id() as domain:  # reserved: no other process's traffic in the bench's domain
+        os.environ['ROS_DOMAIN_ID'] = str(domain)
+        os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     workdir = pathlib.Path(tempfile.mkdtemp(prefix='dispatch_bench_'))
     from lerobot_tools_ros.catalog import DEFAULT_TOOLS
     from lerobot_tools_ros.tools.echo import ECHO_SCHEMA

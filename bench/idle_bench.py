@@ -30,7 +30,6 @@ import importlib
 import json
 import os
 import pathlib
-import random
 import signal
 import subprocess
 import sys
@@ -115,10 +114,15 @@ def main() -> int:
         role_plain(args.spec)
         return 0
 
+    from domain_coordinator import domain_id
+    # Two reserved domains (nobody else's discovery traffic): the stack's and the baseline's.
+    with domain_id() as stack_domain, domain_id() as plain_domain:
+        return _measure(args, stack_domain, plain_domain)
+
+
+def _measure(args: argparse.Namespace, stack_domain: int, plain_domain: int) -> int:
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
-    stack_domain = random.randrange(101, 200) % 101 + 1
-    plain_domain = stack_domain % 101 + 1
     workdir = pathlib.Path(tempfile.mkdtemp(prefix='idle_bench_'))
     base_env = dict(os.environ, PYTHONUNBUFFERED='1', ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST')
     stack = subprocess.Popen(

@@ -233,7 +233,7 @@ def test_submitted_calls_carry_their_source_and_need_unique_ids():
     clash, out = h.core.submit('echo', '{}', 0.0, source='mcp', call_id='mine')
     h.feed(out)
     assert clash.call_id != 'mine'
-    assert 'already in use' in h.results()[clash.call_id].error_message
+    assert 'in use by a pending call' in h.results()[clash.call_id].error_message
     bad, out = h.core.submit('echo', '{"text": ', 0.0, source='ui')
     h.feed(out)
     assert h.results()[bad.call_id].error_code == errors.INVALID_ARGUMENTS

@@ -547,3 +547,70 @@ def test_dispatcher_under_a_multithreaded_executor_gives_one_result_per_call(
         dispatcher.destroy_node()
         rclpy.shutdown(context=context)
         thread.join(10)
+
+
+def _call_tool(node, client, name: str, arguments: str, *, source: str = 'test_node',
+               call_id: str = '', timeout: float = 20.0):
+    from lerobot_tools_interfaces.srv import CallTool
+    assert spin_until(node, client.service_is_ready, 20.0), 'no /dispatcher/call'
+    future = client.call_async(CallTool.Request(call_id=call_id, name=name, arguments=arguments,
+                                                source=source))
+    assert spin_until(node, future.done, timeout), f'no answer from ~/call for {name}'
+    return future.result()
+
+
+def test_call_service_runs_calls_through_the_same_gates(stack, ros_node):
+    from lerobot_tools_interfaces.srv import CallTool
+    policy, _, _ = stack('-p', 'allowed_tools:=[echo]')
+    client = ros_node.create_client(CallTool, '/dispatcher/call')
+    ok = _call_tool(ros_node, client, 'echo', '{"text": "from a node"}', call_id='bt-1')
+    assert ok.success, ok.error_message
+    assert (ok.call_id, json.loads(ok.content)) == ('bt-1', {'text': 'from a node'})
+    # The same call is on the calls and results topics, with its source.
+    assert spin_until(ros_node, lambda: any(r.call_id == 'bt-1' for r in policy.results), 5.0)
+    (result,) = [r for r in policy.results if r.call_id == 'bt-1']
+    assert result.success and result.source == 'test_node' and result.generation_id == ''
+    (announced,) = [c for c in policy.calls if c.call_id == 'bt-1']
+    assert announced.source == 'test_node' and json.loads(announced.arguments) == {
+        'text': 'from a node'}
+    # ... and in the chat, an assistant message naming it, then its tool message.
+    assert spin_until(ros_node, lambda: len(policy.chat) >= 2, 5.0)
+    assistant, tool = policy.chat[:2]
+    assert assistant['source'] == tool['source'] == 'test_node'
+    assert assistant['tool_calls'][0]['id'] == tool['tool_call_id'] == 'bt-1'
+
+    # The gates: allowlist, validation, unknown tools, JSON, pause.
+    denied = _call_tool(ros_node, client, 'say', '{"text": "hi"}')
+    assert denied.error_code == ErrorCodes.NOT_ALLOWED and denied.call_id
+    bad = _call_tool(ros_node, client, 'echo', '{"text": 5}')
+    assert bad.error_code == ErrorCodes.INVALID_ARGUMENTS and 'text' in bad.error_message
+    unknown = _call_tool(ros_node, client, 'ecko', '{}')
+    assert unknown.error_code == ErrorCodes.UNKNOWN_TOOL and 'echo' in unknown.error_message
+    not_json = _call_tool(ros_node, client, 'echo', '{"text": ')
+    assert not_json.error_code == ErrorCodes.INVALID_ARGUMENTS and 'JSON' in not_json.error_message
+    policy.enable(False)
+    paused = _call_tool(ros_node, client, 'echo', '{"text": "x"}')
+    assert paused.error_code == ErrorCodes.PAUSED
+    policy.enable(True)
+    # Policy text keeps source 'policy'; every ~/call answer was also published, once.
+    (from_policy,) = policy.say('<echo>policy</echo>', 1)
+    assert from_policy.success and from_policy.source == 'policy'
+    spin_until(ros_node, lambda: False, 0.3)
+    ids = [r.call_id for r in policy.results]
+    assert len(ids) == len(set(ids)) == 7
+
+
+def test_call_service_waits_for_slow_calls_without_blocking_policy_text(stack, ros_node):
+    from lerobot_tools_interfaces.srv import CallTool
+    policy, _, _ = stack()
+    client = ros_node.create_client(CallTool, '/dispatcher/call')
+    assert spin_until(ros_node, client.service_is_ready, 20.0)
+    slow = client.call_async(CallTool.Request(name='echo', source='ui',
+                                              arguments='{"text": "slow", "delay_s": 1.5}'))
+    spin_until(ros_node, lambda: False, 0.3)
+    # The dispatcher keeps handling policy text while a ~/call request waits for its result.
+    (other,) = policy.say('<tool_call>{"name": "wave", "arguments": {}}</tool_call>', 1,
+                          timeout=1.0)
+    assert other.error_code == ErrorCodes.UNKNOWN_TOOL and not slow.done()
+    assert spin_until(ros_node, slow.done, 10.0)
+    assert slow.result().success and json.loads(slow.result().content)['text'] == 'slow'

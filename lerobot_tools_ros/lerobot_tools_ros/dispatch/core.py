@@ -228,24 +228,28 @@ class DispatchCore:
 
         Returns the call (its `call_id` is the one its result will carry) and the effects.
         """
-        call_id = call_id or self._new_id('call_')
-        call = Call(call_id, '', name, {}, arguments, '', source or 'unknown', now)
-        if len(call_id) > MAX_CALL_ID_CHARS or call_id in self._active \
-                or call_id in self._cancelling:
+        call = Call(call_id or self._new_id('call_'), '', name, {}, arguments, '', source, now)
+        problem = ''
+        if len(call.call_id) > MAX_CALL_ID_CHARS or call.call_id in self._active \
+                or call.call_id in self._cancelling:
+            why = (f'is longer than {MAX_CALL_ID_CHARS} characters'
+                   if len(call.call_id) > MAX_CALL_ID_CHARS else 'is in use by a pending call')
+            problem = f'call_id {call.call_id!r} {why}; send a unique id or leave it empty'
             call.call_id = self._new_id('call_')
-            why = ('is longer than %d characters' % MAX_CALL_ID_CHARS
-                   if len(call_id) > MAX_CALL_ID_CHARS else 'is already in use by a pending call')
-            self._reject(call, errors.INVALID_ARGUMENTS, (
-                f'call_id {call_id!r} {why}; send a unique id or leave it empty'), now)
-            return call, self._take()
-        try:
-            decoded = json.loads(arguments) if arguments.strip() else {}
-        except ValueError as exc:
-            self._reject(call, errors.INVALID_ARGUMENTS, (
-                f'arguments are not JSON ({exc}); send a JSON object such as {{"text": "hi"}}'),
-                now)
-            return call, self._take()
-        self._admit(call, decoded, now)
+        decoded: Any = arguments
+        if not problem:
+            try:
+                decoded = json.loads(arguments) if arguments.strip() else {}
+            except ValueError as exc:
+                problem = (f'arguments are not JSON ({exc}); send a JSON object such as '
+                           '{"text": "hi"}')
+        # Like a generation: the assistant message naming the call comes before its result.
+        self._out.append(fx.PublishChat({
+            **assistant_message('', [(call.call_id, name, decoded)]), 'source': source}))
+        if problem:
+            self._reject(call, errors.INVALID_ARGUMENTS, problem, now)
+        else:
+            self._admit(call, decoded, now)
         return call, self._take()
 
     # -- events: executors -------------------------------------------------------------------
@@ -589,6 +593,8 @@ class DispatchCore:
         stats.record(code, elapsed)
         self._out.append(fx.PublishResult(call, code, message, content, elapsed))
         chat = tool_message(call.call_id, call.name, not code, content, code, message)
+        if call.source != POLICY_SOURCE:
+            chat['source'] = call.source
         stream = call.stream
         if stream is not None and not stream.closed:
             stream.held_tool_messages.append(chat)

@@ -27,6 +27,10 @@ The executor-facing code is `_send`, `_stop_on_executor`, `_on_outcome`, `_on_fe
 `_poll_executors`: through `ExecutorClient` each tool's executor is called as a `RunTool` action
 when it offers one (feedback relayed on lerobot_tools/progress, cancel, timeouts that stop the
 goal), as a `CallTool` service otherwise, and only once its answers are proven to reach us.
+
+`~/call` (CallTool) lets other nodes submit a call through the same gates; it is served by a
+small node of its own (`<name>_call`) whose threads wait for the calls' results, because rclpy
+cannot answer a service request later and an awaiting coroutine would busy-poll the executor.
 """
 
 import json
@@ -39,7 +43,7 @@ from typing import Any
 from builtin_interfaces.msg import Duration
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from lerobot_tools_interfaces.msg import TextChunk, ToolCall, ToolProgress, ToolResult
-from lerobot_tools_interfaces.srv import CancelCalls
+from lerobot_tools_interfaces.srv import CallTool, CancelCalls
 from lerobot_tools_ros import errors, names
 from lerobot_tools_ros.catalog import CatalogError, ToolCatalog
 from lerobot_tools_ros.dispatch import (AuditLog, DispatchCore, DispatchSettings, effects as fx,
@@ -50,9 +54,11 @@ from lerobot_tools_ros.nodes.runner import run_node
 from lerobot_tools_ros.parsing import parse
 from lerobot_tools_ros.untrusted import log_text, ros_string
 from rcl_interfaces.msg import ParameterDescriptor
-from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
+import rclpy
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.clock import Clock, ClockType
 from rclpy.exceptions import ParameterException
+from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
@@ -60,6 +66,9 @@ from std_srvs.srv import SetBool, Trigger
 
 # Settings a parameters file may give per tool as tool.<name>.<setting>.
 _PER_TOOL_SETTINGS = ('timeout_s', 'rate_limit_hz', 'burst')
+# Threads of ~/call: requests waiting for their results at once (more wait in the queue).
+_CALL_THREADS = 16
+_CALL_SOURCE_DEFAULT = 'call_service'
 # Dispatcher parameters that are DispatchSettings fields of the same name.
 _CORE_SETTINGS = ('formats', 'allowed_tools', 'max_pending', 'serialize_per_tool',
                   'max_input_bytes', 'stream_idle_timeout_s')
@@ -96,6 +105,8 @@ class Dispatcher(Node):
         self._lock = threading.Lock()
         self._group = MutuallyExclusiveCallbackGroup()
         self._tool_clients: dict[str, Any] = {}
+        self._waiters: dict[Any, list] = {}  # ~/call requests: call -> [Event, its result]
+        self._call_node: Node | None = None
         self._clock = self.get_clock()
         self._audit = AuditLog(self.audit_log_path) if self.audit_log_path else None
         self._handlers = {
@@ -128,6 +139,7 @@ class Dispatcher(Node):
         self.create_timer(1.0, self._publish_diagnostics, callback_group=self._group)
         for name in catalog.names:
             self._client(name)
+        self._serve_calls(reliable)
         allowed = ', '.join(self.allowed_tools) if self.allowed_tools else 'all catalog tools'
         services = self.resolve_service_name(names.tool_service_name(self.service_prefix, 'x'))
         self.get_logger().info(
@@ -330,6 +342,51 @@ class Dispatcher(Node):
         self._wake.timer_period_ns = max(1_000_000, int((due - time.monotonic()) * 1e9))
         self._wake.reset()
 
+    # -- ~/call: the gated entry for other nodes -------------------------------------------------
+
+    def _serve_calls(self, qos: QoSProfile) -> None:
+        service = self.resolve_service_name('~/call')
+        self._call_node = rclpy.create_node(
+            f'{self.get_name()}_call', namespace=self.get_namespace(), context=self.context,
+            start_parameter_services=False, use_global_arguments=False)
+        self._call_node.create_service(CallTool, service, self._on_call, qos_profile=qos,
+                                       callback_group=ReentrantCallbackGroup())
+        self._call_executor = MultiThreadedExecutor(num_threads=_CALL_THREADS,
+                                                    context=self.context)
+        self._call_executor.add_node(self._call_node)
+        self._call_thread = threading.Thread(target=self._spin_calls, daemon=True,
+                                             name='dispatcher-call')
+        self._call_thread.start()
+
+    def _spin_calls(self) -> None:
+        try:
+            self._call_executor.spin()
+        except ExternalShutdownException:
+            pass
+
+    def _on_call(self, request: CallTool.Request, response: CallTool.Response):
+        """Run one request through the core, wait (in this thread) for its one result."""
+        waiter = [threading.Event(), None]
+        source = ros_string(request.source.strip()[:128]) or _CALL_SOURCE_DEFAULT
+        with self._lock:
+            call, effects = self._core.submit(request.name, request.arguments, time.monotonic(),
+                                              source=source, call_id=request.call_id)
+            self._waiters[call] = waiter
+            self._apply(effects)
+        while not waiter[0].wait(1.0) and self.context.ok():
+            pass  # the core answers every call by its deadline; this only notices shutdown
+        result: fx.PublishResult | None = waiter[1]
+        response.call_id = call.call_id
+        if result is None:
+            response.error_code = errors.UNAVAILABLE
+            response.error_message = 'the dispatcher shut down before the call had a result'
+            return response
+        response.success = result.success
+        response.content = ros_string(result.content)
+        response.error_code = result.error_code
+        response.error_message = ros_string(result.error_message)
+        return response
+
     # -- executors (ExecutorClient: the action when offered, else the service) ----------------
 
     def _send(self, effect: fx.Send) -> None:
@@ -411,6 +468,10 @@ class Dispatcher(Node):
                          error_message=message, duration=_duration(effect.duration_s))
         msg.header.stamp = self._clock.now().to_msg()
         self._results_pub.publish(msg)
+        waiter = self._waiters.pop(call, None)
+        if waiter is not None:  # a ~/call request waits for this result
+            waiter[1] = effect
+            waiter[0].set()
         if effect.error_code:
             self.get_logger().warning(
                 f'{log_text(call.name)} [{log_text(call.call_id)}] {effect.error_code}: '
@@ -567,6 +628,12 @@ class Dispatcher(Node):
         except Exception as exc:  # noqa: B902 - shutting down regardless
             self.get_logger().error(f'could not publish the final results: {exc}')
         finally:
+            for waiter in self._waiters.values():
+                waiter[0].set()  # answered 'unavailable' if the core had no result for it
+            if self._call_node is not None:
+                self._call_executor.shutdown(timeout_sec=2.0)
+                self._call_node.destroy_node()
+                self._call_thread.join(2.0)
             if self._audit:
                 self._audit.close()
             super().destroy_node()
