@@ -622,7 +622,8 @@ class Dispatcher(Node):
     def destroy_node(self) -> None:
         # Every accepted call still gets its one result, even at shutdown.
         try:
-            if self._core is not None and self.context.ok():
+            # A constructor that failed half-way (a bad audit_log) has no calls to answer.
+            if self._core is not None and hasattr(self, '_handlers') and self.context.ok():
                 with self._lock:
                     self._apply(self._core.shutdown(time.monotonic()))
         except Exception as exc:  # noqa: B902 - shutting down regardless
