@@ -542,8 +542,10 @@ class DispatchCore:
         elif call.state == SENT:
             self._out.append(fx.StopOnExecutor(call, 'timed out', await_answer=False))
             self._finish(call, errors.TIMEOUT, (
-                f"'{call.name}' did not answer within {call.timeout_s:g} s; raise "
-                f'tool.{call.name}.timeout_s if it is expected to be slow'), now)
+                f"'{call.name}' did not answer within {call.timeout_s:g} s, so it was stopped "
+                'on its executor where that is possible (a goal is cancelled; a service request '
+                f'runs to its end): it may have partly run; raise tool.{call.name}.timeout_s if '
+                'it is expected to be slow'), now)
 
     def _finish_waited(self, call: Call, now: float) -> None:
         self._finish(call, errors.TIMEOUT, (
