@@ -50,6 +50,7 @@ __all__ = ['ACTION', 'ExecutorCall', 'ExecutorClient', 'Outcome', 'SERVICE']
 ACTION = 'action'
 SERVICE = 'service'
 _MODES = ('auto', ACTION, SERVICE)
+_MAX_PROBE_WAIT_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -132,6 +133,7 @@ class ExecutorClient:
         self._epoch = 0  # bumped whenever readiness is lost: older probe answers do not count
         self._probe_kind = ''
         self._probe_sent_at = 0.0
+        self._probe_wait_s = probe_interval_s  # doubles while probes go unanswered (max 5 s)
         self._service_probes: list[Future] = []
         self._service_seen_at: float | None = None
 
@@ -168,7 +170,7 @@ class ExecutorClient:
                 self._service_seen_at = now
             if now - self._service_seen_at < self.action_grace_s:
                 return False
-        if self._probe_kind != offered or now - self._probe_sent_at >= self.probe_interval_s:
+        if self._probe_kind != offered or now - self._probe_sent_at >= self._probe_wait_s:
             self._send_probe(offered, now)
         return self.ready
 
@@ -180,6 +182,10 @@ class ExecutorClient:
         self._drop_service_probes()
 
     def _send_probe(self, kind: str, now: float) -> None:
+        if self._probe_kind == kind:  # the last one went unanswered: back off (a hung executor)
+            self._probe_wait_s = min(self._probe_wait_s * 2, _MAX_PROBE_WAIT_S)
+        else:
+            self._probe_wait_s = self.probe_interval_s
         self._probe_kind, self._probe_sent_at = kind, now
         epoch = self._epoch
         if kind == SERVICE:
