@@ -21,6 +21,14 @@ from typing import Any
 from conftest import spin_until
 from lerobot_tools_ros.nodes.executor_client import ExecutorCall, ExecutorClient, Outcome
 
+_LIVE: list = []  # callers whose ROS clients must go before their node does
+
+
+def destroy_callers() -> None:
+    """Destroy every Caller's ROS clients; call before the test node goes (GC can crash)."""
+    while _LIVE:
+        _LIVE.pop().client.destroy()
+
 
 @dataclass
 class Pending:
@@ -43,6 +51,7 @@ class Caller:
         self.node = node
         self.tool = name.rsplit('/', 1)[-1]
         self.client = ExecutorClient(node, name, mode=mode)
+        _LIVE.append(self)
 
     def wait_ready(self, timeout: float = 30.0) -> bool:
         """Spin until the client proved the executor's answers reach it (no call is retried)."""

@@ -28,12 +28,19 @@ import sys
 import time
 
 from conftest import spin_until
-from executor_calls import Caller
+from executor_calls import Caller, destroy_callers
 from lerobot_tools_interfaces.msg import ErrorCodes
 from lerobot_tools_ros.catalog import DEFAULT_TOOLS
 from lerobot_tools_ros.nodes.executor_client import ACTION, SERVICE
 from lerobot_tools_ros.tools.echo import ECHO_SCHEMA
 import pytest
+
+
+@pytest.fixture(autouse=True)
+def _clients_go_first(ros_node):
+    """Destroy every Caller's ROS clients before the test node (orphans crash the GC)."""
+    yield
+    destroy_callers()
 
 
 @pytest.fixture
