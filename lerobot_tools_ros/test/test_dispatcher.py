@@ -213,9 +213,16 @@ def test_burst_of_1000_calls_gives_1000_results_each_once(stack):
 def test_dead_executor_gives_unavailable_then_recovers(stack, start_node, dataset):
     policy, _, server = stack('-p', 'timeout_s:=1.0')
     assert policy.say('<echo>up</echo>', 1)[0].success
-    server.kill()
+    # Stopped (a kill -9 leaves the service in the graph for the DDS lease time, and a call
+    # sent there ends in timeout: test_executor_killed_mid_call_gives_exactly_one_result).
+    assert server.stop() == 0
+    # Once the graph shows the executor gone, a call is answered unavailable (not timeout).
+    assert spin_until(policy.node, lambda: 'tool_server_echo' not in
+                      policy.node.get_node_names(), 20.0)
+    spin_until(policy.node, lambda: False, 0.5)  # the dispatcher's view of the graph too
     (down,) = policy.say('<echo>down</echo>', 1, timeout=30.0)
-    assert down.error_code in (ErrorCodes.UNAVAILABLE, ErrorCodes.TIMEOUT)
+    assert down.error_code == ErrorCodes.UNAVAILABLE, down.error_message
+    assert 'no executor serves /lerobot_tools/echo' in down.error_message
     start_node(TOOL_SERVER, '-p', 'tools:=[echo]', '-p', f'dataset:={dataset}')
     deadline = time.monotonic() + 30.0
     while time.monotonic() < deadline:
@@ -410,8 +417,12 @@ def test_queued_calls_time_out_without_waiting_for_their_turn(stack):
     assert by_text['a'].success
     # timeout_s covers the wait in the queue: b waited 0.7 s, then ran past 1.0 s in all.
     assert by_text['b'].error_code == ErrorCodes.TIMEOUT
-    # c waited behind a and b longer than its timeout: answered without ever starting.
+    # c waited behind a and b longer than its timeout: answered without ever starting, and
+    # its timeout is the one it had from the start (not a fresh one once its turn came).
     assert by_text['c'].error_code == ErrorCodes.TIMEOUT
+    assert 'behind earlier' in by_text['c'].error_message
+    waited = by_text['c'].duration.sec + by_text['c'].duration.nanosec / 1e9
+    assert waited < 1.9
 
 
 def test_allowlist_can_change_while_running(stack, ros_node):
@@ -626,11 +637,15 @@ def test_the_same_say_ten_times_in_two_seconds_is_spoken_once(stack, start_node,
                                   server=False)
     assert spin_until(ros_node, lambda: '/lerobot_tools/say' in dict(
         ros_node.get_service_names_and_types()), 20.0)
+    # Our audio subscription must have matched say's publisher, or the utterance is missed.
+    assert spin_until(ros_node, lambda: ros_node.count_publishers('/speaker/audio') > 0, 20.0)
+    spin_until(ros_node, lambda: False, 0.5)
     for _ in range(10):  # a VLA emits the marker with every action chunk
         policy.text_pub.publish(String(data='Moving.\n<say>On it.</say>'))
         spin_until(ros_node, lambda: False, 0.2)
     assert spin_until(ros_node, lambda: len(policy.results) >= 10, 30.0), \
         dispatcher.output()[-2000:]
+    assert spin_until(ros_node, lambda: len(utterances) >= 1, 10.0)
     spin_until(ros_node, lambda: len(utterances) > 1, 1.0)
     spoken = [r for r in policy.results if r.success]
     duplicates = [r for r in policy.results if r.error_code == ErrorCodes.DUPLICATE]
@@ -777,3 +792,55 @@ def test_approve_command_lists_pending_calls_and_approves_one(stack, start_proce
     assert again.proc.wait(30) == 1 and 'no call' in again.output()
     empty = start_process(cli, name='approve-empty')
     assert empty.proc.wait(30) == 0 and 'no calls are waiting' in empty.output()
+
+
+def test_a_full_disk_under_the_audit_log_never_stops_dispatching(stack, ros_node):
+    from diagnostic_msgs.msg import DiagnosticArray
+    arrays: list = []
+    ros_node.create_subscription(DiagnosticArray, '/diagnostics', arrays.append, 10)
+    # /dev/full: every write ends in ENOSPC, as on a full disk.
+    policy, dispatcher, _ = stack('-p', 'audit_log:=/dev/full', '-p', 'max_pending:=1000')
+    for start in range(0, 300, 10):
+        policy.text_pub.publish(String(data=''.join(
+            f'<echo>{i}</echo>' for i in range(start, start + 10))))
+    assert spin_until(ros_node, lambda: len(policy.results) >= 300, 60.0), \
+        f'{len(policy.results)} results\n' + dispatcher.output()[-2000:]
+    assert all(r.success for r in policy.results)
+
+    def audit_failures() -> int:
+        for array in reversed(arrays):
+            for status in array.status:
+                if status.name.endswith(': audit_log'):
+                    return int({kv.key: kv.value for kv in status.values}['write_failures'])
+        return 0
+    assert spin_until(ros_node, lambda: audit_failures() > 0, 5.0)
+    assert dispatcher.proc.poll() is None
+    lines = [line for line in dispatcher.output().splitlines() if 'audit log /dev/full' in line]
+    assert lines and 'No space left on device' in lines[0] and len(lines) <= 2  # rate-limited
+
+
+def test_an_audit_log_that_cannot_be_opened_is_one_clear_line(start_node, dataset):
+    proc = start_node(DISPATCHER, '-p', f'dataset:={dataset}',
+                      '-p', 'audit_log:=/proc/self/no/audit.jsonl')
+    assert proc.proc.wait(30) == 1
+    output = proc.output()
+    assert "audit_log '/proc/self/no/audit.jsonl' cannot be opened" in output
+    assert 'Traceback' not in output
+
+
+def test_unfinished_streams_are_bounded_and_each_gets_its_result(stack):
+    policy, dispatcher, _ = stack('-p', 'max_open_streams:=2')
+    for index in range(5):  # five generations that never send final
+        policy.stream_pub.publish(TextChunk(generation_id=f'open{index}',
+                                            text=f'<echo>never finished {index}', final=False))
+    assert spin_until(policy.node, lambda: len(policy.results) >= 3, 10.0), \
+        dispatcher.output()[-2000:]
+    spin_until(policy.node, lambda: False, 0.3)
+    assert sorted(r.generation_id for r in policy.results) == ['open0', 'open1', 'open2']
+    assert all(r.error_code == ErrorCodes.PARSE_ERROR and 'max_open_streams' in r.error_message
+               for r in policy.results)
+    for index in (3, 4):  # the two still open finish normally
+        policy.stream_pub.publish(TextChunk(generation_id=f'open{index}', text='</echo>',
+                                            final=True))
+    assert spin_until(policy.node, lambda: len(policy.results) >= 5, 10.0)
+    assert all(r.success for r in policy.results[3:])

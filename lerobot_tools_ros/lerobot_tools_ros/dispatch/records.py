@@ -129,7 +129,9 @@ class AuditLog:
     Append-only JSON lines: one per accepted call and one per result.
 
     Lines are buffered and flushed by `flush()` (the dispatcher calls it periodically and at
-    shutdown), so the hot path never waits for the disk.
+    shutdown), so the hot path never waits for the disk. A failing disk (full, gone) never
+    raises out of `write`/`flush`/`close`: the records are lost, `failures` counts the failed
+    operations and `last_error` says why, so dispatching goes on. Opening raises OSError.
     """
 
     def __init__(self, path: str | os.PathLike) -> None:
@@ -137,23 +139,50 @@ class AuditLog:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._file: IO[str] = open(self.path, 'a', encoding='utf-8', buffering=1 << 16)
         self._lock = threading.Lock()
+        self.failures = 0
+        self.last_error = ''
+
+    def _failed(self, exc: OSError) -> None:
+        self.failures += 1
+        self.last_error = f'{type(exc).__name__}: {exc.strerror or exc}'
+        old, self._file = self._file, open(os.devnull, 'w', encoding='utf-8')
+        try:  # drop what the buffer holds: it cannot be written and must not grow
+            self._file = open(self.path, 'a', encoding='utf-8', buffering=1 << 16)
+        except OSError:
+            pass
+        try:
+            old.close()
+        except OSError:
+            pass
 
     def write(self, event: str, ros_time_ns: int, **fields: Any) -> None:
         record = {'event': event, 'wall_time': time.time(), 'ros_time_ns': ros_time_ns, **fields}
         line = json.dumps(record, ensure_ascii=False, default=str)
         line = line.encode('utf-8', 'backslashreplace').decode('utf-8')  # lone surrogates
         with self._lock:
-            self._file.write(line + '\n')
+            try:
+                self._file.write(line + '\n')
+            except OSError as exc:
+                self._failed(exc)
 
     def flush(self) -> None:
+        """Write buffered records to the file."""
         with self._lock:
-            if not self._file.closed:
-                self._file.flush()
+            try:
+                if not self._file.closed:
+                    self._file.flush()
+            except OSError as exc:
+                self._failed(exc)
 
     def close(self) -> None:
+        """Flush and close; a failure is counted like any other."""
         with self._lock:
-            if not self._file.closed:
-                self._file.close()
+            try:
+                if not self._file.closed:
+                    self._file.close()
+            except OSError as exc:
+                self.failures += 1
+                self.last_error = f'{type(exc).__name__}: {exc.strerror or exc}'
 
 
 def read_audit_log(path: str | os.PathLike) -> Iterator[dict]:

@@ -73,7 +73,8 @@ _CALL_THREADS = 16
 _CALL_SOURCE_DEFAULT = 'call_service'
 # Dispatcher parameters that are DispatchSettings fields of the same name.
 _CORE_SETTINGS = ('formats', 'allowed_tools', 'max_pending', 'serialize_per_tool',
-                  'max_input_bytes', 'stream_idle_timeout_s')
+                  'max_input_bytes', 'stream_idle_timeout_s', 'max_open_streams',
+                  'max_stream_bytes')
 
 
 def _json(message: dict) -> str:
@@ -110,7 +111,9 @@ class Dispatcher(Node):
         self._waiters: dict[Any, list] = {}  # ~/call requests: call -> [Event, its result]
         self._call_node: Node | None = None
         self._clock = self.get_clock()
-        self._audit = AuditLog(self.audit_log_path) if self.audit_log_path else None
+        self._audit = self._open_audit_log() if self.audit_log_path else None
+        self._audit_failures_logged = 0
+        self._audit_logged_at = -float('inf')
         self._handlers = {
             fx.Send: self._send, fx.StopOnExecutor: self._stop_on_executor,
             fx.PublishCall: self._publish_call, fx.PublishResult: self._publish_result,
@@ -213,6 +216,14 @@ class Dispatcher(Node):
         self.stream_idle_timeout_s = declare(
             self, 'stream_idle_timeout_s', 30.0,
             'A streamed generation without a chunk for this long is finished as if final.')
+        self.max_open_streams = declare(
+            self, 'max_open_streams', 64,
+            'Most streamed generations open at once; beyond it the least recently fed one is '
+            'finished early (its unfinished call gets parse_error).')
+        self.max_stream_bytes = declare(
+            self, 'max_stream_bytes', 8 << 20,
+            'Most characters all open streams hold together; beyond it the least recently fed '
+            'streams are finished early.')
         for key in overrides_with_prefix(self, 'tool.'):
             tool, _, setting = key.rpartition('.')
             if setting not in _PER_TOOL_SETTINGS:
@@ -255,7 +266,7 @@ class Dispatcher(Node):
     _RUNTIME_PARAMETERS = {
         'formats': list, 'allowed_tools': list, 'timeout_s': float, 'rate_limit_hz': float,
         'burst': int, 'max_pending': int, 'serialize_per_tool': bool, 'max_input_bytes': int,
-        'stream_idle_timeout_s': float}
+        'stream_idle_timeout_s': float, 'max_open_streams': int, 'max_stream_bytes': int}
 
     def _on_set_parameters(self, parameters: list):
         from rcl_interfaces.msg import SetParametersResult
@@ -515,6 +526,28 @@ class Dispatcher(Node):
     def _write_audit(self, effect: fx.Audit) -> None:
         if self._audit:
             self._audit.write(effect.event, self._clock.now().nanoseconds, **effect.fields)
+            if self._audit.failures > self._audit_failures_logged:
+                self._report_audit_failures()
+
+    def _open_audit_log(self) -> AuditLog:
+        try:
+            return AuditLog(self.audit_log_path)
+        except OSError as exc:  # a configuration error: one clear line, exit status 1
+            raise ValueError(f'audit_log {self.audit_log_path!r} cannot be opened for '
+                             f'appending ({exc.strerror or exc}); fix the path or set '
+                             "audit_log:='' to run without one") from None
+
+    def _report_audit_failures(self) -> None:
+        # At most one line per 10 s: a full disk must not also flood the log.
+        now = time.monotonic()
+        if now - self._audit_logged_at < 10.0:
+            return
+        failed = self._audit.failures - self._audit_failures_logged
+        self._audit_failures_logged = self._audit.failures
+        self._audit_logged_at = now
+        self.get_logger().error(
+            f'audit log {self._audit.path}: {failed} write(s) failed '
+            f'({self._audit.last_error}); records are lost, calls are still dispatched')
 
     def _log(self, effect: fx.Log) -> None:
         log = getattr(self.get_logger(), effect.level, self.get_logger().warning)
@@ -587,13 +620,28 @@ class Dispatcher(Node):
         return response
 
     def _publish_diagnostics(self) -> None:
-        if self._audit:
-            self._audit.flush()
         array = DiagnosticArray()
         array.header.stamp = self._clock.now().to_msg()
+        if self._audit:
+            self._audit.flush()
+            if self._audit.failures > self._audit_failures_logged:
+                self._report_audit_failures()
+            array.status.append(DiagnosticStatus(
+                level=DiagnosticStatus.WARN if self._audit.failures else DiagnosticStatus.OK,
+                name=f'{self.get_name()}: audit_log', hardware_id=str(self._audit.path),
+                message=self._audit.last_error or 'ok', values=[
+                    KeyValue(key='write_failures', value=str(self._audit.failures))]))
         with self._lock:
             stats_by_tool = {name: self._core.stats.get(name) or ToolStats()
                              for name in [*self.catalog.names, NOT_IN_CATALOG]}
+            (streams, held), evicted = self._core.open_streams, self._core.streams_evicted
+        array.status.append(DiagnosticStatus(
+            level=DiagnosticStatus.WARN if evicted else DiagnosticStatus.OK,
+            name=f'{self.get_name()}: streams', message='ok' if not evicted else
+            'streams were finished early (max_open_streams, max_stream_bytes)',
+            values=[KeyValue(key='open', value=str(streams)),
+                    KeyValue(key='held_chars', value=str(held)),
+                    KeyValue(key='finished_early', value=str(evicted))]))
         for name, stats in stats_by_tool.items():
             if name == NOT_IN_CATALOG:
                 if not stats.calls:
