@@ -43,9 +43,8 @@ from lerobot_tools_interfaces.msg import ApprovalRequest, TextChunk, ToolCall, T
 from lerobot_tools_interfaces.srv import Approve, CallTool
 from lerobot_tools_ros import errors, names
 from lerobot_tools_ros.catalog import CatalogError, ToolCatalog
-from lerobot_tools_ros.dispatch import (APPROVAL_MODES, AuditLog, DispatchCore,
-                                        DispatchSettings, effects as fx, NOT_IN_CATALOG,
-                                        ToolSettings, ToolStats)
+from lerobot_tools_ros.dispatch import (APPROVAL_MODES, AuditLog, diagnostics, DispatchCore,
+                                        DispatchSettings, effects as fx, ToolSettings)
 from lerobot_tools_ros.nodes.params import declare, overrides_with_prefix
 from lerobot_tools_ros.nodes.runner import run_node
 from lerobot_tools_ros.parsing import parse
@@ -620,59 +619,22 @@ class Dispatcher(Node):
         return response
 
     def _publish_diagnostics(self) -> None:
-        array = DiagnosticArray()
-        array.header.stamp = self._clock.now().to_msg()
         if self._audit:
             self._audit.flush()
             if self._audit.failures > self._audit_failures_logged:
                 self._report_audit_failures()
-            array.status.append(DiagnosticStatus(
-                level=DiagnosticStatus.WARN if self._audit.failures else DiagnosticStatus.OK,
-                name=f'{self.get_name()}: audit_log', hardware_id=str(self._audit.path),
-                message=self._audit.last_error or 'ok', values=[
-                    KeyValue(key='write_failures', value=str(self._audit.failures))]))
         with self._lock:
-            stats_by_tool = {name: self._core.stats.get(name) or ToolStats()
-                             for name in [*self.catalog.names, NOT_IN_CATALOG]}
-            (streams, held), evicted = self._core.open_streams, self._core.streams_evicted
-        array.status.append(DiagnosticStatus(
-            level=DiagnosticStatus.WARN if evicted else DiagnosticStatus.OK,
-            name=f'{self.get_name()}: streams', message='ok' if not evicted else
-            'streams were finished early (max_open_streams, max_stream_bytes)',
-            values=[KeyValue(key='open', value=str(streams)),
-                    KeyValue(key='held_chars', value=str(held)),
-                    KeyValue(key='finished_early', value=str(evicted))]))
-        for name, stats in stats_by_tool.items():
-            if name == NOT_IN_CATALOG:
-                if not stats.calls:
-                    continue
-                available, service = False, ''
-            else:
-                available = self._client(name).service_is_ready()
-                service = self._service_name(name)
-            p50, p99 = stats.percentile_ms(0.5), stats.percentile_ms(0.99)
-            values = {
-                'calls': stats.calls, 'successes': stats.successes,
-                'latency_p50_ms': f'{p50:.2f}' if p50 is not None else '',
-                'latency_p99_ms': f'{p99:.2f}' if p99 is not None else '',
-                'executor_available': available, 'enabled': self.enabled,
-                **{f'errors.{code}': count
-                   for code, count in sorted(stats.errors_by_code.items())},
-                **{f'benign.{code}': count
-                   for code, count in sorted(stats.benign_by_code.items())},
-            }
-            if name == NOT_IN_CATALOG:
-                level = DiagnosticStatus.WARN
-                message = 'calls of unknown tools or unparseable calls'
-            else:
-                healthy = available and self.enabled
-                level = DiagnosticStatus.OK if healthy else DiagnosticStatus.WARN
-                message = ('ok' if available else 'executor unavailable') + (
-                    '' if self.enabled else ', paused')
-            array.status.append(DiagnosticStatus(
-                level=level, name=f'{self.get_name()}: {name}', hardware_id=service,
-                message=message,
-                values=[KeyValue(key=key, value=str(value)) for key, value in values.items()]))
+            found = diagnostics.statuses(self._core, self._audit,
+                                         lambda name: self._client(name).service_is_ready(),
+                                         self._service_name)
+        array = DiagnosticArray()
+        array.header.stamp = self._clock.now().to_msg()
+        array.status = [DiagnosticStatus(
+            level=DiagnosticStatus.WARN if status.warn else DiagnosticStatus.OK,
+            name=f'{self.get_name()}: {status.name}', hardware_id=status.hardware_id,
+            message=status.message,
+            values=[KeyValue(key=key, value=str(value)) for key, value in status.values.items()])
+            for status in found]
         self._diag_pub.publish(array)
 
     @property
