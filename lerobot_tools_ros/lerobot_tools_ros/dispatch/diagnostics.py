@@ -42,8 +42,8 @@ def statuses(core: DispatchCore, audit: AuditLog | None, available: Callable[[st
     """Return the audit log's, the streams' and every tool's status (unknown tools once)."""
     found = []
     if audit is not None:
-        found.append(Status('audit_log', audit.last_error or 'ok', bool(audit.failures),
-                            str(audit.path), {'write_failures': audit.failures}))
+        found.append(Status('audit_log', audit.last_error or 'ok', bool(audit.write_errors),
+                            str(audit.path), {'write_failures': audit.write_errors}))
     (streams, held), evicted = core.open_streams, core.streams_evicted
     found.append(Status(
         'streams', 'streams were finished early (max_open_streams, max_stream_bytes)'

@@ -92,9 +92,16 @@ class Dispatcher(Node):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(names.DISPATCHER_NODE, **kwargs)
+        # Set first: destroy_node must work on a dispatcher whose construction failed.
         self._audit: AuditLog | None = None
         self._core: DispatchCore | None = None
+        self._lock = threading.Lock()
+        self._waiters: dict[Any, list] = {}  # ~/call requests: call -> [Event, its result]
+        self._call_node: Node | None = None
         self._declare_parameters()
+        # Write failures are reported by the log itself, at most once per 10 s.
+        self._audit = AuditLog(self.audit_log_path, on_error=self.get_logger().error) \
+            if self.audit_log_path else None
         catalog = self._load_catalog()
         # Registered first, so values from a parameters file are checked like `ros2 param set`.
         self.add_on_set_parameters_callback(self._on_set_parameters)
@@ -104,15 +111,9 @@ class Dispatcher(Node):
             catalog, DispatchSettings(**{name: getattr(self, name) for name in _CORE_SETTINGS}),
             self._tool_settings, id_prefix=os.urandom(4).hex(),  # unique per dispatcher run
             describe_executor=self._service_name)
-        self._lock = threading.Lock()
         self._group = MutuallyExclusiveCallbackGroup()
         self._tool_clients: dict[str, Any] = {}
-        self._waiters: dict[Any, list] = {}  # ~/call requests: call -> [Event, its result]
-        self._call_node: Node | None = None
         self._clock = self.get_clock()
-        self._audit = self._open_audit_log() if self.audit_log_path else None
-        self._audit_failures_logged = 0
-        self._audit_logged_at = -float('inf')
         self._handlers = {
             fx.Send: self._send, fx.StopOnExecutor: self._stop_on_executor,
             fx.PublishCall: self._publish_call, fx.PublishResult: self._publish_result,
@@ -525,28 +526,6 @@ class Dispatcher(Node):
     def _write_audit(self, effect: fx.Audit) -> None:
         if self._audit:
             self._audit.write(effect.event, self._clock.now().nanoseconds, **effect.fields)
-            if self._audit.failures > self._audit_failures_logged:
-                self._report_audit_failures()
-
-    def _open_audit_log(self) -> AuditLog:
-        try:
-            return AuditLog(self.audit_log_path)
-        except OSError as exc:  # a configuration error: one clear line, exit status 1
-            raise ValueError(f'audit_log {self.audit_log_path!r} cannot be opened for '
-                             f'appending ({exc.strerror or exc}); fix the path or set '
-                             "audit_log:='' to run without one") from None
-
-    def _report_audit_failures(self) -> None:
-        # At most one line per 10 s: a full disk must not also flood the log.
-        now = time.monotonic()
-        if now - self._audit_logged_at < 10.0:
-            return
-        failed = self._audit.failures - self._audit_failures_logged
-        self._audit_failures_logged = self._audit.failures
-        self._audit_logged_at = now
-        self.get_logger().error(
-            f'audit log {self._audit.path}: {failed} write(s) failed '
-            f'({self._audit.last_error}); records are lost, calls are still dispatched')
 
     def _log(self, effect: fx.Log) -> None:
         log = getattr(self.get_logger(), effect.level, self.get_logger().warning)
@@ -619,10 +598,6 @@ class Dispatcher(Node):
         return response
 
     def _publish_diagnostics(self) -> None:
-        if self._audit:
-            self._audit.flush()
-            if self._audit.failures > self._audit_failures_logged:
-                self._report_audit_failures()
         with self._lock:
             found = diagnostics.statuses(self._core, self._audit,
                                          lambda name: self._client(name).service_is_ready(),
