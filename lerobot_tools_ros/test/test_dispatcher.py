@@ -844,3 +844,29 @@ def test_unfinished_streams_are_bounded_and_each_gets_its_result(stack):
                                             final=True))
     assert spin_until(policy.node, lambda: len(policy.results) >= 5, 10.0)
     assert all(r.success for r in policy.results[3:])
+
+
+def test_cancel_answers_queued_and_running_calls_once(stack, ros_node):
+    from lerobot_tools_interfaces.srv import CancelCalls
+    policy, _, _ = stack('-p', 'tool.echo.timeout_s:=20.0')
+    client = ros_node.create_client(CancelCalls, '/dispatcher/cancel')
+    assert spin_until(ros_node, client.service_is_ready, 10.0)
+    policy.text_pub.publish(String(data='[echo(text="long", delay_s=1.5), echo(text="queued")]'))
+    assert spin_until(ros_node, lambda: len(policy.calls) >= 2, 10.0)
+    spin_until(ros_node, lambda: False, 0.3)  # the first call now runs on its executor
+    generation = policy.calls[0].generation_id
+    future = client.call_async(CancelCalls.Request(generation_id=generation))
+    assert spin_until(ros_node, future.done, 10.0)
+    answer = future.result()
+    assert answer.success and len(answer.cancelled_call_ids) == 2
+    assert spin_until(ros_node, lambda: len(policy.results) >= 2, 5.0)
+    spin_until(ros_node, lambda: False, 2.0)  # the executor's late answer adds nothing
+    assert sorted(r.call_id for r in policy.results) == sorted(answer.cancelled_call_ids)
+    assert all(r.error_code == ErrorCodes.CANCELLED for r in policy.results)
+    messages = sorted(r.error_message for r in policy.results)
+    assert 'before it started' in messages[0] and 'while it ran' in messages[1]
+    # The tool is free again once the executor finished the cancelled call.
+    assert policy.say('<echo>after</echo>', 1)[0].success
+    nothing = client.call_async(CancelCalls.Request(call_id='no-such-call'))
+    assert spin_until(ros_node, nothing.done, 10.0)
+    assert not nothing.result().success

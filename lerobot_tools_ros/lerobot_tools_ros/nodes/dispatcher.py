@@ -40,7 +40,7 @@ from typing import Any
 from builtin_interfaces.msg import Duration
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from lerobot_tools_interfaces.msg import ApprovalRequest, TextChunk, ToolCall, ToolResult
-from lerobot_tools_interfaces.srv import Approve, CallTool
+from lerobot_tools_interfaces.srv import Approve, CallTool, CancelCalls
 from lerobot_tools_ros import errors, names
 from lerobot_tools_ros.catalog import CatalogError, ToolCatalog
 from lerobot_tools_ros.dispatch import (APPROVAL_MODES, AuditLog, diagnostics, DispatchCore,
@@ -141,6 +141,7 @@ class Dispatcher(Node):
         self.create_service(SetBool, '~/set_enabled', self._on_set_enabled,
                             callback_group=self._group)
         self.create_service(Approve, '~/approve', self._on_approve, callback_group=self._group)
+        self.create_service(CancelCalls, '~/cancel', self._on_cancel, callback_group=self._group)
         # One one-shot timer, armed for the core's next deadline (see _arm).
         self._wake = self.create_timer(3600.0, self._on_wake, callback_group=self._group,
                                        clock=Clock(clock_type=ClockType.STEADY_TIME))
@@ -566,6 +567,21 @@ class Dispatcher(Node):
         else:
             response.message = (f'no call {request.call_id!r} is waiting for approval (it may '
                                 'have been decided, timed out or been paused)')
+        return response
+
+    def _on_cancel(self, request: CancelCalls.Request, response: CancelCalls.Response):
+        if not request.call_id and not request.generation_id:
+            response.message = 'give a call_id or a generation_id to cancel'
+            return response
+        with self._lock:
+            effects = self._core.cancel(time.monotonic(), call_id=request.call_id,
+                                        generation_id=request.generation_id)
+            self._apply(effects)
+        response.cancelled_call_ids = [effect.call.call_id for effect in effects
+                                       if isinstance(effect, fx.PublishResult)]
+        response.success = bool(response.cancelled_call_ids)
+        response.message = (f'cancelled {len(response.cancelled_call_ids)} call(s)'
+                            if response.success else 'no pending call matched')
         return response
 
     def _on_reload(self, request: Trigger.Request, response: Trigger.Response):
