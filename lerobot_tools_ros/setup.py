@@ -35,6 +35,7 @@ setup(
         'audio': ['sounddevice', 'soundfile'],
         'pocket_tts': ['pocket-tts==4.0.1'],
         'hub': ['huggingface_hub'],
+        'mcp': ['mcp==2.3.0'],
     },
     zip_safe=True,
     maintainer='lerobot_tools_ros maintainers',
@@ -49,6 +50,7 @@ setup(
             'speaker = lerobot_tools_ros.nodes.speaker:main',
             'demo_camera = lerobot_tools_ros.nodes.demo_camera:main',
             'scripted_policy = lerobot_tools_ros.nodes.scripted_policy:main',
+            'mcp_server = lerobot_tools_ros.nodes.mcp_server:main',
         ],
     },
 )
