@@ -61,7 +61,7 @@ class McpTool:
     destructive: bool
 
     def annotations(self) -> dict:
-        """MCP tool annotations (wire names): only the hints this runtime can vouch for."""
+        """Return the MCP hints (wire names) this runtime can vouch for."""
         hints = {'readOnlyHint': self.read_only, 'destructiveHint': self.destructive}
         if self.read_only:
             hints['destructiveHint'] = False  # the spec ignores it for read-only tools
@@ -147,7 +147,7 @@ def encode_arguments(arguments: Mapping[str, Any] | None, max_bytes: int) -> str
 
 
 def error_text(code: str, message: str) -> str:
-    """The text of an ``isError`` result: the error code first, so a model can branch on it."""
+    """Return the text of an ``isError`` result: code first, so a model can branch on it."""
     return f'{code}: {message}' if message else code
 
 
@@ -212,7 +212,7 @@ def images_in_result(content: str, max_bytes: int) -> tuple[list[Image], list[st
 # -- HTTP access ------------------------------------------------------------------------------
 
 def is_loopback(host: str) -> bool:
-    """True when ``host`` binds only the local machine (127.0.0.0/8, ::1, localhost)."""
+    """Return whether ``host`` binds only the local machine (127.0.0.0/8, ::1, localhost)."""
     if host.strip().lower() == 'localhost':
         return True
     try:
@@ -272,7 +272,7 @@ def token_matches(expected: str, offered: str) -> bool:
 
 
 def result_code(success: bool, error_code: str) -> str:
-    """The error code to report: a failure without a code is ``execution_failed``."""
+    """Return the error code to report: a failure without a code is ``execution_failed``."""
     if success:
         return ''
     return error_code or errors.EXECUTION_FAILED

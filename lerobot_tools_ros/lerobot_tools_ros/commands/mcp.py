@@ -56,7 +56,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def ros_arguments(args: argparse.Namespace) -> list[str]:
-    """The ``--ros-args`` the command's options stand for."""
+    """Return the ``--ros-args`` the command's options stand for."""
     ros = ['--ros-args', '--log-level', args.log_level]
     if args.params is not None:
         ros += ['--params-file', str(args.params.expanduser())]

@@ -76,7 +76,7 @@ class McpServerNode(Node):
                                   read_only=True)
         self.dispatcher = declare(self, 'dispatcher', names.DISPATCHER_NODE,
                                   'Dispatcher node whose ~/call, ~/cancel and parameters are '
-                                  'used (relative names resolve in this node\'s namespace).',
+                                  "used (relative names resolve in this node's namespace).",
                                   read_only=True)
         self.read_only_tools = declare(self, 'read_only_tools', [],
                                        'Tools listed with readOnlyHint (they do not change '
@@ -90,12 +90,12 @@ class McpServerNode(Node):
                                        'Largest saved image returned as MCP image content.')
         self.max_request_bytes = declare(self, 'max_request_bytes', 1024 * 1024,
                                          'Largest HTTP request body accepted.', read_only=True)
-        self.refresh_s = declare(self, 'refresh_s', 2.0,
+        self.refresh_s = declare(self, 'refresh_s', 5.0,
                                  'Seconds between re-reads of the dispatcher settings and '
                                  'catalog (parameter changes are seen at once).')
         self.call_timeout_s = declare(self, 'call_timeout_s', 600.0,
                                       'Safety net: seconds an MCP call waits for ~/call before '
-                                      'it is cancelled (the dispatcher\'s own deadlines come '
+                                      "it is cancelled (the dispatcher's own deadlines come "
                                       'first).')
         self.read_only_tools = [t for t in self.read_only_tools if t]
         self.actuating_tools = [t for t in self.actuating_tools if t]
@@ -154,7 +154,7 @@ class RosBridge:
             pass  # the loop is closed: we are shutting down
 
     def wait(self, future: Future) -> asyncio.Future:
-        """An asyncio future settled when the rclpy ``future`` is (on the loop's thread)."""
+        """Return an asyncio future settled when the rclpy ``future`` is (on the loop thread)."""
         result = self.loop.create_future()
 
         def settle() -> None:
@@ -195,9 +195,7 @@ class RosBridge:
         wanted = ['dataset', 'allowed_tools'] + [
             name for name in listed.result.names
             if name.startswith('tool.') and name.endswith(('.approval', '.enabled'))]
-        got = await asyncio.wait_for(self.wait(params.get_parameters(wanted)), 5.0)
-        values = {name: parameter_value_to_python(value)
-                  for name, value in zip(wanted, got.values)}
+        values = await self.get_parameters(wanted)
         catalog = ToolCatalog.load(values.get('dataset') or None)
         view = mcp_core.view_from_parameters(values)
         tools = mcp_core.visible_tools(catalog, view, read_only=self.node.read_only_tools,
@@ -214,6 +212,24 @@ class RosBridge:
                 self.node.get_logger().info(
                     f'serving {len(tools)} tool(s) of {catalog.source}: '
                     + ', '.join(t.name for t in tools))
+
+    async def get_parameters(self, wanted: list[str]) -> dict[str, Any]:
+        """
+        Read the dispatcher's parameters ``wanted``; unset ones are ``None``.
+
+        A parameter declared without a value (e.g. ``allowed_tools`` left empty) makes
+        ``get_parameters`` answer nothing for the whole request, so when the batch comes back
+        short, each one is asked for on its own.
+        """
+        params = self.node.param_client
+        got = await asyncio.wait_for(self.wait(params.get_parameters(wanted)), 5.0)
+        if len(got.values) == len(wanted):
+            return {name: parameter_value_to_python(value)
+                    for name, value in zip(wanted, got.values)}
+        answers = await asyncio.wait_for(asyncio.gather(
+            *(self.wait(params.get_parameters([name])) for name in wanted)), 5.0)
+        return {name: (parameter_value_to_python(answer.values[0]) if answer.values else None)
+                for name, answer in zip(wanted, answers)}
 
     async def notify_list_changed(self) -> None:
         """Send notifications/tools/list_changed to every connected client."""
@@ -262,7 +278,7 @@ def _error(code: str, message: str):
 
 
 def build_server(bridge: RosBridge):
-    """The MCP low-level ``Server`` with list_tools/call_tool handlers over ``bridge``."""
+    """Build the MCP low-level ``Server`` with list_tools/call_tool handlers over ``bridge``."""
     import anyio
     from mcp.server.lowlevel import NotificationOptions, Server
     from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
@@ -293,7 +309,7 @@ def build_server(bridge: RosBridge):
         except ValueError as exc:
             return _error(errors.INVALID_ARGUMENTS, str(exc))
         if not node.call_client.service_is_ready():
-            return _error(errors.UNAVAILABLE, f'the dispatcher\'s ~/call ({node.dispatcher_fqn}/'
+            return _error(errors.UNAVAILABLE, f"the dispatcher's ~/call ({node.dispatcher_fqn}/"
                           f'{names.DISPATCHER_CALL}) is not available; is the dispatcher running?')
         call_id = f'mcp-{uuid.uuid4().hex[:16]}'
         request = CallTool.Request(call_id=call_id, name=ros_string(name),
@@ -381,7 +397,7 @@ class _StaticToken:
 
 
 def http_app(server, node: McpServerNode):
-    """The Streamable HTTP ASGI app; with a token, the SDK's bearer middleware guards it."""
+    """Build the Streamable HTTP ASGI app; with a token, the SDK bearer middleware guards it."""
     kwargs: dict[str, Any] = {}
     if node.token:
         from mcp.server.auth.settings import AuthSettings
