@@ -20,7 +20,9 @@ client talks to a server on 127.0.0.1 at a free port.
 """
 
 import asyncio
+import contextlib
 import json
+import pathlib
 import socket
 import sys
 import time
@@ -28,6 +30,7 @@ import time
 from conftest import PACKAGE_DIR, spin_until
 import pytest
 from rclpy.parameter import Parameter
+from rclpy.qos import QoSProfile, ReliabilityPolicy
 from std_srvs.srv import Trigger
 
 SAMPLE = PACKAGE_DIR / 'lerobot_tools_ros' / 'data' / 'sample_dataset' / 'meta' / 'info.json'
@@ -35,6 +38,7 @@ WAVE = {'type': 'function', 'function': {
     'name': 'wave', 'description': 'Wave the arm.',
     'parameters': {'type': 'object', 'properties': {'times': {'type': 'integer'}}}}}
 TOKEN = 'test-token-0123456789abcdef'
+RELIABLE = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
 
 
 def _mcp():
@@ -222,3 +226,165 @@ def test_http_with_a_token_rejects_missing_and_wrong_tokens(
                     assert [t.name for t in tools] == ['say', 'record_observation']
 
     asyncio.run(session())
+
+
+# -- calls through the whole stack (dispatcher ~/call, tool_server, speaker, demo camera) ------
+
+def params_file(tmp_path, **approvals: str):
+    """Write the package parameters file with tool.<name>.approval set on the dispatcher."""
+    import yaml
+    config = yaml.safe_load((PACKAGE_DIR / 'config' / 'lerobot_tools.yaml').read_text())
+    tools = config['/**/dispatcher']['ros__parameters'].setdefault('tool', {})
+    for name, approval in approvals.items():
+        tools.setdefault(name, {})['approval'] = approval
+    path = tmp_path / 'params.yaml'
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+@pytest.fixture
+def stack(start_process, ros_node, tmp_path):
+    """Start ``lerobot-tools-ros bringup`` (espeak, wav sink, demo camera); return its parts."""
+    from lerobot_tools_interfaces.msg import ToolResult
+    from lerobot_tools_interfaces.srv import CallTool
+
+    def start(**approvals: str):
+        out = tmp_path / 'out'
+        command = [sys.executable, '-m', 'lerobot_tools_ros.cli', 'bringup', '--demo-camera',
+                   '--tts-backend', 'espeak_ng', '--duration', '300', '--output-dir', str(out)]
+        if approvals:
+            command += ['--params', str(params_file(tmp_path, **approvals))]
+        proc = start_process(command, name='bringup')
+        results: list[ToolResult] = []
+        ros_node.create_subscription(ToolResult, '/lerobot_tools/results', results.append,
+                                     RELIABLE)
+        call = ros_node.create_client(CallTool, '/dispatcher/call')
+        assert spin_until(ros_node, lambda: call.service_is_ready() and all(
+            name in dict(ros_node.get_service_names_and_types())
+            for name in ('/lerobot_tools/say', '/lerobot_tools/record_observation')), 60.0), \
+            'bringup did not come up:\n' + proc.output()
+        spin_until(ros_node, lambda: False, 1.0)  # a camera frame, matched publishers
+        return proc, out, results
+
+    return start
+
+
+@contextlib.asynccontextmanager
+async def stdio_session(ros_env, tmp_path, *options: str):
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+    command = server_command(*options)
+    params = StdioServerParameters(command=command[0], args=command[1:], env=ros_env)
+    with open(tmp_path / 'mcp-stderr.log', 'a') as errlog:
+        async with stdio_client(params, errlog=errlog) as (read, write):
+            async with ClientSession(read, write) as client:
+                await within(client.initialize())
+                yield client
+
+
+def text_of(result) -> str:
+    return '\n'.join(c.text for c in result.content if c.type == 'text')
+
+
+def results_for(results, call_id: str) -> list:
+    return [r for r in results if r.call_id == call_id]
+
+
+def test_say_record_observation_pause_and_bad_input_through_mcp(
+        stack, ros_node, ros_env, tmp_path):
+    _mcp()
+    import base64
+    from std_srvs.srv import SetBool
+    proc, out, results = stack()
+
+    async def session() -> None:
+        async with stdio_session(ros_env, tmp_path) as client:
+            said = await within(client.call_tool('say', {'text': 'Hello from MCP.'}), 30.0)
+            assert not said.is_error, text_of(said)
+            utterance = json.loads(said.content[0].text)['utterance_id']
+            wav = out / 'audio' / f'{utterance}.wav'
+            await within(asyncio.to_thread(spin_until, ros_node, wav.exists, 15.0))
+            assert wav.stat().st_size > 1000
+
+            seen = await within(client.call_tool('record_observation', {'label': 'mcp_view'}),
+                                30.0)
+            assert not seen.is_error, text_of(seen)
+            saved = json.loads(seen.content[0].text)['paths']
+            images = [c for c in seen.content if c.type == 'image']
+            assert len(images) == len(saved) == 1
+            assert images[0].mime_type == 'image/png'
+            assert base64.b64decode(images[0].data) == pathlib.Path(saved[0]).read_bytes()
+
+            unknown = await within(client.call_tool('sing', {'text': 'la'}))
+            assert unknown.is_error and text_of(unknown).startswith('unknown_tool: ')
+            malformed = await within(client.call_tool('say', {'text': 42}))
+            assert malformed.is_error and text_of(malformed).startswith('invalid_arguments: ')
+            oversized = await within(client.call_tool('say', {'text': 'x' * 70000}))
+            assert oversized.is_error and 'at most 65536' in text_of(oversized)
+
+            enable = ros_node.create_client(SetBool, '/dispatcher/set_enabled')
+            call_service(ros_node, enable, SetBool.Request(data=False))
+            paused = await within(client.call_tool('say', {'text': 'Anyone there?'}))
+            assert paused.is_error and text_of(paused).startswith('paused: ')
+            call_service(ros_node, enable, SetBool.Request(data=True))
+
+    asyncio.run(session())
+    spin_until(ros_node, lambda: len(results) >= 5, 5.0)
+    # Every call the dispatcher accepted ended in exactly one result, marked as from MCP.
+    mcp_results = [r for r in results if r.source == 'mcp']
+    assert len(mcp_results) == len({r.call_id for r in mcp_results}) >= 4
+    assert {r.name for r in mcp_results} >= {'say', 'record_observation'}
+
+
+def test_confirm_tool_waits_for_approval_and_a_disconnect_cancels(
+        stack, ros_node, ros_env, tmp_path):
+    _mcp()
+    from lerobot_tools_interfaces.msg import ApprovalRequest
+    from lerobot_tools_interfaces.srv import Approve
+    proc, out, results = stack(record_observation='confirm')
+    requests: list = []
+    ros_node.create_subscription(ApprovalRequest, '/lerobot_tools/approval_requests',
+                                 requests.append, RELIABLE)
+    approve = ros_node.create_client(Approve, '/dispatcher/approve')
+
+    async def session() -> None:
+        async with stdio_session(ros_env, tmp_path) as client:
+            listed = {t.name: t for t in (await within(client.list_tools())).tools}
+            assert listed['record_observation'].annotations.destructive_hint is True
+            assert listed['say'].annotations.destructive_hint is False
+
+            call = asyncio.ensure_future(client.call_tool('record_observation',
+                                                          {'label': 'approved'}))
+            assert await asyncio.to_thread(spin_until, ros_node, lambda: bool(requests), 15.0)
+            request = requests[-1]
+            assert request.source == 'mcp' and request.name == 'record_observation'
+            await asyncio.sleep(0.3)
+            assert not call.done()  # waiting for the operator
+            answer = call_service(ros_node, approve, Approve.Request(
+                call_id=request.call_id, approve=True, note='test operator'))
+            assert answer.success, answer.message
+            result = await within(call, 30.0)
+            assert not result.is_error, text_of(result)
+            assert [c for c in result.content if c.type == 'image']
+
+            requests.clear()
+            denied = asyncio.ensure_future(client.call_tool('record_observation',
+                                                            {'label': 'denied'}))
+            assert await asyncio.to_thread(spin_until, ros_node, lambda: bool(requests), 15.0)
+            call_service(ros_node, approve, Approve.Request(
+                call_id=requests[-1].call_id, approve=False, note='test operator'))
+            refused = await within(denied, 15.0)
+            assert refused.is_error and text_of(refused).startswith('denied: ')
+
+            # The client goes away while a call waits for approval.
+            requests.clear()
+            asyncio.ensure_future(client.call_tool('record_observation', {'label': 'left'}))
+            assert await asyncio.to_thread(spin_until, ros_node, lambda: bool(requests), 15.0)
+            return requests[-1].call_id
+
+    abandoned = asyncio.run(session())
+    # The ROS side still ends that call with exactly one result, and does not hang.
+    assert spin_until(ros_node, lambda: results_for(results, abandoned), 30.0), proc.output()
+    spin_until(ros_node, lambda: False, 1.0)
+    (final,) = results_for(results, abandoned)
+    assert not final.success and final.error_code in ('cancelled', 'approval_timeout')

@@ -143,7 +143,7 @@ class RosBridge:
         self.progress: dict[str, asyncio.Queue] = {}
         self.sessions: dict[int, Any] = {}   # connections to tell about list changes
         self.bus = None                      # SubscriptionBus of modern-era listeners
-        self.catalog_source = None
+        self.cancels: list[Future] = []      # ~/cancel requests sent, answered or not
         node.bridge = self
 
     def post(self, function, *args) -> None:
@@ -254,10 +254,17 @@ class RosBridge:
         if queue is not None:
             queue.put_nowait((stage, progress, detail))
 
+    async def drain_cancels(self, timeout: float) -> None:
+        """Wait (bounded) until the dispatcher answered the cancels sent, before exiting."""
+        deadline = self.loop.time() + timeout
+        while any(not f.done() for f in self.cancels) and self.loop.time() < deadline:
+            await asyncio.sleep(0.02)
+
     def cancel(self, call_id: str) -> None:
         """Ask the dispatcher to cancel ``call_id`` (fire and forget; it answers the call)."""
         if self.node.cancel_client.service_is_ready():
-            self.node.cancel_client.call_async(CancelCalls.Request(call_id=call_id))
+            future = self.node.cancel_client.call_async(CancelCalls.Request(call_id=call_id))
+            self.cancels.append(future)
             self.node.get_logger().info(f'MCP client cancelled {call_id}; asked the dispatcher '
                                         'to cancel it')
         else:
@@ -412,25 +419,35 @@ def http_app(server, node: McpServerNode):
 async def serve(node: McpServerNode) -> None:
     """Run the MCP server on ``node``'s transport until the client or a signal ends it."""
     import anyio
-    from mcp.server.stdio import stdio_server
 
     bridge = RosBridge(node, asyncio.get_running_loop())
     server = build_server(bridge)
     async with anyio.create_task_group() as group:
         group.start_soon(bridge.refresh_forever)
-        if node.transport == 'stdio':
-            node.get_logger().info('MCP server on stdio')
-            async with stdio_server() as (read_stream, write_stream):
-                await server.run(read_stream, write_stream,
-                                 server.create_initialization_options())
-        else:
-            import uvicorn
-            node.get_logger().info(f'MCP server at http://{node.host}:{node.port}{node.path}: '
-                                   f'{node.bind_note}')
-            config = uvicorn.Config(http_app(server, node), host=node.host, port=node.port,
-                                    log_level='warning', lifespan='on')
-            await uvicorn.Server(config).serve()
+        try:
+            await _serve_transport(server, node)
+        finally:
+            with anyio.CancelScope(shield=True):
+                # A client that left mid-call: its calls were cancelled; let those requests
+                # reach the dispatcher before the node goes away.
+                await bridge.drain_cancels(2.0)
         group.cancel_scope.cancel()
+
+
+async def _serve_transport(server, node: McpServerNode) -> None:
+    """Serve MCP on the configured transport until the client leaves or a signal arrives."""
+    if node.transport == 'stdio':
+        from mcp.server.stdio import stdio_server
+        node.get_logger().info('MCP server on stdio')
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+        return
+    import uvicorn
+    node.get_logger().info(f'MCP server at http://{node.host}:{node.port}{node.path}: '
+                           f'{node.bind_note}')
+    config = uvicorn.Config(http_app(server, node), host=node.host, port=node.port,
+                            log_level='warning', lifespan='on')
+    await uvicorn.Server(config).serve()
 
 
 def main(args: list[str] | None = None) -> int:
