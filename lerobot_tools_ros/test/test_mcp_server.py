@@ -189,7 +189,7 @@ def wait_for_port(port: int, proc, timeout: float = 30.0) -> None:
     pytest.fail('the MCP HTTP server did not start:\n' + proc.output())
 
 
-def test_http_with_a_token_rejects_missing_and_wrong_tokens(
+def test_http_with_a_token_rejects_missing_and_wrong_tokens_and_huge_requests(
         start_node, start_process, ros_node, ros_env, dataset):
     _mcp()
     import httpx2
@@ -217,6 +217,10 @@ def test_http_with_a_token_rejects_missing_and_wrong_tokens(
             wrong = await raw.post(url, json=initialize, headers={
                 **headers, 'Authorization': 'Bearer ' + TOKEN[:-1] + 'X'})
             assert wrong.status_code == 401
+            huge = dict(initialize, params=dict(initialize['params'], padding='x' * 1100000))
+            too_large = await raw.post(url, json=huge, headers={
+                **headers, 'Authorization': f'Bearer {TOKEN}'})
+            assert too_large.status_code == 413
         http = create_mcp_http_client(headers={'Authorization': f'Bearer {TOKEN}'})
         async with http:
             async with streamable_http_client(url, http_client=http) as (read, write):
