@@ -144,6 +144,7 @@ class RosBridge:
         self.sessions: dict[int, Any] = {}   # connections to tell about list changes
         self.bus = None                      # SubscriptionBus of modern-era listeners
         self.cancels: list[Future] = []      # ~/cancel requests sent, answered or not
+        self.call_ready_since: float | None = None
         node.bridge = self
 
     def post(self, function, *args) -> None:
@@ -182,12 +183,16 @@ class RosBridge:
             except (CatalogError, ValueError, TimeoutError) as exc:
                 self.node.get_logger().warning(f'tool list not refreshed: {log_text(exc)}')
             self.changed.clear()
+            # Until the dispatcher has been seen once, look again soon (clients are waiting).
+            pause = self.node.refresh_s if self.have_tools.is_set() else 0.2
             try:
-                await asyncio.wait_for(self.changed.wait(), self.node.refresh_s)
+                await asyncio.wait_for(self.changed.wait(), pause)
             except asyncio.TimeoutError:
                 pass
 
     async def refresh(self) -> None:
+        if self.call_ready_since is None and self.node.call_client.service_is_ready():
+            self.call_ready_since = self.loop.time()
         params = self.node.param_client
         if not params.services_are_ready():
             return  # keep the last list: calls answer unavailable until the dispatcher is back
@@ -254,6 +259,25 @@ class RosBridge:
         if queue is not None:
             queue.put_nowait((stage, progress, detail))
 
+    async def call_service_ready(self, timeout: float) -> bool:
+        """
+        Wait (bounded) for the dispatcher's ``~/call``; False when it does not show up.
+
+        Discovery is not quite matching: for a moment after a service appears, its answers may
+        not reach this node yet, so the first call waits until it has been up for a second.
+        """
+        deadline = self.loop.time() + timeout
+        while not self.node.call_client.service_is_ready():
+            if self.loop.time() >= deadline:
+                return False
+            await asyncio.sleep(0.05)
+        if self.call_ready_since is None:
+            self.call_ready_since = self.loop.time()
+        settle = self.call_ready_since + 1.0 - self.loop.time()
+        if settle > 0:
+            await asyncio.sleep(settle)
+        return True
+
     async def drain_cancels(self, timeout: float) -> None:
         """Wait (bounded) until the dispatcher answered the cancels sent, before exiting."""
         deadline = self.loop.time() + timeout
@@ -315,7 +339,7 @@ def build_server(bridge: RosBridge):
             arguments = mcp_core.encode_arguments(params.arguments, node.max_argument_bytes)
         except ValueError as exc:
             return _error(errors.INVALID_ARGUMENTS, str(exc))
-        if not node.call_client.service_is_ready():
+        if not await bridge.call_service_ready(5.0):
             return _error(errors.UNAVAILABLE, f"the dispatcher's ~/call ({node.dispatcher_fqn}/"
                           f'{names.DISPATCHER_CALL}) is not available; is the dispatcher running?')
         call_id = f'mcp-{uuid.uuid4().hex[:16]}'
