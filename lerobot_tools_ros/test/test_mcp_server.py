@@ -392,3 +392,22 @@ def test_confirm_tool_waits_for_approval_and_a_disconnect_cancels(
     spin_until(ros_node, lambda: False, 1.0)
     (final,) = results_for(results, abandoned)
     assert not final.success and final.error_code in ('cancelled', 'approval_timeout')
+
+
+def test_a_2026_client_without_handshake_lists_the_same_tools(start_node, ros_node, ros_env,
+                                                              dataset):
+    _mcp()
+    from mcp import Client, StdioServerParameters
+
+    start_node('lerobot_tools_ros.nodes.dispatcher', '-p', f'dataset:={dataset}')
+    command = server_command()
+
+    async def session() -> None:
+        params = StdioServerParameters(command=command[0], args=command[1:], env=ros_env)
+        async with Client(params, mode='auto') as client:
+            assert client.session.protocol_version == '2026-07-28'
+            tools = (await within(client.list_tools())).tools
+            assert [t.name for t in tools] == ['say', 'record_observation']
+            assert tools[0].description == 'Speak (test dataset).'
+
+    asyncio.run(session())
