@@ -17,6 +17,7 @@
 import json
 import pathlib
 import random
+import sys
 import time
 
 from conftest import spin_until
@@ -375,15 +376,17 @@ def test_hostile_model_text_gets_results_and_the_dispatcher_survives(stack):
         '[echo(text="x", delay_s=1e999)]',
     ]
     for text in texts:
-        (result,) = policy.say(text, 1)
-        assert result.error_code or result.success
+        policy.say(text, 1)
     spin_until(policy.node, lambda: False, 1.5)  # a diagnostics cycle with those names
     assert dispatcher.proc.poll() is None, dispatcher.output()[-2000:]
     codes = [r.error_code for r in policy.results]
-    assert codes[:2] == [ErrorCodes.UNKNOWN_TOOL] * 2
-    assert codes[3:] == [ErrorCodes.PARSE_ERROR, ErrorCodes.INVALID_ARGUMENTS,
-                         ErrorCodes.INVALID_ARGUMENTS]
-    assert policy.results[1].name == 'ec?ho'  # the surrogate reached ROS replaced
+    assert codes == [ErrorCodes.UNKNOWN_TOOL, ErrorCodes.UNKNOWN_TOOL, '',
+                     ErrorCodes.PARSE_ERROR, ErrorCodes.INVALID_ARGUMENTS,
+                     ErrorCodes.INVALID_ARGUMENTS]
+    assert policy.results[1].name == 'ec\ufffdho'  # the surrogate reached ROS replaced
+    # The lone surrogate in an argument ran (echo) and came back as a JSON escape, no crash.
+    assert policy.results[2].success
+    assert json.loads(policy.results[2].content) == {'text': 'a\udfffb'}
     (ok,) = policy.say('<echo>still here</echo>', 1)
     assert ok.success
 
@@ -474,3 +477,137 @@ def test_chat_pairs_unparseable_calls_and_streams_ending_inside_a_call(stack):
     _pairs_are_well_formed(policy.chat)
     tool_errors = [m['content'] for m in policy.chat if m['role'] == 'tool']
     assert any(text.startswith('error (parse_error)') for text in tool_errors)
+
+
+class _InProcess:
+    """A dispatcher running in the test process (its log goes to the test's output)."""
+
+    @staticmethod
+    def output() -> str:
+        return '(the dispatcher runs in the test process: see the captured log)'
+
+
+def test_dispatcher_under_a_multithreaded_executor_gives_one_result_per_call(
+        start_node, ros_node, ros_domain, dataset):
+    import threading
+
+    import rclpy
+    from rclpy.executors import MultiThreadedExecutor
+    from lerobot_tools_ros.nodes.dispatcher import Dispatcher
+
+    server = start_node(TOOL_SERVER, '-p', 'tools:=[echo]', '-p', f'dataset:={dataset}')
+    context = rclpy.Context()
+    rclpy.init(context=context, domain_id=ros_domain)
+    dispatcher = Dispatcher(context=context, cli_args=[
+        '--ros-args', '-p', f'dataset:={dataset}', '-p', 'max_pending:=5000',
+        '-p', 'tool.echo.timeout_s:=60.0'])
+    executor = MultiThreadedExecutor(num_threads=4, context=context)
+    executor.add_node(dispatcher)
+    failures: list[BaseException] = []
+
+    def spin() -> None:
+        try:
+            executor.spin()
+        except BaseException as exc:  # noqa: B902 - reported by the assertion below
+            failures.append(exc)
+
+    thread = threading.Thread(target=spin, daemon=True)
+    switch_interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # threads switch between bytecodes: unguarded state races
+    thread.start()
+    try:
+        policy = Policy(ros_node, _InProcess())
+        policy.wait_connected(_InProcess())
+        assert spin_until(ros_node, lambda: '/lerobot_tools/echo' in dict(
+            ros_node.get_service_names_and_types()), 20.0), server.output()
+        # Texts, streams, unknown tools and parse errors at once: threads race for the state.
+        for batch in range(40):
+            policy.text_pub.publish(String(data=''.join(
+                f'<echo>{batch}-{i}</echo>' for i in range(5)) + '[nope()]'))
+            policy.stream_pub.publish(TextChunk(generation_id=f's{batch}',
+                                                text=f'<echo>s{batch}</echo><tool_call>{{',
+                                                final=True))
+        expected = 40 * (6 + 2)
+        assert spin_until(ros_node, lambda: len(policy.results) >= expected, 120.0), \
+            f'{len(policy.results)} of {expected} results; failures: {failures}'
+        spin_until(ros_node, lambda: False, 0.5)
+        ids = [r.call_id for r in policy.results]
+        assert len(ids) == expected and len(set(ids)) == expected
+        codes = [r.error_code for r in policy.results]
+        assert codes.count('') == 40 * 6
+        assert codes.count(ErrorCodes.UNKNOWN_TOOL) == 40
+        assert codes.count(ErrorCodes.PARSE_ERROR) == 40
+        assert failures == [] and thread.is_alive()
+    finally:
+        sys.setswitchinterval(switch_interval)
+        executor.shutdown()
+        dispatcher.destroy_node()
+        rclpy.shutdown(context=context)
+        thread.join(10)
+
+
+def _call_tool(node, client, name: str, arguments: str, *, source: str = 'test_node',
+               call_id: str = '', timeout: float = 20.0):
+    from lerobot_tools_interfaces.srv import CallTool
+    assert spin_until(node, client.service_is_ready, 20.0), 'no /dispatcher/call'
+    future = client.call_async(CallTool.Request(call_id=call_id, name=name, arguments=arguments,
+                                                source=source))
+    assert spin_until(node, future.done, timeout), f'no answer from ~/call for {name}'
+    return future.result()
+
+
+def test_call_service_runs_calls_through_the_same_gates(stack, ros_node):
+    from lerobot_tools_interfaces.srv import CallTool
+    policy, _, _ = stack('-p', 'allowed_tools:=[echo]')
+    client = ros_node.create_client(CallTool, '/dispatcher/call')
+    ok = _call_tool(ros_node, client, 'echo', '{"text": "from a node"}', call_id='bt-1')
+    assert ok.success, ok.error_message
+    assert (ok.call_id, json.loads(ok.content)) == ('bt-1', {'text': 'from a node'})
+    # The same call is on the calls and results topics, with its source.
+    assert spin_until(ros_node, lambda: any(r.call_id == 'bt-1' for r in policy.results), 5.0)
+    (result,) = [r for r in policy.results if r.call_id == 'bt-1']
+    assert result.success and result.source == 'test_node' and result.generation_id == ''
+    (announced,) = [c for c in policy.calls if c.call_id == 'bt-1']
+    assert announced.source == 'test_node' and json.loads(announced.arguments) == {
+        'text': 'from a node'}
+    # ... and in the chat, an assistant message naming it, then its tool message.
+    assert spin_until(ros_node, lambda: len(policy.chat) >= 2, 5.0)
+    assistant, tool = policy.chat[:2]
+    assert assistant['source'] == tool['source'] == 'test_node'
+    assert assistant['tool_calls'][0]['id'] == tool['tool_call_id'] == 'bt-1'
+
+    # The gates: allowlist, validation, unknown tools, JSON, pause.
+    denied = _call_tool(ros_node, client, 'say', '{"text": "hi"}')
+    assert denied.error_code == ErrorCodes.NOT_ALLOWED and denied.call_id
+    bad = _call_tool(ros_node, client, 'echo', '{"text": 5}')
+    assert bad.error_code == ErrorCodes.INVALID_ARGUMENTS and 'text' in bad.error_message
+    unknown = _call_tool(ros_node, client, 'ecko', '{}')
+    assert unknown.error_code == ErrorCodes.UNKNOWN_TOOL and 'echo' in unknown.error_message
+    not_json = _call_tool(ros_node, client, 'echo', '{"text": ')
+    assert not_json.error_code == ErrorCodes.INVALID_ARGUMENTS and 'JSON' in not_json.error_message
+    policy.enable(False)
+    paused = _call_tool(ros_node, client, 'echo', '{"text": "x"}')
+    assert paused.error_code == ErrorCodes.PAUSED
+    policy.enable(True)
+    # Policy text keeps source 'policy'; every ~/call answer was also published, once.
+    (from_policy,) = policy.say('<echo>policy</echo>', 1)
+    assert from_policy.success and from_policy.source == 'policy'
+    spin_until(ros_node, lambda: False, 0.3)
+    ids = [r.call_id for r in policy.results]
+    assert len(ids) == len(set(ids)) == 7
+
+
+def test_call_service_waits_for_slow_calls_without_blocking_policy_text(stack, ros_node):
+    from lerobot_tools_interfaces.srv import CallTool
+    policy, _, _ = stack()
+    client = ros_node.create_client(CallTool, '/dispatcher/call')
+    assert spin_until(ros_node, client.service_is_ready, 20.0)
+    slow = client.call_async(CallTool.Request(name='echo', source='ui',
+                                              arguments='{"text": "slow", "delay_s": 1.5}'))
+    spin_until(ros_node, lambda: False, 0.3)
+    # The dispatcher keeps handling policy text while a ~/call request waits for its result.
+    (other,) = policy.say('<tool_call>{"name": "wave", "arguments": {}}</tool_call>', 1,
+                          timeout=1.0)
+    assert other.error_code == ErrorCodes.UNKNOWN_TOOL and not slow.done()
+    assert spin_until(ros_node, slow.done, 10.0)
+    assert slow.result().success and json.loads(slow.result().content)['text'] == 'slow'
