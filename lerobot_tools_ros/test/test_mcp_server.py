@@ -411,3 +411,78 @@ def test_a_2026_client_without_handshake_lists_the_same_tools(start_node, ros_no
             assert tools[0].description == 'Speak (test dataset).'
 
     asyncio.run(session())
+
+
+@pytest.fixture
+def echo_stack(start_node, ros_node, tmp_path):
+    """A dispatcher and a tool_server hosting echo (a slow tool on request: delay_s)."""
+    from lerobot_tools_interfaces.msg import ToolCall, ToolResult
+    from lerobot_tools_interfaces.srv import CallTool
+    from lerobot_tools_ros.tools.echo import ECHO_SCHEMA
+    root = tmp_path / 'echo_dataset'
+    (root / 'meta').mkdir(parents=True)
+    (root / 'meta' / 'info.json').write_text(json.dumps({'tools': [ECHO_SCHEMA]}))
+    start_node('lerobot_tools_ros.nodes.tool_server', '-p', 'tools:=[echo]', '-p',
+               f'dataset:={root}')
+    dispatcher = start_node('lerobot_tools_ros.nodes.dispatcher', '-p', f'dataset:={root}')
+    results: list[ToolResult] = []
+    calls: list[ToolCall] = []
+    ros_node.create_subscription(ToolResult, '/lerobot_tools/results', results.append, RELIABLE)
+    ros_node.create_subscription(ToolCall, '/lerobot_tools/calls', calls.append, RELIABLE)
+    call = ros_node.create_client(CallTool, '/dispatcher/call')
+    assert spin_until(ros_node, lambda: call.service_is_ready() and '/lerobot_tools/echo' in dict(
+        ros_node.get_service_names_and_types()), 60.0), dispatcher.output()
+    return results, calls
+
+
+def mcp_results(node, results, count: int, timeout: float = 20.0) -> list:
+    spin_until(node, lambda: len([r for r in results if r.source == 'mcp']) >= count, timeout)
+    spin_until(node, lambda: False, 0.5)  # a second result for a call would show up now
+    return [r for r in results if r.source == 'mcp']
+
+
+def test_cancel_and_disconnect_mid_call_leave_one_result_each(echo_stack, ros_node, ros_env,
+                                                              tmp_path):
+    _mcp()
+    results, calls = echo_stack
+
+    async def accepted(count: int) -> None:
+        # Cancel only once the dispatcher has the call (before that, nothing is to be undone).
+        assert await asyncio.to_thread(spin_until, ros_node, lambda: len(
+            [c for c in calls if c.source == 'mcp']) >= count, 15.0)
+
+    cancel_served = '/dispatcher/cancel' in dict(ros_node.get_service_names_and_types())
+
+    async def cancelled_then_served() -> None:
+        async with stdio_session(ros_env, tmp_path) as client:
+            slow = asyncio.ensure_future(client.call_tool('echo', {'text': 'a', 'delay_s': 2.0}))
+            await accepted(1)
+            slow.cancel()  # the SDK sends notifications/cancelled
+            with pytest.raises(asyncio.CancelledError):
+                await slow
+            # The session is still good for the next call.
+            quick = await within(client.call_tool('echo', {'text': 'b'}))
+            assert not quick.is_error and json.loads(quick.content[0].text)['text'] == 'b'
+
+    asyncio.run(cancelled_then_served())
+    first = mcp_results(ros_node, results, 2)
+    assert len(first) == len({r.call_id for r in first}) == 2
+    slow_result = next(r for r in first if json.loads(r.arguments).get('text') == 'a')
+    if cancel_served:
+        assert slow_result.error_code == 'cancelled', slow_result
+    else:  # the dispatcher has no ~/cancel: the call runs to its end, still with one result
+        assert slow_result.success, slow_result
+
+    async def disconnected() -> None:
+        async with stdio_session(ros_env, tmp_path) as client:
+            asyncio.ensure_future(client.call_tool('echo', {'text': 'c', 'delay_s': 2.0}))
+            await accepted(3)
+        # Leaving the session closes the server's stdin: it must exit, not hang.
+
+    started = time.monotonic()
+    asyncio.run(within(disconnected(), 30.0))
+    assert time.monotonic() - started < 20.0
+    after = mcp_results(ros_node, results, 3)
+    assert len(after) == len({r.call_id for r in after}) == 3
+    (left,) = [r for r in after if json.loads(r.arguments).get('text') == 'c']
+    assert left.error_code == ('cancelled' if cancel_served else '')
