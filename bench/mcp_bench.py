@@ -93,28 +93,45 @@ async def mcp_batch(session, count: int, offset: int) -> list[float]:
     return times
 
 
+async def ping_batch(session, count: int) -> list[float]:
+    times = []
+    for _ in range(count):
+        start = time.perf_counter()
+        await session.send_ping()
+        times.append(time.perf_counter() - start)
+    return times
+
+
 async def measure(session, direct: DirectCaller, round_trips: int, label: str) -> tuple:
     await mcp_batch(session, 30, 0)  # warm up: first-call allocations, discovery
+    await ping_batch(session, 30)
     for _ in range(30):
         direct.call()
-    mcp_times, direct_times = [], []
+    mcp_times, direct_times, ping_times = [], [], []
     batches = 6
-    for batch in range(batches):  # interleaved: both paths see the same load
+    for batch in range(batches):  # interleaved: every path sees the same load
         mcp_times += await mcp_batch(session, round_trips // batches, batch * 1000)
         direct_times += [direct.call() for _ in range(round_trips // batches)]
-    return label, mcp_times, direct_times
+        ping_times += await ping_batch(session, round_trips // batches)
+    return label, mcp_times, direct_times, ping_times
 
 
-def report(label: str, mcp_times: list[float], direct_times: list[float]) -> None:
-    m50, m99 = percentile(mcp_times, 0.5) * 1e3, percentile(mcp_times, 0.99) * 1e3
-    d50, d99 = percentile(direct_times, 0.5) * 1e3, percentile(direct_times, 0.99) * 1e3
-    print(f'{label}: {len(mcp_times)} round trips each (ms)         p50      p99     mean')
-    print(f'  dispatcher ~/call (rclpy client)          {d50:7.3f}  {d99:7.3f}  '
-          f'{statistics.mean(direct_times) * 1e3:7.3f}')
-    print(f'  MCP tools/call -> mcp_server -> ~/call    {m50:7.3f}  {m99:7.3f}  '
-          f'{statistics.mean(mcp_times) * 1e3:7.3f}')
+def report(label: str, mcp_times: list[float], direct_times: list[float],
+           ping_times: list[float]) -> None:
+    def row(name: str, times: list[float]) -> float:
+        p50, p99 = percentile(times, 0.5) * 1e3, percentile(times, 0.99) * 1e3
+        print(f'  {name:<42}{p50:7.3f}  {p99:7.3f}  {statistics.mean(times) * 1e3:7.3f}')
+        return p50
+
+    print(f'{label}: {len(mcp_times)} round trips each (ms)' + ' ' * 9 + 'p50      p99     mean')
+    d50 = row('dispatcher ~/call (rclpy client)', direct_times)
+    m50 = row('MCP tools/call -> mcp_server -> ~/call', mcp_times)
+    p50 = row('MCP ping (SDK + transport only)', ping_times)
     print(f'  added by the MCP layer (p50)              {m50 - d50:7.3f} ms  '
-          f'({m50 / d50:.2f}x)')
+          f'({m50 / d50:.2f}x the ~/call round trip)')
+    if p50 < m50 - d50:  # a ping and a call take different paths through some transports
+        print(f'    of which SDK + transport (ping p50)     {p50:7.3f} ms; bridge to ROS '
+              f'{m50 - d50 - p50:6.3f} ms')
 
 
 def free_port() -> int:

@@ -145,6 +145,7 @@ class RosBridge:
         self.bus = None                      # SubscriptionBus of modern-era listeners
         self.cancels: list[Future] = []      # ~/cancel requests sent, answered or not
         self.call_ready_since: float | None = None
+        self.started = loop.time()
         node.bridge = self
 
     def post(self, function, *args) -> None:
@@ -313,6 +314,7 @@ def build_server(bridge: RosBridge):
     import anyio
     from mcp.server.lowlevel import NotificationOptions, Server
     from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
+    from mcp.shared.jsonrpc_dispatcher import progress_token_from_params
     import mcp_types as types
 
     node = bridge.node
@@ -320,11 +322,16 @@ def build_server(bridge: RosBridge):
 
     async def list_tools(ctx, params) -> types.ListToolsResult:
         bridge.remember(ctx.session)
-        try:
-            await asyncio.wait_for(bridge.have_tools.wait(), 5.0)
-        except asyncio.TimeoutError:
-            node.get_logger().warning(f'no dispatcher at {node.dispatcher_fqn} yet: listing no '
-                                      'tools (clients are told when that changes)')
+        # Right after start the dispatcher may not be discovered yet: wait for it a little
+        # (once; later lists answer at once with what is known).
+        startup_left = bridge.started + 5.0 - bridge.loop.time()
+        if not bridge.have_tools.is_set() and startup_left > 0:
+            try:
+                await asyncio.wait_for(bridge.have_tools.wait(), startup_left)
+            except asyncio.TimeoutError:
+                node.get_logger().warning(
+                    f'no dispatcher at {node.dispatcher_fqn} yet: listing no tools (clients '
+                    'are told when that changes)')
         return types.ListToolsResult(tools=[
             types.Tool(name=tool.name, description=tool.description,
                        input_schema=tool.input_schema,
@@ -345,8 +352,11 @@ def build_server(bridge: RosBridge):
         call_id = f'mcp-{uuid.uuid4().hex[:16]}'
         request = CallTool.Request(call_id=call_id, name=ros_string(name),
                                    arguments=ros_string(arguments), source='mcp')
-        queue: asyncio.Queue = asyncio.Queue()
-        bridge.progress[call_id] = queue
+        # Progress is relayed only to a client that asked for it (sent a progress token).
+        queue: asyncio.Queue | None = (
+            asyncio.Queue() if progress_token_from_params(ctx.params) is not None else None)
+        if queue is not None:
+            bridge.progress[call_id] = queue
         response = None
         try:
             pending = bridge.wait(node.call_client.call_async(request))
@@ -361,10 +371,13 @@ def build_server(bridge: RosBridge):
                         message)
 
             with anyio.move_on_after(node.call_timeout_s):
-                async with anyio.create_task_group() as group:
-                    group.start_soon(forward_progress)
+                if queue is None:
                     response = await pending
-                    group.cancel_scope.cancel()
+                else:
+                    async with anyio.create_task_group() as group:
+                        group.start_soon(forward_progress)
+                        response = await pending
+                        group.cancel_scope.cancel()
         except anyio.get_cancelled_exc_class():
             bridge.cancel(call_id)  # the MCP client cancelled or went away
             raise
