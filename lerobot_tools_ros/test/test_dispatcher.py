@@ -611,3 +611,169 @@ def test_call_service_waits_for_slow_calls_without_blocking_policy_text(stack, r
     assert other.error_code == ErrorCodes.UNKNOWN_TOOL and not slow.done()
     assert spin_until(ros_node, slow.done, 10.0)
     assert slow.result().success and json.loads(slow.result().content)['text'] == 'slow'
+
+
+def test_the_same_say_ten_times_in_two_seconds_is_spoken_once(stack, start_node, ros_node,
+                                                              dataset):
+    from lerobot_tools_interfaces.msg import AudioChunk
+    start_node(TOOL_SERVER, '-p', 'tools:=[echo, say]', '-p', 'tool.say.backend:=espeak_ng',
+               '-p', f'dataset:={dataset}')
+    utterances: set[str] = set()
+    ros_node.create_subscription(AudioChunk, '/speaker/audio',
+                                 lambda msg: utterances.add(msg.utterance_id), RELIABLE)
+    # A tight rate budget: duplicates must be recognised before it and use none of it.
+    policy, dispatcher, _ = stack('-p', 'tool.say.rate_limit_hz:=0.5', '-p', 'tool.say.burst:=1',
+                                  server=False)
+    assert spin_until(ros_node, lambda: '/lerobot_tools/say' in dict(
+        ros_node.get_service_names_and_types()), 20.0)
+    for _ in range(10):  # a VLA emits the marker with every action chunk
+        policy.text_pub.publish(String(data='Moving.\n<say>On it.</say>'))
+        spin_until(ros_node, lambda: False, 0.2)
+    assert spin_until(ros_node, lambda: len(policy.results) >= 10, 30.0), \
+        dispatcher.output()[-2000:]
+    spin_until(ros_node, lambda: len(utterances) > 1, 1.0)
+    spoken = [r for r in policy.results if r.success]
+    duplicates = [r for r in policy.results if r.error_code == ErrorCodes.DUPLICATE]
+    assert len(spoken) == 1 and len(duplicates) == 9, [r.error_code for r in policy.results]
+    assert all(spoken[0].call_id in r.error_message for r in duplicates)
+    assert len(utterances) == 1  # the speaker got one utterance
+    # Another sentence is not a duplicate; it waits for the rate budget only.
+    (other,) = policy.say('<say>Done.</say>', 1, timeout=30.0)
+    assert other.success, other.error_message
+
+
+class Operator:
+    """The operator's side: approval requests seen, decisions sent to ~/approve."""
+
+    def __init__(self, node) -> None:
+        from lerobot_tools_interfaces.msg import ApprovalRequest
+        from lerobot_tools_interfaces.srv import Approve
+        from rclpy.qos import DurabilityPolicy
+        self.node = node
+        self.requests: list = []
+        node.create_subscription(
+            ApprovalRequest, '/lerobot_tools/approval_requests', self.requests.append,
+            QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE,
+                       durability=DurabilityPolicy.TRANSIENT_LOCAL))
+        self.client = node.create_client(Approve, '/dispatcher/approve')
+        self.Approve = Approve
+
+    def wait_for(self, count: int) -> list:
+        assert spin_until(self.node, lambda: len(self.requests) >= count, 10.0), self.requests
+        return self.requests[-count:]
+
+    def decide(self, call_id: str, approve: bool, note: str = 'test operator'):
+        assert spin_until(self.node, self.client.service_is_ready, 10.0)
+        future = self.client.call_async(self.Approve.Request(call_id=call_id, approve=approve,
+                                                             note=note))
+        assert spin_until(self.node, future.done, 10.0)
+        return future.result()
+
+
+def test_confirm_calls_wait_for_approval_deny_timeout_and_pause(stack, ros_node, tmp_path):
+    log = tmp_path / 'audit.jsonl'
+    policy, dispatcher, _ = stack('-p', 'tool.echo.approval:=confirm',
+                                  '-p', 'tool.echo.timeout_s:=3.0', '-p', f'audit_log:={log}',
+                                  '-p', 'serialize_per_tool:=false')
+    operator = Operator(ros_node)
+    policy.text_pub.publish(String(data='<echo>approve me</echo><echo>deny me</echo>'))
+    first, second = operator.wait_for(2)
+    assert (first.name, json.loads(first.arguments), first.source) == (
+        'echo', {'text': 'approve me'}, 'policy')
+    assert 'approval: confirm' in first.reason and first.timeout_s == 3.0
+    assert policy.results == []  # nothing runs before a decision
+    assert operator.decide(first.call_id, True, 'alice at the console').success
+    assert operator.decide(second.call_id, False, 'bob: arm is near a person').success
+    assert spin_until(ros_node, lambda: len(policy.results) >= 2, 10.0)
+    by_id = {r.call_id: r for r in policy.results}
+    assert by_id[first.call_id].success
+    assert by_id[second.call_id].error_code == ErrorCodes.DENIED
+    assert 'bob: arm is near a person' in by_id[second.call_id].error_message
+    assert not operator.decide(second.call_id, True).success  # decided already
+
+    # No decision in time: approval_timeout, counted against the call's timeout (3 s).
+    (timed_out,) = policy.say('<echo>nobody answers</echo>', 1, timeout=10.0)
+    assert timed_out.error_code == ErrorCodes.APPROVAL_TIMEOUT
+    assert 2.5 < timed_out.duration.sec + timed_out.duration.nanosec / 1e9 < 6.0
+    # Pause while a call waits: paused.
+    policy.text_pub.publish(String(data='<echo>pause me</echo>'))
+    operator.wait_for(4)
+    policy.enable(False)
+    assert spin_until(ros_node, lambda: len(policy.results) >= 4, 5.0)
+    assert policy.results[-1].error_code == ErrorCodes.PAUSED
+    assert 'approval' in policy.results[-1].error_message
+    policy.enable(True)
+
+    dispatcher.stop()
+    decisions = [r for r in read_audit_log(log) if r['event'] == 'approval']
+    assert [(d['call_id'], d['approved'], d['decided_by']) for d in decisions] == [
+        (first.call_id, True, 'alice at the console'),
+        (second.call_id, False, 'bob: arm is near a person')]
+
+
+def test_burst_mixing_every_path_gives_one_result_per_call(stack, start_node, ros_node,
+                                                           dataset):
+    from lerobot_tools_interfaces.srv import CallTool
+    policy, dispatcher, _ = stack(
+        '-p', 'tool.echo.approval:=confirm', '-p', 'tool.echo.timeout_s:=2.0',
+        '-p', 'tool.say.repeat_window_s:=5.0', '-p', 'tool.say.rate_limit_hz:=1.0',
+        '-p', 'tool.say.timeout_s:=1.0', '-p', 'max_pending:=20')
+    operator = Operator(ros_node)
+    client = ros_node.create_client(CallTool, '/dispatcher/call')
+    assert spin_until(ros_node, client.service_is_ready, 20.0)
+    answers = []
+    texts = ['<echo>a</echo><say>same</say>', '<say>same</say>[nope()]',
+             '<tool_call>{"name": "echo", "arguments": {"te', '<echo>b</echo><echo>c</echo>']
+    for round_ in range(6):
+        for text in texts:
+            policy.text_pub.publish(String(data=text))
+        policy.stream_pub.publish(TextChunk(generation_id=f's{round_}', final=True,
+                                            text='<say>same</say><echo>s</echo>'))
+        answers.append(client.call_async(CallTool.Request(name='echo', source='bt',
+                                                          arguments='{"text": "call"}')))
+        spin_until(ros_node, lambda: False, 0.2)
+        for request in list(operator.requests):  # approve some, deny some, leave the rest
+            if request.call_id.endswith(('0', '1', '2', '3')):
+                operator.decide(request.call_id, True)
+            elif request.call_id.endswith(('4', '5', '6')):
+                operator.decide(request.call_id, False)
+        operator.requests.clear()
+        if round_ == 3:
+            policy.enable(False)
+            spin_until(ros_node, lambda: False, 0.2)
+            policy.enable(True)
+    expected = 6 * (2 + 2 + 1 + 2 + 2 + 1)  # calls and unparseable calls, ~/call included
+    assert spin_until(ros_node, lambda: len(policy.results) >= expected, 30.0), \
+        f'{len(policy.results)} of {expected}\n' + dispatcher.output()[-3000:]
+    assert spin_until(ros_node, lambda: all(a.done() for a in answers), 10.0)
+    spin_until(ros_node, lambda: False, 1.0)
+    ids = [r.call_id for r in policy.results]
+    assert len(ids) == expected and len(set(ids)) == expected
+    codes = {r.error_code for r in policy.results}
+    assert {ErrorCodes.DUPLICATE, ErrorCodes.DENIED, ErrorCodes.UNKNOWN_TOOL,
+            ErrorCodes.PARSE_ERROR} <= codes
+    by_id = {r.call_id: r for r in policy.results}
+    for answer in answers:  # each ~/call answer is its published result
+        response = answer.result()
+        assert by_id[response.call_id].error_code == response.error_code
+        assert by_id[response.call_id].source == 'bt'
+
+
+def test_approve_command_lists_pending_calls_and_approves_one(stack, start_process, ros_node):
+    policy, _, _ = stack('-p', 'tool.echo.approval:=confirm', '-p', 'tool.echo.timeout_s:=60.0')
+    operator = Operator(ros_node)
+    policy.text_pub.publish(String(data='<echo>lift the cup</echo>'))
+    (request,) = operator.wait_for(1)
+    cli = [sys.executable, '-m', 'lerobot_tools_ros.cli', 'approve']
+    listing = start_process(cli, name='approve-list')
+    assert listing.proc.wait(30) == 0, listing.output()
+    assert request.call_id in listing.output() and 'lift the cup' in listing.output()
+    decide = start_process(cli + [request.call_id, '--note', 'carol'], name='approve-one')
+    assert decide.proc.wait(30) == 0, decide.output()
+    assert 'approved' in decide.output()
+    assert spin_until(ros_node, lambda: len(policy.results) == 1, 10.0)
+    assert policy.results[0].success and policy.results[0].call_id == request.call_id
+    again = start_process(cli + [request.call_id], name='approve-again')
+    assert again.proc.wait(30) == 1 and 'no call' in again.output()
+    empty = start_process(cli, name='approve-empty')
+    assert empty.proc.wait(30) == 0 and 'no calls are waiting' in empty.output()

@@ -355,6 +355,7 @@ class DispatchCore:
             'decided_by': decided_by, 'note': note,
             'waited_s': round(now - call.accepted_at, 3)}))
         if approve:
+            self._out.append(fx.ApprovalClosed(call, f'approved by {decided_by}'))
             self._queue_or_start(call, now)
         else:
             self._finish(call, errors.DENIED, f'an operator denied the call ({decided_by}'
@@ -554,7 +555,9 @@ class DispatchCore:
                 release: bool = True) -> None:
         """Give an accepted call its one result; a started call hands its tool to the next."""
         del self._active[call.call_id]
-        if call.state == WAITING:
+        if call.state == APPROVAL:
+            self._out.append(fx.ApprovalClosed(call, code or 'finished'))
+        elif call.state == WAITING:
             waiting = self._waiting.get(call.name, [])
             if call in waiting:
                 waiting.remove(call)

@@ -39,12 +39,13 @@ from typing import Any
 
 from builtin_interfaces.msg import Duration
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from lerobot_tools_interfaces.msg import TextChunk, ToolCall, ToolResult
-from lerobot_tools_interfaces.srv import CallTool
+from lerobot_tools_interfaces.msg import ApprovalRequest, TextChunk, ToolCall, ToolResult
+from lerobot_tools_interfaces.srv import Approve, CallTool
 from lerobot_tools_ros import errors, names
 from lerobot_tools_ros.catalog import CatalogError, ToolCatalog
-from lerobot_tools_ros.dispatch import (AuditLog, DispatchCore, DispatchSettings, effects as fx,
-                                        NOT_IN_CATALOG, ToolSettings, ToolStats)
+from lerobot_tools_ros.dispatch import (APPROVAL_MODES, AuditLog, DispatchCore,
+                                        DispatchSettings, effects as fx, NOT_IN_CATALOG,
+                                        ToolSettings, ToolStats)
 from lerobot_tools_ros.nodes.params import declare, overrides_with_prefix
 from lerobot_tools_ros.nodes.runner import run_node
 from lerobot_tools_ros.parsing import parse
@@ -56,13 +57,17 @@ from rclpy.clock import Clock, ClockType
 from rclpy.exceptions import ParameterException
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
-from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.task import Future
 from std_msgs.msg import String
 from std_srvs.srv import SetBool, Trigger
 
 # Settings a parameters file may give per tool as tool.<name>.<setting>.
-_PER_TOOL_SETTINGS = ('timeout_s', 'rate_limit_hz', 'burst')
+_PER_TOOL_SETTINGS = ('timeout_s', 'rate_limit_hz', 'burst', 'repeat_window_s', 'approval')
+# Seconds in which an identical call of a tool is a duplicate, unless tool.<name>.repeat_window_s
+# says otherwise: on for say (a VLA emits the same <say> with every action chunk), off elsewhere
+# (record_observation: repeating is the point).
+_DEFAULT_REPEAT_WINDOW_S = {'say': 3.0}
 # Threads of ~/call: requests waiting for their results at once (more wait in the queue).
 _CALL_THREADS = 16
 _CALL_SOURCE_DEFAULT = 'call_service'
@@ -111,13 +116,19 @@ class Dispatcher(Node):
             fx.PublishCall: self._publish_call, fx.PublishResult: self._publish_result,
             fx.PublishChat: self._publish_chat, fx.Audit: self._write_audit, fx.Log: self._log,
             fx.PublishProgress: self._publish_progress,
-            fx.RequestApproval: self._request_approval}
+            fx.RequestApproval: self._request_approval,
+            fx.ApprovalClosed: self._close_approval}
 
         reliable = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
         self._calls_pub = self.create_publisher(ToolCall, names.CALLS_TOPIC, reliable)
         self._results_pub = self.create_publisher(ToolResult, names.RESULTS_TOPIC, reliable)
         self._chat_pub = self.create_publisher(String, names.CHAT_TOPIC, reliable)
         self._diag_pub = self.create_publisher(DiagnosticArray, names.DIAGNOSTICS_TOPIC, 10)
+        # Transient local: an operator tool started later still sees recent requests.
+        self._approval_pub = self.create_publisher(
+            ApprovalRequest, names.APPROVAL_REQUESTS_TOPIC,
+            QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE,
+                       durability=DurabilityPolicy.TRANSIENT_LOCAL))
         text_sub = self.create_subscription(String, self.input_topic, self._on_text, reliable,
                                             callback_group=self._group)
         stream_sub = self.create_subscription(TextChunk, self.stream_topic, self._on_chunk,
@@ -126,6 +137,7 @@ class Dispatcher(Node):
                             callback_group=self._group)
         self.create_service(SetBool, '~/set_enabled', self._on_set_enabled,
                             callback_group=self._group)
+        self.create_service(Approve, '~/approve', self._on_approve, callback_group=self._group)
         # One one-shot timer, armed for the core's next deadline (see _arm).
         self._wake = self.create_timer(3600.0, self._on_wake, callback_group=self._group,
                                        clock=Clock(clock_type=ClockType.STEADY_TIME))
@@ -214,9 +226,22 @@ class Dispatcher(Node):
             for setting in _PER_TOOL_SETTINGS:
                 parameter = f'tool.{name}.{setting}'
                 if not self.has_parameter(parameter):
-                    self.declare_parameter(parameter, None, ParameterDescriptor(
-                        name=parameter, dynamic_typing=True,
-                        description=f"{setting} for '{name}' only; unset: {setting}"))
+                    initial, description = self._tool_parameter_default(name, setting)
+                    self.declare_parameter(parameter, initial, ParameterDescriptor(
+                        name=parameter, dynamic_typing=True, description=description))
+
+    @staticmethod
+    def _tool_parameter_default(name: str, setting: str) -> tuple[Any, str]:
+        """Return (initial value, description) of tool.<name>.<setting>."""
+        if setting == 'repeat_window_s':
+            return _DEFAULT_REPEAT_WINDOW_S.get(name, 0.0), (
+                f"Seconds in which a call of '{name}' with the same arguments as a running or "
+                'recent one is answered duplicate instead of run (0: off).')
+        if setting == 'approval':
+            return 'auto', (
+                f"'{name}' calls: auto (run), confirm (wait for ~/approve, announced on "
+                'lerobot_tools/approval_requests) or deny (refused).')
+        return None, f"{setting} for '{name}' only; unset: {setting}"
 
     def _per_tool(self, name: str, setting: str, default: Any) -> Any:
         parameter = f'tool.{name}.{setting}'
@@ -240,8 +265,13 @@ class Dispatcher(Node):
             if parameter.name.startswith('tool.'):
                 setting = parameter.name.rpartition('.')[2]
                 value = parameter.value
-                if value is not None and (isinstance(value, bool)
-                                          or not isinstance(value, (int, float)) or value < 0):
+                if setting == 'approval':
+                    if value is not None and value not in APPROVAL_MODES:
+                        return SetParametersResult(successful=False, reason=(
+                            f'{parameter.name} must be one of {", ".join(APPROVAL_MODES)}, '
+                            f'got {value!r}'))
+                elif value is not None and (isinstance(value, bool)
+                                            or not isinstance(value, (int, float)) or value < 0):
                     return SetParametersResult(successful=False, reason=(
                         f'{parameter.name} must be a non-negative number, got {value!r}'))
                 if setting in _PER_TOOL_SETTINGS:
@@ -288,7 +318,10 @@ class Dispatcher(Node):
         return ToolSettings(timeout_s=self._per_tool(name, 'timeout_s', self.timeout_s),
                             rate_limit_hz=self._per_tool(name, 'rate_limit_hz',
                                                          self.rate_limit_hz),
-                            burst=self._per_tool(name, 'burst', self.burst))
+                            burst=self._per_tool(name, 'burst', self.burst),
+                            repeat_window_s=self._per_tool(
+                                name, 'repeat_window_s', _DEFAULT_REPEAT_WINDOW_S.get(name, 0.0)),
+                            approval=self._per_tool(name, 'approval', 'auto'))
 
     def _service_name(self, name: str) -> str:
         """Return the fully resolved name of a tool's service, for messages people read."""
@@ -461,7 +494,23 @@ class Dispatcher(Node):
         pass  # relayed once executors report progress (RunTool feedback)
 
     def _request_approval(self, effect: fx.RequestApproval) -> None:
-        pass  # published once approval is wired (lerobot_tools/approval_requests)
+        call = effect.call
+        self._publish_approval(call, effect.reason, effect.timeout_s)
+        self.get_logger().info(
+            f'{log_text(call.name)} [{log_text(call.call_id)}] waits for approval '
+            f'({log_text(effect.reason)}); decide with ~/approve within {effect.timeout_s:g} s')
+
+    def _close_approval(self, effect: fx.ApprovalClosed) -> None:
+        # timeout_s 0: nothing left to decide. The topic keeps recent requests (transient
+        # local), so a tool started later sees which requests are closed.
+        self._publish_approval(effect.call, f'closed: {effect.outcome}', 0.0)
+
+    def _publish_approval(self, call: Any, reason: str, timeout_s: float) -> None:
+        msg = ApprovalRequest(call_id=call.call_id, name=ros_string(call.name),
+                              arguments=ros_string(call.arguments_json), source=call.source,
+                              reason=ros_string(reason), timeout_s=timeout_s)
+        msg.header.stamp = self._clock.now().to_msg()
+        self._approval_pub.publish(msg)
 
     def _write_audit(self, effect: fx.Audit) -> None:
         if self._audit:
@@ -487,6 +536,25 @@ class Dispatcher(Node):
         response.message = f'tool use {state}' + (
             f'; {cancelled} call(s) not yet sent answered paused' if cancelled else '')
         self.get_logger().info(response.message)
+        return response
+
+    def _on_approve(self, request: Approve.Request, response: Approve.Response):
+        # rclpy gives a service callback no caller identity: the note says who decided.
+        note = ros_string(request.note.strip()[:200])
+        decided_by = note or 'an operator who left no note'
+        with self._lock:
+            found, effects = self._core.decide(request.call_id, bool(request.approve),
+                                               decided_by, note, time.monotonic())
+            self._apply(effects)
+        verdict = 'approved' if request.approve else 'denied'
+        response.success = found
+        if found:
+            response.message = f'call {request.call_id} {verdict}'
+            self.get_logger().info(f'call {log_text(request.call_id)} {verdict} by '
+                                   f'{log_text(decided_by)}')
+        else:
+            response.message = (f'no call {request.call_id!r} is waiting for approval (it may '
+                                'have been decided, timed out or been paused)')
         return response
 
     def _on_reload(self, request: Trigger.Request, response: Trigger.Response):
