@@ -417,7 +417,7 @@ def test_a_2026_client_without_handshake_lists_the_same_tools(start_node, ros_no
 
 @pytest.fixture
 def echo_stack(start_node, ros_node, tmp_path):
-    """A dispatcher and a tool_server hosting echo (a slow tool on request: delay_s)."""
+    """Start a dispatcher and a tool_server hosting echo (slow on request: delay_s)."""
     from lerobot_tools_interfaces.msg import ToolCall, ToolResult
     from lerobot_tools_interfaces.srv import CallTool
     from lerobot_tools_ros.tools.echo import ECHO_SCHEMA
@@ -488,3 +488,30 @@ def test_cancel_and_disconnect_mid_call_leave_one_result_each(echo_stack, ros_no
     assert len(after) == len({r.call_id for r in after}) == 3
     (left,) = [r for r in after if json.loads(r.arguments).get('text') == 'c']
     assert left.error_code == ('cancelled' if cancel_served else '')
+
+
+def test_progress_of_a_long_call_reaches_the_client(echo_stack, ros_node, ros_env, tmp_path):
+    _mcp()
+    if not spin_until(ros_node, lambda: ros_node.count_publishers('/lerobot_tools/progress'), 3.0):
+        pytest.skip('this dispatcher does not relay progress yet (lerobot_tools/progress, '
+                    'issue 13)')
+    seen: list[tuple] = []
+
+    async def on_progress(progress: float, total, message) -> None:
+        seen.append((progress, total, message))
+
+    async def session() -> None:
+        async with stdio_session(ros_env, tmp_path) as client:
+            result = await within(client.call_tool('echo', {'text': 'slow', 'delay_s': 1.5},
+                                                   progress_callback=on_progress), 20.0)
+            assert not result.is_error, text_of(result)
+            # A call without a progress callback gets no progress (and still its result).
+            quick = await within(client.call_tool('echo', {'text': 'quick'}))
+            assert not quick.is_error
+
+    asyncio.run(session())
+    assert seen, 'no progress notification arrived'
+    known = [p for p, total, _ in seen if total == 1.0]
+    assert known and all(0.0 <= p <= 1.0 for p in known)
+    assert known == sorted(known)
+    assert all(message for _, _, message in seen)
