@@ -196,6 +196,7 @@ def test_http_with_a_token_rejects_missing_and_wrong_tokens_and_huge_requests(
     from mcp import ClientSession
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import create_mcp_http_client
+    from std_srvs.srv import SetBool
 
     start_node('lerobot_tools_ros.nodes.dispatcher', '-p', f'dataset:={dataset}')
     port = free_port()
@@ -228,7 +229,12 @@ def test_http_with_a_token_rejects_missing_and_wrong_tokens_and_huge_requests(
                     await within(client.initialize())
                     tools = (await within(client.list_tools())).tools
                     assert [t.name for t in tools] == ['say', 'record_observation']
+                    # A call over HTTP passes the dispatcher's gates too (here: paused).
+                    call_service(ros_node, enable, SetBool.Request(data=False))
+                    paused = await within(client.call_tool('say', {'text': 'over http'}))
+                    assert paused.is_error and text_of(paused).startswith('paused: ')
 
+    enable = ros_node.create_client(SetBool, '/dispatcher/set_enabled')
     asyncio.run(session())
 
 
