@@ -46,6 +46,15 @@ ALL_CODES = (
 BENIGN_CODES = (DUPLICATE,)
 
 
+class ConfigurationError(ValueError):
+    """
+    A setting that cannot work (a path that cannot be written, a value out of range).
+
+    Raised on purpose while a node starts, with a message naming the setting, the value and what
+    to change; node runners print it as one line instead of a traceback.
+    """
+
+
 class ToolError(Exception):
     """
     A tool failure that carries one of the error codes above.

@@ -13,20 +13,29 @@
 # limitations under the License.
 
 """
-Reachability of the Hugging Face hub, checked quickly.
+Everything that talks to the Hugging Face hub: reachability, and finding dataset files.
 
 huggingface_hub retries connection errors with backoff (about 20 s here) before giving up, which
 is far too long for a node starting on an offline robot. Both the catalog (repo ids) and the
-pocket-tts backend (model weights) ask this module first and fail fast.
+pocket-tts backend (model weights) ask this module first and fail fast. ``huggingface_hub`` is
+imported only when a file has to be looked up in the hub cache or downloaded.
 """
 
 import os
+import pathlib
 import socket
 import threading
 import urllib.parse
 import urllib.request
 
 DEFAULT_ENDPOINT = 'https://huggingface.co'
+# LeRobot pins dataset downloads to its codebase version tag; ``None`` means the main branch.
+DATASET_REVISIONS = (None, 'v3.0')
+DOWNLOAD_TIMEOUT_S = 3.0
+
+
+class DatasetNotFound(LookupError):
+    """A dataset file found nowhere; the message lists every place tried and why it failed."""
 
 
 def hub_endpoint() -> str:
@@ -64,3 +73,77 @@ def unreachable_reason(endpoint: str, timeout: float) -> str | None:
     if not outcome:
         return f'{host}:{port}: no answer within {timeout:g} s'
     return outcome[0]
+
+
+def _hf_home() -> pathlib.Path:
+    # Same resolution as hub_constants.HF_HOME, without importing huggingface_hub.
+    if os.environ.get('HF_HOME'):
+        return pathlib.Path(os.environ['HF_HOME']).expanduser()
+    xdg = os.environ.get('XDG_CACHE_HOME') or os.path.join('~', '.cache')
+    return pathlib.Path(xdg).expanduser() / 'huggingface'
+
+
+def hf_lerobot_home() -> pathlib.Path:
+    """Return LeRobot's local dataset root (``$HF_LEROBOT_HOME``, default ``$HF_HOME/lerobot``)."""
+    if os.environ.get('HF_LEROBOT_HOME'):
+        return pathlib.Path(os.environ['HF_LEROBOT_HOME']).expanduser()
+    return _hf_home() / 'lerobot'
+
+
+def _is_true(value: str | None) -> bool:
+    return (value or '').strip().upper() in {'1', 'ON', 'YES', 'TRUE'}
+
+
+def _not_found(repo_id: str, tried: list[str]) -> DatasetNotFound:
+    return DatasetNotFound(f'cannot find dataset {repo_id!r}: tried ' + '; '.join(tried))
+
+
+def find_dataset_file(repo_id: str, relpath: str) -> tuple[pathlib.Path, str]:
+    """
+    Find ``relpath`` of a LeRobot dataset: LeRobot home, hub cache, then a download.
+
+    Return the local path and where it came from; raise ``DatasetNotFound`` naming every place
+    tried. Offline (``HF_HUB_OFFLINE``) or with the hub unreachable, no download is attempted.
+    """
+    tried: list[str] = []
+    local = hf_lerobot_home() / repo_id / relpath
+    if local.is_file():
+        return local, repo_id
+    tried.append(f'{local} (not found)')
+    try:
+        import huggingface_hub
+        from huggingface_hub import constants as hub_constants
+    except ImportError:
+        tried.append('hub cache and download skipped: huggingface_hub is not installed'
+                     ' (pip install huggingface_hub)')
+        raise _not_found(repo_id, tried) from None
+    cache_dir = pathlib.Path(hub_constants.HF_HUB_CACHE)
+    repo_dir = cache_dir / ('datasets--' + repo_id.replace('/', '--'))
+    for revision in DATASET_REVISIONS:
+        try:
+            cached = huggingface_hub.try_to_load_from_cache(
+                repo_id, relpath, revision=revision, repo_type='dataset')
+        except (ValueError, OSError) as exc:
+            cached = None
+            tried.append(f'hub cache {repo_dir} ({exc})')
+        if isinstance(cached, str) and os.path.isfile(cached):
+            return pathlib.Path(cached), f'{repo_id}@{revision or "main"} (hub cache)'
+    tried.append(f'hub cache {repo_dir}/snapshots/*/{relpath} (not cached for '
+                 + ', '.join(rev or 'main' for rev in DATASET_REVISIONS) + ')')
+    if _is_true(os.environ.get('HF_HUB_OFFLINE')) or hub_constants.HF_HUB_OFFLINE:
+        tried.append('download skipped (HF_HUB_OFFLINE is set)')
+        raise _not_found(repo_id, tried)
+    url = f'{hub_constants.ENDPOINT}/datasets/{repo_id}/{relpath}'
+    unreachable = unreachable_reason(hub_constants.ENDPOINT, DOWNLOAD_TIMEOUT_S)
+    if unreachable:
+        # hf_hub_download retries connection errors with backoff (~20 s); do not wait for it.
+        tried.append(f'download {url} skipped: hub not reachable ({unreachable})')
+        raise _not_found(repo_id, tried)
+    try:
+        downloaded = huggingface_hub.hf_hub_download(
+            repo_id, relpath, repo_type='dataset', etag_timeout=DOWNLOAD_TIMEOUT_S)
+    except Exception as exc:  # noqa: B902 - any hub/network failure means "not reachable"
+        reason = f'{type(exc).__name__}: {exc}'.splitlines()[0][:200]
+        tried.append(f'download {url} failed ({reason})')
+        raise _not_found(repo_id, tried) from None
+    return pathlib.Path(downloaded), f'{repo_id} (downloaded)'

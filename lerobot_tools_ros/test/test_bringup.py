@@ -22,6 +22,8 @@ from conftest import spin_until
 import cv2
 from lerobot_tools_interfaces.msg import ErrorCodes, SpeakerStatus, ToolResult
 import pytest
+from rcl_interfaces.srv import GetParameters
+from rclpy.parameter import parameter_value_to_python
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
 from std_srvs.srv import SetBool
@@ -111,3 +113,46 @@ def test_bringup_runs_both_tools_in_three_formats_and_reports_every_call(bringup
     assert str(png) in output and all(str(w) in output for w in wavs)
     # The live table printed one row per result.
     assert len(re.findall(r'^\s+\d+\.\d+\s+(say|record_observation)\s', output, re.M)) == 7
+
+
+def test_overrides_and_params_file_apply_under_a_namespace(start_process, ros_node, tmp_path):
+    # The file's /**/node keys must match inside the namespace, and a command-line override
+    # must win over the file's value for the same parameter.
+    dataset = tmp_path / 'dataset'
+    (dataset / 'meta').mkdir(parents=True)
+    (dataset / 'meta' / 'info.json').write_text(json.dumps({'fps': 30, 'features': {}}))
+    params = tmp_path / 'params.yaml'
+    params.write_text(
+        '/**/dispatcher:\n  ros__parameters:\n    max_pending: 77\n    dataset: from_file\n'
+        '    tool:\n      say:\n        timeout_s: 42.0\n'
+        '/**/tool_server:\n  ros__parameters:\n    tools: [say]\n'
+        '    tool:\n      say:\n        backend: pocket_tts\n'
+        '/**/speaker:\n  ros__parameters:\n    sink: wav\n    output_dir: /from/file\n')
+    out, audit = tmp_path / 'out', tmp_path / 'audit.jsonl'
+    proc = start_process([sys.executable, '-m', 'lerobot_tools_ros.cli', 'bringup',
+                          '--namespace', 'robot1', '--params', str(params),
+                          '--dataset', str(dataset), '--tts-backend', 'espeak_ng',
+                          '--output-dir', str(out), '--audit-log', str(audit),
+                          '--duration', '120'], name='bringup')
+
+    def get(node: str, *names: str) -> dict:
+        client = ros_node.create_client(GetParameters, f'/robot1/{node}/get_parameters')
+        assert spin_until(ros_node, client.service_is_ready, 60.0), proc.output()[-3000:]
+        future = client.call_async(GetParameters.Request(names=list(names)))
+        assert spin_until(ros_node, future.done, 10.0)
+        values = [parameter_value_to_python(v) for v in future.result().values]
+        ros_node.destroy_client(client)
+        return dict(zip(names, values))
+
+    assert get('dispatcher', 'dataset', 'max_pending', 'tool.say.timeout_s', 'audit_log') == {
+        'dataset': str(dataset), 'max_pending': 77, 'tool.say.timeout_s': 42.0,
+        'audit_log': str(audit.resolve())}
+    assert get('tool_server', 'tools', 'dataset', 'tool.say.backend') == {
+        'tools': ['say'], 'dataset': str(dataset), 'tool.say.backend': 'espeak_ng'}
+    assert get('speaker', 'sink', 'output_dir') == {
+        'sink': 'wav', 'output_dir': str(out.resolve() / 'audio')}
+    names = dict(ros_node.get_service_names_and_types())
+    assert '/robot1/lerobot_tools/say' in names and '/lerobot_tools/say' not in names
+    assert proc.stop() == 0
+    assert 'goes to /robot1/policy/text' in proc.output()
+    assert audit.is_file()

@@ -221,10 +221,80 @@ def test_duplicate_names(tmp_path):
         ToolCatalog.load(tmp_path, strict=True)
 
 
-def test_all_entries_bad_gives_empty_catalog_not_default(tmp_path):
-    write_dataset(tmp_path, tools=[{'type': 'function'}])
+def test_all_entries_bad_is_an_error_not_an_empty_catalog(tmp_path):
+    # An empty catalog would turn every call into unknown_tool, and a reload to it would remove
+    # every tool: the loader refuses, so the dispatcher keeps its old catalog.
+    path = write_dataset(tmp_path, tools=[{'type': 'function'}, {'type': 'function'}])
+    with pytest.raises(CatalogError) as caught:
+        ToolCatalog.load(tmp_path)
+    message = str(caught.value)
+    assert str(path) in message and 'none of the 2 declared tool(s) is valid' in message
+    assert 'tools[0]' in message and 'tools[1]' in message
+
+
+def test_names_that_share_a_ros_name_are_a_problem(tmp_path):
+    def named(name):
+        entry = json.loads(json.dumps(MOVE_TOOL))
+        entry['function']['name'] = name
+        return entry
+
+    path = write_dataset(tmp_path, tools=[named('pick-up'), named('pick_up'), named('pick.up'),
+                                          named('place')])
     catalog = ToolCatalog.load(tmp_path)
-    assert catalog.names == [] and not catalog.used_default and len(catalog.problems) == 1
+    assert catalog.names == ['pick-up', 'place']
+    assert catalog.problems == [
+        f"{path}: tools[{index}] ('{name}'): '{name}' and 'pick-up' (declared earlier) are both "
+        "served as ROS name 'pick_up'; rename one (ROS names allow only letters, digits and _)"
+        for index, name in ((1, 'pick_up'), (2, 'pick.up'))]
+    with pytest.raises(CatalogError, match=r"tools\[1\] \('pick_up'\).*ROS name 'pick_up'"):
+        ToolCatalog.load(tmp_path, strict=True)
+
+
+@pytest.mark.parametrize('where', ['pattern', 'patternProperties'])
+def test_a_regex_python_cannot_compile_is_a_schema_error(where):
+    # Valid in ECMA-262 (what some validators check patterns with), not in Python's re, which
+    # jsonschema uses to run them: loading must refuse it, not crash on the first call.
+    regex = '(?<name>x)'
+    prop = ({'type': 'string', 'pattern': regex} if where == 'pattern'
+            else {'type': 'object', 'patternProperties': {regex: {'type': 'string'}}})
+    entry = {'type': 'function', 'function': {'name': 'bad_regex', 'parameters': {
+        'type': 'object', 'properties': {'a': prop}}}}
+    catalog = ToolCatalog.from_tools([entry, say_entry()])
+    assert catalog.names == ['say']
+    assert 'is not a valid JSON Schema' in catalog.problems[0]
+
+
+def test_fast_and_full_schema_checks_agree(monkeypatch):
+    # jsonschema-rs (optional) answers the common case fast; jsonschema alone must give the
+    # same catalog and the same problems.
+    import lerobot_tools_ros.catalog as catalog_module
+    if catalog_module._jsonschema_rs() is None:
+        pytest.skip('jsonschema-rs is not installed: only the full check runs here')
+
+    def load_each() -> list[tuple[list[str], list[str]]]:
+        monkeypatch.setattr(catalog_module, '_CHECKED_SCHEMAS', set())
+        loaded = [ToolCatalog.from_tools([say_entry(), MOVE_TOOL, entry])
+                  for entry, _ in BAD_ENTRIES]
+        return [(catalog.names, catalog.problems) for catalog in loaded]
+
+    fast = load_each()
+    monkeypatch.setattr(catalog_module, '_jsonschema_rs', lambda: None)
+    full = load_each()
+    assert fast == full
+    assert all(names == ['say', 'move_to'] and len(problems) == 1 for names, problems in full)
+
+
+def test_reloading_a_changed_schema_checks_it_again(tmp_path):
+    # Checked schemas are remembered by content: an edit must not slip past the meta-schema.
+    good = json.loads(json.dumps(MOVE_TOOL))
+    write_dataset(tmp_path, tools=[good, say_entry()])
+    assert ToolCatalog.load(tmp_path).names == ['move_to', 'say']
+    bad = json.loads(json.dumps(MOVE_TOOL))
+    bad['function']['parameters']['properties']['speed']['minimum'] = 'one'
+    write_dataset(tmp_path, tools=[bad, say_entry()])
+    catalog = ToolCatalog.load(tmp_path)
+    assert catalog.names == ['say']
+    assert 'properties.speed.minimum is not a valid JSON Schema' in catalog.problems[0]
 
 
 def test_non_json_file_is_always_an_error(tmp_path):
@@ -309,6 +379,29 @@ def test_repo_id_offline_fails_fast_naming_paths(tmp_path, monkeypatch):
     assert str(tmp_path / 'home' / 'nobody' / 'missing_set' / 'meta' / 'info.json') in message
     assert 'datasets--nobody--missing_set' in message
     assert 'HF_HUB_OFFLINE' in message
+
+
+def test_repo_id_with_the_hub_unreachable_fails_without_downloading(tmp_path, monkeypatch):
+    hub_constants = pytest.importorskip('huggingface_hub.constants')
+    import socket
+    with socket.socket() as probe:  # a local port nobody listens on: connections are refused
+        probe.bind(('127.0.0.1', 0))
+        closed = probe.getsockname()[1]
+    endpoint = f'http://127.0.0.1:{closed}'
+    monkeypatch.setattr(hub_constants, 'ENDPOINT', endpoint)
+    monkeypatch.setattr(hub_constants, 'HF_HUB_OFFLINE', False)
+    monkeypatch.setattr(hub_constants, 'HF_HUB_CACHE', str(tmp_path / 'hub'))
+    monkeypatch.delenv('HF_HUB_OFFLINE', raising=False)
+    for proxy in ('http_proxy', 'HTTP_PROXY', 'all_proxy', 'ALL_PROXY'):
+        monkeypatch.delenv(proxy, raising=False)  # probe the endpoint itself
+    monkeypatch.setenv('HF_LEROBOT_HOME', str(tmp_path / 'home'))
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(CatalogError) as caught:
+        ToolCatalog.load('nobody/missing_set')
+    message = str(caught.value)
+    assert f'download {endpoint}/datasets/nobody/missing_set/meta/info.json skipped' in message
+    assert f'hub not reachable (127.0.0.1:{closed}' in message
+    assert not (tmp_path / 'hub').exists()  # nothing was downloaded or cached
 
 
 def test_local_path_wins_over_repo_id(tmp_path, monkeypatch):
@@ -506,6 +599,6 @@ def test_required_but_undeclared_property_is_reported():
     loose = ToolCatalog.from_tools([entry(None)])
     assert loose.names == ['say']
     assert any("['volume']" in problem for problem in loose.problems)
-    closed = ToolCatalog.from_tools([entry(False)])
-    assert closed.names == []
+    closed = ToolCatalog.from_tools([entry(False), say_entry()])
+    assert closed.names == ['say']
     assert any('no call can be valid' in problem for problem in closed.problems)

@@ -18,7 +18,7 @@ import json
 import pathlib
 import sys
 
-from lerobot_tools_ros.catalog import CatalogError, DEFAULT_TOOLS, ToolCatalog
+from lerobot_tools_ros.catalog import CatalogError, DEFAULT_TOOLS, SAMPLE_DATASET, ToolCatalog
 from lerobot_tools_ros.cli import main
 from lerobot_tools_ros.commands.catalog import add_tool_schema
 import pytest
@@ -138,6 +138,66 @@ def test_add_from_without_transformers_refuses(tmp_path, capsys, monkeypatch):
     assert 'transformers' in err and 'pip install transformers' in err
     assert path.read_bytes() == before
     assert not (path.parent / 'info.json.bak').exists()
+
+
+TOOL_MODULE = '''
+def wave_hand(times: int, speed: float = 0.5) -> str:
+    """
+    Wave the robot's hand at the user.
+
+    Args:
+        times: How many times to wave.
+        speed: Fraction of the top speed.
+    """
+    return 'waved'
+'''
+
+
+@pytest.fixture
+def tool_module(tmp_path, monkeypatch) -> str:
+    """Write a typed, documented function in a module of the current directory, as users do."""
+    pytest.importorskip('transformers.utils', reason='--add-from needs transformers')
+    name = 'addfrom_tools_for_test'
+    work = tmp_path / 'work'
+    work.mkdir()
+    (work / f'{name}.py').write_text(TOOL_MODULE)
+    monkeypatch.chdir(work)
+    monkeypatch.delitem(sys.modules, name, raising=False)
+    yield f'{name}:wave_hand'
+    sys.modules.pop(name, None)
+
+
+def test_add_from_appends_the_function_schema(tmp_path, tool_module, capsys):
+    path = write_info(tmp_path / 'ds', tools=[WAVE])
+    before = path.read_bytes()
+    assert main(['catalog', str(tmp_path / 'ds'), '--add-from', tool_module]) == 0
+    assert f"added tool 'wave_hand' to {path}" in capsys.readouterr().out
+    catalog = ToolCatalog.load(tmp_path / 'ds', strict=True)
+    assert catalog.names == ['wave', 'wave_hand']
+    assert catalog.description('wave_hand') == "Wave the robot's hand at the user."
+    parameters = catalog.parameters('wave_hand')
+    assert parameters['required'] == ['times']
+    assert parameters['properties']['times']['type'] == 'integer'
+    assert parameters['properties']['speed']['type'] == 'number'
+    assert catalog.validate('wave_hand', {'times': 2}) == {'times': 2}
+    assert path.with_name('info.json.bak').read_bytes() == before
+    # A second run refuses the duplicate and leaves the file as it is.
+    after = path.read_bytes()
+    assert main(['catalog', str(tmp_path / 'ds'), '--add-from', tool_module]) == 1
+    assert "already named 'wave_hand'" in capsys.readouterr().err
+    assert path.read_bytes() == after
+
+
+def test_add_from_refuses_to_edit_the_packaged_sample_dataset(tmp_path, tool_module, capsys):
+    info = SAMPLE_DATASET / 'meta' / 'info.json'
+    before = info.read_bytes()
+    link = tmp_path / 'looks_local'
+    link.symlink_to(SAMPLE_DATASET, target_is_directory=True)
+    for source in (SAMPLE_DATASET, link, info):
+        assert main(['catalog', str(source), '--add-from', tool_module]) == 2
+        assert 'sample dataset shipped with this package' in capsys.readouterr().err
+    assert info.read_bytes() == before
+    assert not info.with_name('info.json.bak').exists()
 
 
 # ----------------------------------------------------------------------- add_tool_schema

@@ -191,13 +191,20 @@ def shared_tool(node, publisher, tmp_path_factory):
 
 
 def call_until(tool, arguments, accept=lambda result: True, timeout: float = 15.0):
-    """Call until frames have arrived (discovery takes a moment) and ``accept`` holds."""
+    """
+    Call until frames have arrived (discovery takes a moment) and ``accept`` holds.
+
+    Only ``no_frame`` (nothing received yet) and results ``accept`` refuses are retried; any
+    other error is raised at once, and a result still refused at the deadline fails the test.
+    """
     deadline = time.monotonic() + timeout
     while True:
         try:
             result = tool.call(dict(arguments))
-            if accept(result) or time.monotonic() > deadline:
+            if accept(result):
                 return result
+            if time.monotonic() > deadline:
+                raise AssertionError(f'no accepted result within {timeout} s; last: {result}')
         except ToolError as exc:
             if exc.code != NO_FRAME or time.monotonic() > deadline:
                 raise

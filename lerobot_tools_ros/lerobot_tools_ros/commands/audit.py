@@ -15,13 +15,14 @@
 """``lerobot-tools-ros audit export LOG --lerobot OUT.jsonl``: calls as LeRobot language atoms."""
 
 import argparse
-import json
+import contextlib
 import os
 import pathlib
 import sys
 import tempfile
 
 from lerobot_tools_ros.dispatch import lerobot_atoms, read_audit_log
+from lerobot_tools_ros.untrusted import json_line, log_text
 
 HELP = "Work with the dispatcher's audit log (export calls as LeRobot language_events atoms)."
 
@@ -40,22 +41,46 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    bad_lines: list[str] = []
     try:
-        atoms = lerobot_atoms(read_audit_log(args.log), include_failed=args.include_failed)
+        atoms = lerobot_atoms(read_audit_log(args.log, bad_lines),
+                              include_failed=args.include_failed)
     except FileNotFoundError:
         print(f'error: audit log {args.log} does not exist (set the dispatcher parameter '
               'audit_log to record one)', file=sys.stderr)
         return 1
-    except (ValueError, UnicodeDecodeError) as exc:
-        print(f'error: {exc}', file=sys.stderr)
+    except (OSError, ValueError) as exc:
+        print(f'error: cannot read audit log {args.log}: {log_text(exc)}', file=sys.stderr)
+        return 1
+    # A line cut short (the disk filled up while the dispatcher wrote it) costs that record only.
+    for problem in bad_lines[:5]:
+        print(f'warning: skipped {log_text(problem)}', file=sys.stderr)
+    if len(bad_lines) > 5:
+        print(f'warning: skipped {len(bad_lines) - 5} more line(s) that are not JSON',
+              file=sys.stderr)
+    try:
+        _write_atoms(args.lerobot, atoms)
+    except OSError as exc:
+        print(f'error: cannot write {args.lerobot}: {exc.strerror or exc}; nothing was written',
+              file=sys.stderr)
         return 1
     out = args.lerobot
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile('w', dir=out.parent, prefix=f'.{out.name}.',
-                                     delete=False, encoding='utf-8') as handle:
-        for atom in atoms:
-            handle.write(json.dumps(atom, ensure_ascii=False) + '\n')
-    os.replace(handle.name, out)
     calls = sum(len(atom['tool_calls']) for atom in atoms)
     print(f'wrote {len(atoms)} atom(s) holding {calls} call(s) to {out}')
     return 0
+
+
+def _write_atoms(out: pathlib.Path, atoms: list[dict]) -> None:
+    """Write every atom or nothing: a temporary file in the same directory, then a rename."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=out.parent, prefix=f'.{out.name}.', suffix='.tmp')
+    try:
+        with os.fdopen(handle, 'w', encoding='utf-8') as stream:
+            for atom in atoms:
+                # Arguments are model text: lone surrogates and U+2028 stay escapes, never raw.
+                stream.write(json_line(atom) + '\n')
+        os.replace(temporary, out)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise

@@ -64,14 +64,47 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the say tool's backend (default: params)")
     parser.add_argument('--audit-log', type=pathlib.Path, default=None, metavar='FILE',
                         help="record every call and result to FILE (the dispatcher's audit_log)")
+    parser.add_argument('--namespace', default='', metavar='NS',
+                        help='put every node (and so every relative topic and service) under '
+                             "NS, like the launch file's namespace:=NS")
     parser.add_argument('--log-level', default='info', choices=['debug', 'info', 'warn', 'error'])
 
 
-def _node_args(params: pathlib.Path, log_level: str, overrides: dict) -> list[str]:
+def _node_args(params: pathlib.Path, log_level: str, overrides: dict,
+               namespace: str = '') -> list[str]:
+    """
+    Return the ROS arguments of one node: the parameters file, then the command line's overrides.
+
+    Later ``-p`` values win over the file's, and the file's ``/**/node`` keys match in any
+    namespace, so an override applies the same with or without ``--namespace``.
+    """
     args = ['--ros-args', '--params-file', str(params), '--log-level', log_level]
+    if namespace:
+        args += ['-r', f'__ns:={namespace}']
     for name, value in overrides.items():
         args += ['-p', f'{name}:={value}']
     return args
+
+
+def node_overrides(args: argparse.Namespace) -> dict[str, dict]:
+    """Map each node name to the parameters the command line sets for it."""
+    overrides: dict[str, dict] = {'dispatcher': {}, 'tool_server': {}, 'speaker': {}}
+    if args.dataset is not None:
+        overrides['tool_server']['dataset'] = overrides['dispatcher']['dataset'] = args.dataset
+    if args.tts_backend:
+        overrides['tool_server']['tool.say.backend'] = args.tts_backend
+    if args.audit_log is not None:
+        overrides['dispatcher']['audit_log'] = args.audit_log.expanduser().resolve()
+    if args.output_dir is not None:
+        out = args.output_dir.expanduser().resolve()
+        overrides['tool_server']['tool.record_observation.output_dir'] = out / 'observations'
+        overrides['speaker']['output_dir'] = out / 'audio'
+    return overrides
+
+
+def _namespace(value: str | None) -> str:
+    value = (value or '').strip().strip('/')
+    return f'/{value}' if value else ''
 
 
 class _Table:
@@ -111,38 +144,17 @@ def _written_files(directories: list[pathlib.Path], since: float) -> list[pathli
 
 
 def run(args: argparse.Namespace) -> int:
+    """Start the nodes, print a row per result until the end, then list the files written."""
     import rclpy
     from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
-    from rclpy.qos import QoSProfile, ReliabilityPolicy
     from rclpy.signals import SignalHandlerOptions
 
-    from lerobot_tools_interfaces.msg import ToolResult
-    from lerobot_tools_ros import names
-    from lerobot_tools_ros.nodes.dispatcher import Dispatcher
     from lerobot_tools_ros.nodes.runner import CONFIGURATION_ERRORS
-    from lerobot_tools_ros.nodes.speaker import Speaker
-    from lerobot_tools_ros.nodes.tool_server import ToolServer
 
     params = args.params or default_params_file()
     if not params.is_file():
         print(f'error: parameters file {params} does not exist', file=sys.stderr)
         return 1
-    server_overrides: dict = {}
-    speaker_overrides: dict = {}
-    dispatcher_overrides: dict = {}
-    if args.dataset is not None:
-        server_overrides['dataset'] = dispatcher_overrides['dataset'] = args.dataset
-    if args.tts_backend:
-        server_overrides['tool.say.backend'] = args.tts_backend
-    if args.audit_log is not None:
-        dispatcher_overrides['audit_log'] = args.audit_log.expanduser().resolve()
-    output_dirs = []
-    if args.output_dir is not None:
-        out = args.output_dir.expanduser().resolve()
-        server_overrides['tool.record_observation.output_dir'] = out / 'observations'
-        speaker_overrides['output_dir'] = out / 'audio'
-        output_dirs = [out / 'observations', out / 'audio']
-
     started_wall = time.time()
     # Ctrl-C and SIGTERM only set a flag the loop below checks, so the nodes are destroyed in
     # order while the context is still valid (the speaker finishes WAVs of whole utterances).
@@ -150,44 +162,22 @@ def run(args: argparse.Namespace) -> int:
     interrupted = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: interrupted.set())
-    nodes = []
+    nodes: list = []
+    table = None
+    output_dirs: list[pathlib.Path] = []
     executor = SingleThreadedExecutor()
     print(f'[bringup] parameters: {params}', flush=True)
     try:
-        nodes.append(Dispatcher(cli_args=_node_args(params, args.log_level,
-                                                    dispatcher_overrides)))
-        nodes.append(ToolServer(cli_args=_node_args(params, args.log_level, server_overrides)))
-        nodes.append(Speaker(cli_args=_node_args(params, args.log_level, speaker_overrides)))
-        policy = None
-        if args.demo or args.demo_camera:
-            from lerobot_tools_ros.nodes.demo_camera import DemoCamera
-            nodes.append(DemoCamera(cli_args=_node_args(params, args.log_level, {})))
-        if args.demo:
-            from lerobot_tools_ros.nodes.scripted_policy import ScriptedPolicy
-            policy = ScriptedPolicy(cli_args=_node_args(params, args.log_level, {}))
-            nodes.append(policy)
-        if not output_dirs:
-            output_dirs = _configured_output_dirs(nodes)
-        monitor = rclpy.create_node('bringup_monitor')
-        nodes.append(monitor)
+        policy = _create_nodes(nodes, params, args)
+        output_dirs = _output_dirs(args, nodes)
         table = _Table()
-        monitor.create_subscription(
-            ToolResult, names.RESULTS_TOPIC, table.row,
-            QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE))
+        _add_monitor(nodes, table, _namespace(args.namespace))
         for node in nodes:
             executor.add_node(node)
-        print(f'[bringup] ready: {", ".join(n.get_name() for n in nodes[:-1])}; policy text '
-              f'goes to {nodes[0].resolve_topic_name(nodes[0].input_topic)}', flush=True)
-        deadline = time.monotonic() + args.duration if args.duration > 0 else float('inf')
         dispatcher = nodes[0]
-        quiet_since = None
-        while rclpy.ok() and time.monotonic() < deadline and not interrupted.is_set():
-            executor.spin_once(timeout_sec=0.5)  # wakes for work; 0.5 s: Ctrl-C, --duration
-            if policy is not None and policy.finished and not dispatcher.pending_calls:
-                quiet_since = quiet_since or time.monotonic()
-                if time.monotonic() - quiet_since > 1.5:
-                    print('[bringup] the scripted policy is done and every call has a result')
-                    break
+        print(f'[bringup] ready: {", ".join(n.get_name() for n in nodes[:-1])}; policy text '
+              f'goes to {dispatcher.resolve_topic_name(dispatcher.input_topic)}', flush=True)
+        _spin(executor, dispatcher, policy, args.duration, interrupted)
         _settle(executor, 0.5)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
@@ -199,24 +189,102 @@ def run(args: argparse.Namespace) -> int:
             executor.remove_node(node)
             node.destroy_node()
         rclpy.try_shutdown()
-    if 'table' in locals():
+    _print_summary(table, output_dirs, started_wall)
+    return 0
+
+
+def _create_nodes(nodes: list, params: pathlib.Path, args: argparse.Namespace):
+    """
+    Append dispatcher, tool_server, speaker (and demo nodes) to ``nodes``; return the policy.
+
+    Nodes are appended one by one so that, if one fails to start, the ones already running are
+    still destroyed by the caller.
+    """
+    from lerobot_tools_ros.nodes.dispatcher import Dispatcher
+    from lerobot_tools_ros.nodes.speaker import Speaker
+    from lerobot_tools_ros.nodes.tool_server import ToolServer
+
+    namespace = _namespace(args.namespace)
+    overrides = node_overrides(args)
+
+    def cli_args(node: str) -> list[str]:
+        return _node_args(params, args.log_level, overrides.get(node, {}), namespace)
+
+    nodes.append(Dispatcher(cli_args=cli_args('dispatcher')))
+    nodes.append(ToolServer(cli_args=cli_args('tool_server')))
+    nodes.append(Speaker(cli_args=cli_args('speaker')))
+    policy = None
+    if args.demo or args.demo_camera:
+        from lerobot_tools_ros.nodes.demo_camera import DemoCamera
+        nodes.append(DemoCamera(cli_args=cli_args('demo_camera')))
+    if args.demo:
+        from lerobot_tools_ros.nodes.scripted_policy import ScriptedPolicy
+        policy = ScriptedPolicy(cli_args=cli_args('scripted_policy'))
+        nodes.append(policy)
+    return policy
+
+
+def _add_monitor(nodes: list, table: '_Table', namespace: str) -> None:
+    """Add the node that prints a table row per ToolResult (in the runtime's namespace)."""
+    import rclpy
+    from rclpy.qos import QoSProfile, ReliabilityPolicy
+
+    from lerobot_tools_interfaces.msg import ToolResult
+    from lerobot_tools_ros import names
+
+    monitor = rclpy.create_node('bringup_monitor', namespace=namespace or None)
+    nodes.append(monitor)
+    monitor.create_subscription(
+        ToolResult, names.RESULTS_TOPIC, table.row,
+        QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE))
+
+
+def _spin(executor, dispatcher, policy, duration: float, interrupted: threading.Event) -> None:
+    """Spin until Ctrl-C, ``duration``, or (with a scripted policy) every call has its result."""
+    import rclpy
+
+    deadline = time.monotonic() + duration if duration > 0 else float('inf')
+    quiet_since = None
+    while rclpy.ok() and time.monotonic() < deadline and not interrupted.is_set():
+        executor.spin_once(timeout_sec=0.5)  # wakes for work; 0.5 s: Ctrl-C, --duration
+        if policy is not None and policy.finished and not dispatcher.pending_calls:
+            quiet_since = quiet_since or time.monotonic()
+            if time.monotonic() - quiet_since > 1.5:
+                print('[bringup] the scripted policy is done and every call has a result')
+                return
+
+
+def _output_dirs(args: argparse.Namespace, nodes: list) -> list[pathlib.Path]:
+    if args.output_dir is not None:
+        out = args.output_dir.expanduser().resolve()
+        return [out / 'observations', out / 'audio']
+    return _configured_output_dirs(nodes)
+
+
+def _print_summary(table: '_Table | None', output_dirs: list[pathlib.Path],
+                   started_wall: float) -> None:
+    if table is not None:
         errors = ', '.join(f'{code}: {count}' for code, count in sorted(table.errors.items()))
         print(f'[bringup] {table.results} result(s)' + (f'; errors: {errors}' if errors else ''))
     files = _written_files(output_dirs, started_wall - 1)
     print(f'[bringup] {len(files)} file(s) written under {", ".join(map(str, output_dirs))}:')
     for path in files:
         print(f'  {path}')
-    return 0
 
 
 def _settle(executor, seconds: float) -> None:
     """Keep spinning briefly so messages already on their way (final audio chunks) land."""
+    from rclpy.executors import ExternalShutdownException
+
     deadline = time.monotonic() + seconds
     try:
         while time.monotonic() < deadline:
             executor.spin_once(timeout_sec=0.05)
-    except Exception:  # noqa: B902 - a dying graph must not stop the shutdown
-        pass
+    except ExternalShutdownException:
+        pass  # the context went first (a second Ctrl-C): nothing more can arrive
+    except Exception as exc:  # noqa: B902 - a dying graph must not stop the shutdown
+        print(f'[bringup] stopped waiting for the last messages early: {type(exc).__name__}: '
+              f'{exc}', file=sys.stderr)
 
 
 def _configured_output_dirs(nodes: list) -> list[pathlib.Path]:

@@ -21,15 +21,22 @@ writes the audit log.
 """
 
 from collections import Counter, deque
+import contextlib
 from dataclasses import dataclass, field
+import errno
 import json
+import logging
 import os
 import pathlib
 import threading
 import time
-from typing import Any, IO, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from .. import errors
+from ..untrusted import json_line
+
+_LOG = logging.getLogger('lerobot_tools_ros.audit')
+_O_CLOEXEC = getattr(os, 'O_CLOEXEC', 0)
 
 # ParseIssue codes that name a tool the catalog lacks; every other issue is a parse_error.
 _ISSUE_CODE_TO_ERROR = {'unknown_tool': errors.UNKNOWN_TOOL}
@@ -128,37 +135,106 @@ class AuditLog:
     """
     Append-only JSON lines: one per accepted call and one per result.
 
-    Lines are buffered and flushed by `flush()` (the dispatcher calls it periodically and at
-    shutdown), so the hot path never waits for the disk.
+    Each record is handed to the operating system as one ``write`` of a whole line as soon as it
+    is written (no buffer in this process), so a crash of the dispatcher loses no record (a power
+    loss can still lose what the OS had not stored). A failing disk never stops dispatching: a
+    record that cannot be written is counted in ``write_errors`` and reported through ``on_error``
+    (at most once per ``report_interval_s``, with the count of failures since the last report).
+    A path that cannot be opened at all raises ``ConfigurationError`` when the log is created.
     """
 
-    def __init__(self, path: str | os.PathLike) -> None:
+    def __init__(self, path: str | os.PathLike, *,
+                 on_error: Callable[[str], None] | None = None,
+                 report_interval_s: float = 10.0, clock=time.monotonic) -> None:
         self.path = pathlib.Path(path).expanduser()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._file: IO[str] = open(self.path, 'a', encoding='utf-8', buffering=1 << 16)
+        self.write_errors = 0
+        self.last_error = ''
+        self._on_error = on_error or _LOG.error
+        self._report_interval_s = report_interval_s
+        self._clock = clock
+        self._last_report: float | None = None
+        self._unreported = 0
         self._lock = threading.Lock()
+        self._fd: int | None = None
+        try:
+            if self.path.is_dir():
+                raise IsADirectoryError(errno.EISDIR, 'is a directory')
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _O_CLOEXEC,
+                               0o644)
+        except OSError as exc:
+            raise errors.ConfigurationError(
+                f'audit_log {str(self.path)!r} cannot be opened for appending '
+                f'({exc.strerror or exc}); set the audit_log parameter to a writable file '
+                "path, or to '' to turn the audit log off") from None
 
-    def write(self, event: str, ros_time_ns: int, **fields: Any) -> None:
+    def write(self, event: str, ros_time_ns: int, **fields: Any) -> bool:
+        """Append one record; return False (and count it) if it could not be written."""
         record = {'event': event, 'wall_time': time.time(), 'ros_time_ns': ros_time_ns, **fields}
-        line = json.dumps(record, ensure_ascii=False, default=str)
-        line = line.encode('utf-8', 'backslashreplace').decode('utf-8')  # lone surrogates
+        data = (json_line(record, default=str) + '\n').encode('utf-8')
         with self._lock:
-            self._file.write(line + '\n')
+            if self._fd is None:
+                return self._failed('the audit log is closed')
+            try:
+                written = os.write(self._fd, data)
+            except OSError as exc:
+                return self._failed(exc.strerror or str(exc))
+            if written != len(data):
+                # A disk that filled up mid-line: end the fragment so the next record starts on
+                # a line of its own (readers skip the cut line).
+                self._write_newline()
+                return self._failed(f'only {written} of {len(data)} bytes written (disk full?)')
+            return True
 
     def flush(self) -> None:
-        with self._lock:
-            if not self._file.closed:
-                self._file.flush()
+        """Do nothing: every record already went to the OS when it was written (kept for API)."""
 
     def close(self) -> None:
         with self._lock:
-            if not self._file.closed:
-                self._file.close()
+            if self._fd is not None:
+                fd, self._fd = self._fd, None
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+            self._report(force=True)
+
+    def _write_newline(self) -> None:
+        with contextlib.suppress(OSError):
+            os.write(self._fd, b'\n')
+
+    def _failed(self, reason: str) -> bool:
+        self.write_errors += 1
+        self._unreported += 1
+        self.last_error = reason
+        self._report()
+        return False
+
+    def _report(self, *, force: bool = False) -> None:
+        """Report failures not reported yet: the first at once, then at most once per interval."""
+        if not self._unreported:
+            return
+        now = self._clock()
+        if not force and self._last_report is not None \
+                and now - self._last_report < self._report_interval_s:
+            return
+        count, self._unreported, self._last_report = self._unreported, 0, now
+        message = (f'audit log {self.path}: {count} record(s) could not be written '
+                   f'({self.last_error}); {self.write_errors} lost in total. Dispatching '
+                   'continues without them.')
+        try:
+            self._on_error(message)
+        except Exception:  # noqa: B902 - a broken reporter must not stop dispatching
+            _LOG.exception('the audit error callback failed')
 
 
-def read_audit_log(path: str | os.PathLike) -> Iterator[dict]:
-    """Yield the records of an audit log."""
-    with open(path, encoding='utf-8') as handle:
+def read_audit_log(path: str | os.PathLike,
+                   bad_lines: list[str] | None = None) -> Iterator[dict]:
+    """
+    Yield the records of an audit log.
+
+    A line that is not JSON (one cut short when the disk filled up) raises ``ValueError`` naming
+    it, unless ``bad_lines`` is given: then it is described there and skipped.
+    """
+    with open(path, encoding='utf-8', errors='surrogateescape') as handle:
         for number, line in enumerate(handle, 1):
             line = line.strip()
             if not line:
@@ -166,7 +242,11 @@ def read_audit_log(path: str | os.PathLike) -> Iterator[dict]:
             try:
                 record = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise ValueError(f'{path}:{number}: not a JSON line ({exc.msg})') from None
+                problem = f'{path}:{number}: not a JSON line ({exc.msg})'
+                if bad_lines is None:
+                    raise ValueError(problem) from None
+                bad_lines.append(problem)
+                continue
             if isinstance(record, dict):
                 yield record
 

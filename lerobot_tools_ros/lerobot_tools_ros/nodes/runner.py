@@ -17,15 +17,17 @@ One `main()` for every node executable of this package.
 
 Starts rclpy, spins the node on a SingleThreadedExecutor (measured fastest for these nodes),
 turns a configuration error into one clear line and exit status 1, and shuts down cleanly on
-Ctrl-C.
+Ctrl-C. Any other exception from a constructor is a bug: it keeps its traceback (exit status 1).
 """
 
 import signal
 import sys
 import threading
+import traceback
 from typing import Callable
 
 from lerobot_tools_ros.catalog import CatalogError
+from lerobot_tools_ros.errors import ConfigurationError
 from lerobot_tools_ros.tools import ToolLoadError
 import rclpy
 from rclpy.exceptions import NameValidationException, ParameterException
@@ -33,9 +35,21 @@ from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 
-# What a node's constructor raises for bad parameters, names, catalogs or tools.
-CONFIGURATION_ERRORS = (CatalogError, ToolLoadError, NameValidationException, ParameterException,
-                        ValueError, TypeError, LookupError)
+# What a node's constructor raises on purpose for bad parameters, names, catalogs or tools; the
+# message says what to change, so a traceback would only hide it. A plain ValueError, TypeError
+# or LookupError is not among them: raised by accident, its traceback is what finds the bug.
+CONFIGURATION_ERRORS = (ConfigurationError, CatalogError, ToolLoadError, NameValidationException,
+                        ParameterException)
+
+
+def report_start_failure(name: str, exc: BaseException) -> None:
+    """Print why a node could not start: one line for a configuration error, else a traceback."""
+    if isinstance(exc, CONFIGURATION_ERRORS):
+        print(f'[{name}] error: {exc}', file=sys.stderr)
+        return
+    traceback.print_exception(exc, file=sys.stderr)
+    print(f'[{name}] error: could not start ({type(exc).__name__}: {exc}); the traceback above '
+          'shows where (please report it)', file=sys.stderr)
 
 
 def run_node(make_node: Callable[[], Node], name: str, args: list[str] | None = None) -> int:
@@ -53,10 +67,10 @@ def run_node(make_node: Callable[[], Node], name: str, args: list[str] | None = 
     try:
         try:
             node = make_node()
-        except CONFIGURATION_ERRORS as exc:
-            # Only the constructor's errors are configuration errors; once spinning, an
+        except Exception as exc:  # noqa: B902 - every start failure is reported, then exit 1
+            # Only the constructor's errors can be configuration errors; once spinning, an
             # exception is a bug and keeps its traceback.
-            print(f'[{name}] error: {exc}', file=sys.stderr)
+            report_start_failure(name, exc)
             return 1
         executor = SingleThreadedExecutor()
         executor.add_node(node)

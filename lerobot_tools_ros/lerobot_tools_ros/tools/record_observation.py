@@ -422,8 +422,10 @@ class RecordObservationTool:
                     node.destroy_timer(timer)
                 for subscription in subscriptions:
                     node.destroy_subscription(subscription)
-            except Exception:  # noqa: B902 - the node may already be shutting down
-                pass
+            except Exception as exc:  # noqa: B902 - the node may already be shutting down
+                node.get_logger().debug(
+                    f'record_observation: subscriptions not destroyed at close ({exc!r}); the '
+                    'node is going away with them')
         pool, self._pool = self._pool, None
         if pool is not None:
             pool.shutdown(wait=True)

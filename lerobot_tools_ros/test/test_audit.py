@@ -1,0 +1,252 @@
+# Copyright 2026 lerobot_tools_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The audit log: every record on disk at once, a full disk never stops dispatching, safe export.
+
+`/dev/full` is a real device that fails every write with ENOSPC, exactly like a full disk.
+"""
+
+import json
+import os
+import pathlib
+
+from conftest import spin_until
+from lerobot_tools_interfaces.msg import ToolResult
+from lerobot_tools_ros.catalog import DEFAULT_TOOLS
+from lerobot_tools_ros.cli import main as cli_main
+from lerobot_tools_ros.dispatch import AuditLog, read_audit_log
+from lerobot_tools_ros.errors import ConfigurationError
+from lerobot_tools_ros.tools.echo import ECHO_SCHEMA
+import pytest
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from std_msgs.msg import String
+
+FULL_DISK = pathlib.Path('/dev/full')
+needs_dev_full = pytest.mark.skipif(not FULL_DISK.exists(), reason='no /dev/full here')
+RELIABLE = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
+
+
+class FakeClock:
+    """Seconds that the test advances: the rate limit of error reports is checked exactly."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_every_record_is_on_disk_as_soon_as_it_is_written(tmp_path):
+    path = tmp_path / 'audit.jsonl'
+    log = AuditLog(path)
+    assert log.write('call', 1, call_id='a', name='say', arguments={'text': 'hi'})
+    # Read by another handle before any flush or close: a crash now would lose nothing.
+    (record,) = read_audit_log(path)
+    assert record['call_id'] == 'a' and record['arguments'] == {'text': 'hi'}
+    assert log.write('result', 2, call_id='a', success=True)
+    assert [r['event'] for r in read_audit_log(path)] == ['call', 'result']
+    log.close()
+    assert log.write_errors == 0
+
+
+@needs_dev_full
+def test_a_full_disk_is_counted_and_reported_at_a_limited_rate_never_raised():
+    reports: list[str] = []
+    clock = FakeClock()
+    log = AuditLog(FULL_DISK, on_error=reports.append, report_interval_s=10.0, clock=clock)
+    assert log.write('call', 1, call_id='a') is False
+    assert log.write_errors == 1
+    assert len(reports) == 1
+    assert '/dev/full' in reports[0] and 'No space left on device' in reports[0]
+    for index in range(500):
+        assert log.write('result', index, call_id=str(index)) is False
+    assert log.write_errors == 501
+    assert len(reports) == 1  # the same failure is not reported 500 times
+    clock.now += 10.0
+    assert log.write('call', 2) is False
+    assert len(reports) == 2
+    assert '501 record(s) could not be written' in reports[1]
+    assert '502 lost in total' in reports[1]
+    log.flush()
+    log.close()  # neither raises
+    assert log.write('call', 3) is False
+    assert log.write_errors == 503
+
+
+@needs_dev_full
+def test_a_failing_error_callback_does_not_escape():
+    def broken(message: str) -> None:
+        raise RuntimeError('reporter down')
+
+    log = AuditLog(FULL_DISK, on_error=broken)
+    assert log.write('call', 1) is False
+    assert log.write_errors == 1
+
+
+def test_an_io_error_is_counted_like_a_full_disk():
+    # /proc/version opens for writing (as root) and fails every write with EIO.
+    path = pathlib.Path('/proc/version')
+    if not path.exists() or not os.access(path, os.W_OK):
+        pytest.skip('no writable-looking /proc/version here')
+    reports: list[str] = []
+    log = AuditLog(path, on_error=reports.append)
+    assert log.write('call', 1, call_id='a') is False
+    assert log.write_errors == 1 and 'Input/output error' in reports[0]
+    log.close()
+
+
+@pytest.mark.parametrize('where', ['directory', 'under_a_file'])
+def test_a_path_that_cannot_be_opened_is_one_configuration_error(tmp_path, where):
+    blocker = tmp_path / 'a_file'
+    blocker.write_text('not a directory')
+    path = {'directory': tmp_path, 'under_a_file': blocker / 'audit.jsonl'}[where]
+    with pytest.raises(ConfigurationError) as raised:
+        AuditLog(path)
+    message = str(raised.value)
+    assert str(path) in message
+    assert 'audit_log' in message and "'' to turn the audit log off" in message
+    assert isinstance(raised.value, ValueError)
+
+
+def test_hostile_text_keeps_one_record_per_line_and_round_trips(tmp_path):
+    path = tmp_path / 'audit.jsonl'
+    log = AuditLog(path)
+    hostile = 'boom\ud800 a\u2028b\u2029c\x85d\nnext\x1b[31m'
+    assert log.write('call', 1, call_id='a', arguments={'text': hostile})
+    assert log.write('result', 2, call_id='a', error_message=hostile)
+    log.close()
+    data = path.read_bytes()
+    data.decode('utf-8')  # strict: no surrogate was written raw
+    for raw in ('\u2028', '\u2029', '\x85'):
+        assert raw.encode('utf-8') not in data
+    assert len(data.decode('utf-8').splitlines()) == 2  # what a splitlines() reader counts
+    first, second = read_audit_log(path)
+    assert first['arguments']['text'] == hostile
+    assert second['error_message'] == hostile
+
+
+def _write_log(path: pathlib.Path, lines: list[str]) -> None:
+    path.write_bytes(''.join(line + '\n' for line in lines).encode('utf-8', 'surrogatepass'))
+
+
+def test_export_writes_atoms_whose_arguments_hold_lone_surrogates(tmp_path, capsys):
+    log = tmp_path / 'audit.jsonl'
+    writer = AuditLog(log)
+    text = 'boom\ud800 and\u2028more'
+    writer.write('call', 1, call_id='a', generation_id='g', name='say', arguments={'text': text})
+    writer.write('result', 2, call_id='a', success=True)
+    writer.close()
+    out = tmp_path / 'atoms.jsonl'
+    assert cli_main(['audit', 'export', str(log), '--lerobot', str(out)]) == 0
+    assert 'wrote 1 atom(s)' in capsys.readouterr().out
+    data = out.read_bytes().decode('utf-8')  # strict UTF-8
+    assert '\u2028' not in data and len(data.splitlines()) == 1
+    (atom,) = [json.loads(line) for line in data.splitlines()]
+    assert atom['tool_calls'][0]['function']['arguments'] == {'text': text}
+
+
+def test_export_of_a_log_with_raw_surrogate_escapes_does_not_crash(tmp_path, capsys):
+    # What the previous AuditLog wrote: `\ud800` escapes that json.loads turns into a lone one.
+    log = tmp_path / 'audit.jsonl'
+    _write_log(log, [
+        '{"event": "call", "wall_time": 1.0, "call_id": "a", "name": "say", '
+        '"arguments": {"text": "x\\ud800"}}',
+        '{"event": "result", "call_id": "a", "success": true}'])
+    out = tmp_path / 'atoms.jsonl'
+    assert cli_main(['audit', 'export', str(log), '--lerobot', str(out)]) == 0
+    (atom,) = [json.loads(line) for line in out.read_text(encoding='utf-8').splitlines()]
+    assert atom['tool_calls'][0]['function']['arguments'] == {'text': 'x\ud800'}
+
+
+def test_export_skips_a_line_cut_by_a_full_disk_and_says_so(tmp_path, capsys):
+    log = tmp_path / 'audit.jsonl'
+    _write_log(log, [
+        '{"event": "call", "wall_time": 1.0, "call_id": "a", "name": "say", '
+        '"arguments": {"text": "kept"}}',
+        '{"event": "result", "call_id": "a", "success": true}',
+        '{"event": "call", "wall_time": 2.0, "call_id": "b", "na'])
+    out = tmp_path / 'atoms.jsonl'
+    assert cli_main(['audit', 'export', str(log), '--lerobot', str(out)]) == 0
+    captured = capsys.readouterr()
+    assert 'wrote 1 atom(s)' in captured.out
+    assert f'skipped {log}:3: not a JSON line' in captured.err
+
+
+def test_export_to_an_unwritable_place_is_one_error_and_leaves_nothing(tmp_path, capsys):
+    log = tmp_path / 'audit.jsonl'
+    _write_log(log, ['{"event": "call", "wall_time": 1.0, "call_id": "a", "name": "say"}',
+                     '{"event": "result", "call_id": "a", "success": true}'])
+    blocker = tmp_path / 'a_file'
+    blocker.write_text('')
+    assert cli_main(['audit', 'export', str(log), '--lerobot', str(blocker / 'x.jsonl')]) == 1
+    assert 'cannot write' in capsys.readouterr().err
+    assert sorted(os.listdir(tmp_path)) == ['a_file', 'audit.jsonl']
+
+
+@needs_dev_full
+def test_dispatcher_with_a_full_audit_disk_answers_every_call(start_node, ros_node, tmp_path):
+    echo = json.loads(json.dumps(ECHO_SCHEMA))
+    echo['function']['parameters']['required'] = ['text']  # so the <echo>...</echo> marker applies
+    root = tmp_path / 'dataset'
+    (root / 'meta').mkdir(parents=True)
+    (root / 'meta' / 'info.json').write_text(json.dumps(
+        {'codebase_version': 'v3.0', 'fps': 30, 'features': {}, 'tools': [echo, *DEFAULT_TOOLS]}))
+    server = start_node('lerobot_tools_ros.nodes.tool_server', '-p', 'tools:=[echo]',
+                        '-p', f'dataset:={root}')
+    dispatcher = start_node('lerobot_tools_ros.nodes.dispatcher', '-p', f'dataset:={root}',
+                            '-p', f'audit_log:={FULL_DISK}', '-p', 'max_pending:=1000')
+    results: list[ToolResult] = []
+    sub = ros_node.create_subscription(ToolResult, '/lerobot_tools/results', results.append,
+                                       RELIABLE)
+    pub = ros_node.create_publisher(String, '/policy/text', RELIABLE)
+    ready = spin_until(ros_node, lambda: (
+        pub.get_subscription_count() > 0 and ros_node.count_publishers(sub.topic_name) > 0
+        and '/lerobot_tools/echo' in dict(ros_node.get_service_names_and_types())), 30.0)
+    assert ready, dispatcher.output() + server.output()
+    # Discovery handshake: the dispatcher's writer must match our reader before we count.
+    for _ in range(60):
+        pub.publish(String(data='<tool_call>{"name": "probe", "arguments": {}}</tool_call>'))
+        if spin_until(ros_node, lambda: bool(results), 0.5):
+            break
+    assert results, dispatcher.output()
+    spin_until(ros_node, lambda: False, 0.2)
+    results.clear()
+
+    generations, per_generation = 30, 10
+    for generation in range(generations):
+        pub.publish(String(data=''.join(f'<echo>{generation}-{index}</echo>'
+                                        for index in range(per_generation))))
+    total = generations * per_generation
+    spin_until(ros_node, lambda: len(results) >= total, 120.0)
+    spin_until(ros_node, lambda: False, 0.3)
+    output = dispatcher.output()
+    assert dispatcher.proc.poll() is None, output[-3000:]
+    assert len(results) == total, output[-3000:]
+    assert all(r.success for r in results), {r.error_code for r in results}
+    assert len({r.call_id for r in results}) == total
+    reports = [line for line in output.splitlines() if 'could not be written' in line]
+    assert 1 <= len(reports) <= 3, reports  # rate limited: not one line per lost record
+
+
+def test_dispatcher_with_an_unopenable_audit_path_exits_with_one_line(start_node, tmp_path):
+    blocker = tmp_path / 'a_file'
+    blocker.write_text('')
+    path = blocker / 'audit.jsonl'
+    dispatcher = start_node('lerobot_tools_ros.nodes.dispatcher', '-p', f'audit_log:={path}')
+    assert dispatcher.proc.wait(60) == 1
+    output = dispatcher.output()
+    assert 'Traceback' not in output, output
+    (line,) = [line for line in output.splitlines() if 'error' in line.lower()]
+    assert str(path) in line and 'audit_log' in line
