@@ -521,3 +521,29 @@ def test_progress_of_a_long_call_reaches_the_client(echo_stack, ros_node, ros_en
     assert known and all(0.0 <= p <= 1.0 for p in known)
     assert known == sorted(known)
     assert all(message for _, _, message in seen)
+
+
+def test_http_client_gone_mid_call_leaves_one_result(echo_stack, start_process, ros_node,
+                                                     ros_env):
+    _mcp()
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+    results, calls = echo_stack
+    cancel_served = '/dispatcher/cancel' in dict(ros_node.get_service_names_and_types())
+    port = free_port()
+    proc = start_process(server_command('--transport', 'http', '--port', str(port)), name='mcp')
+    wait_for_port(port, proc)
+
+    async def session() -> None:
+        async with streamable_http_client(f'http://127.0.0.1:{port}/mcp') as (read, write):
+            async with ClientSession(read, write) as client:
+                await within(client.initialize())
+                asyncio.ensure_future(client.call_tool('echo', {'text': 'h', 'delay_s': 2.0}))
+                assert await asyncio.to_thread(spin_until, ros_node, lambda: [
+                    c for c in calls if c.source == 'mcp'], 15.0)
+        # Leaving closes the session (DELETE); the server stays up for other clients.
+
+    asyncio.run(within(session(), 30.0))
+    (result,) = mcp_results(ros_node, results, 1)
+    assert result.error_code == ('cancelled' if cancel_served else ''), result
+    assert proc.proc.poll() is None, proc.output()
