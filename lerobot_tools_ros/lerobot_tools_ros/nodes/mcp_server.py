@@ -27,6 +27,7 @@ Run with ``lerobot-tools-ros mcp`` or as the ``mcp_server`` executable (paramete
 """
 
 import asyncio
+import os
 import signal
 import sys
 import threading
@@ -146,6 +147,7 @@ class RosBridge:
         self.cancels: list[Future] = []      # ~/cancel requests sent, answered or not
         self.call_ready_since: float | None = None
         self.started = loop.time()
+        self._catalog: tuple | None = None   # (dataset parameter, catalog, file mtime)
         node.bridge = self
 
     def post(self, function, *args) -> None:
@@ -202,7 +204,7 @@ class RosBridge:
             name for name in listed.result.names
             if name.startswith('tool.') and name.endswith(('.approval', '.enabled'))]
         values = await self.get_parameters(wanted)
-        catalog = ToolCatalog.load(values.get('dataset') or None)
+        catalog = self.catalog(values.get('dataset') or '')
         view = mcp_core.view_from_parameters(values)
         tools = mcp_core.visible_tools(catalog, view, read_only=self.node.read_only_tools,
                                        actuating=self.node.actuating_tools)
@@ -218,6 +220,17 @@ class RosBridge:
                 self.node.get_logger().info(
                     f'serving {len(tools)} tool(s) of {catalog.source}: '
                     + ', '.join(t.name for t in tools))
+
+    def catalog(self, dataset: str) -> ToolCatalog:
+        """Load the dispatcher's catalog, again only when its source or file changed."""
+        cached = self._catalog
+        if cached is not None and cached[0] == dataset and cached[2] == _mtime(cached[1].source):
+            return cached[1]
+        catalog = ToolCatalog.load(dataset or None)
+        for problem in catalog.problems:
+            self.node.get_logger().warning(log_text(problem))
+        self._catalog = (dataset, catalog, _mtime(catalog.source))
+        return catalog
 
     async def get_parameters(self, wanted: list[str]) -> dict[str, Any]:
         """
@@ -296,6 +309,13 @@ class RosBridge:
             self.node.get_logger().warning(
                 f'MCP client cancelled {call_id} but the dispatcher has no ~/cancel; the call '
                 'runs to its end (its result is still published once)')
+
+
+def _mtime(path: str) -> int | None:
+    try:
+        return os.stat(path).st_mtime_ns
+    except (OSError, ValueError):
+        return None  # an in-memory catalog (the default tools) has no file
 
 
 def _text(text: str):
