@@ -169,11 +169,12 @@ def test_http_refuses_a_non_loopback_bind_without_token(start_process, ros_env):
     assert 'refusing to listen on 0.0.0.0' in output and 'LEROBOT_TOOLS_MCP_TOKEN' in output
 
 
-def test_short_token_is_refused_at_start(start_process, ros_env, tmp_path):
+def test_node_executable_refuses_a_short_token_from_its_parameters(start_node, tmp_path):
+    # As a launch file starts it: the mcp_server node with ROS parameters.
     token_file = tmp_path / 'token'
     token_file.write_text('guessable')
-    proc = start_process(server_command('--transport', 'http', '--port', str(free_port()),
-                                        '--token-file', str(token_file)), name='mcp')
+    proc = start_node('lerobot_tools_ros.nodes.mcp_server', '-p', 'transport:=http', '-p',
+                      f'port:={free_port()}', '-p', f'token_file:={token_file}')
     assert proc.proc.wait(30) == 1
     assert 'shorter than 16 characters' in proc.output()
 
