@@ -403,8 +403,8 @@ def test_confirm_tool_waits_for_approval_and_a_disconnect_cancels(
     assert final.error_code == ('cancelled' if cancel_served else 'approval_timeout'), final
 
 
-def test_a_2026_client_without_handshake_lists_the_same_tools(start_node, ros_node, ros_env,
-                                                              dataset):
+def test_a_2026_client_without_handshake_lists_tools_and_hears_changes(
+        start_node, ros_node, ros_env, dataset):
     _mcp()
     from mcp import Client, StdioServerParameters
 
@@ -418,6 +418,12 @@ def test_a_2026_client_without_handshake_lists_the_same_tools(start_node, ros_no
             tools = (await within(client.list_tools())).tools
             assert [t.name for t in tools] == ['say', 'record_observation']
             assert tools[0].description == 'Speak (test dataset).'
+            # On this protocol, list changes come on a subscriptions/listen stream.
+            async with client.listen(tools_list_changed=True) as subscription:
+                set_dispatcher_parameter(ros_node, 'allowed_tools', ['record_observation'])
+                await within(subscription.__anext__(), 15.0)
+            tools = (await within(client.list_tools())).tools
+            assert [t.name for t in tools] == ['record_observation']
 
     asyncio.run(session())
 
