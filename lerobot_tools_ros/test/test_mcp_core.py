@@ -12,7 +12,7 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""The MCP server's decisions without ROS or the SDK: listing, hints, results, access."""
+"""The MCP server's decisions and its rclpy-to-asyncio bridge, without a ROS graph or the SDK."""
 
 import json
 
@@ -138,3 +138,36 @@ def test_token_comes_from_a_file_or_the_environment(tmp_path):
         mcp_core.read_token('T', str(tmp_path / 'empty'), {})
     assert mcp_core.token_matches('a' * 20, 'a' * 20)
     assert not mcp_core.token_matches('a' * 20, 'a' * 19 + 'b')
+
+
+def test_bridge_hands_rclpy_futures_to_asyncio_and_tolerates_cancelled_waiters():
+    import asyncio
+    import threading
+    import types
+
+    from lerobot_tools_ros.nodes.mcp_server import RosBridge
+    from rclpy.task import Future
+
+    async def main() -> None:
+        bridge = RosBridge(types.SimpleNamespace(), asyncio.get_running_loop())
+        answered = Future()
+        threading.Timer(0.05, answered.set_result, ('response',)).start()  # the ROS thread
+        assert await asyncio.wait_for(bridge.wait(answered), 5.0) == 'response'
+
+        failed = Future()
+        threading.Timer(0.05, failed.set_exception, (RuntimeError('executor died'),)).start()
+        with pytest.raises(RuntimeError, match='executor died'):
+            await asyncio.wait_for(bridge.wait(failed), 5.0)
+
+        # The MCP request was cancelled before ROS answered: the late answer is dropped quietly.
+        late = Future()
+        waiter = asyncio.ensure_future(bridge.wait(late))
+        await asyncio.sleep(0.01)
+        waiter.cancel()
+        errors: list = []
+        asyncio.get_running_loop().set_exception_handler(lambda _, context: errors.append(context))
+        late.set_result('too late')
+        await asyncio.sleep(0.05)
+        assert waiter.cancelled() and not errors
+
+    asyncio.run(main())
