@@ -32,6 +32,7 @@ AUDIO_TOPIC = 'speaker/audio'
 SPEAKER_STATUS_TOPIC = 'speaker/status'
 PROGRESS_TOPIC = 'lerobot_tools/progress'
 DIAGNOSTICS_TOPIC = '/diagnostics'
+PARAMETER_EVENTS_TOPIC = '/parameter_events'
 
 DISPATCHER_NODE = 'dispatcher'
 TOOL_SERVER_NODE = 'tool_server'

@@ -81,23 +81,27 @@ class McpServerNode(Node):
                                   read_only=True)
         self.read_only_tools = declare(self, 'read_only_tools', [],
                                        'Tools listed with readOnlyHint (they do not change '
-                                       'the world).')
+                                       'the world).', read_only=True)
         self.actuating_tools = declare(self, 'actuating_tools', [],
                                        'Tools listed with destructiveHint (they move the robot); '
-                                       'tools with approval confirm/deny are always so.')
+                                       'tools with approval confirm/deny are always so.',
+                                       read_only=True)
         self.max_argument_bytes = declare(self, 'max_argument_bytes', 65536,
-                                          'Largest tool arguments (JSON, bytes) accepted.')
+                                          'Largest tool arguments (JSON, bytes) accepted.',
+                                          read_only=True)
         self.max_image_bytes = declare(self, 'max_image_bytes', 4 * 1024 * 1024,
-                                       'Largest saved image returned as MCP image content.')
+                                       'Largest saved image returned as MCP image content.',
+                                       read_only=True)
         self.max_request_bytes = declare(self, 'max_request_bytes', 1024 * 1024,
                                          'Largest HTTP request body accepted.', read_only=True)
         self.refresh_s = declare(self, 'refresh_s', 5.0,
                                  'Seconds between re-reads of the dispatcher settings and '
-                                 'catalog (parameter changes are seen at once).')
+                                 'catalog (parameter changes are seen at once).',
+                                 read_only=True)
         self.call_timeout_s = declare(self, 'call_timeout_s', 600.0,
                                       'Safety net: seconds an MCP call waits for ~/call before '
                                       "it is cancelled (the dispatcher's own deadlines come "
-                                      'first).')
+                                      'first).', read_only=True)
         self.read_only_tools = [t for t in self.read_only_tools if t]
         self.actuating_tools = [t for t in self.actuating_tools if t]
         if self.transport not in TRANSPORTS:
@@ -118,12 +122,15 @@ class McpServerNode(Node):
         self.param_client = AsyncParameterClient(self, base)
         reliable = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
         self.create_subscription(ToolProgress, names.PROGRESS_TOPIC, self._on_progress, reliable)
-        self.create_subscription(ParameterEvent, '/parameter_events', self._on_parameter_event,
+        self.create_subscription(ParameterEvent, names.PARAMETER_EVENTS_TOPIC,
+                                 self._on_parameter_event,
                                  QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE))
         self.bridge: 'RosBridge | None' = None
 
     def _on_progress(self, msg: ToolProgress) -> None:
-        if self.bridge is not None:
+        # Only calls this server made and whose client asked for progress (a dict lookup is
+        # safe across threads; the queue itself is touched on the loop only).
+        if self.bridge is not None and msg.call_id in self.bridge.progress:
             self.bridge.post(self.bridge.on_progress, msg.call_id, msg.stage, msg.progress,
                              msg.detail)
 
