@@ -49,6 +49,7 @@ setup(
             'tool_server = lerobot_tools_ros.nodes.tool_server:main',
             'speaker = lerobot_tools_ros.nodes.speaker:main',
             'demo_camera = lerobot_tools_ros.nodes.demo_camera:main',
+            'demo_gripper = lerobot_tools_ros.nodes.demo_gripper:main',
             'scripted_policy = lerobot_tools_ros.nodes.scripted_policy:main',
             'mcp_server = lerobot_tools_ros.nodes.mcp_server:main',
         ],

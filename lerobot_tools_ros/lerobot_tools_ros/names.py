@@ -33,6 +33,7 @@ SPEAKER_STATUS_TOPIC = 'speaker/status'
 PROGRESS_TOPIC = 'lerobot_tools/progress'
 DIAGNOSTICS_TOPIC = '/diagnostics'
 PARAMETER_EVENTS_TOPIC = '/parameter_events'
+DEMO_GRIPPER_ACTION = 'demo_gripper/close'  # the demo's bound action (config/demo_bindings.yaml)
 
 DISPATCHER_NODE = 'dispatcher'
 TOOL_SERVER_NODE = 'tool_server'
