@@ -123,6 +123,25 @@ def view_from_parameters(values: Mapping[str, Any]) -> DispatcherView:
     return DispatcherView(tuple(str(name) for name in allowed), approvals, frozenset(disabled))
 
 
+def read_bindings(text: str) -> frozenset[str]:
+    """
+    Return the tools a tool_server bindings file binds with ``kind: read`` (read-only tools).
+
+    Only the kinds are looked at; tool_server checks the rest of the file. Text that is not a
+    bindings mapping yields nothing.
+    """
+    import yaml
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return frozenset()
+    bindings = data.get('bindings') if isinstance(data, dict) else None
+    if not isinstance(bindings, dict):
+        return frozenset()
+    return frozenset(str(tool) for tool, entry in bindings.items()
+                     if isinstance(entry, dict) and entry.get('kind') == 'read')
+
+
 class ArgumentsTooLarge(ValueError):
     """The arguments of an MCP call are larger than the server accepts."""
 

@@ -49,7 +49,7 @@ def test_allowlist_and_disabled_tools_are_hidden(catalog):
     assert [t.name for t in mcp_core.visible_tools(catalog, view)] == ['say', 'move_arm']
     # Unset parameters (None) are the defaults.
     view = mcp_core.view_from_parameters({'allowed_tools': None, 'tool.say.approval': None})
-    assert len(mcp_core.visible_tools(catalog, view)) == 4
+    assert len(mcp_core.visible_tools(catalog, view)) == len(catalog.names)
 
 
 def test_hints_follow_approval_and_the_servers_settings(catalog):
@@ -171,3 +171,11 @@ def test_bridge_hands_rclpy_futures_to_asyncio_and_tolerates_cancelled_waiters()
         assert waiter.cancelled() and not errors
 
     asyncio.run(main())
+
+
+def test_tools_bound_with_kind_read_are_read_only():
+    text = ('bindings:\n  get_battery: {kind: read, topic: /battery}\n'
+            '  close_gripper: {kind: action, action: g}\n  odd: read\n')
+    assert mcp_core.read_bindings(text) == {'get_battery'}
+    assert mcp_core.read_bindings('not: [valid') == frozenset()
+    assert mcp_core.read_bindings('- a list') == frozenset()

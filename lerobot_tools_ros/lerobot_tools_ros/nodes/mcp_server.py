@@ -79,6 +79,10 @@ class McpServerNode(Node):
                                   'Dispatcher node whose ~/call, ~/cancel and parameters are '
                                   "used (relative names resolve in this node's namespace).",
                                   read_only=True)
+        self.tool_server = declare(self, 'tool_server', names.TOOL_SERVER_NODE,
+                                   'tool_server node whose bindings_file is read: tools bound '
+                                   'with kind: read are listed with readOnlyHint.',
+                                   read_only=True)
         self.read_only_tools = declare(self, 'read_only_tools', [],
                                        'Tools listed with readOnlyHint (they do not change '
                                        'the world).', read_only=True)
@@ -120,6 +124,7 @@ class McpServerNode(Node):
         self.call_client = self.create_client(CallTool, f'{base}/{names.DISPATCHER_CALL}')
         self.cancel_client = self.create_client(CancelCalls, f'{base}/{names.DISPATCHER_CANCEL}')
         self.param_client = AsyncParameterClient(self, base)
+        self.server_param_client = AsyncParameterClient(self, self.tool_server.rstrip('/'))
         reliable = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
         self.create_subscription(ToolProgress, names.PROGRESS_TOPIC, self._on_progress, reliable)
         self.create_subscription(ParameterEvent, names.PARAMETER_EVENTS_TOPIC,
@@ -155,6 +160,7 @@ class RosBridge:
         self.call_ready_since: float | None = None
         self.started = loop.time()
         self._catalog: tuple | None = None   # (dataset parameter, catalog, file mtime)
+        self._bindings: tuple | None = None  # (bindings file, mtime, tools bound kind: read)
         node.bridge = self
 
     def post(self, function, *args) -> None:
@@ -213,7 +219,8 @@ class RosBridge:
         values = await self.get_parameters(wanted)
         catalog = self.catalog(values.get('dataset') or '')
         view = mcp_core.view_from_parameters(values)
-        tools = mcp_core.visible_tools(catalog, view, read_only=self.node.read_only_tools,
+        read_only = set(self.node.read_only_tools) | await self.bound_read_tools()
+        tools = mcp_core.visible_tools(catalog, view, read_only=read_only,
                                        actuating=self.node.actuating_tools)
         first = not self.have_tools.is_set()
         if tools != self.tools or first:
@@ -238,6 +245,29 @@ class RosBridge:
             self.node.get_logger().warning(log_text(problem))
         self._catalog = (dataset, catalog, _mtime(catalog.source))
         return catalog
+
+    async def bound_read_tools(self) -> frozenset[str]:
+        """Tools the tool_server binds with ``kind: read`` (its bindings file, if it has one)."""
+        params = self.node.server_param_client
+        if not params.services_are_ready():
+            return frozenset()
+        got = await asyncio.wait_for(self.wait(params.get_parameters(['bindings_file'])), 5.0)
+        path = parameter_value_to_python(got.values[0]) if got.values else None
+        if not path:
+            return frozenset()
+        path = os.path.expanduser(path)
+        cached = self._bindings
+        if cached is not None and cached[0] == path and cached[1] == _mtime(path):
+            return cached[2]
+        try:
+            with open(path, encoding='utf-8') as handle:
+                tools = mcp_core.read_bindings(handle.read())
+        except (OSError, UnicodeDecodeError) as exc:
+            self.node.get_logger().warning(f'cannot read the bindings file {log_text(path)}: '
+                                           f'{log_text(exc)}')
+            tools = frozenset()
+        self._bindings = (path, _mtime(path), tools)
+        return tools
 
     async def get_parameters(self, wanted: list[str]) -> dict[str, Any]:
         """
