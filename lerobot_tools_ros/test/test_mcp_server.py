@@ -555,3 +555,31 @@ def test_http_client_gone_mid_call_leaves_one_result(echo_stack, start_process, 
     (result,) = mcp_results(ros_node, results, 1)
     assert result.error_code == ('cancelled' if cancel_served else ''), result
     assert proc.proc.poll() is None, proc.output()
+
+
+def test_a_tool_bound_with_kind_read_is_listed_read_only(start_node, ros_node, ros_env,
+                                                        tmp_path):
+    _mcp()
+    from lerobot_tools_ros.tools.echo import ECHO_SCHEMA
+    battery = {'type': 'function', 'function': {
+        'name': 'get_battery', 'description': 'Battery state.',
+        'parameters': {'type': 'object', 'properties': {}}}}
+    root = tmp_path / 'bound_dataset'
+    (root / 'meta').mkdir(parents=True)
+    (root / 'meta' / 'info.json').write_text(json.dumps({'tools': [ECHO_SCHEMA, battery]}))
+    bindings = tmp_path / 'bindings.yaml'
+    bindings.write_text('bindings:\n  get_battery: {kind: read, topic: /battery_state, '
+                        'type: sensor_msgs/msg/BatteryState}\n')
+    server = start_node('lerobot_tools_ros.nodes.tool_server', '-p', 'tools:=[echo]', '-p',
+                        f'dataset:={root}', '-p', f'bindings_file:={bindings}')
+    start_node('lerobot_tools_ros.nodes.dispatcher', '-p', f'dataset:={root}')
+    assert spin_until(ros_node, lambda: '/lerobot_tools/get_battery' in dict(
+        ros_node.get_service_names_and_types()), 60.0), server.output()
+
+    async def session() -> None:
+        async with stdio_session(ros_env, tmp_path) as client:
+            listed = {t.name: t.annotations for t in (await within(client.list_tools())).tools}
+            assert listed['get_battery'].read_only_hint is True
+            assert listed['echo'].read_only_hint is False
+
+    asyncio.run(session())

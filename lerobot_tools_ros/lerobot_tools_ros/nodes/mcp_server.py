@@ -249,8 +249,13 @@ class RosBridge:
     async def bound_read_tools(self) -> frozenset[str]:
         """Tools the tool_server binds with ``kind: read`` (its bindings file, if it has one)."""
         params = self.node.server_param_client
-        if not params.services_are_ready():
-            return frozenset()
+        # Just after start, give discovery of the tool_server a moment (later it is seen on the
+        # next refresh, and clients are told the list changed).
+        deadline = min(self.started + 5.0, self.loop.time() + 2.0)
+        while not params.services_are_ready():
+            if self.loop.time() >= deadline:
+                return frozenset()
+            await asyncio.sleep(0.05)
         got = await asyncio.wait_for(self.wait(params.get_parameters(['bindings_file'])), 5.0)
         path = parameter_value_to_python(got.values[0]) if got.values else None
         if not path:
