@@ -557,8 +557,8 @@ def test_http_client_gone_mid_call_leaves_one_result(echo_stack, start_process, 
     assert proc.proc.poll() is None, proc.output()
 
 
-def test_a_tool_bound_with_kind_read_is_listed_read_only(start_node, ros_node, ros_env,
-                                                        tmp_path):
+def test_a_tool_bound_with_kind_read_is_listed_read_only(
+        start_node, ros_node, ros_env, tmp_path):
     _mcp()
     from lerobot_tools_ros.tools.echo import ECHO_SCHEMA
     battery = {'type': 'function', 'function': {
