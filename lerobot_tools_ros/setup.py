@@ -32,7 +32,7 @@ setup(
     install_requires=['setuptools', 'jsonschema', 'numpy', 'pyyaml'],
     extras_require={
         'camera': ['opencv-python-headless', 'rosbags-image'],
-        'audio': ['sounddevice', 'soundfile'],
+        'audio': ['sounddevice', 'soundfile', 'soxr'],
         'pocket_tts': ['pocket-tts==4.0.1'],
         'hub': ['huggingface_hub'],
         'mcp': ['mcp==2.3.0'],
