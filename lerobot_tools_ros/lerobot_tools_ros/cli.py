@@ -32,6 +32,7 @@ COMMANDS: dict[str, str] = {
     'audit': 'lerobot_tools_ros.commands.audit',
     'bringup': 'lerobot_tools_ros.commands.bringup',
     'catalog': 'lerobot_tools_ros.commands.catalog',
+    'mcp': 'lerobot_tools_ros.commands.mcp',
 }
 
 PROG = 'lerobot-tools-ros'

@@ -30,12 +30,20 @@ INPUT_TOPIC = 'policy/text'
 STREAM_TOPIC = 'policy/text_stream'
 AUDIO_TOPIC = 'speaker/audio'
 SPEAKER_STATUS_TOPIC = 'speaker/status'
+PROGRESS_TOPIC = 'lerobot_tools/progress'
 DIAGNOSTICS_TOPIC = '/diagnostics'
+PARAMETER_EVENTS_TOPIC = '/parameter_events'
 DEMO_GRIPPER_ACTION = 'demo_gripper/close'  # the demo's bound action (config/demo_bindings.yaml)
 
 DISPATCHER_NODE = 'dispatcher'
 TOOL_SERVER_NODE = 'tool_server'
 SPEAKER_NODE = 'speaker'
+MCP_SERVER_NODE = 'mcp_server'
+
+# Services of the dispatcher node, relative to its name (<dispatcher>/call).
+DISPATCHER_CALL = 'call'
+DISPATCHER_CANCEL = 'cancel'
+DISPATCHER_APPROVE = 'approve'
 
 # Catalog names may hold '.' and '-' (LeRobot allows them); ROS names may not.
 _NOT_IN_ROS_NAMES = re.compile(r'[^A-Za-z0-9_]')
