@@ -10,7 +10,7 @@ in batches, floor and project interleaved; the reported ratio is the median of t
 ratios (both sides of one batch saw the same machine load).
 
     scripts/with_env.sh python bench/dispatch_bench.py [--round-trips 500] [--batches 10]
-        [--rate 500] [--seconds 10] [--memory-calls 10000]
+        [--rate 500] [--seconds 10] [--memory-calls 10000] [--flood 3000]
 """
 
 import argparse
@@ -150,6 +150,26 @@ class Bench:
             latencies.append(self.arrived.pop(key) - start)
         return latencies
 
+    def flood(self, count: int, prefix: str) -> tuple[float, int, float]:
+        """Publish `count` generations at once; return (publish rate, results, results/s)."""
+        before = self.results
+        start = time.perf_counter()
+        for index in range(count):
+            self.send(True, f'{prefix}{index}')
+        published = time.perf_counter() - start
+        # Results stop coming when every call that reached the dispatcher is answered.
+        last_count, last_change = before, time.perf_counter()
+        while time.perf_counter() - last_change < 3.0 and self.results - before < count:
+            self.executor.spin_once(timeout_sec=0.05)
+            if self.results != last_count:
+                last_count, last_change = self.results, time.perf_counter()
+        received = self.results - before
+        keys = [f'{prefix}{index}' for index in range(count)]
+        last = max((self.arrived.get(key, start) for key in keys), default=start)
+        for key in keys:
+            self.arrived.pop(key, None)
+        return count / max(published, 1e-9), received, received / max(1e-9, last - start)
+
     def sustained(self, rate: float, seconds: float, prefix: str) -> tuple[int, int, float]:
         """Publish at `rate` for `seconds`; return (sent, received, achieved results/s)."""
         total = int(rate * seconds)
@@ -187,6 +207,8 @@ def main() -> int:
     parser.add_argument('--rate', type=float, default=500.0)
     parser.add_argument('--seconds', type=float, default=10.0)
     parser.add_argument('--memory-calls', type=int, default=10000)
+    parser.add_argument('--flood', type=int, default=3000, metavar='N',
+                        help='publish N generations at once and count what is lost (0: skip)')
     args = parser.parse_args()
     if args.role == 'noop_server':
         role_noop_server()
@@ -272,6 +294,14 @@ def _run(args: argparse.Namespace) -> int:
               '(target: >= 500/s, 0 lost)')
         if bench.failures:
             print(f'  failures: {len(bench.failures)}, first: {bench.failures[0]}')
+        if args.flood:
+            # Overload: what arrives faster than it is processed waits in the input queue
+            # (reliable, depth 1000); beyond that DDS replaces the oldest, and neither side is told
+            # (no message_lost event for reliable keep-last readers with Fast DDS).
+            rate, received, processed = bench.flood(args.flood, 'f')
+            print(f'flood: {args.flood} generations published at once ({rate:.0f}/s) -> '
+                  f'{received} results ({args.flood - received} never reached the dispatcher), '
+                  f'processed at {processed:.0f} results/s')
 
         pid = procs['dispatcher'].pid
         before = rss_mb(pid)

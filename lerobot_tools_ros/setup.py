@@ -32,9 +32,10 @@ setup(
     install_requires=['setuptools', 'jsonschema', 'numpy', 'pyyaml'],
     extras_require={
         'camera': ['opencv-python-headless', 'rosbags-image'],
-        'audio': ['sounddevice', 'soundfile'],
+        'audio': ['sounddevice', 'soundfile', 'soxr'],
         'pocket_tts': ['pocket-tts==4.0.1'],
         'hub': ['huggingface_hub'],
+        'mcp': ['mcp==2.3.0'],
     },
     zip_safe=True,
     maintainer='lerobot_tools_ros maintainers',
@@ -48,7 +49,9 @@ setup(
             'tool_server = lerobot_tools_ros.nodes.tool_server:main',
             'speaker = lerobot_tools_ros.nodes.speaker:main',
             'demo_camera = lerobot_tools_ros.nodes.demo_camera:main',
+            'demo_gripper = lerobot_tools_ros.nodes.demo_gripper:main',
             'scripted_policy = lerobot_tools_ros.nodes.scripted_policy:main',
+            'mcp_server = lerobot_tools_ros.nodes.mcp_server:main',
         ],
     },
 )

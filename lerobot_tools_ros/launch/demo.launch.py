@@ -13,7 +13,7 @@
 # limitations under the License.
 
 """
-The runtime plus a demo camera and a scripted policy: a self-contained demo.
+The runtime plus a demo camera, a demo gripper and a scripted policy: a self-contained demo.
 
 Usage: ros2 launch lerobot_tools_ros demo.launch.py output_dir:=/tmp/lerobot_tools_demo
 """
@@ -29,7 +29,10 @@ def generate_launch_description() -> LaunchDescription:
     share = get_package_share_directory('lerobot_tools_ros')
     return LaunchDescription([
         IncludeLaunchDescription(
-            PythonLaunchDescriptionSource(f'{share}/launch/lerobot_tools.launch.py')),
+            PythonLaunchDescriptionSource(f'{share}/launch/lerobot_tools.launch.py'),
+            launch_arguments={'bindings_file': f'{share}/config/demo_bindings.yaml'}.items()),
+        Node(package='lerobot_tools_ros', executable='demo_gripper', name='demo_gripper',
+             output='screen'),
         Node(package='lerobot_tools_ros', executable='demo_camera', name='demo_camera',
              output='screen', parameters=[{'topic': '/camera/front/image_raw'}]),
         Node(package='lerobot_tools_ros', executable='scripted_policy', name='scripted_policy',

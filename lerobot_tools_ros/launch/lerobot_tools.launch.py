@@ -17,6 +17,7 @@ Start the LeRobot tool runtime: dispatcher, one tool_server (say + record_observ
 
 Usage: ros2 launch lerobot_tools_ros lerobot_tools.launch.py [dataset:=/data/my_dataset]
 [namespace:=robot1] [tts_backend:=espeak_ng] [output_dir:=/tmp/lerobot_tools]
+[bindings_file:=/path/to/bindings.yaml]
 
 `lerobot-tools-ros bringup` starts the same nodes with the same parameters file in one process.
 """
@@ -46,6 +47,8 @@ def _nodes(context: LaunchContext) -> list:
         server_overrides['dataset'] = dispatcher_overrides['dataset'] = dataset
     if arg('tts_backend'):
         server_overrides['tool.say.backend'] = arg('tts_backend')
+    if arg('bindings_file'):
+        server_overrides['bindings_file'] = arg('bindings_file')
     speaker_overrides = {}
     if output_dir:
         server_overrides['tool.record_observation.output_dir'] = os.path.join(
@@ -78,5 +81,8 @@ def generate_launch_description() -> LaunchDescription:
                               description="Where WAV and PNG files go ('' = params_file)"),
         DeclareLaunchArgument('tts_backend', default_value='',
                               description="auto, pocket_tts or espeak_ng ('' = params_file)"),
+        DeclareLaunchArgument('bindings_file', default_value='',
+                              description='YAML binding catalog tools to ROS services, actions '
+                                          "and topics ('' = params_file)"),
         OpaqueFunction(function=_nodes),
     ])

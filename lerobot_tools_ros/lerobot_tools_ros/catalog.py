@@ -47,6 +47,7 @@ from jsonschema import validators as jsonschema_validators
 
 from lerobot_tools_ros import errors, names
 from lerobot_tools_ros.hub import DatasetNotFound, find_dataset_file, hf_lerobot_home
+from lerobot_tools_ros.parsing.values import json_type as _json_type
 
 __all__ = [
     'CatalogError', 'DEFAULT_TOOLS', 'SAMPLE_DATASET', 'ToolArgumentError', 'ToolCatalog',
@@ -111,24 +112,6 @@ class ToolArgumentError(ValueError):
     def code(self) -> str:
         """Alias of ``error_code``, matching ``errors.ToolError.code``."""
         return self.error_code
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return 'null'
-    if isinstance(value, bool):
-        return 'boolean'
-    if isinstance(value, int):
-        return 'integer'
-    if isinstance(value, float):
-        return 'number'
-    if isinstance(value, str):
-        return 'string'
-    if isinstance(value, (list, tuple)):
-        return 'array'
-    if isinstance(value, dict):
-        return 'object'
-    return type(value).__name__
 
 
 def _json_path(root: str, parts: Any) -> str:

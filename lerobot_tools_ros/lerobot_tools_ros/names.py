@@ -25,16 +25,25 @@ SERVICE_PREFIX = 'lerobot_tools'
 CALLS_TOPIC = 'lerobot_tools/calls'
 RESULTS_TOPIC = 'lerobot_tools/results'
 CHAT_TOPIC = 'lerobot_tools/chat'
+APPROVAL_REQUESTS_TOPIC = 'lerobot_tools/approval_requests'
 INPUT_TOPIC = 'policy/text'
 STREAM_TOPIC = 'policy/text_stream'
 AUDIO_TOPIC = 'speaker/audio'
 SPEAKER_STATUS_TOPIC = 'speaker/status'
 PROGRESS_TOPIC = 'lerobot_tools/progress'
 DIAGNOSTICS_TOPIC = '/diagnostics'
+PARAMETER_EVENTS_TOPIC = '/parameter_events'
+DEMO_GRIPPER_ACTION = 'demo_gripper/close'  # the demo's bound action (config/demo_bindings.yaml)
 
 DISPATCHER_NODE = 'dispatcher'
 TOOL_SERVER_NODE = 'tool_server'
 SPEAKER_NODE = 'speaker'
+MCP_SERVER_NODE = 'mcp_server'
+
+# Services of the dispatcher node, relative to its name (<dispatcher>/call).
+DISPATCHER_CALL = 'call'
+DISPATCHER_CANCEL = 'cancel'
+DISPATCHER_APPROVE = 'approve'
 
 # The tool name of a readiness probe: a CallTool request or RunTool goal naming it is answered
 # at once (success, nothing runs). A caller sends one to prove the executor's answers reach it

@@ -20,8 +20,10 @@ Each case is a model output as users report them, with the calls, issues and con
 one-shot result) and the fuzz generator (mutations of these texts must never raise).
 """
 
+import contextlib
 from dataclasses import dataclass, field
 import json
+import logging
 import random
 
 from lerobot_tools_ros.catalog import ToolCatalog
@@ -74,6 +76,20 @@ P = 'pythonic'
 MI = 'mistral'
 Q = 'qwen3_coder_xml'
 F = 'fenced_json'
+DS = 'deepseek'
+KI = 'kimi_k2'
+G = 'glm45'
+HA = 'harmony'
+MM = 'minimax_m2'
+TC = 'tool_calls_json'
+SE = 'seed_oss'
+ST = 'step3'
+GR = 'granite'
+GE = 'gemma'
+PH = 'phi4_mini'
+IN = 'internlm'
+CO = 'cohere'
+LC = 'longcat'
 
 CASES = [
     # --- LeRobot marker
@@ -249,9 +265,187 @@ CASES = [
          content='Nothing to do here; the cube is already in the bin.\n'),
     Case('lone_surrogate_argument', '<say>bad \ud800 text</say>',
          [('say', {'text': 'bad \ud800 text'}, M)]),
+    # --- DeepSeek V3 / R1 (function + fenced JSON), V3.1 (NAME<sep>JSON), V3.2 DSML
+    Case('deepseek_v3_fenced',
+         '<think>The user wants a greeting.</think>\n\nI will greet.<｜tool▁calls▁begin｜>'
+         '<｜tool▁call▁begin｜>function<｜tool▁sep｜>say\n```json\n{"text": "Grüß dich 👋"}\n```'
+         '<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
+         [('say', {'text': 'Grüß dich 👋'}, DS)],
+         content='<think>The user wants a greeting.</think>\n\nI will greet.'),
+    Case('deepseek_v31_two_calls',
+         '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>move_to<｜tool▁sep｜>{"x": 1.5, "y": -2}'
+         '<｜tool▁call▁end｜><｜tool▁call▁begin｜>say<｜tool▁sep｜>{"text": "line\\nnext \\"q\\""}'
+         '<｜tool▁call▁end｜><｜tool▁calls▁end｜>\nMoving now.',
+         [('move_to', {'x': 1.5, 'y': -2}, DS), ('say', {'text': 'line\nnext "q"'}, DS)],
+         content='Moving now.'),
+    Case('deepseek_v31_truncated',
+         'Ok.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>say<｜tool▁sep｜>{"text": "hel',
+         errors=[('truncated', 'say')], content='Ok.'),
+    Case('deepseek_v32_dsml',
+         'Sure.\n\n<｜DSML｜function_calls>\n<｜DSML｜invoke name="move_to">\n'
+         '<｜DSML｜parameter name="x" string="false">0.5</｜DSML｜parameter>\n'
+         '<｜DSML｜parameter name="y" string="false">1</｜DSML｜parameter>\n</｜DSML｜invoke>\n'
+         '<｜DSML｜invoke name="say">\n<｜DSML｜parameter name="text" string="true">'
+         '{not json} & <b></｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>',
+         [('move_to', {'x': 0.5, 'y': 1}, DS), ('say', {'text': '{not json} & <b>'}, DS)],
+         content='Sure.'),
+    # --- Kimi K2
+    Case('kimi_k2_section',
+         'Let me do both.\n<|tool_calls_section_begin|>\n<|tool_call_begin|>functions.say:0'
+         '<|tool_call_argument_begin|>{"text": "你好"}<|tool_call_end|>\n<|tool_call_begin|>'
+         'functions.record_observation:1<|tool_call_argument_begin|>{"label": "cup"}'
+         '<|tool_call_end|>\n<|tool_calls_section_end|>\nThe weather is next.',
+         [('say', {'text': '你好'}, KI), ('record_observation', {'label': 'cup'}, KI)],
+         content='Let me do both.\nThe weather is next.'),
+    Case('kimi_k2_unknown_tool',
+         '<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0'
+         '<|tool_call_argument_begin|>{"city": "Paris"}<|tool_call_end|>'
+         '<|tool_calls_section_end|>', errors=[('unknown_tool', 'get_weather')]),
+    # --- GLM-4.5 / 4.6 (newlines) and 4.7 (none)
+    Case('glm45_typed',
+         '<think>Need to move.</think>\nMoving.\n<tool_call>move_to\n<arg_key>x</arg_key>\n'
+         '<arg_value>1.5</arg_value>\n<arg_key>y</arg_key>\n<arg_value>-2</arg_value>\n'
+         '</tool_call>',
+         [('move_to', {'x': 1.5, 'y': -2}, G)],
+         content='<think>Need to move.</think>\nMoving.'),
+    Case('glm47_compact_two',
+         '<tool_call>say<arg_key>text</arg_key><arg_value>a "quote" & </arg_value></tool_call>'
+         '<tool_call>set_gripper<arg_key>open</arg_key><arg_value>true</arg_value></tool_call>'
+         'Done.',
+         [('say', {'text': 'a "quote" & '}, G), ('set_gripper', {'open': True}, G)],
+         content='Done.'),
+    Case('glm_calls_between_reasoning',
+         '<think>First greet.</think><tool_call>say<arg_key>text</arg_key><arg_value>hi'
+         '</arg_value></tool_call><think>Now move.</think>\n<tool_call>move_to<arg_key>x'
+         '</arg_key><arg_value>1</arg_value><arg_key>y</arg_key><arg_value>2</arg_value>'
+         '</tool_call>',
+         [('say', SAY_HI, G), ('move_to', {'x': 1, 'y': 2}, G)],
+         content='<think>First greet.</think><think>Now move.</think>'),
+    Case('glm_truncated', '<tool_call>say<arg_key>text</arg_key><arg_value>hel',
+         errors=[('truncated', 'say')]),
+    # --- gpt-oss harmony
+    Case('harmony_call',
+         '<|channel|>analysis<|message|>User wants a greeting. Call say.<|end|>'
+         '<|start|>assistant<|channel|>commentary to=functions.say <|constrain|>json<|message|>'
+         '{"text": "Hello \\u00e9"}<|call|>',
+         [('say', {'text': 'Hello é'}, HA)]),
+    Case('harmony_final_and_call',
+         '<|channel|>commentary to=functions.move_to json<|message|>{"x": 1, "y": 2}<|call|>'
+         '<|start|>assistant<|channel|>final<|message|>Moving to the table.<|return|>',
+         [('move_to', {'x': 1, 'y': 2}, HA)], content='Moving to the table.'),
+    Case('harmony_calls_between_analysis',
+         '<|channel|>analysis<|message|>Greet first.<|end|><|start|>assistant<|channel|>'
+         'commentary to=functions.say<|message|>{"text": "hi"}<|call|><|start|>assistant'
+         '<|channel|>analysis<|message|>Then move.<|end|><|start|>assistant<|channel|>'
+         'commentary to=functions.move_to <|constrain|>json<|message|>{"x": 1, "y": 2}<|call|>',
+         [('say', SAY_HI, HA), ('move_to', {'x': 1, 'y': 2}, HA)]),
+    # --- MiniMax-M2 / M1
+    Case('minimax_m2_two_invokes',
+         '<think>\nTwo calls.\n</think>\n\n<minimax:tool_call>\n<invoke name="move_to">\n'
+         '<parameter name="x">1</parameter>\n<parameter name="y">2.5</parameter>\n</invoke>\n'
+         '<invoke name="say">\n<parameter name="text">Ça va</parameter>\n</invoke>\n'
+         '</minimax:tool_call>',
+         [('move_to', {'x': 1, 'y': 2.5}, MM), ('say', {'text': 'Ça va'}, MM)],
+         content='<think>\nTwo calls.\n</think>'),
+    Case('minimax_m1_lines',
+         'Doing it.\n<tool_calls>\n{"name": "say", "arguments": {"text": "hi"}}\n'
+         '{"name": "move_to", "arguments": {"x": 1, "y": 2}}\n</tool_calls>',
+         [('say', SAY_HI, TC), ('move_to', {'x': 1, 'y': 2}, TC)], content='Doing it.'),
+    # --- Jamba / Hunyuan: <tool_calls>[...]</tool_calls>
+    Case('jamba_list',
+         '<tool_calls>[{"name": "say", "arguments": {"text": "hi"}}, '
+         '{"name": "record_observation", "arguments": {"label": "cup"}}]</tool_calls>',
+         [('say', SAY_HI, TC), ('record_observation', {'label': 'cup'}, TC)]),
+    Case('hunyuan_answer',
+         '<think>plan</think>\n<answer>\n<tool_calls>[{"name": "say", "arguments": {"text": '
+         '"hi"}}]</tool_calls>\n</answer>',
+         [('say', SAY_HI, TC)], content='<think>plan</think>\n<answer>\n</answer>'),
+    # --- Seed-OSS
+    Case('seed_oss',
+         '<seed:think>Greet first.</seed:think>Sure.<seed:tool_call>\n<function=say>\n'
+         '<parameter=text>hi</parameter>\n</function>\n</seed:tool_call>',
+         [('say', SAY_HI, SE)], content='<seed:think>Greet first.</seed:think>Sure.'),
+    # --- Step-3
+    Case('step3',
+         'Ok.<｜tool_calls_begin｜>\n<｜tool_call_begin｜>function<｜tool_sep｜>'
+         '<steptml:invoke name="move_to">\n<steptml:parameter name="x">3</steptml:parameter>\n'
+         '<steptml:parameter name="y">4</steptml:parameter>\n</steptml:invoke>'
+         '<｜tool_call_end｜>\n<｜tool_calls_end｜>',
+         [('move_to', {'x': 3, 'y': 4}, ST)], content='Ok.'),
+    # --- Granite
+    Case('granite_tool_call',
+         '<|tool_call|>[{"name": "say", "arguments": {"text": "hi"}}, {"name": "move_to", '
+         '"arguments": {"x": 0, "y": 0}}]',
+         [('say', SAY_HI, GR), ('move_to', {'x': 0, 'y': 0}, GR)]),
+    Case('granite_function_call',
+         'Calling. <function_call> {"name": "say", "arguments": {"text": "hi"}}',
+         [('say', SAY_HI, GR)], content='Calling.'),
+    # --- Gemma: FunctionGemma tokens, Gemma 3 tool_code
+    Case('functiongemma_two',
+         '<start_function_call>call:move_to{x:1.5,y:-2,speed:3}<end_function_call>'
+         '<start_function_call>call:say{text:<escape>a, {b}: "c"<escape>}<end_function_call>',
+         [('move_to', {'x': 1.5, 'y': -2, 'speed': 3}, GE),
+          ('say', {'text': 'a, {b}: "c"'}, GE)]),
+    Case('functiongemma_nested',
+         '<start_function_call>call:plan_path{waypoints:[[0,1],[2,3]],options:{fast:true,'
+         'mode:<escape>safe<escape>}}<end_function_call>',
+         [('plan_path', {'waypoints': [[0, 1], [2, 3]],
+                         'options': {'fast': True, 'mode': 'safe'}}, GE)]),
+    Case('gemma_tool_code', 'Let me greet.\n```tool_code\nprint(say(text="hi"))\n```',
+         [('say', SAY_HI, GE)], content='Let me greet.'),
+    # --- Phi-4-mini, InternLM2, Cohere, LongCat, xLAM
+    Case('phi4_functools',
+         'functools[{"name": "say", "arguments": {"text": "hi"}}, {"name": "move_to", '
+         '"arguments": {"x": 1, "y": 2}}]',
+         [('say', SAY_HI, PH), ('move_to', {'x': 1, 'y': 2}, PH)]),
+    Case('internlm_plugin',
+         'I will greet.<|action_start|><|plugin|>\n{"name": "say", "parameters": {"text": "hi"}}'
+         '<|action_end|>\n', [('say', SAY_HI, IN)], content='I will greet.'),
+    Case('cohere_action_tokens',
+         '<|START_THINKING|>Greet.<|END_THINKING|><|START_ACTION|>[\n{"tool_call_id": "0", '
+         '"tool_name": "say", "parameters": {"text": "hi"}}\n]<|END_ACTION|>',
+         [('say', SAY_HI, CO)], content='<|START_THINKING|>Greet.<|END_THINKING|>'),
+    Case('cohere_r_plain',
+         'Plan: I will greet.\nAction: ```json\n[\n    {\n        "tool_name": "say",\n'
+         '        "parameters": {"text": "hi"}\n    }\n]\n```',
+         [('say', SAY_HI, CO)], content='Plan: I will greet.'),
+    Case('longcat',
+         '<longcat_tool_call>{"name": "say", "arguments": {"text": "hi"}}</longcat_tool_call>'
+         'Said it.', [('say', SAY_HI, LC)], content='Said it.'),
+    Case('xlam_json_list',
+         '[{"name": "say", "arguments": {"text": "hi"}}, {"name": "move_to", "arguments": '
+         '{"x": 1, "y": 2}}]', [('say', SAY_HI, O), ('move_to', {'x': 1, 'y': 2}, O)]),
+    Case('xlam_fenced', '```json\n[{"name": "say", "arguments": {"text": "hi"}}]\n```',
+         [('say', SAY_HI, F)]),
     Case('lone_surrogate_prose', '\udcff<tool_call>{"name": "say", "arguments": {"text": "hi"}}',
          [('say', SAY_HI, H)], content='\udcff'),
 ]
+
+
+class _GuardFired(logging.Handler):
+    """Turn the parser's last-resort guard (an error record) into a test failure."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.levelno >= logging.ERROR:
+            exc = getattr(record, 'parser_exception', None)
+            raise AssertionError(f'the parser guard fired: {record.getMessage()}') from exc
+
+
+@contextlib.contextmanager
+def guard_fails():
+    """
+    Make the parser's "never raises" guard fail the test instead of hiding a crash.
+
+    ``parse``/``StreamingParser`` turn any internal exception into an issue and log it at error
+    level; inside this block that log record raises AssertionError (chained to the exception).
+    """
+    logger = logging.getLogger('lerobot_tools_ros.parsing')
+    handler = _GuardFired(logging.ERROR)
+    logger.addHandler(handler)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
 
 
 def by_id(case_id: str) -> Case:
@@ -289,6 +483,16 @@ _FRAGMENTS = [
     '</function>', '```json\n', '```', '{', '}', '[', ']', '(', ')', '"', "'", '\\', ';', ',',
     ':', '\n', ' ', 'say(', 'move_to(', 'text=', '"name": ', '"arguments": ', 'True', 'null',
     '<|python_start|>', '<|python_end|>', '\ud800', '\x00', 'é', '\u2028',
+    '<｜tool▁calls▁begin｜>', '<｜tool▁call▁begin｜>', '<｜tool▁sep｜>', '<｜tool▁call▁end｜>',
+    '<｜DSML｜function_calls>', '<｜DSML｜invoke name="say">', '</｜DSML｜invoke>',
+    '<|tool_calls_section_begin|>', '<|tool_call_begin|>', '<|tool_call_argument_begin|>',
+    '<|tool_call_end|>', '<arg_key>', '</arg_key>', '<arg_value>', '</arg_value>',
+    '<|channel|>', '<|message|>', ' to=functions.say', '<|call|>', '<|end|>', '<|start|>',
+    '<minimax:tool_call>', '<invoke name="say">', '<parameter name="text">', '</invoke>',
+    '<tool_calls>', '</tool_calls>', '<seed:tool_call>', '<|tool_call|>', '<function_call>',
+    '<start_function_call>', 'call:say{', '<escape>', '<end_function_call>', '```tool_code\n',
+    'functools[', '<|action_start|><|plugin|>', '<|START_ACTION|>', '\nAction: ```json\n',
+    '<longcat_tool_call>', '<|tool_call_start|>', '<|tool_call_end|>',
 ]
 
 
@@ -315,18 +519,26 @@ def mutate(text: str, rng: random.Random) -> str:
                    else chr(rng.randrange(0x110000)) for _ in range(rng.randrange(0, 80)))
 
 
-def fuzz(count: int, seed: int, tools=None, stream_every: int = 10) -> tuple[int, list[str]]:
+def fuzz(count: int, seed: int, tools=None, stream_every: int = 10,
+         cases: list | None = None) -> tuple[int, list[str]]:
     """
     Parse ``count`` generated inputs; stream every ``stream_every``-th in random splits.
 
-    Any exception propagates. Returns ``(number streamed, texts whose streamed result
+    Seeds are ``cases`` (default: the whole corpus). Any exception propagates, including one
+    the parser's own guard caught (``guard_fails``).
+    Returns ``(number streamed, texts whose streamed result
     differed from parse)``.
     """
+    with guard_fails():
+        return _fuzz(count, seed, tools, stream_every, cases or CASES)
+
+
+def _fuzz(count: int, seed: int, tools, stream_every: int, cases: list) -> tuple[int, list[str]]:
     rng = random.Random(seed)
     mismatches: list[str] = []
     streamed = 0
     for index in range(count):
-        text = rng.choice(CASES).text
+        text = rng.choice(cases).text
         for _ in range(rng.randrange(1, 4)):
             text = mutate(text, rng)
         if rng.random() < 0.1:  # values far from the start take another decoding path

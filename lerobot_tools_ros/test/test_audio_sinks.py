@@ -17,10 +17,11 @@
 import threading
 import time
 
-from lerobot_tools_ros.audio_sinks import (
-    choose_output_format, Chunk, DROPPED, FINISHED, LinearResampler, make_sink, map_channels,
-    NullSink, PLAYING, SinkError, SinkUnavailable, SounddeviceSink, UtterancePlayer, wav_file_stem,
-    WavSink)
+from alsa_device import dominant_frequency, has_output_device
+from lerobot_tools_ros.audio import (
+    CANCELLED, choose_output_format, Chunk, DROPPED, FINISHED, make_sink, map_channels,
+    NullSink, PLAYING, SinkError, SinkUnavailable, Status, StreamResampler, UtterancePlayer,
+    wav_file_stem, WavSink)
 import numpy as np
 import pytest
 import soundfile
@@ -36,19 +37,25 @@ class Statuses:
 
     def __init__(self) -> None:
         self.items: list[tuple[str, str, str]] = []
+        self.reports: list[Status] = []
         self._cond = threading.Condition()
 
-    def __call__(self, uid: str, state: str, detail: str) -> None:
+    def __call__(self, status: Status) -> None:
         with self._cond:
-            self.items.append((uid, state, detail))
+            self.items.append((status.utterance_id, status.state, status.detail))
+            self.reports.append(status)
             self._cond.notify_all()
+
+    def last(self, uid: str) -> Status:
+        with self._cond:
+            return [s for s in self.reports if s.utterance_id == uid][-1]
 
     def wait_end(self, uid: str, timeout: float = 5.0) -> tuple[str, str]:
         deadline = time.monotonic() + timeout
         with self._cond:
             while True:
                 for item_uid, state, detail in self.items:
-                    if item_uid == uid and state in (FINISHED, DROPPED):
+                    if item_uid == uid and state in (FINISHED, DROPPED, CANCELLED):
                         return state, detail
                 left = deadline - time.monotonic()
                 assert left > 0, f'no end status for {uid}: {self.items}'
@@ -105,20 +112,46 @@ def test_utterances_play_in_arrival_order_even_when_interleaved(wav_player):
     assert soundfile.info(out / 'b.wav').samplerate == 16000
 
 
-def test_cancelled_utterance_is_dropped_and_leaves_no_file(wav_player):
+def test_cancel_silences_within_a_block_keeps_what_was_played_and_spares_the_next(wav_player):
     player, statuses, out = wav_player
-    send(player, 'cut', tone(0.3), final=False)
+    send(player, 'cut', tone(2.0), final=False)
+    send(player, 'next', tone(0.2))  # queued behind it: must play untouched
+    time.sleep(0.5)
     player.submit(Chunk('cut', 22050, 1, b'', final=True, cancelled=True))
+    cancelled_at = time.time()
     state, detail = statuses.wait_end('cut')
-    assert state == DROPPED and 'cancelled' in detail
-    assert not (out / 'cut.wav').exists()
+    assert state == CANCELLED and 'cancelled' in detail
+    report = statuses.last('cut')
+    # Paced like a sound card: about 0.5 s was handed over, and nothing after the cancel
+    # beyond the block in hand (20 ms).
+    assert 0.3 * 22050 < report.frames_played < 1.0 * 22050
+    assert report.sample_rate == 22050 and report.frames_total == 0
+    assert report.stamp <= cancelled_at + 0.02
+    data, rate = soundfile.read(out / 'cut.wav', dtype='int16')
+    assert len(data) == report.frames_played  # the file holds what was played, no more
+    assert data.tobytes() == tone(2.0)[:2 * len(data)]
     # Late chunks of an ended utterance are ignored, not played as a new one.
     send(player, 'cut', tone(0.1))
-    send(player, 'next', tone(0.1))
     assert statuses.wait_end('next')[0] == FINISHED
-    # The cancel may arrive before playback began; either way exactly one end report.
-    assert statuses.states('cut') in ([PLAYING, DROPPED], [DROPPED])
-    assert not (out / 'cut.wav').exists()
+    assert statuses.states('cut') == [PLAYING, CANCELLED]
+    assert soundfile.read(out / 'next.wav', dtype='int16')[0].tobytes() == tone(0.2)
+    assert sorted(p.name for p in out.iterdir()) == ['cut.wav', 'next.wav']
+
+
+def test_playing_reports_progress_of_what_was_handed_to_the_sink(wav_player):
+    player, statuses, _ = wav_player
+    send(player, 'long', tone(1.0))
+    seen = []
+    deadline = time.monotonic() + 5.0
+    while time.monotonic() < deadline and statuses.states('long')[-1:] != [FINISHED]:
+        report = player.progress()
+        if report is not None:
+            seen.append(report.frames_played)
+        time.sleep(0.05)
+    assert statuses.last('long').frames_played == statuses.last('long').frames_total == 22050
+    # Progress grew in steps over about a second (paced), not all at once.
+    assert len(set(seen)) >= 10 and seen == sorted(seen)
+    assert 0 < seen[0] < 22050 // 2
 
 
 def test_a_stalled_utterance_is_dropped_and_the_next_one_plays(wav_player):
@@ -220,28 +253,29 @@ def test_a_failing_sink_drops_that_utterance_and_the_player_goes_on():
         player.close()
 
 
-def test_resampler_is_seamless_across_chunks_and_keeps_the_pitch():
+def test_resampler_is_seamless_across_chunks_and_keeps_length_and_pitch():
     rate_in, rate_out = 24000, 44100
     samples = np.frombuffer(tone(0.5, rate=rate_in, freq=500), dtype='<i2').reshape(-1, 1)
-    whole = LinearResampler(rate_in, rate_out).process(samples)
-    pieces = LinearResampler(rate_in, rate_out)
+    whole = StreamResampler(rate_in, rate_out, 1)
+    whole_out = np.concatenate([whole.process(samples), whole.flush()])
+    pieces = StreamResampler(rate_in, rate_out, 1)
     chunked = np.concatenate([pieces.process(samples[i:i + 1920])
-                              for i in range(0, len(samples), 1920)])
-    assert np.array_equal(whole, chunked)
-    assert abs(len(whole) - len(samples) * rate_out / rate_in) <= 2
-    t = np.arange(len(whole)) / rate_out
-    expected = np.sin(2 * np.pi * 500 * t) * 12000
-    assert np.max(np.abs(whole[:, 0] - expected)) < 150  # linear interpolation error only
+                              for i in range(0, len(samples), 1920)] + [pieces.flush()])
+    assert abs(len(chunked) - len(samples) * rate_out / rate_in) <= 1
+    # Seams would show as clicks of thousands; chunking only changes rounding (LSBs).
+    assert np.max(np.abs(chunked.astype(int) - whole_out.astype(int))) <= 4
+    assert dominant_frequency(chunked[:, 0], rate_out) == pytest.approx(500, rel=0.002)
 
 
-def test_downsampling_also_keeps_length_and_pitch():
-    samples = np.frombuffer(tone(0.5, rate=48000, freq=300), dtype='<i2').reshape(-1, 1)
-    resampler = LinearResampler(48000, 16000)
+def test_downsampling_stereo_also_keeps_length_and_pitch():
+    mono = np.frombuffer(tone(0.5, rate=48000, freq=300), dtype='<i2').reshape(-1, 1)
+    samples = map_channels(mono, 2)
+    resampler = StreamResampler(48000, 16000, 2)
     out = np.concatenate([resampler.process(samples[i:i + 700])
-                          for i in range(0, len(samples), 700)])
+                          for i in range(0, len(samples), 700)] + [resampler.flush()])
     assert abs(len(out) - len(samples) / 3) <= 1
-    expected = np.sin(2 * np.pi * 300 * np.arange(len(out)) / 16000) * 12000
-    assert np.max(np.abs(out[:, 0] - expected)) < 5
+    assert np.max(np.abs(out[:, 0].astype(int) - out[:, 1].astype(int))) <= 4  # dither only
+    assert dominant_frequency(out[:, 0], 16000) == pytest.approx(300, rel=0.002)
 
 
 def test_channel_mapping_duplicates_mono_and_averages_to_mono():
@@ -252,29 +286,26 @@ def test_channel_mapping_duplicates_mono_and_averages_to_mono():
     assert map_channels(stereo, 2) is stereo
 
 
-def test_output_format_prefers_native_then_converts_what_the_device_rejects():
+def test_output_format_follows_the_device_and_falls_back_to_what_it_accepts():
     def device(rates: set, channel_counts: set):
         def check(rate: int, channels: int) -> None:
             if rate not in rates or channels not in channel_counts:
                 raise ValueError(f'Invalid sample rate or channels ({rate}, {channels})')
         return check
 
-    assert choose_output_format(device({24000, 48000}, {1, 2}), 24000, 1, 48000, 2) == (24000, 1)
-    assert choose_output_format(device({24000, 48000}, {2}), 24000, 1, 48000, 2) == (24000, 2)
-    assert choose_output_format(device({48000}, {2}), 24000, 1, 48000, 2) == (48000, 2)
-    with pytest.raises(SinkError, match='24000 Hz x1.*Invalid'):
+    # A USB speaker: its own rate, stereo (mono audio is duplicated).
+    assert choose_output_format(device({24000, 48000}, {1, 2}), 24000, 1, 48000, 2) == (48000, 2)
+    assert choose_output_format(device({48000}, {1}), 24000, 1, 48000, 1) == (48000, 1)
+    # A plug device offering 128 channels still gets stereo.
+    assert choose_output_format(device({48000}, set(range(1, 129))), 22050, 1, 48000,
+                                128) == (48000, 2)
+    # The device's own rate is refused: the audio's rate is tried next.
+    assert choose_output_format(device({24000}, {2}), 24000, 1, 48000, 2) == (24000, 2)
+    with pytest.raises(SinkError, match='48000 Hz x2.*Invalid'):
         choose_output_format(device({44100}, {2}), 24000, 1, 48000, 2)
 
 
-def _has_output_device() -> bool:
-    try:
-        SounddeviceSink()
-    except SinkUnavailable:
-        return False
-    return True
-
-
-@pytest.mark.skipif(_has_output_device(), reason='this machine has a sound output device')
+@pytest.mark.skipif(has_output_device(), reason='this machine has a sound output device')
 def test_without_a_sound_device_auto_writes_wav_files_and_warns_once(tmp_path):
     warnings: list[str] = []
     sink = make_sink('auto', output_dir=str(tmp_path / 'audio'), warn=warnings.append)
@@ -292,3 +323,52 @@ def test_unknown_sink_and_unwritable_directory_are_clear_errors(tmp_path):
     blocker.write_text('x')
     with pytest.raises(SinkUnavailable, match='cannot create output_dir'):
         WavSink(blocker / 'sub')
+
+
+def test_ids_without_audio_never_hold_up_an_utterance_that_has_audio(wav_player):
+    player, statuses, out = wav_player  # stall_timeout_s 0.5
+    for n in range(40):  # a node publishing fake ids: each would have held the player 0.5 s
+        player.submit(Chunk(f'fake{n}', 22050, 1, b''))
+    send(player, 'real', tone(0.2))
+    assert statuses.wait_end('real', timeout=3.0)[0] == FINISHED
+    assert [uid for uid, _, _ in statuses.items if uid.startswith('fake')] == []
+
+
+def test_over_long_ids_are_ignored_and_waiting_utterances_are_bounded(tmp_path):
+    statuses = Statuses()
+    player = UtterancePlayer(WavSink(tmp_path), statuses, max_pending=3, stall_timeout_s=0.5)
+    try:
+        player.submit(Chunk('x' * 129, 22050, 1, tone(0.1), final=True))
+        for uid in ('a', 'b', 'c', 'd'):
+            player.submit(Chunk(uid, 22050, 1, tone(0.1), final=True))
+        assert statuses.wait_end('d') == (DROPPED, 'more than 3 utterances are waiting')
+        assert [statuses.wait_end(uid)[0] for uid in 'abc'] == [FINISHED] * 3
+        assert player.ignored_chunks == 1 and player.refused_utterances == 1
+        assert sorted(p.name for p in tmp_path.iterdir()) == ['a.wav', 'b.wav', 'c.wav']
+    finally:
+        player.close()
+
+
+def test_a_wav_appears_under_its_name_only_when_complete(tmp_path):
+    sink = WavSink(tmp_path)
+    sink.begin('whole', 22050, 1)
+    sink.write(tone(0.1))
+    assert not (tmp_path / 'whole.wav').exists()  # a crash now leaves no broken whole.wav
+    [partial] = tmp_path.iterdir()
+    assert partial.name.startswith('.whole.wav.') and partial.name.endswith('.part')
+    assert sink.end() == str(tmp_path / 'whole.wav')
+    assert [p.name for p in tmp_path.iterdir()] == ['whole.wav']
+    assert soundfile.read(tmp_path / 'whole.wav', dtype='int16')[0].tobytes() == tone(0.1)
+
+
+def test_closing_writes_complete_utterances_out_without_pacing(tmp_path):
+    statuses = Statuses()
+    player = UtterancePlayer(WavSink(tmp_path), statuses)  # paced: 5 s would take 5 s
+    send(player, 'whole', tone(5.0))
+    statuses_seen = statuses.states
+    deadline = time.monotonic() + 5.0
+    while statuses_seen('whole') != [PLAYING] and time.monotonic() < deadline:
+        time.sleep(0.01)
+    player.close(drain_s=2.0)
+    assert statuses.wait_end('whole', timeout=0.1)[0] == FINISHED
+    assert soundfile.read(tmp_path / 'whole.wav', dtype='int16')[0].tobytes() == tone(5.0)

@@ -151,7 +151,8 @@ def test_from_tools_does_not_alias_callers_list():
 def test_sample_dataset():
     catalog = ToolCatalog.load()
     assert catalog.source == str(SAMPLE_DATASET / 'meta' / 'info.json')
-    assert ToolCatalog.load('').names == catalog.names == ['say', 'record_observation']
+    assert ToolCatalog.load('').names == catalog.names == ['say', 'record_observation',
+                                                           'close_gripper']
     assert catalog.schema('say') == DEFAULT_TOOLS[0]
     record = catalog.parameters('record_observation')
     assert record['required'] == ['label'] and record['additionalProperties'] is False

@@ -405,3 +405,87 @@ def test_json_of_results_round_trips():
     h = Harness()
     (call,) = h.sent(h.text('[echo(text="a\\u00e9")]'))
     assert json.loads(call.arguments_json) == {'text': 'aé'}
+
+
+def test_identical_calls_within_the_repeat_window_are_duplicates():
+    h = Harness(tools={'say': ToolSettings(timeout_s=5.0, rate_limit_hz=0.5, burst=1,
+                                           repeat_window_s=3.0)})
+    (spoken,) = h.sent(h.text('<say>On it.</say>', now=0.0))
+    for step in range(1, 10):  # a VLA repeats the marker with every action chunk
+        h.text('<say>On it.</say>', now=step * 0.2)
+    results = h.results()
+    duplicates = [r for r in results.values() if r.error_code == errors.DUPLICATE]
+    assert len(duplicates) == 9 and len(h.sent()) == 1
+    assert all(spoken.call_id in r.error_message and 'still running' in r.error_message
+               for r in duplicates)
+    h.answer(spoken, 2.0)
+    (late,) = h.of(fx.PublishResult, h.text('<say>On it.</say>', now=4.0))
+    assert late.error_code == errors.DUPLICATE and 'finished 2.0 s ago' in late.error_message
+    # Duplicates used none of the rate budget (burst 1): a different text runs at once.
+    assert h.sent(h.text('<say>Done.</say>', now=4.5))
+    # Past the window the same text runs again (here: limited by the rate, not a duplicate).
+    (again,) = h.of(fx.PublishResult, h.text('<say>On it.</say>', now=5.5))
+    assert again.error_code == errors.RATE_LIMITED
+    stats = h.core.stats['say']
+    assert stats.benign_by_code[errors.DUPLICATE] == 10
+    assert errors.DUPLICATE not in stats.errors_by_code
+
+
+def test_repeats_are_off_where_the_window_is_zero():
+    h = Harness(tools={'echo': ToolSettings(timeout_s=5.0, repeat_window_s=0.0)})
+    h.text('<echo>same</echo><echo>same</echo>')
+    first, = h.sent()
+    h.answer(first, 0.1)
+    assert len(h.sent()) == 2 and not h.results()[first.call_id].error_code
+
+
+def test_approval_confirm_waits_for_a_decision():
+    h = Harness(tools={'echo': ToolSettings(timeout_s=5.0, approval='confirm')})
+    out = h.text('<echo>move</echo><echo>again</echo>', now=0.0)
+    requests = h.of(fx.RequestApproval, out)
+    assert [r.call.arguments['text'] for r in requests] == ['move', 'again']
+    assert requests[0].timeout_s == 5.0 and 'approval: confirm' in requests[0].reason
+    assert h.sent() == []
+    found, out = h.core.decide(requests[0].call.call_id, True, 'op', 'looks safe', 1.0)
+    assert found and h.sent(out) == [requests[0].call]
+    (closed,) = h.of(fx.ApprovalClosed, out)  # the request is closed for operator tools
+    assert closed.outcome == 'approved by op'
+    (audit,) = [a for a in h.of(fx.Audit, out) if a.event == 'approval']
+    assert audit.fields['decided_by'] == 'op' and audit.fields['approved'] is True
+    found, out = h.core.decide(requests[1].call.call_id, False, 'op', 'no', 1.5)
+    (denied,) = h.of(fx.PublishResult, out)
+    assert denied.error_code == errors.DENIED and 'op: no' in denied.error_message
+    assert h.core.decide(requests[1].call.call_id, True, 'op', '', 2.0) == (False, [])
+
+
+def test_approval_times_out_or_is_paused_and_deny_refuses_at_once():
+    h = Harness(tools={'echo': ToolSettings(timeout_s=2.0, approval='confirm'),
+                       'say': ToolSettings(approval='deny')})
+    h.text('<echo>one</echo>', now=0.0)
+    h.text('<echo>two</echo>', now=1.0)
+    h.feed(h.core.tick(2.0))
+    codes = [r.error_code for r in h.results().values()]
+    assert codes == [errors.APPROVAL_TIMEOUT]
+    h.feed(h.core.set_enabled(False, 2.5))
+    (first, second) = h.results().values()
+    assert second.error_code == errors.PAUSED and 'approval' in second.error_message
+    h.feed(h.core.set_enabled(True, 2.6))
+    (refused,) = h.of(fx.PublishResult, h.text('<say>hi</say>', now=3.0))
+    assert refused.error_code == errors.DENIED and 'approval: deny' in refused.error_message
+
+
+def test_open_streams_are_bounded_in_number_and_characters():
+    h = Harness(max_open_streams=3, max_stream_bytes=1000)
+    for index in range(5):  # five unfinished generations, each ending inside a call
+        h.feed(h.core.chunk(f'g{index}', '<echo>open', False, float(index)))
+    assert h.core.open_streams == (3, 30)
+    results = list(h.results().values())
+    assert [r.call.generation_id for r in results] == ['g0', 'g1']  # the oldest, finished
+    assert all(r.error_code == errors.PARSE_ERROR and 'max_open_streams' in r.error_message
+               for r in results)
+    assert len(h.of(fx.Log)) == 1  # one line, not one per stream
+    h.feed(h.core.chunk('g2', 'x' * 990, False, 10.0))  # g2 fed last: g3 and g4 go first
+    assert h.core.open_streams == (1, 1000)
+    assert h.core.streams_evicted == 4
+    h.feed(h.core.chunk('g2', '</echo>', True, 11.0))
+    assert h.core.open_streams == (0, 0) and h.core.pending_calls == 1  # g2's echo runs

@@ -15,12 +15,14 @@
 """Properties over generated text: parse never raises, and streaming always agrees with it."""
 
 import json
+import logging
 import os
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from lerobot_tools_ros.parsing import parse, ParsedCall, ParseIssue, ParseResult
-from parsing_corpus import CASES, catalog, fuzz, stream
+from lerobot_tools_ros.parsing import (INVALID_CALL, parse, ParsedCall, ParseIssue, ParseResult,
+                                       register_format, StreamingParser, unregister_format)
+from parsing_corpus import CASES, catalog, fuzz, guard_fails, stream
 import pytest
 
 CATALOG = catalog()
@@ -52,22 +54,25 @@ def check_result(result: ParseResult, text: str) -> None:
 @settings(max_examples=500, deadline=None)
 @given(st.text(ANY_CHAR))
 def test_parse_never_raises_on_any_text(text):
-    check_result(parse(text), text)
-    check_result(parse(text, CATALOG), text)
+    with guard_fails():
+        check_result(parse(text), text)
+        check_result(parse(text, CATALOG), text)
 
 
 @settings(max_examples=1000, deadline=None)
 @given(MODEL_LIKE)
 def test_parse_never_raises_on_markup_soup(text):
-    check_result(parse(text, CATALOG), text)
-    check_result(parse(text), text)
+    with guard_fails():
+        check_result(parse(text, CATALOG), text)
+        check_result(parse(text), text)
 
 
 @settings(max_examples=300, deadline=None)
 @given(MODEL_LIKE, st.data())
 def test_streaming_agrees_on_markup_soup(text, data):
     cuts = data.draw(st.lists(st.integers(0, len(text)), max_size=20))
-    assert stream(text, cuts, CATALOG) == parse(text, CATALOG)
+    with guard_fails():
+        assert stream(text, cuts, CATALOG) == parse(text, CATALOG)
 
 
 @settings(max_examples=200, deadline=None)
@@ -75,9 +80,10 @@ def test_streaming_agrees_on_markup_soup(text, data):
 def test_truncating_any_case_anywhere_never_raises_and_streams_alike(case, cut, data):
     text = case.text[:cut % (len(case.text) + 1)]
     cuts = data.draw(st.lists(st.integers(0, len(text)), max_size=10))
-    result = parse(text, CATALOG)
-    check_result(result, text)
-    assert stream(text, cuts, CATALOG) == result
+    with guard_fails():
+        result = parse(text, CATALOG)
+        check_result(result, text)
+        assert stream(text, cuts, CATALOG) == result
 
 
 def test_lone_surrogate_alone():
@@ -96,3 +102,44 @@ def test_fuzz_100k():
     streamed, mismatches = fuzz(100_000, seed=1, tools=CATALOG, stream_every=2)
     assert streamed == 50_000
     assert mismatches == []
+
+
+@pytest.fixture
+def broken_format():
+    """Register a format whose matcher raises IndexError, like a bug in a format module."""
+    def match_broken(text, pos, trigger, ctx):
+        return text[len(text) + 5]
+
+    register_format('broken_for_test', [('<boom>', match_broken)], priority=1)
+    yield
+    unregister_format('broken_for_test')
+
+
+def test_guard_turns_a_parser_bug_into_an_issue_and_an_error_log(broken_format, caplog):
+    with caplog.at_level(logging.ERROR, logger='lerobot_tools_ros.parsing'):
+        result = parse('Hi <boom> there')
+    assert result.calls == []
+    assert [issue.code for issue in result.errors] == [INVALID_CALL]
+    assert 'IndexError' in result.errors[0].message
+    records = [r for r in caplog.records if r.name == 'lerobot_tools_ros.parsing']
+    assert [r.levelno for r in records] == [logging.ERROR]
+    assert isinstance(records[0].parser_exception, IndexError)
+    assert 'match_broken' in records[0].getMessage()  # the traceback of our code
+
+
+def test_streaming_guard_logs_too(broken_format, caplog):
+    parser = StreamingParser()
+    with caplog.at_level(logging.ERROR, logger='lerobot_tools_ros.parsing'):
+        events = parser.feed('Hi <boom> there') + parser.finish()
+    assert [event.issue.code for event in events if hasattr(event, 'issue')] == [INVALID_CALL]
+    assert [r.levelno for r in caplog.records] == [logging.ERROR]
+
+
+def test_never_raises_checks_fail_when_the_guard_fires(broken_format):
+    with pytest.raises(AssertionError, match='guard fired') as info:
+        with guard_fails():
+            check_result(parse('Hi <boom> there', CATALOG), 'Hi <boom> there')
+    assert isinstance(info.value.__cause__, IndexError)
+    with pytest.raises(AssertionError, match='guard fired'):
+        with guard_fails():
+            stream('Hi <boom> there', [3, 7], CATALOG)

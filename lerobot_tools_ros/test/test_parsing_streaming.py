@@ -20,6 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from lerobot_tools_ros.parsing import (CallEvent, ContentEvent, IssueEvent, parse,
                                        StreamingParser)
+from lerobot_tools_ros.parsing.streaming import FLUSH_CHARS
 from parsing_corpus import CASES, catalog, stream, summary
 import pytest
 
@@ -78,8 +79,8 @@ def test_partial_marker_is_held_back_then_released_as_prose():
 
 def test_trailing_whitespace_waits_for_the_next_word():
     parser = StreamingParser(CATALOG)
-    assert kinds(parser.feed('Plan. ')) == [('content', 'Plan.')]
-    assert kinds(parser.feed('\n')) == []
+    assert kinds(parser.feed('Plan. ')) == []  # plain prose is batched (see below)
+    assert kinds(parser.feed('\n')) == [('content', 'Plan.')]
     assert kinds(parser.feed('<say>x</say>')) == [('call', 'say', {'text': 'x'})]
     assert kinds(parser.finish()) == []  # whitespace before final markup is dropped
 
@@ -95,8 +96,8 @@ def test_truncated_call_is_reported_at_finish():
 
 def test_finish_twice_and_feed_after_finish():
     parser = StreamingParser()
-    assert kinds(parser.feed('hello ')) == [('content', 'hello')]
-    assert kinds(parser.finish()) == [('content', ' ')]
+    assert kinds(parser.feed('hello ')) == []
+    assert kinds(parser.finish()) == [('content', 'hello'), ('content', ' ')]
     assert parser.finish() == []
     with pytest.raises(RuntimeError):
         parser.feed('more')
@@ -199,3 +200,22 @@ def test_long_prose_in_small_deltas_is_linear():
     assert time.perf_counter() - started < 2
     assert ''.join(event.text for event in events) == text
     assert not any(isinstance(event, (CallEvent, IssueEvent)) for event in events)
+
+
+def test_plain_prose_is_batched_but_never_late_for_a_call():
+    parser = StreamingParser(CATALOG)
+    assert parser.feed('I see ') == [] and parser.feed('the cup') == []
+    assert kinds(parser.feed(' now.\nNext')) == [('content', 'I see the cup now.\nNext')]
+    assert kinds(parser.feed(' <say>Hi</say>')) == [('call', 'say', {'text': 'Hi'})]
+    words = ['word '] * (FLUSH_CHARS // 5 + 1)
+    events = [kinds(parser.feed(word)) for word in words]
+    assert events[:-1] == [[]] * (len(words) - 1)  # delivered after FLUSH_CHARS characters
+    assert events[-1] == [('content', ' ' + ' '.join(['word'] * len(words)))]
+    assert kinds(parser.finish()) == [('content', ' ')]
+
+
+def test_wake_string_split_before_a_long_delta_still_wakes():
+    parser = StreamingParser(CATALOG)
+    assert parser.feed('<say>hello</sa') == []
+    events = parser.feed('y>' + ' and then a long stretch of plain prose' * 3)
+    assert kinds(events)[0] == ('call', 'say', {'text': 'hello'})

@@ -17,11 +17,13 @@
 import importlib.util
 import json
 import pathlib
+import threading
 import time
 
 from conftest import spin_until
 from lerobot_tools_interfaces.msg import AudioChunk, ErrorCodes
 from lerobot_tools_interfaces.srv import CallTool
+from lerobot_tools_ros.errors import ToolError
 import numpy as np
 import pytest
 from rclpy.qos import QoSProfile, ReliabilityPolicy
@@ -55,7 +57,8 @@ class Heard:
 def say_stack(start_node, ros_node, tmp_path):
     """Start tool_server hosting only `say` plus a speaker; return a call function."""
 
-    def start(*say_params: str, sink: str = 'wav', speaker: bool = True):
+    def start(*say_params: str, sink: str = 'wav', speaker: bool = True,
+              speaker_params: tuple = (), env: dict | None = None):
         out = tmp_path / 'audio'
         args = ['-p', 'tools:=[say]', '-p', 'tool.say.backend:=espeak_ng']
         for param in say_params:
@@ -63,8 +66,9 @@ def say_stack(start_node, ros_node, tmp_path):
         server = start_node('lerobot_tools_ros.nodes.tool_server', *args)
         speaker_proc = None
         if speaker:
+            extra = [arg for param in speaker_params for arg in ('-p', param)]
             speaker_proc = start_node('lerobot_tools_ros.nodes.speaker', '-p', f'sink:={sink}',
-                                      '-p', f'output_dir:={out}')
+                                      '-p', f'output_dir:={out}', *extra, env=env)
         heard = Heard(ros_node)
         client = ros_node.create_client(CallTool, '/lerobot_tools/say')
         # pocket-tts takes a few seconds to import, load and warm up.
@@ -166,7 +170,9 @@ def _processes_mentioning(marker: str) -> list[str]:
 
 
 def test_shell_metacharacters_are_spoken_not_run(say_stack, ros_node, tmp_path):
-    call, heard, out, _, _ = say_stack('wait_for_playback:=true')
+    # Long audio: the speaker writes it as fast as it comes rather than at speaking pace.
+    call, heard, out, _, _ = say_stack('wait_for_playback:=true',
+                                       speaker_params=('realtime:=false',))
     victim = tmp_path / 'victim'
     keep = victim / 'keep'
     keep.mkdir(parents=True)
@@ -291,3 +297,213 @@ def test_unknown_backend_stops_the_server_with_a_clear_message(start_node):
                       '-p', 'tool.say.backend:=festival')
     assert proc.proc.wait(30) == 1
     assert 'backend must be one of auto, pocket_tts, espeak_ng' in proc.output()
+
+
+# ------------------------------------------------------ progress, cancel, stop (in-process say)
+LONG_TEXT = 'This sentence is long enough to be cut off while the speaker is playing it. ' * 2
+
+
+class Running:
+    """A `say` call on its own thread, with a CallContext whose feedback is recorded."""
+
+    def __init__(self, tool, text: str) -> None:
+        from lerobot_tools_ros.tools.base import CallContext
+
+        self.feedback: list[tuple[str, float, str]] = []
+        self.context = CallContext('c1', lambda *report: self.feedback.append(report))
+        self.result = None
+        self.error = None
+        self._thread = threading.Thread(target=self._run, args=(tool, text))
+        self._thread.start()
+
+    def _run(self, tool, text: str) -> None:
+        try:
+            self.result = tool.call({'text': text}, self.context)
+        except ToolError as exc:
+            self.error = exc
+
+    def done(self) -> bool:
+        return not self._thread.is_alive()
+
+    def played_s(self) -> float:
+        played = [float(detail.split()[0]) for stage, _, detail in self.feedback
+                  if stage == 'playing' and detail.endswith(' s played')]
+        return max(played, default=0.0)
+
+
+@pytest.fixture
+def local_say(start_node, ros_node, tmp_path):
+    """Start a speaker process and a `say` tool bound to the test node (spun by the test)."""
+    from lerobot_tools_ros.catalog import DEFAULT_TOOLS
+    from lerobot_tools_ros.tools.say import SayTool
+
+    tools = []
+
+    def start(**params):
+        out = tmp_path / 'audio'
+        speaker = start_node('lerobot_tools_ros.nodes.speaker', '-p', 'sink:=wav',
+                             '-p', f'output_dir:={out}')
+        tool = SayTool(DEFAULT_TOOLS[0], backend='espeak_ng', wait_for_playback=True, **params)
+        tools.append(tool)
+        tool.bind_ros(ros_node)
+        assert spin_until(ros_node, lambda: tool._publisher.get_subscription_count() >= 1
+                          and ros_node.count_publishers('/speaker/status') >= 1, 20.0), (
+            speaker.output())
+        spin_until(ros_node, lambda: False, 0.3)
+        return tool, out, speaker
+
+    yield start
+    for tool in tools:
+        tool.close()
+
+
+def test_say_feedback_follows_what_the_speaker_played(local_say, ros_node):
+    tool, out, _ = local_say()
+    running = Running(tool, 'Progress comes from the speaker.')
+    assert spin_until(ros_node, running.done, 20.0)
+    assert running.error is None, running.error
+    stages = [stage for stage, _, _ in running.feedback]
+    assert stages[0] == 'synthesizing' and stages[-1] == 'playing'
+    assert stages.index('playing') > stages.index('synthesizing')
+    progress = [value for stage, value, _ in running.feedback if stage == 'playing'
+                and value >= 0]
+    assert progress == sorted(progress) and progress[-1] == 1.0
+    assert len(set(progress)) >= 5  # reported while it played, not only at the end
+    samples, rate = soundfile.read(out / f'{running.result["utterance_id"]}.wav')
+    assert running.played_s() == pytest.approx(len(samples) / rate, abs=0.01)
+
+
+def test_cancel_mid_utterance_ends_cancelled_and_the_wav_is_shorter(local_say, ros_node):
+    tool, out, _ = local_say()
+    full = Running(tool, LONG_TEXT)
+    assert spin_until(ros_node, full.done, 30.0)
+    assert full.error is None, full.error
+    full_frames = soundfile.info(out / f'{full.result["utterance_id"]}.wav').frames
+
+    cut = Running(tool, LONG_TEXT)
+    assert spin_until(ros_node, lambda: cut.played_s() >= 1.0, 20.0), cut.feedback
+    cut.context.cancel()
+    assert spin_until(ros_node, cut.done, 5.0)
+    assert cut.error is not None and cut.error.code == ErrorCodes.CANCELLED
+    assert 's had been played' in cut.error.message
+    wavs = [p for p in out.glob('*.wav') if p.stem != full.result['utterance_id']]
+    assert len(wavs) == 1
+    cut_frames = soundfile.info(wavs[0]).frames
+    assert 1.0 * 22050 <= cut_frames < full_frames / 2
+
+
+def test_stop_releases_a_call_waiting_on_a_dead_speaker_at_once(local_say, ros_node):
+    tool, _, speaker = local_say(playback_timeout_s=60.0)
+    running = Running(tool, LONG_TEXT)
+    assert spin_until(ros_node, lambda: running.played_s() >= 0.5, 20.0), running.feedback
+    speaker.kill()
+    assert tool.stop()[0]
+    # The old code waited for the audio plus playback_timeout_s (over a minute here).
+    assert spin_until(ros_node, running.done, 3.0)
+    assert running.error is None and running.result['stopped'] is True
+    assert running.result['playback'] == 'stopped'
+
+
+def test_a_speaker_leaving_the_graph_ends_the_wait_with_a_clear_error(local_say, ros_node):
+    tool, _, speaker = local_say(playback_timeout_s=60.0)
+    running = Running(tool, LONG_TEXT)
+    assert spin_until(ros_node, lambda: running.played_s() >= 0.5, 20.0), running.feedback
+    speaker.kill()  # a crash: no status will ever come
+    # DDS notices a killed participant when its lease ends (about 20 s with Fast DDS's
+    # defaults); the old code waited for the audio plus playback_timeout_s (over a minute).
+    assert spin_until(ros_node, running.done, 45.0)
+    assert running.error is not None and running.error.code == ErrorCodes.UNAVAILABLE
+    assert 'the speaker left the graph' in running.error.message
+
+
+# ----------------------------------------------------------------- through a real sound device
+def _offset(reference: np.ndarray, signal: np.ndarray) -> int:
+    """Where ``reference`` starts within ``signal`` (FFT cross-correlation)."""
+    size = 1 << int(np.ceil(np.log2(len(reference) + len(signal))))
+    spectrum = np.fft.rfft(signal, size) * np.conj(np.fft.rfft(reference, size))
+    return int(np.argmax(np.fft.irfft(spectrum, size)[:len(signal)]))
+
+
+def test_say_plays_on_the_sound_device_that_auto_picks(say_stack, ros_node, ros_env, tmp_path):
+    import soxr
+    from alsa_device import AlsaFileDevice, require_alsa_and_portaudio
+
+    require_alsa_and_portaudio()
+    device = AlsaFileDevice(tmp_path / 'alsa')
+    call, heard, out, _, _ = say_stack('wait_for_playback:=true', sink='auto',
+                                       env=device.env(ros_env))
+    response = call({'text': 'hello world'})
+    assert response.success, response.error_message
+    result = json.loads(response.content)
+    assert result['playback'] == 'finished'
+    assert result['playback_detail'] == "played on 'default' at 48000 Hz x2"
+    assert not out.exists()  # auto chose the device, not WAV files
+    sent = np.frombuffer(heard.audio(result['utterance_id']), dtype='<i2')
+    expected = soxr.resample(sent.astype(np.float32), 22050, 48000)
+    played = device.frames().astype(np.float32)
+    assert np.array_equal(played[:, 0], played[:, 1])
+    start = _offset(expected, played[:, 0])
+    assert start <= 2 * 960  # at most the device buffer PortAudio starts with silence
+    segment = played[start:start + len(expected), 0]
+    assert len(segment) == len(expected)  # the whole utterance reached the device
+    assert np.corrcoef(segment, expected)[0, 1] > 0.999  # and it is that utterance
+    assert not played[start + len(expected) + 960:].any()  # then silence
+
+
+def test_say_waiting_on_a_failing_device_ends_with_a_clear_error(say_stack, ros_env, tmp_path):
+    from alsa_device import AlsaFileDevice, require_alsa_and_portaudio
+
+    require_alsa_and_portaudio()
+    device = AlsaFileDevice(tmp_path / 'alsa')
+    call, _, _, _, speaker = say_stack('wait_for_playback:=true', sink='sounddevice',
+                                       env=device.env(ros_env))
+    device.card.rmdir()  # the sound card's output fails from now on
+    response = call({'text': 'Can you hear me?'})
+    assert response.error_code == ErrorCodes.EXECUTION_FAILED
+    assert response.error_message.startswith(
+        "say: the speaker could not play the utterance: 'default' stopped taking audio after")
+    assert speaker.proc.poll() is None
+    device.card.mkdir()
+    response = call({'text': 'Now you can.'})
+    assert response.success, response.error_message
+    assert json.loads(response.content)['playback'] == 'finished'
+    assert device.frames().any()
+
+
+def test_a_cancelled_context_stops_synthesis_and_ends_cancelled():
+    from lerobot_tools_ros.catalog import DEFAULT_TOOLS
+    from lerobot_tools_ros.tools.base import CallContext
+    from lerobot_tools_ros.tools.say import SayTool
+
+    pieces = []
+    context = CallContext('c')
+
+    def cancel_at_first_audio(piece):
+        pieces.append(piece)
+        context.cancel()
+
+    tool = SayTool(DEFAULT_TOOLS[0], backend='espeak_ng', on_chunk=cancel_at_first_audio)
+    try:
+        with pytest.raises(ToolError) as caught:
+            tool.call({'text': 'This long sentence is cancelled right after it starts. ' * 8},
+                      context)
+        assert caught.value.code == ErrorCodes.CANCELLED
+        assert caught.value.message.startswith('say: cancelled after ')
+        audio = [p for p in pieces if p.data]
+        assert len(audio) == 1  # synthesis stopped at the first chunk
+        assert pieces[-1].final and pieces[-1].cancelled
+        assert {p.utterance_id for p in pieces} == {audio[0].utterance_id}
+    finally:
+        tool.close()
+
+
+def test_a_speaker_stopped_cleanly_finishes_the_utterance_it_has(local_say, ros_node):
+    tool, out, speaker = local_say(playback_timeout_s=60.0)
+    running = Running(tool, LONG_TEXT)
+    assert spin_until(ros_node, lambda: running.played_s() >= 0.5, 20.0), running.feedback
+    speaker.stop()  # Ctrl-C: the whole utterance is there, so the WAV is written out
+    assert spin_until(ros_node, running.done, 10.0)
+    assert running.error is None, running.error
+    assert running.result['playback'] == 'finished'
+    frames = soundfile.info(out / f'{running.result["utterance_id"]}.wav').frames
+    assert frames == pytest.approx(running.result['audio_seconds'] * 22050, abs=12)  # 1 ms

@@ -20,6 +20,9 @@ text splitting, the generator and decoder threads, streaming and ``stop`` are po
 """
 
 import logging
+import os
+import subprocess
+import sys
 import threading
 import time
 
@@ -222,3 +225,27 @@ def test_closed_backend_refuses_text(tiny_config):
     backend.close()
     with pytest.raises(TtsError, match='closed'):
         list(backend.synthesize('Hello.', threading.Event()))
+
+
+def test_offline_mode_for_an_unreachable_hub_is_scoped_to_the_load(tmp_path):
+    # A fresh process (huggingface_hub not imported yet, as in a node), a hub nobody answers
+    # at, an empty cache, and offline mode not asked for.
+    env = {key: value for key, value in os.environ.items() if key != 'HF_HUB_OFFLINE'}
+    env.update(HF_ENDPOINT='http://127.0.0.1:9', HF_HUB_CACHE=str(tmp_path / 'hub'),
+               HF_HOME=str(tmp_path / 'home'))
+    code = """
+import os
+from lerobot_tools_ros.tts import PocketTtsBackend, TtsUnavailable
+try:
+    PocketTtsBackend(language='english')
+except TtsUnavailable as exc:
+    print('unavailable:', 'could not load its model' in str(exc))
+import huggingface_hub.constants
+print('env:', os.environ.get('HF_HUB_OFFLINE'))
+print('constant:', huggingface_hub.constants.HF_HUB_OFFLINE)
+"""
+    done = subprocess.run([sys.executable, '-c', code], env=env, capture_output=True,
+                          text=True, timeout=120)
+    # The old code left HF_HUB_OFFLINE=1 (and the constant) set for the rest of the process.
+    assert done.stdout.splitlines() == ['unavailable: True', 'env: None', 'constant: False'], (
+        done.stdout + done.stderr)

@@ -16,7 +16,8 @@
 ``lerobot-tools-ros bringup``: the launch file's nodes in one process, with a live call table.
 
 For machines without ``ros2 launch`` (or for a quick look): the same nodes
-(dispatcher, tool_server, speaker; with ``--demo`` also demo_camera and scripted_policy) and the
+(dispatcher, tool_server, speaker; with ``--demo`` also demo_camera, demo_gripper and
+scripted_policy, with the demo's bindings file) and the
 same parameters file as ``lerobot_tools.launch.py``, on one executor. Every result is printed
 as a table row as it happens; at the end the files written are listed.
 """
@@ -62,6 +63,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help='write audio to DIR/audio and stills to DIR/observations')
     parser.add_argument('--tts-backend', default=None, choices=['auto', 'pocket_tts', 'espeak_ng'],
                         help="the say tool's backend (default: params)")
+    parser.add_argument('--bindings-file', type=pathlib.Path, default=None, metavar='FILE',
+                        help="tool_server's bindings_file (default: params; with --demo the "
+                             'demo gripper binding, config/demo_bindings.yaml)')
     parser.add_argument('--audit-log', type=pathlib.Path, default=None, metavar='FILE',
                         help="record every call and result to FILE (the dispatcher's audit_log)")
     parser.add_argument('--namespace', default='', metavar='NS',
@@ -95,6 +99,11 @@ def node_overrides(args: argparse.Namespace) -> dict[str, dict]:
         overrides['tool_server']['tool.say.backend'] = args.tts_backend
     if args.audit_log is not None:
         overrides['dispatcher']['audit_log'] = args.audit_log.expanduser().resolve()
+    if args.bindings_file is not None:
+        overrides['tool_server']['bindings_file'] = args.bindings_file.expanduser().resolve()
+    elif args.demo:
+        overrides['tool_server']['bindings_file'] = (default_params_file().parent
+                                                     / 'demo_bindings.yaml')
     if args.output_dir is not None:
         out = args.output_dir.expanduser().resolve()
         overrides['tool_server']['tool.record_observation.output_dir'] = out / 'observations'
@@ -218,6 +227,8 @@ def _create_nodes(nodes: list, params: pathlib.Path, args: argparse.Namespace):
         from lerobot_tools_ros.nodes.demo_camera import DemoCamera
         nodes.append(DemoCamera(cli_args=cli_args('demo_camera')))
     if args.demo:
+        from lerobot_tools_ros.nodes.demo_gripper import DemoGripper
+        nodes.append(DemoGripper(cli_args=cli_args('demo_gripper')))
         from lerobot_tools_ros.nodes.scripted_policy import ScriptedPolicy
         policy = ScriptedPolicy(cli_args=cli_args('scripted_policy'))
         nodes.append(policy)

@@ -34,6 +34,7 @@ from typing import Any, Callable, Iterator
 from lerobot_tools_ros.catalog import (
     CatalogError, DEFAULT_TOOLS, read_info_json, SAMPLE_DATASET, ToolCatalog,
 )
+from lerobot_tools_ros.commands import catalog_interface
 
 HELP = 'Show the tools a dataset declares (meta/info.json["tools"]), check them, or add one.'
 
@@ -56,10 +57,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         '--add-from', metavar='MODULE:FUNCTION', default=None,
         help='append the schema of a typed, documented Python function to a local info.json '
              '(needs transformers for transformers.utils.get_json_schema)')
+    catalog_interface.add_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     """Run the subcommand."""
+    if catalog_interface.wants(args):
+        return catalog_interface.run(args)
     if args.add_from:
         return _run_add_from(args)
     # This command lists the catalog's problems itself; the loader's log lines would repeat them.

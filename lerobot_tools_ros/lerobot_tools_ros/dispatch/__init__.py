@@ -16,18 +16,19 @@
 The dispatcher without ROS: the call lifecycle (`core`), its effects, and its records.
 
 `core.DispatchCore` decides what happens to every call; `effects` are what it asks for;
-`records` holds rate limits, statistics, chat messages and the audit log (`AuditLog`,
-`read_audit_log`, `lerobot_atoms`). `nodes/dispatcher.py` wires them to ROS.
+`diagnostics` is what goes to /diagnostics; `records` holds rate limits, statistics, chat
+messages and the audit log (`AuditLog`, `read_audit_log`, `lerobot_atoms`).
+`nodes/dispatcher.py` wires them to ROS.
 """
 
-from . import effects
+from . import diagnostics, effects
 from .core import (APPROVAL_MODES, Call, DispatchCore, DispatchSettings, NOT_IN_CATALOG,
                    POLICY_SOURCE, ToolSettings)
 from .records import (assistant_message, AuditLog, error_code_for_issue, lerobot_atoms,
                       read_audit_log, TokenBucket, tool_message, ToolStats)
 
 __all__ = [
-    'APPROVAL_MODES', 'assistant_message', 'AuditLog', 'Call', 'DispatchCore',
+    'APPROVAL_MODES', 'assistant_message', 'AuditLog', 'Call', 'diagnostics', 'DispatchCore',
     'DispatchSettings', 'effects', 'error_code_for_issue', 'lerobot_atoms', 'NOT_IN_CATALOG',
     'POLICY_SOURCE', 'read_audit_log', 'TokenBucket', 'tool_message', 'ToolSettings', 'ToolStats',
 ]

@@ -70,6 +70,8 @@ class DispatchSettings:
     serialize_per_tool: bool = True
     max_input_bytes: int = 65536
     stream_idle_timeout_s: float = 30.0
+    max_open_streams: int = 64  # more: the least recently fed stream is finished early
+    max_stream_bytes: int = 8 << 20  # characters held by all open streams together
     executor_poll_s: float = 0.05  # how often a call waiting for its executor is re-checked
 
 
@@ -102,6 +104,7 @@ class _Stream:
     held_tool_messages: list = field(default_factory=list)
     closed: bool = False  # the assistant message is out: tool messages need not wait
     finish_note: str = ''  # why the stream was finished without a final chunk
+    size: int = 0  # characters fed so far (what the stream holds, at most)
 
 
 @dataclass(slots=True)
@@ -131,13 +134,21 @@ class DispatchCore:
         self._running_tools: set[str] = set()
         self._waiting: dict[str, list[Call]] = {}  # tool -> calls whose executor is missing
         self._poll_due = math.inf
-        self._streams: dict[str, _Stream] = {}
+        self._streams: dict[str, _Stream] = {}  # least recently fed first
+        self._stream_bytes = 0
+        self.streams_evicted = 0
+        self._evictions_logged_at = -math.inf
         self._recent: dict[str, dict[tuple, tuple[str, float | None]]] = {}
         self._timers: list[tuple[float, int, str, str]] = []  # (due, seq, kind, key) heap
         self._seq = itertools.count()
         self._out: list = []
 
     # -- queries ---------------------------------------------------------------------------
+
+    @property
+    def open_streams(self) -> tuple[int, int]:
+        """Return (open streams, characters they hold)."""
+        return len(self._streams), self._stream_bytes
 
     @property
     def pending_calls(self) -> int:
@@ -203,23 +214,38 @@ class DispatchCore:
     def chunk(self, generation_id: str, text: str, final: bool, now: float) -> list:
         """Handle one streamed delta of a generation (`final`: the generation ends here)."""
         generation_id = generation_id or 'stream'
-        stream = self._streams.get(generation_id)
+        stream = self._streams.pop(generation_id, None)
         if stream is None:
-            if len(self._streams) >= self.settings.max_pending:
-                self._out.append(fx.Log('warning', (
-                    f"dropping a chunk of new stream '{generation_id}': {len(self._streams)} "
-                    'streams are open (max_pending); end each generation with a chunk that has '
-                    'final set')))
-                return self._take()
             stream = _Stream(StreamingParser(self.catalog, self.settings.formats,
                                              max_input_bytes=self.settings.max_input_bytes), now)
-            self._streams[generation_id] = stream
             self._push(now + self.settings.stream_idle_timeout_s, 'stream', generation_id)
+        self._streams[generation_id] = stream  # now the most recently fed
         stream.last_chunk = now
+        stream.size += len(text)
+        self._stream_bytes += len(text)
         self._stream_events(generation_id, stream, stream.parser.feed(text), now)
         if final:
             self._finish_stream(generation_id, now)
+        self._bound_streams(now)
         return self._take()
+
+    def _bound_streams(self, now: float) -> None:
+        """Finish the least recently fed streams while too many are open or they hold too much."""
+        settings = self.settings
+        while self._streams and (len(self._streams) > settings.max_open_streams
+                                 or self._stream_bytes > settings.max_stream_bytes):
+            generation_id, stream = next(iter(self._streams.items()))
+            stream.finish_note = (
+                f'finished before its final chunk: {len(self._streams)} streams were open '
+                f'holding {self._stream_bytes} characters (max_open_streams '
+                f'{settings.max_open_streams}, max_stream_bytes {settings.max_stream_bytes})')
+            self.streams_evicted += 1
+            if now - self._evictions_logged_at >= 10.0:  # one line per 10 s, not per stream
+                self._evictions_logged_at = now
+                self._out.append(fx.Log('warning', (
+                    f"stream '{generation_id}' {stream.finish_note}; {self.streams_evicted} "
+                    'stream(s) finished early so far; end each generation with final: true')))
+            self._finish_stream(generation_id, now)
 
     def submit(self, name: str, arguments: str, now: float, *, source: str,
                call_id: str = '') -> tuple[Call, list]:
@@ -362,6 +388,7 @@ class DispatchCore:
             'decided_by': decided_by, 'note': note,
             'waited_s': round(now - call.accepted_at, 3)}))
         if approve:
+            self._out.append(fx.ApprovalClosed(call, f'approved by {decided_by}'))
             self._queue_or_start(call, now)
         else:
             self._finish(call, errors.DENIED, f'an operator denied the call ({decided_by}'
@@ -571,7 +598,9 @@ class DispatchCore:
                 release: bool = True) -> None:
         """Give an accepted call its one result; a started call hands its tool to the next."""
         del self._active[call.call_id]
-        if call.state == WAITING:
+        if call.state == APPROVAL:
+            self._out.append(fx.ApprovalClosed(call, code or 'finished'))
+        elif call.state == WAITING:
             waiting = self._waiting.get(call.name, [])
             if call in waiting:
                 waiting.remove(call)
@@ -649,6 +678,7 @@ class DispatchCore:
         stream = self._streams.pop(generation_id, None)
         if stream is None:
             return
+        self._stream_bytes -= stream.size
         self._stream_events(generation_id, stream, stream.parser.finish(), now)
         # The assistant message lists every call of the stream; tool messages held so far
         # follow it, and later results of this stream go out directly (stream.closed).

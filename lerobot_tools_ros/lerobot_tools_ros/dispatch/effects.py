@@ -98,6 +98,14 @@ class RequestApproval:
 
 
 @dataclass(slots=True)
+class ApprovalClosed:
+    """A call no longer waits for approval (`outcome`: approved by ..., denied, paused, ...)."""
+
+    call: 'Call'
+    outcome: str
+
+
+@dataclass(slots=True)
 class Audit:
     """One audit-log record: `event` ('call', 'result', 'approval', ...) and its fields."""
 
@@ -114,4 +122,4 @@ class Log:
 
 
 Effect = Send | StopOnExecutor | PublishCall | PublishResult | PublishChat | PublishProgress \
-    | RequestApproval | Audit | Log
+    | RequestApproval | ApprovalClosed | Audit | Log

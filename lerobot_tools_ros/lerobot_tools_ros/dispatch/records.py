@@ -15,9 +15,9 @@
 """
 Records of the dispatcher: rate limits, statistics, chat messages, the audit log.
 
-Kept free of rclpy (and of clocks: callers pass the time) so they are tested without a ROS
-graph and reused by the `audit export` command; `dispatch.core` uses them, `nodes/dispatcher.py`
-writes the audit log.
+Kept free of rclpy so they are tested without a ROS graph and reused by the `audit export`
+command; `dispatch.core` uses them (passing the time: the core reads no clock), and
+`nodes/dispatcher.py` writes the audit log.
 """
 
 from collections import Counter, deque

@@ -42,12 +42,13 @@ from typing import Any
 
 from builtin_interfaces.msg import Duration
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from lerobot_tools_interfaces.msg import TextChunk, ToolCall, ToolProgress, ToolResult
-from lerobot_tools_interfaces.srv import CallTool, CancelCalls
+from lerobot_tools_interfaces.msg import (ApprovalRequest, TextChunk, ToolCall, ToolProgress,
+                                         ToolResult)
+from lerobot_tools_interfaces.srv import Approve, CallTool, CancelCalls
 from lerobot_tools_ros import errors, names
 from lerobot_tools_ros.catalog import CatalogError, ToolCatalog
-from lerobot_tools_ros.dispatch import (AuditLog, DispatchCore, DispatchSettings, effects as fx,
-                                        NOT_IN_CATALOG, ToolSettings, ToolStats)
+from lerobot_tools_ros.dispatch import (APPROVAL_MODES, AuditLog, diagnostics, DispatchCore,
+                                        DispatchSettings, effects as fx, ToolSettings)
 from lerobot_tools_ros.nodes.executor_client import ExecutorClient, Outcome
 from lerobot_tools_ros.nodes.params import declare, overrides_with_prefix
 from lerobot_tools_ros.nodes.runner import run_node
@@ -60,18 +61,23 @@ from rclpy.clock import Clock, ClockType
 from rclpy.exceptions import ParameterException
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
-from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
 from std_srvs.srv import SetBool, Trigger
 
 # Settings a parameters file may give per tool as tool.<name>.<setting>.
-_PER_TOOL_SETTINGS = ('timeout_s', 'rate_limit_hz', 'burst')
+_PER_TOOL_SETTINGS = ('timeout_s', 'rate_limit_hz', 'burst', 'repeat_window_s', 'approval')
+# Seconds in which an identical call of a tool is a duplicate, unless tool.<name>.repeat_window_s
+# says otherwise: on for say (a VLA emits the same <say> with every action chunk), off elsewhere
+# (record_observation: repeating is the point).
+_DEFAULT_REPEAT_WINDOW_S = {'say': 3.0}
 # Threads of ~/call: requests waiting for their results at once (more wait in the queue).
 _CALL_THREADS = 16
 _CALL_SOURCE_DEFAULT = 'call_service'
 # Dispatcher parameters that are DispatchSettings fields of the same name.
 _CORE_SETTINGS = ('formats', 'allowed_tools', 'max_pending', 'serialize_per_tool',
-                  'max_input_bytes', 'stream_idle_timeout_s')
+                  'max_input_bytes', 'stream_idle_timeout_s', 'max_open_streams',
+                  'max_stream_bytes')
 
 
 def _json(message: dict) -> str:
@@ -90,9 +96,16 @@ class Dispatcher(Node):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(names.DISPATCHER_NODE, **kwargs)
+        # Set first: destroy_node must work on a dispatcher whose construction failed.
         self._audit: AuditLog | None = None
         self._core: DispatchCore | None = None
+        self._lock = threading.Lock()
+        self._waiters: dict[Any, list] = {}  # ~/call requests: call -> [Event, its result]
+        self._call_node: Node | None = None
         self._declare_parameters()
+        # Write failures are reported by the log itself, at most once per 10 s.
+        self._audit = AuditLog(self.audit_log_path, on_error=self.get_logger().error) \
+            if self.audit_log_path else None
         catalog = self._load_catalog()
         # Registered first, so values from a parameters file are checked like `ros2 param set`.
         self.add_on_set_parameters_callback(self._on_set_parameters)
@@ -102,19 +115,16 @@ class Dispatcher(Node):
             catalog, DispatchSettings(**{name: getattr(self, name) for name in _CORE_SETTINGS}),
             self._tool_settings, id_prefix=os.urandom(4).hex(),  # unique per dispatcher run
             describe_executor=self._service_name)
-        self._lock = threading.Lock()
         self._group = MutuallyExclusiveCallbackGroup()
         self._tool_clients: dict[str, Any] = {}
-        self._waiters: dict[Any, list] = {}  # ~/call requests: call -> [Event, its result]
-        self._call_node: Node | None = None
         self._clock = self.get_clock()
-        self._audit = AuditLog(self.audit_log_path) if self.audit_log_path else None
         self._handlers = {
             fx.Send: self._send, fx.StopOnExecutor: self._stop_on_executor,
             fx.PublishCall: self._publish_call, fx.PublishResult: self._publish_result,
             fx.PublishChat: self._publish_chat, fx.Audit: self._write_audit, fx.Log: self._log,
             fx.PublishProgress: self._publish_progress,
-            fx.RequestApproval: self._request_approval}
+            fx.RequestApproval: self._request_approval,
+            fx.ApprovalClosed: self._close_approval}
 
         reliable = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
         self._calls_pub = self.create_publisher(ToolCall, names.CALLS_TOPIC, reliable)
@@ -122,6 +132,11 @@ class Dispatcher(Node):
         self._chat_pub = self.create_publisher(String, names.CHAT_TOPIC, reliable)
         self._progress_pub = self.create_publisher(ToolProgress, names.PROGRESS_TOPIC, reliable)
         self._diag_pub = self.create_publisher(DiagnosticArray, names.DIAGNOSTICS_TOPIC, 10)
+        # Transient local: an operator tool started later still sees recent requests.
+        self._approval_pub = self.create_publisher(
+            ApprovalRequest, names.APPROVAL_REQUESTS_TOPIC,
+            QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE,
+                       durability=DurabilityPolicy.TRANSIENT_LOCAL))
         text_sub = self.create_subscription(String, self.input_topic, self._on_text, reliable,
                                             callback_group=self._group)
         stream_sub = self.create_subscription(TextChunk, self.stream_topic, self._on_chunk,
@@ -130,6 +145,7 @@ class Dispatcher(Node):
                             callback_group=self._group)
         self.create_service(SetBool, '~/set_enabled', self._on_set_enabled,
                             callback_group=self._group)
+        self.create_service(Approve, '~/approve', self._on_approve, callback_group=self._group)
         self.create_service(CancelCalls, '~/cancel', self._on_cancel, callback_group=self._group)
         # One one-shot timer, armed for the core's next deadline (see _arm).
         self._wake = self.create_timer(3600.0, self._on_wake, callback_group=self._group,
@@ -207,6 +223,14 @@ class Dispatcher(Node):
         self.stream_idle_timeout_s = declare(
             self, 'stream_idle_timeout_s', 30.0,
             'A streamed generation without a chunk for this long is finished as if final.')
+        self.max_open_streams = declare(
+            self, 'max_open_streams', 64,
+            'Most streamed generations open at once; beyond it the least recently fed one is '
+            'finished early (its unfinished call gets parse_error).')
+        self.max_stream_bytes = declare(
+            self, 'max_stream_bytes', 8 << 20,
+            'Most characters all open streams hold together; beyond it the least recently fed '
+            'streams are finished early.')
         for key in overrides_with_prefix(self, 'tool.'):
             tool, _, setting = key.rpartition('.')
             if setting not in _PER_TOOL_SETTINGS:
@@ -220,9 +244,22 @@ class Dispatcher(Node):
             for setting in _PER_TOOL_SETTINGS:
                 parameter = f'tool.{name}.{setting}'
                 if not self.has_parameter(parameter):
-                    self.declare_parameter(parameter, None, ParameterDescriptor(
-                        name=parameter, dynamic_typing=True,
-                        description=f"{setting} for '{name}' only; unset: {setting}"))
+                    initial, description = self._tool_parameter_default(name, setting)
+                    self.declare_parameter(parameter, initial, ParameterDescriptor(
+                        name=parameter, dynamic_typing=True, description=description))
+
+    @staticmethod
+    def _tool_parameter_default(name: str, setting: str) -> tuple[Any, str]:
+        """Return (initial value, description) of tool.<name>.<setting>."""
+        if setting == 'repeat_window_s':
+            return _DEFAULT_REPEAT_WINDOW_S.get(name, 0.0), (
+                f"Seconds in which a call of '{name}' with the same arguments as a running or "
+                'recent one is answered duplicate instead of run (0: off).')
+        if setting == 'approval':
+            return 'auto', (
+                f"'{name}' calls: auto (run), confirm (wait for ~/approve, announced on "
+                'lerobot_tools/approval_requests) or deny (refused).')
+        return None, f"{setting} for '{name}' only; unset: {setting}"
 
     def _per_tool(self, name: str, setting: str, default: Any) -> Any:
         parameter = f'tool.{name}.{setting}'
@@ -236,7 +273,7 @@ class Dispatcher(Node):
     _RUNTIME_PARAMETERS = {
         'formats': list, 'allowed_tools': list, 'timeout_s': float, 'rate_limit_hz': float,
         'burst': int, 'max_pending': int, 'serialize_per_tool': bool, 'max_input_bytes': int,
-        'stream_idle_timeout_s': float}
+        'stream_idle_timeout_s': float, 'max_open_streams': int, 'max_stream_bytes': int}
 
     def _on_set_parameters(self, parameters: list):
         from rcl_interfaces.msg import SetParametersResult
@@ -246,8 +283,13 @@ class Dispatcher(Node):
             if parameter.name.startswith('tool.'):
                 setting = parameter.name.rpartition('.')[2]
                 value = parameter.value
-                if value is not None and (isinstance(value, bool)
-                                          or not isinstance(value, (int, float)) or value < 0):
+                if setting == 'approval':
+                    if value is not None and value not in APPROVAL_MODES:
+                        return SetParametersResult(successful=False, reason=(
+                            f'{parameter.name} must be one of {", ".join(APPROVAL_MODES)}, '
+                            f'got {value!r}'))
+                elif value is not None and (isinstance(value, bool)
+                                            or not isinstance(value, (int, float)) or value < 0):
                     return SetParametersResult(successful=False, reason=(
                         f'{parameter.name} must be a non-negative number, got {value!r}'))
                 if setting in _PER_TOOL_SETTINGS:
@@ -294,7 +336,10 @@ class Dispatcher(Node):
         return ToolSettings(timeout_s=self._per_tool(name, 'timeout_s', self.timeout_s),
                             rate_limit_hz=self._per_tool(name, 'rate_limit_hz',
                                                          self.rate_limit_hz),
-                            burst=self._per_tool(name, 'burst', self.burst))
+                            burst=self._per_tool(name, 'burst', self.burst),
+                            repeat_window_s=self._per_tool(
+                                name, 'repeat_window_s', _DEFAULT_REPEAT_WINDOW_S.get(name, 0.0)),
+                            approval=self._per_tool(name, 'approval', 'auto'))
 
     def _service_name(self, name: str) -> str:
         """Return the fully resolved name of a tool's service, for messages people read."""
@@ -491,7 +536,23 @@ class Dispatcher(Node):
         self._progress_pub.publish(msg)
 
     def _request_approval(self, effect: fx.RequestApproval) -> None:
-        pass  # published once approval is wired (lerobot_tools/approval_requests)
+        call = effect.call
+        self._publish_approval(call, effect.reason, effect.timeout_s)
+        self.get_logger().info(
+            f'{log_text(call.name)} [{log_text(call.call_id)}] waits for approval '
+            f'({log_text(effect.reason)}); decide with ~/approve within {effect.timeout_s:g} s')
+
+    def _close_approval(self, effect: fx.ApprovalClosed) -> None:
+        # timeout_s 0: nothing left to decide. The topic keeps recent requests (transient
+        # local), so a tool started later sees which requests are closed.
+        self._publish_approval(effect.call, f'closed: {effect.outcome}', 0.0)
+
+    def _publish_approval(self, call: Any, reason: str, timeout_s: float) -> None:
+        msg = ApprovalRequest(call_id=call.call_id, name=ros_string(call.name),
+                              arguments=ros_string(call.arguments_json), source=call.source,
+                              reason=ros_string(reason), timeout_s=timeout_s)
+        msg.header.stamp = self._clock.now().to_msg()
+        self._approval_pub.publish(msg)
 
     def _write_audit(self, effect: fx.Audit) -> None:
         if self._audit:
@@ -543,6 +604,40 @@ class Dispatcher(Node):
         self.get_logger().info(response.message)
         return response
 
+    def _on_approve(self, request: Approve.Request, response: Approve.Response):
+        # rclpy gives a service callback no caller identity: the note says who decided.
+        note = ros_string(request.note.strip()[:200])
+        decided_by = note or 'an operator who left no note'
+        with self._lock:
+            found, effects = self._core.decide(request.call_id, bool(request.approve),
+                                               decided_by, note, time.monotonic())
+            self._apply(effects)
+        verdict = 'approved' if request.approve else 'denied'
+        response.success = found
+        if found:
+            response.message = f'call {request.call_id} {verdict}'
+            self.get_logger().info(f'call {log_text(request.call_id)} {verdict} by '
+                                   f'{log_text(decided_by)}')
+        else:
+            response.message = (f'no call {request.call_id!r} is waiting for approval (it may '
+                                'have been decided, timed out or been paused)')
+        return response
+
+    def _on_cancel(self, request: CancelCalls.Request, response: CancelCalls.Response):
+        if not request.call_id and not request.generation_id:
+            response.message = 'give a call_id or a generation_id to cancel'
+            return response
+        with self._lock:
+            effects = self._core.cancel(time.monotonic(), call_id=request.call_id,
+                                        generation_id=request.generation_id)
+            self._apply(effects)
+        response.cancelled_call_ids = [effect.call.call_id for effect in effects
+                                       if isinstance(effect, fx.PublishResult)]
+        response.success = bool(response.cancelled_call_ids)
+        response.message = (f'cancelled {len(response.cancelled_call_ids)} call(s)'
+                            if response.success else 'no pending call matched')
+        return response
+
     def _on_reload(self, request: Trigger.Request, response: Trigger.Response):
         try:
             catalog = self._load_catalog()
@@ -573,45 +668,18 @@ class Dispatcher(Node):
         return response
 
     def _publish_diagnostics(self) -> None:
-        if self._audit:
-            self._audit.flush()
+        with self._lock:
+            found = diagnostics.statuses(self._core, self._audit,
+                                         lambda name: self._client(name).poll(),
+                                         self._service_name)
         array = DiagnosticArray()
         array.header.stamp = self._clock.now().to_msg()
-        with self._lock:
-            stats_by_tool = {name: self._core.stats.get(name) or ToolStats()
-                             for name in [*self.catalog.names, NOT_IN_CATALOG]}
-        for name, stats in stats_by_tool.items():
-            if name == NOT_IN_CATALOG:
-                if not stats.calls:
-                    continue
-                available, service = False, ''
-            else:
-                with self._lock:  # polling also notices an executor that went away
-                    available = self._client(name).poll()
-                service = self._service_name(name)
-            p50, p99 = stats.percentile_ms(0.5), stats.percentile_ms(0.99)
-            values = {
-                'calls': stats.calls, 'successes': stats.successes,
-                'latency_p50_ms': f'{p50:.2f}' if p50 is not None else '',
-                'latency_p99_ms': f'{p99:.2f}' if p99 is not None else '',
-                'executor_available': available, 'enabled': self.enabled,
-                **{f'errors.{code}': count
-                   for code, count in sorted(stats.errors_by_code.items())},
-                **{f'benign.{code}': count
-                   for code, count in sorted(stats.benign_by_code.items())},
-            }
-            if name == NOT_IN_CATALOG:
-                level = DiagnosticStatus.WARN
-                message = 'calls of unknown tools or unparseable calls'
-            else:
-                healthy = available and self.enabled
-                level = DiagnosticStatus.OK if healthy else DiagnosticStatus.WARN
-                message = ('ok' if available else 'executor unavailable') + (
-                    '' if self.enabled else ', paused')
-            array.status.append(DiagnosticStatus(
-                level=level, name=f'{self.get_name()}: {name}', hardware_id=service,
-                message=message,
-                values=[KeyValue(key=key, value=str(value)) for key, value in values.items()]))
+        array.status = [DiagnosticStatus(
+            level=DiagnosticStatus.WARN if status.warn else DiagnosticStatus.OK,
+            name=f'{self.get_name()}: {status.name}', hardware_id=status.hardware_id,
+            message=status.message,
+            values=[KeyValue(key=key, value=str(value)) for key, value in status.values.items()])
+            for status in found]
         self._diag_pub.publish(array)
 
     @property

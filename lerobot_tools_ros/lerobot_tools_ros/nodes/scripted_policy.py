@@ -17,7 +17,8 @@ A scripted policy for demos: publishes generations in several model output forma
 
 Each line of the script is one generation, as a LeRobot policy (or an LLM behind it) would
 write it. The default script exercises the LeRobot `<say>` marker, a Hermes `<tool_call>`, a
-pythonic call list and one call the catalog rejects, so the demo shows successes and an error.
+pythonic call list, a bound action (close_gripper, with feedback) and one call the catalog
+rejects, so the demo shows successes and an error.
 """
 
 import sys
@@ -36,6 +37,8 @@ DEFAULT_SCRIPT = [
     '"arguments": {"label": "before_grasp"}}</tool_call>',
     'Lift and place the cube in the bin.\n'
     '[say(text="Placing the cube in the bin."), record_observation(label="after_place")]',
+    'Close the gripper on the cube.\n<tool_call>{"name": "close_gripper", '
+    '"arguments": {"steps": 4}}</tool_call>',
     'Report to the user.\n<tool_call>{"name": "record_observation", '
     '"arguments": {"label": "../../etc/passwd"}}</tool_call>',
     'Done.\n<say>All done. The cube is in the bin.</say>',

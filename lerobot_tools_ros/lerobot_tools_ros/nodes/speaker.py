@@ -15,23 +15,29 @@
 """
 Play the ``say`` tool's audio: AudioChunk messages in, sound (or WAV files) out.
 
-The subscription callback only queues chunks; ``UtterancePlayer`` (``audio_sinks``) does the
-device or disk work on its own thread, so a missing, busy or slow device never holds up the
-executor and never takes the node down: that utterance is reported ``dropped`` with the reason
-and the next one is tried afresh. ``SpeakerStatus`` reports (``playing`` at the first chunk,
-``finished`` or ``dropped`` at the end) go to ``status_topic``; ``say`` with
-``wait_for_playback`` answers on them.
+The subscription callback only queues chunks; ``UtterancePlayer`` (``lerobot_tools_ros.audio``)
+does the device or disk work on its own thread, so a missing, busy or slow device never holds
+up the executor and never takes the node down: that utterance is reported ``dropped`` with the
+reason and the next one is tried afresh (a sound device that was missing is looked for again).
+``SpeakerStatus`` reports go to ``status_topic``: ``playing`` at the start and every
+``progress_period_s`` while an utterance plays (``frames_played`` = frames handed to the device
+or file, at ``sample_rate``), then ``finished``, ``cancelled`` (with how much was played) or
+``dropped``. Each report's stamp is when ``frames_played`` was reached. ``say`` follows them.
 """
 
 import sys
+import threading
 from typing import Any
 
 from lerobot_tools_interfaces.msg import AudioChunk, SpeakerStatus
 from lerobot_tools_ros import names
-from lerobot_tools_ros.audio_sinks import (
-    AudioSink, Chunk, make_sink, SINK_KINDS, SinkError, SinkUnavailable, UtterancePlayer)
+from lerobot_tools_ros.audio import (
+    Chunk, make_sink, SINK_KINDS, SinkUnavailable, SounddeviceSink, Status, UtterancePlayer)
+from lerobot_tools_ros.errors import ConfigurationError
 from lerobot_tools_ros.nodes.params import declare
 from lerobot_tools_ros.nodes.runner import run_node
+from lerobot_tools_ros.untrusted import ros_string
+from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.node import Node
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 
@@ -50,59 +56,102 @@ class Speaker(Node):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(names.SPEAKER_NODE, **kwargs)
-        sink_kind = declare(
-            self, 'sink', 'auto',
-            'Where audio goes: auto (a sound device if one exists, else wav), sounddevice, '
-            'wav (one <utterance_id>.wav per utterance in output_dir) or null (discarded).',
-            read_only=True)
-        output_dir = declare(
-            self, 'output_dir', '~/.lerobot_tools/audio',
-            'Directory of the wav sink; created if missing. A dropped utterance leaves no file.',
-            read_only=True)
-        device = declare(
-            self, 'device', '',
-            "sounddevice output: '' for the default, a device index, or part of its name.",
-            read_only=True)
-        jitter_ms = declare(
-            self, 'jitter_ms', 60,
-            'sounddevice: audio buffered before playback starts, to ride over uneven chunks.',
-            read_only=True)
-        stall_timeout_s = declare(
-            self, 'stall_timeout_s', 10.0,
-            'Drop an utterance whose next chunk has not come for this long (sender died).',
-            read_only=True)
-        audio_topic = declare(self, 'audio_topic', names.AUDIO_TOPIC,
-                              'AudioChunk topic to play.', read_only=True)
-        status_topic = declare(self, 'status_topic', names.SPEAKER_STATUS_TOPIC,
-                               'Topic of the SpeakerStatus reports.', read_only=True)
-        if sink_kind not in SINK_KINDS:
-            raise ValueError(f"parameter 'sink' must be one of {', '.join(SINK_KINDS)}, got "
-                             f'{sink_kind!r}')
-        if not stall_timeout_s > 0:
-            raise ValueError(f"parameter 'stall_timeout_s' must be positive, got "
-                             f'{stall_timeout_s}')
+        params = self._declare_parameters()
         logger = self.get_logger()
+        sink_kind = params['sink']
         try:
-            sink = make_sink(sink_kind, output_dir=output_dir, device=device,
-                             jitter_ms=jitter_ms, warn=logger.warning)
+            sink = make_sink(sink_kind, output_dir=params['output_dir'],
+                             device=params['device'], jitter_ms=params['jitter_ms'],
+                             block_ms=params['block_ms'], warn=logger.warning)
+        except ValueError as exc:  # jitter_ms or block_ms out of range
+            raise ConfigurationError(f'speaker: {exc}') from exc
         except SinkUnavailable as exc:
             if sink_kind != 'sounddevice':
-                raise ValueError(f'sink {sink_kind}: {exc}') from exc
-            # An explicit device may be plugged in later: keep running, report each utterance
-            # as dropped with the reason until then.
-            logger.error(f'sink sounddevice: {exc}; every utterance will be reported '
-                         'dropped: connect a device and restart the speaker')
-            sink = _UnavailableSink(str(exc))
-        self._status_publisher = self.create_publisher(SpeakerStatus, status_topic,
+                raise ConfigurationError(f'sink {sink_kind}: {exc}') from exc
+            # An explicit device may come later (plugged in, ALSA fixed): keep running, look
+            # for it at each utterance and report the ones before it as dropped.
+            sink = SounddeviceSink(params['device'], params['jitter_ms'], params['block_ms'],
+                                   defer=True)
+            logger.error(f'sink sounddevice: {exc}; utterances are reported dropped until '
+                         'the device is there (it is looked for again at each utterance)')
+        self._status_publisher = self.create_publisher(SpeakerStatus, params['status_topic'],
                                                        _reliable(_STATUS_DEPTH))
-        self.player = UtterancePlayer(sink, self._publish_status,
-                                      stall_timeout_s=stall_timeout_s, logger=logger)
-        self._subscription = self.create_subscription(AudioChunk, audio_topic, self._on_chunk,
-                                                      _reliable(_AUDIO_DEPTH))
+        self.player = UtterancePlayer(
+            sink, self._publish_status, stall_timeout_s=params['stall_timeout_s'],
+            max_pending=params['max_pending_utterances'], realtime=params['realtime'],
+            block_ms=params['block_ms'], logger=logger)
+        self._last_progress: tuple[str, int] = ('', -1)
+        # Progress (timer thread) never goes out after the end status (player thread).
+        self._publish_lock = threading.Lock()
+        self._progress_timer = self.create_timer(params['progress_period_s'],
+                                                 self._publish_progress)
+        self._subscription = self.create_subscription(AudioChunk, params['audio_topic'],
+                                                      self._on_chunk, _reliable(_AUDIO_DEPTH))
         where = getattr(sink, 'output_dir', None) or getattr(sink, 'device_info', {}).get('name')
         logger.info(f'speaker: playing {self._subscription.topic_name} through sink '
                     f'{sink.name}' + (f' ({where})' if where else '') + '; status on '
                     f'{self._status_publisher.topic_name}')
+
+    def _declare_parameters(self) -> dict[str, Any]:
+        params = {
+            'sink': declare(
+                self, 'sink', 'auto',
+                'Where audio goes: auto (a sound device if one exists, else wav), sounddevice, '
+                'wav (one <utterance_id>.wav per utterance in output_dir) or null (discarded).',
+                read_only=True),
+            'output_dir': declare(
+                self, 'output_dir', '~/.lerobot_tools/audio',
+                'Directory of the wav sink; created if missing. A file appears only when '
+                'complete; a dropped utterance leaves none, a cancelled one what was played.',
+                read_only=True),
+            'jitter_ms': declare(
+                self, 'jitter_ms', 60,
+                'sounddevice: audio buffered before playback starts, to ride over uneven '
+                'chunks.', read_only=True),
+            'block_ms': declare(
+                self, 'block_ms', 20,
+                'Audio block handed to the sink at a time (the device period; the pace of '
+                'wav/null): a cancel silences the output within one block.', read_only=True),
+            'realtime': declare(
+                self, 'realtime', True,
+                'wav and null sinks: take audio at the pace it would be heard, so progress, '
+                'wait_for_playback and cancel behave as with a sound card; false: as fast as '
+                'it arrives.', read_only=True),
+            'stall_timeout_s': declare(
+                self, 'stall_timeout_s', 10.0,
+                'Drop an utterance whose next chunk has not come for this long (sender died).',
+                read_only=True),
+            'max_pending_utterances': declare(
+                self, 'max_pending_utterances', 32,
+                'Utterances with audio waiting to play; more are refused (reported dropped).',
+                read_only=True),
+            'progress_period_s': declare(
+                self, 'progress_period_s', 0.1,
+                'How often a playing status with frames_played is published during playback.',
+                read_only=True),
+            'audio_topic': declare(self, 'audio_topic', names.AUDIO_TOPIC,
+                                   'AudioChunk topic to play.', read_only=True),
+            'status_topic': declare(self, 'status_topic', names.SPEAKER_STATUS_TOPIC,
+                                    'Topic of the SpeakerStatus reports.', read_only=True),
+        }
+        # A string or an integer: `-p device:=1` arrives as an integer.
+        device = self.declare_parameter('device', '', ParameterDescriptor(
+            name='device', read_only=True, dynamic_typing=True,
+            description="sounddevice output: '' for the default, a device index, or part of "
+                        'its name (case-insensitive).')).value
+        params['device'] = '' if device is None else str(device)
+        if params['sink'] not in SINK_KINDS:
+            raise ConfigurationError(f"parameter 'sink' must be one of {', '.join(SINK_KINDS)}, "
+                                     f"got {params['sink']!r}")
+        for name, low, high in (('jitter_ms', 0, 2000), ('block_ms', 1, 200)):
+            if not low <= params[name] <= high:
+                raise ConfigurationError(f'speaker: {name} must be an integer from {low} to '
+                                         f'{high}, got {params[name]}')
+        for name in ('stall_timeout_s', 'progress_period_s', 'max_pending_utterances'):
+            if not params[name] > 0:
+                raise ConfigurationError(
+                    f"parameter '{name}' must be positive, got {params[name]}")
+        return params
 
     def _on_chunk(self, message: AudioChunk) -> None:
         self.player.submit(Chunk(
@@ -110,26 +159,32 @@ class Speaker(Node):
             channels=message.channels, data=message.data.tobytes(), final=message.final,
             cancelled=message.cancelled, encoding=message.encoding))
 
-    def _publish_status(self, utterance_id: str, state: str, detail: str) -> None:
-        status = SpeakerStatus(utterance_id=utterance_id, state=state, detail=detail)
-        status.header.stamp = self.get_clock().now().to_msg()
-        self._status_publisher.publish(status)
+    def _publish_progress(self) -> None:
+        with self._publish_lock:
+            status = self.player.progress()
+            if status is None or (
+                    status.utterance_id, status.frames_played) == self._last_progress:
+                return
+            self._last_progress = (status.utterance_id, status.frames_played)
+            self._publish(status)
+
+    def _publish_status(self, status: Status) -> None:
+        with self._publish_lock:
+            self._publish(status)
+
+    def _publish(self, status: Status) -> None:
+        message = SpeakerStatus(
+            utterance_id=ros_string(status.utterance_id), state=status.state,
+            detail=ros_string(status.detail), frames_played=status.frames_played,
+            frames_total=status.frames_total, sample_rate=status.sample_rate)
+        seconds = int(status.stamp)
+        message.header.stamp.sec = seconds
+        message.header.stamp.nanosec = int((status.stamp - seconds) * 1e9)
+        self._status_publisher.publish(message)
 
     def destroy_node(self) -> None:
         self.player.close()
         super().destroy_node()
-
-
-class _UnavailableSink(AudioSink):
-    """Stands in for a sound device that is missing: every utterance is dropped with why."""
-
-    name = 'sounddevice'
-
-    def __init__(self, reason: str) -> None:
-        self.reason = reason
-
-    def begin(self, utterance_id: str, sample_rate: int, channels: int) -> None:
-        raise SinkError(self.reason)
 
 
 def main(args: list[str] | None = None) -> int:

@@ -46,6 +46,7 @@ from lerobot_tools_ros.nodes.params import declare, overrides_with_prefix
 from lerobot_tools_ros.nodes.runner import run_node
 from lerobot_tools_ros.tools import TOOL_REGISTRY
 from lerobot_tools_ros.tools.base import accepts_context, CallContext, declared_parameters, Tool
+from lerobot_tools_ros.tools.bindings.loader import load_bindings
 from lerobot_tools_ros.untrusted import log_text, ros_string
 import rclpy
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
@@ -172,6 +173,13 @@ class ToolServer(Node):
         self.catalog = ToolCatalog.load(dataset or None)
         for problem in self.catalog.problems:
             self.get_logger().warning(problem)
+        bindings_file = declare(
+            self, 'bindings_file', '',
+            "YAML file binding catalog tools to existing ROS services, actions and topics ('' = "
+            'none). Every bound tool is hosted; a binding wins over a registered tool class.',
+            read_only=True)
+        self._bound = load_bindings(bindings_file, self.catalog) if bindings_file else {}
+        tool_names = [*tool_names, *(name for name in self._bound if name not in tool_names)]
         if not tool_names:
             raise ValueError("parameter 'tools' is empty: name at least one tool to host")
         self._hosted: dict[str, _HostedTool] = {}
@@ -191,7 +199,8 @@ class ToolServer(Node):
                 f"tool '{tool_name}' is not declared in the catalog {self.catalog.source} "
                 f"(declared: {', '.join(self.catalog.names)})"
                 + (f"; did you mean '{hint}'?" if hint else '; add its schema to info.json'))
-        if tool_name not in TOOL_REGISTRY:
+        bound = self._bound.get(tool_name)
+        if bound is None and tool_name not in TOOL_REGISTRY:
             raise ValueError(
                 f"no implementation is registered for tool '{tool_name}' (registered: "
                 f"{', '.join(sorted(TOOL_REGISTRY))}); install a package that provides it "
@@ -201,9 +210,16 @@ class ToolServer(Node):
                 raise ValueError(f"tools '{other}' and '{tool_name}' would share the service "
                                  f'{names.tool_service_name(self.service_prefix, tool_name)} '
                                  '(ROS names hold no "-" or "."); rename one in info.json')
-        tool_class = TOOL_REGISTRY[tool_name]
-        tool = tool_class(self.catalog.schema(tool_name),
-                          **tool_kwargs(self, tool_name, tool_class, self.catalog))
+        if bound is not None:
+            tool = bound
+            wins = ' (wins over the registered tool class)' if tool_name in TOOL_REGISTRY else ''
+            self.get_logger().info(f"'{tool_name}' is bound to {bound.describe()}{wins}")
+            for warning in bound.warnings():
+                self.get_logger().warning(warning)
+        else:
+            tool_class = TOOL_REGISTRY[tool_name]
+            tool = tool_class(self.catalog.schema(tool_name),
+                              **tool_kwargs(self, tool_name, tool_class, self.catalog))
         hosted = _HostedTool(tool=tool)
         self._hosted[tool_name] = hosted
         bind_ros = getattr(tool, 'bind_ros', None)

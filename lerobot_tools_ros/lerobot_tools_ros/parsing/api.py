@@ -14,12 +14,17 @@
 
 """``parse``: one complete generation in, calls + issues + remaining prose out."""
 
+import logging
+import traceback
 from typing import Sequence
 
 from .core import Content, Ctx, Match, scan
 from .registry import get_plan
 from .results import (DEFAULT_MAX_INPUT_BYTES, INVALID_CALL, ParsedCall, ParseIssue, ParseResult,
                       TOO_LARGE)
+from ..untrusted import log_text
+
+LOG = logging.getLogger(__name__.rpartition('.')[0])  # 'lerobot_tools_ros.parsing'
 
 
 def utf8_size(text: str) -> int:
@@ -56,7 +61,18 @@ def parse(text: str, catalog=None, formats: str | Sequence[str] = 'auto', *,
 
 
 def internal_error_issue(exc: Exception, end: int) -> ParseIssue:
-    """Describe a parser failure (a bug, not the model's fault) as an issue, never a crash."""
+    """
+    Describe a parser failure (a bug, not the model's fault) as an issue, never a crash.
+
+    The last-resort guard of ``parse`` and ``StreamingParser`` calls this; it logs the failure at
+    error level on the ``lerobot_tools_ros.parsing`` logger (the traceback of our code and the
+    exception made safe for a log line; never the model text), with the exception object as
+    the record's ``parser_exception`` attribute so tests can fail on it.
+    """
+    LOG.error('the tool-call parser failed (a bug; please report it with the text): %s\n%s',
+              log_text(f'{type(exc).__name__}: {exc}'),
+              ''.join(traceback.format_tb(exc.__traceback__)).rstrip(),
+              extra={'parser_exception': exc})
     return ParseIssue(INVALID_CALL, f'the parser failed on this text ({type(exc).__name__}: '
                       f'{str(exc)[:200]}); please report it with the text', (0, end), '')
 

@@ -24,8 +24,11 @@ the matchers registered for it, and moves on; text between calls is prose. A mat
 - ``Skip(end)``: not a call, and nothing inside ``[start, end)`` should be tried either (a
   complete JSON value that is not a call);
 - ``None``: not a call here; the scan continues one character later;
-- ``NeedMore(wake)``: only when ``ctx.final`` is false: the answer depends on text not seen
-  yet. ``wake`` lists strings whose arrival may change that (``None``: any text).
+- ``NeedMore(wake, quiet)``: only when ``ctx.final`` is false: the answer depends on text not
+  seen yet. ``wake`` lists strings whose arrival may change that (``None``: any text);
+  ``quiet`` (optional) lists characters whose arrival alone cannot change it either (besides
+  whitespace), e.g. the characters of an optional closing tag that is still arriving. Waking
+  late is never wrong (the answer is computed from the whole text then), only later.
 
 Matchers decide only from the text at and after their start (and the one character before it),
 and answer ``NeedMore`` whenever more text could change the answer. That makes streaming
@@ -79,13 +82,28 @@ class Skip:
 class NeedMore:
     """More text is needed to decide (never returned when ``ctx.final``)."""
 
-    __slots__ = ('wake',)
+    __slots__ = ('wake', 'quiet')
 
-    def __init__(self, wake: tuple[str, ...] | None = None) -> None:
+    def __init__(self, wake: tuple[str, ...] | None = None, quiet: str = '') -> None:
         self.wake = wake
+        self.quiet = quiet
 
 
 NEED_ANY = NeedMore(None)
+_closing: dict = {}
+
+
+def need_closing(*tokens: str) -> NeedMore:
+    """
+    Wait for optional closing ``tokens`` after a complete call (cached per tokens).
+
+    Text made only of whitespace and the tokens' characters cannot decide anything but a
+    completed token, so the streaming parser does not rescan for it.
+    """
+    need = _closing.get(tokens)
+    if need is None:
+        need = _closing[tokens] = NeedMore(tokens, ''.join(sorted(set(''.join(tokens)))))
+    return need
 
 
 class Ctx:
@@ -154,9 +172,10 @@ def scan(text: str, ctx: Ctx) -> tuple[list, int, tuple[str, ...] | None]:
     """
     Split ``text`` into prose strings and Match objects.
 
-    Returns ``(pieces, stop, wake)``: everything before ``stop`` is decided. With
+    Returns ``(pieces, stop, need)``: everything before ``stop`` is decided. With
     ``ctx.final`` the stop is ``len(text)``; otherwise it is where a matcher needs more text
-    (``wake`` says which strings may help) or where a held-back partial trigger starts.
+    (``need``, the matcher's NeedMore, says what may help) or where a held-back partial
+    trigger starts (``need`` is None).
     """
     plan = ctx.plan
     pieces: list = []
@@ -167,17 +186,31 @@ def scan(text: str, ctx: Ctx) -> tuple[list, int, tuple[str, ...] | None]:
         search = rx.search
         by_trigger = plan.by_trigger
         final = ctx.final
+        hold_len = plan.hold_len
+        prefix_set = plan.prefix_set
+        word_triggers = plan.word_triggers
         while True:
             m = search(text, pos)
             if m is None:
                 break
             p = m.start()
+            literal = m.group()
+            if literal in word_triggers:  # starts with a name character: only at a word start
+                before = text[p - 1] if p else ctx.prev
+                if before and (before.isalnum() or before in '_.'):
+                    pos = p + 1
+                    continue
             result = None
-            for trigger, matcher in by_trigger[m.group()]:
+            for trigger, matcher in by_trigger[literal]:
                 result = matcher(text, p, trigger, ctx)
                 if result is not None:
                     break
             if result is None:
+                if not final and n - p <= hold_len and text[p:] in prefix_set:
+                    # a longer trigger may still form here (``` -> ```tool_code)
+                    if p > prose:
+                        pieces.append(text[prose:p])
+                    return pieces, p, None
                 pos = p + 1
                 continue
             kind = type(result)
@@ -193,12 +226,12 @@ def scan(text: str, ctx: Ctx) -> tuple[list, int, tuple[str, ...] | None]:
             else:
                 if p > prose:
                     pieces.append(text[prose:p])
-                return pieces, p, result.wake
+                return pieces, p, result
     stop = n
-    if not ctx.final and plan.hold_rx is not None:
-        held = plan.hold_rx.search(text, max(pos, n - plan.hold_len))
-        if held is not None:
-            stop = held.start()
+    if not ctx.final:
+        held = plan.held_start(text, pos)
+        if held != -1:
+            stop = held
     if stop > prose:
         pieces.append(text[prose:stop])
     return pieces, stop, None

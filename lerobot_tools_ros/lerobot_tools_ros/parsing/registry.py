@@ -17,6 +17,8 @@ The format registry: a new output format is one module plus one ``register_forma
 
 A format declares handlers, each a trigger (a literal string, or a function of the catalog view
 returning several, e.g. ``<say>`` for every marker-capable tool) and a matcher (see ``core``).
+A trigger that starts with a name character (a letter, digit, ``_`` or ``.``, like ``say(``
+or ``functools[``) is only tried at the start of a word, never right after a name character.
 Triggers from all selected formats are compiled into one regular expression that is an
 alternation of escaped literals (no quantifiers, so searching is linear); a text with none of
 them costs one C-level search. Plans are cached per catalog object and format selection.
@@ -28,6 +30,7 @@ from typing import Callable, Iterable, Sequence
 import weakref
 
 DEFAULT_MARKERS = {'say': 'text'}  # LeRobot's DEFAULT_TOOLS: say(text: str)
+NAME_CHARS = '_.'  # with letters and digits: what a key character is not
 
 
 @dataclass(frozen=True)
@@ -191,23 +194,56 @@ class Plan:
         self.by_trigger = {literal: [(t, m) for t, m in ordered if literal.startswith(t)]
                            for literal in literals}
         self.rx = re.compile('|'.join(map(re.escape, literals))) if literals else None
-        prefixes = sorted({literal[:k] for literal in literals for k in range(1, len(literal))},
-                          key=len, reverse=True)
-        self.hold_rx = (re.compile('(?:' + '|'.join(map(re.escape, prefixes)) + r')\Z')
-                        if prefixes else None)
+        prefixes = {literal[:k] for literal in literals for k in range(1, len(literal))}
+        firsts = ''.join(sorted({literal[0] for literal in literals}))
+        self.first_rx = re.compile('[' + re.escape(firsts) + ']') if firsts else None
         self.hold_len = max((len(literal) for literal in literals), default=1) - 1
+        self.prefix_set = frozenset(prefixes)
         # One character per trigger that any full occurrence contains (the first one that is
         # not a name character): a delta without any of them cannot hold a whole trigger, so
         # the streaming parser skips the scanner for it. None: some trigger has no such char.
         keys = set()
         for literal in literals:
-            key = next((c for c in literal if not (c.isalnum() or c in '_.')), None)
+            key = next((c for c in literal if not (c.isalnum() or c in NAME_CHARS)), None)
             if key is None:
                 keys = None
                 break
             keys.add(key)
         self.key_rx = (re.compile('[' + ''.join(sorted(map(re.escape, keys))) + ']')
                        if keys else None)
+        self.key_chars = frozenset(keys or ())
+        self.quiet_chars = self.key_chars | {'\n'}  # what ends a run of plain prose
+        # For text without any key character: the prefixes a trailing word may be of a
+        # trigger that starts with name characters (say( functools[ Action:), so the streaming
+        # fast path holds back exactly what the scanner would.
+        words = {literal[:k] for literal in literals for k in range(1, len(literal))
+                 if all(c.isalnum() or c in NAME_CHARS for c in literal[:k])}
+        self.word_prefixes = frozenset(words)
+        self.word_triggers = frozenset(literal for literal in literals
+                                       if literal[0].isalnum() or literal[0] in NAME_CHARS)
+        self.word_max = max(map(len, words), default=0)
+
+    def held_start(self, text: str, start: int) -> int:
+        """
+        Where a suffix of ``text`` (from ``start`` on) that may grow into a trigger begins.
+
+        That is the longest suffix that is a proper prefix of a trigger, or -1. Only positions
+        holding a trigger's first character are looked at (one C-level search each).
+        """
+        if self.first_rx is None:
+            return -1
+        n = len(text)
+        i = max(start, n - self.hold_len)
+        search = self.first_rx.search
+        prefixes = self.prefix_set
+        while True:
+            found = search(text, i)
+            if found is None:
+                return -1
+            i = found.start()
+            if text[i:] in prefixes:
+                return i
+            i += 1
 
 
 _plans_without_catalog: dict = {}

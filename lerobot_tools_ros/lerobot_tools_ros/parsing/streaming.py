@@ -17,19 +17,16 @@
 
 Each ``feed`` appends a delta and reruns the scanner over the unconsumed tail only: prose and
 calls before the first undecided position are emitted and dropped from the buffer; a trailing
-partial trigger (``<tool_ca``) and trailing whitespace are held back. A delta with no character
-that could start a trigger, arriving when nothing is held back, skips the scanner entirely.
+partial trigger (``<tool_ca``) and trailing whitespace are held back.
 
-While a call is still open, the scanner reruns only when a delta brings a string that could
-end it (its closing tag; for JSON and pythonic calls a closing bracket), and the bracket
-scanner resumes where it stopped (``values.scan_brackets``), so a long call arriving in small
-deltas is scanned once and decoded once.
-
-Cost: O(total length) for prose and for calls closed by a tag. For a pending JSON value,
-each wake-up costs O(delta) for the bracket scan, plus, while the value is under 2 KiB, one
-C-level decode attempt of the value (cheaper than the Python scan at that size); the value is
-decoded in full once it closes. Per delta there is a fixed cost of about 1 us (a Python call
-and an event object), which dominates for token-sized deltas.
+Per token the common cases cost about a list append: while nothing is held back, an ASCII
+delta without any character that could start a trigger (``plan.key_rx``) or a newline is kept
+as prose and delivered in one ContentEvent at the next newline, call or issue, after
+``FLUSH_CHARS`` characters, or at ``finish``. While a call is pending, a delta only wakes the
+scanner when it completes one of the matcher's wake strings (checked by their last character
+first) or, for an optional closing tag, brings a character that is not whitespace or part of
+that tag (``NeedMore.quiet``). The bracket scanner resumes where it stopped
+(``values.scan_brackets``), so a long call arriving in small deltas is scanned once.
 
 For every split of a text into deltas, the concatenated ContentEvents, the CallEvents and the
 IssueEvents equal ``parse(text)``'s content, calls and errors (tested with hypothesis). The one
@@ -37,6 +34,7 @@ exception is input over ``max_input_bytes``: events already emitted stand, one `
 issue follows, and the rest of the input is ignored.
 """
 
+import re
 from typing import Sequence
 
 from .api import internal_error_issue, too_large_issue, utf8_size
@@ -45,15 +43,46 @@ from .registry import get_plan
 from .results import (CallEvent, ContentEvent, DEFAULT_MAX_INPUT_BYTES, IssueEvent,
                       ParsedCall)
 
-_TAIL = 32  # longer than any wake string
+_TAIL = 64  # longer than any wake string
+FLUSH_CHARS = 256  # prose is delivered at the latest after this many characters
+_ASCII_NAME = ('abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.')
+_EMPTY: list = []  # returned (never mutated) when a delta makes nothing final
+_new_event = object.__new__  # frozen dataclasses: set the slot directly (half the cost)
+_set_text = ContentEvent.text.__set__
+_set_call = CallEvent.call.__set__
+_set_issue = IssueEvent.issue.__set__
+_last_chars: dict = {}  # wake tuple -> search for a character that ends one of its strings
+_quiet_sets: dict = {}  # quiet characters -> issuperset of them and whitespace
+
+
+def _quiet_check(quiet: str):
+    """Return a test of whether a delta holds only whitespace and ``quiet`` characters."""
+    found = _quiet_sets.get(quiet)
+    if found is None:
+        found = _quiet_sets[quiet] = frozenset(quiet + ' \t\r\n\f\v').issuperset
+    return found
+
+
+def _wake_search(wake: tuple[str, ...]):
+    """Return a search for any last character of the wake strings (compiled once per tuple)."""
+    found = _last_chars.get(wake)
+    if found is None:
+        chars = ''.join(sorted({needle[-1] for needle in wake}))
+        found = _last_chars[wake] = re.compile('[' + re.escape(chars) + ']').search
+    return found
 
 
 class StreamingParser:
     """Incremental tool-call parser for one generation; ``feed`` deltas, then ``finish``."""
 
+    __slots__ = ('_asleep', '_base', '_buf', '_chunks', '_content', '_failed', '_finished',
+                 '_flush_at', '_held', '_idle', '_key_search', '_limit', '_memo', '_overflow',
+                 '_partial', '_plan', '_prev', '_quiet', '_room', '_room_base', '_seen', '_size',
+                 '_waiting', '_wake', '_wake_search', '_words')
+
     def __init__(self, catalog=None, formats: str | Sequence[str] = 'auto', *,
                  max_input_bytes: int = DEFAULT_MAX_INPUT_BYTES) -> None:
-        self._plan = get_plan(catalog, formats)
+        plan = self._plan = get_plan(catalog, formats)
         self._limit = max_input_bytes
         self._buf = ''
         self._chunks: list[str] = []
@@ -63,22 +92,170 @@ class StreamingParser:
         self._size = 0
         self._seen = 0
         self._wake: tuple[str, ...] | None = None
-        self._tail = ''
+        self._wake_search = None
+        self._asleep = None
+        self._partial = False
         self._overflow = False
         self._finished = False
         self._failed = False
         self._memo: dict = {}
+        self._key_search = plan.key_rx.search if plan.key_rx is not None else None
+        self._quiet = plan.quiet_chars.isdisjoint
+        self._words = plan.word_prefixes
+        # _idle: nothing held back and no call pending, so a delta without a key character
+        # (or a newline) is prose, kept in _held until a flush (the fast path). _waiting: a
+        # call is pending on one of the wake strings. In both, ASCII deltas only spend _room
+        # (bytes left under max_input_bytes); _settle() books them.
+        self._idle = self._key_search is not None
+        self._waiting = False
+        self._held: list[str] = []
+        self._room = self._room_base = max_input_bytes
+        self._flush_at = max_input_bytes - FLUSH_CHARS
 
     def feed(self, delta: str) -> list:
-        """Add text; return the events it made final (possibly none)."""
+        """
+        Add text; return the events it made final (possibly none).
+
+        Prose without any character that could start a call is delivered in batches: at the
+        latest after ``FLUSH_CHARS`` characters, at a newline, before the next call or issue,
+        and at ``finish``. Calls and issues are delivered as soon as their markup is complete.
+        """
+        if type(delta) is str:
+            if self._idle:
+                if self._quiet(delta):
+                    n = len(delta)
+                    if n <= self._room and delta.isascii():
+                        self._room -= n
+                        self._held.append(delta)
+                        if self._room > self._flush_at:
+                            return _EMPTY
+                        return self._guarded(self._flush)
+            elif self._waiting:
+                n = len(delta)
+                if n <= self._room and delta.isascii():
+                    self._room -= n
+                    self._chunks.append(delta)
+                    asleep = self._asleep
+                    if asleep is not None and not asleep(delta):
+                        return self._guarded(self._rescan)  # a character that may decide
+                    if self._wake_search(delta) is None or not self._woken(delta):
+                        return _EMPTY
+                    return self._guarded(self._rescan)
+        return self._slow_feed(delta)
+
+    def _settle(self) -> None:
+        """Book the characters the fast paths took (ASCII: one byte each)."""
+        used = self._room_base - self._room
+        if used:
+            self._size += used
+            self._seen += used
+            self._room_base = self._room
+
+    def _flush(self) -> list:
+        """Deliver the prose held by the fast path."""
+        self._settle()
+        text = ''.join(self._held)
+        self._held.clear()
+        self._flush_at = self._room - FLUSH_CHARS
+        return self._prose(text)
+
+    def _prose(self, delta: str) -> list:
+        """
+        Take a delta that holds no key character while nothing is held back.
+
+        Only a trailing word can still become a trigger (``say(``, ``functools[``): it is held
+        back when it is a prefix of one and starts a word. The rest is prose under the
+        content whitespace rule (``core.Content``), inlined here because this runs per token.
+        """
+        n = len(delta)
+        cut = n
+        if self._words:
+            run = n - len(delta.rstrip(_ASCII_NAME))
+            prev = self._prev
+            if run and (run < n or not prev or not (prev.isalnum() or prev in '_.')):
+                if delta[n - run:] in self._words:
+                    cut = n - run
+                    self._buf = delta[cut:]
+                    self._idle = False
+                    if not cut:
+                        return _EMPTY
+                    delta = delta[:cut]
+        self._prev = delta[-1]
+        self._base += cut
+        content = self._content
+        if content.after:
+            delta = delta.lstrip()
+            if not delta:
+                return _EMPTY
+            content.after = False
+        if content.pending:
+            delta = content.pending + delta
+        body = delta.rstrip()
+        if len(body) == len(delta):
+            content.pending = ''
+        else:
+            content.pending = delta[len(body):]
+            if not body:
+                return _EMPTY
+        event = _new_event(ContentEvent)
+        _set_text(event, body)
+        return [event]
+
+    def _woken(self, delta: str) -> bool:
+        """Whether a wake string ends in ``delta`` (it may begin in the text before it)."""
+        window = self._recent(_TAIL) + delta
+        return any(needle in window for needle in self._wake)
+
+    def _recent(self, count: int) -> str:
+        """Return the last ``count`` characters before the newest chunk."""
+        parts = []
+        have = 0
+        chunks = self._chunks
+        for index in range(len(chunks) - 2, -1, -1):
+            parts.append(chunks[index])
+            have += len(chunks[index])
+            if have >= count:
+                break
+        else:
+            parts.append(self._buf[-(count - have):] if count > have else '')
+        return ''.join(reversed(parts))[-count:]
+
+    def _rescan(self) -> list:
+        self._settle()
+        return self._rescan_buffer()
+
+    def _rescan_buffer(self) -> list:
+        # Grow the buffer in place (CPython appends to a str that has no other reference), so
+        # a long pending call costs O(delta) per wake-up, not a copy of the whole call.
+        text = self._buf
+        self._buf = ''
+        text += ''.join(self._chunks) if len(self._chunks) > 1 else self._chunks[0]
+        self._chunks = []
+        return self._scan(text, False)
+
+    def _slow_feed(self, delta: str) -> list:
         if self._finished:
             raise RuntimeError('StreamingParser.feed() called after finish()')
         if not isinstance(delta, str):
             raise TypeError(f'feed() needs a str, got {type(delta).__name__}')
         if not delta or self._failed:
             return []
+        self._settle()
+        if self._held:  # the prose held by the fast path comes first
+            held = ''.join(self._held)
+            self._held.clear()
+            self._size -= len(held)
+            self._seen -= len(held)
+            delta = held + delta
         try:
             return self._feed(delta)
+        except Exception as exc:  # noqa: B902 - model text must never take the caller down
+            return self._fail(exc)
+
+    def _guarded(self, step, *args) -> list:
+        """Run one parsing step; a parser bug becomes one issue, never an exception."""
+        try:
+            return step(*args)
         except Exception as exc:  # noqa: B902 - model text must never take the caller down
             return self._fail(exc)
 
@@ -87,14 +264,14 @@ class StreamingParser:
         if self._failed:
             self._finished = True
             return []
-        try:
-            return self._finish()
-        except Exception as exc:  # noqa: B902 - model text must never take the caller down
-            return self._fail(exc)
+        self._settle()
+        self._idle = self._waiting = False
+        return self._guarded(self._finish)
 
     def _fail(self, exc: Exception) -> list:
         """Report a parser failure once; the rest of the generation is ignored."""
         self._failed = True
+        self._idle = self._waiting = False
         return [IssueEvent(internal_error_issue(exc, self._seen))]
 
     def _feed(self, delta: str) -> list:
@@ -104,52 +281,21 @@ class StreamingParser:
         self._size += utf8_size(delta)
         if self._size > self._limit:
             return self._overflowed()
-        wake = self._wake
-        if wake is not None:
-            window = self._tail + delta
+        if self._wake is not None:
             self._chunks.append(delta)
-            self._tail = window[-_TAIL:]
-            for needle in wake:
-                if needle in window:
-                    break
-            else:
+            asleep = self._asleep
+            if (asleep is None or asleep(delta)) and not self._woken(delta):
                 return []
-            # Grow the buffer in place (CPython appends to a str that has no other reference),
-            # so a long pending call costs O(delta) per wake-up, not a copy of the whole call.
-            text = self._buf
-            self._buf = ''
-            text += ''.join(self._chunks) if len(self._chunks) > 1 else self._chunks[0]
-            self._chunks = []
-        elif self._buf:
+            return self._rescan_buffer()
+        if self._buf:
             text = self._buf
             self._buf = ''
             text += delta
-        else:
-            key_rx = self._plan.key_rx
-            if key_rx is not None and key_rx.search(delta) is None:
-                return self._prose_only(delta)
-            text = delta
-        return self._scan(text, False)
-
-    def _prose_only(self, delta: str) -> list:
-        """Fast path: nothing held back and no trigger can start in ``delta``."""
-        plan = self._plan
-        cut = len(delta)
-        if plan.hold_rx is not None:
-            held = plan.hold_rx.search(delta, max(0, cut - plan.hold_len))
-            if held is not None:
-                cut = held.start()
-        events = []
-        if cut:
-            kept = self._content.prose(delta if cut == len(delta) else delta[:cut])
-            if kept:
-                events.append(ContentEvent(kept))
-            self._prev = delta[cut - 1]
-            self._base += cut
-            self._buf = delta[cut:]
-        else:
-            self._buf = delta
-        return events
+            if self._partial and text in self._plan.prefix_set:
+                self._buf = text  # still only the start of a trigger (<|tool_ca...)
+                return []
+            return self._scan(text, False)
+        return self._scan(delta, False)
 
     def _finish(self) -> list:
         if self._finished:
@@ -157,32 +303,44 @@ class StreamingParser:
         self._finished = True
         if self._overflow:
             return []
-        text = self._buf + ''.join(self._chunks)
+        text = self._buf + ''.join(self._held) + ''.join(self._chunks)
+        self._held.clear()
         self._chunks = []
-        events = self._scan(text, True)
+        events = self._scan(text, True) if text else []
         tail = self._content.finish()
         if tail:
             events.append(ContentEvent(tail))
         return events
 
     def _scan(self, text: str, final: bool) -> list:
-        pieces, stop, wake = scan(text, Ctx(self._plan, final, self._base, self._prev,
+        pieces, stop, need = scan(text, Ctx(self._plan, final, self._base, self._prev,
                                             self._memo))
+        wake = need.wake if need is not None else None
         events: list = []
         content = self._content
         for piece in pieces:
             if type(piece) is not Match:
                 kept = content.prose(piece)
                 if kept:
-                    events.append(ContentEvent(kept))
+                    event = _new_event(ContentEvent)
+                    _set_text(event, kept)
+                    events.append(event)
                 continue
             if piece.content:
                 kept = content.prose(piece.content)
                 if kept:
-                    events.append(ContentEvent(kept))
+                    event = _new_event(ContentEvent)
+                    _set_text(event, kept)
+                    events.append(event)
             content.markup()
             for item in piece.items:
-                events.append(CallEvent(item) if type(item) is ParsedCall else IssueEvent(item))
+                if type(item) is ParsedCall:
+                    event = _new_event(CallEvent)
+                    _set_call(event, item)
+                else:
+                    event = _new_event(IssueEvent)
+                    _set_issue(event, item)
+                events.append(event)
         if stop:
             self._prev = text[stop - 1]
             self._base += stop
@@ -191,12 +349,20 @@ class StreamingParser:
                 for key in [key for key in self._memo if key[0] < self._base]:
                     del self._memo[key]
         self._buf = text
+        self._partial = need is None and not final  # text: a held start of a trigger
         self._wake = wake
-        self._tail = text[-_TAIL:] if wake is not None else ''
+        self._waiting = wake is not None and not final
+        if self._waiting:
+            self._wake_search = _wake_search(wake)
+            self._asleep = _quiet_check(need.quiet) if need.quiet else None
+        self._idle = not text and not final and self._key_search is not None
+        self._room = self._room_base = self._limit - self._size
+        self._flush_at = self._room - FLUSH_CHARS
         return events
 
     def _overflowed(self) -> list:
         self._overflow = True
+        self._idle = self._waiting = False
         self._buf = ''
         self._chunks = []
         return [IssueEvent(too_large_issue(self._size, self._limit, self._base, self._seen))]

@@ -95,16 +95,23 @@ def short(value: object, limit: int = _MAX_SHOWN) -> str:
 
 
 def json_type(value: object) -> str:
-    """Name the JSON type of a decoded value, for messages."""
+    """
+    Name the JSON Schema type of a decoded value, for messages (the one helper for this).
+
+    ``integer`` for ints and ``number`` for floats, as JSON Schema's ``type`` keyword spells
+    them, so a message can say ``expected number, got integer`` consistently with the schema.
+    """
     if value is None:
         return 'null'
     if isinstance(value, bool):
         return 'boolean'
-    if isinstance(value, (int, float)):
+    if isinstance(value, int):
+        return 'integer'
+    if isinstance(value, float):
         return 'number'
     if isinstance(value, str):
         return 'string'
-    if isinstance(value, list):
+    if isinstance(value, (list, tuple)):
         return 'array'
     if isinstance(value, dict):
         return 'object'
@@ -154,30 +161,38 @@ def scan_brackets(text: str, start: int, python: bool, ctx=None) -> tuple[int, i
     where it stopped (inside a string too), and the next scan of the same value resumes there:
     a value that grows by small deltas is scanned once overall, not once per delta.
     """
-    search = (_NEXT_PY if python else _NEXT_JSON).search
-    n = len(text)
     memo = ctx.memo if ctx is not None else None
     key = None
     i, stack, quote = start, [], ''
     if memo is not None:
-        base = ctx.base
-        key = (base + start, python)
+        key = (ctx.base + start, python)
         state = memo.pop(key, None)
         if state is not None:
-            i, stack, quote = state[0] - base, state[1], state[2]
+            i, stack, quote = state[0] - ctx.base, state[1], state[2]
+    result, resume = _scan_from(text, i, stack, quote, python)
+    if resume is not None and key is not None:
+        memo[key] = (ctx.base + resume[0], stack, resume[1])
+    return result
+
+
+def _scan_from(text: str, i: int, stack: list, quote: str, python: bool):
+    """
+    Run the loop of ``scan_brackets`` from ``i`` (inside a string when ``quote``).
+
+    Returns ``(result, resume)``; ``resume`` is ``(index, quote)`` to continue from when the
+    value is unclosed, else None.
+    """
+    search = (_NEXT_PY if python else _NEXT_JSON).search
+    n = len(text)
     while True:
         if quote:
             i, resume = _string_end(text, i, quote)
             if i == -1:
-                if key is not None:
-                    memo[key] = (base + resume, stack, quote)
-                return UNCLOSED, n, _open_note(stack, quote)
+                return (UNCLOSED, n, _open_note(stack, quote)), (resume, quote)
             quote = ''
         m = search(text, i)
-        if m is None:
-            if key is not None:
-                memo[key] = (base + n, stack, '')  # nothing in [i, n) needs a second look
-            return UNCLOSED, n, _open_note(stack, '')
+        if m is None:  # nothing in [i, n) needs a second look
+            return (UNCLOSED, n, _open_note(stack, '')), (n, '')
         j = m.start()
         c = text[j]
         if c in '([{':
@@ -186,30 +201,119 @@ def scan_brackets(text: str, start: int, python: bool, ctx=None) -> tuple[int, i
         elif c in ')]}':
             if not stack or stack[-1] != c:
                 expected = f'{stack[-1]!r}' if stack else 'nothing'
-                return BAD, j, f'unexpected {c!r} (expected {expected})'
+                return (BAD, j, f'unexpected {c!r} (expected {expected})'), None
             stack.pop()
             if not stack:
-                return CLOSED, j + 1, ''
+                return (CLOSED, j + 1, ''), None
             i = j + 1
         elif c in _LETTERS:  # JSON mode only
             word = _WORD_CHARS.match(text, j).group()
             if j + len(word) >= n:  # the word may still grow (tru -> true)
-                if key is not None:
-                    memo[key] = (base + j, stack, '')
-                return UNCLOSED, n, _open_note(stack, '')
+                return (UNCLOSED, n, _open_note(stack, '')), (j, '')
             if word not in _JSON_WORDS and text[j - 1] not in '0123456789.':
-                return BAD, j, f'unexpected bare word {short(word)}'
+                return (BAD, j, f'unexpected bare word {short(word)}'), None
             i = j + len(word)
         elif c != '"' and c != "'":
-            return BAD, j, f'unexpected {c!r}'
+            return (BAD, j, f'unexpected {c!r}'), None
         elif n - j < 3 and text[j:] == c * (n - j):
             # '"' or '""' at the very end may still become a triple quote
-            if key is not None:
-                memo[key] = (base + j, stack, '')
-            return UNCLOSED, n, _open_note(stack, c)
+            return (UNCLOSED, n, _open_note(stack, c)), (j, '')
         else:
             quote = c * 3 if text.startswith(c * 3, j) else c
             i = j + len(quote)
+
+
+_BLOCK_NEXT = re.compile(r'[()\[\]{}"\']')
+_BLIND_NEXT = re.compile(r'[()\[\]{}]')
+
+
+def block_end(text: str, start: int, ctx) -> int | None:
+    """
+    Where a malformed bracketed block that opens at ``text[start]`` ends.
+
+    Brackets of any kind are counted (so a mismatched one still closes a level) and quoted
+    strings are skipped. Returns the index past the closing bracket; when the text ends
+    first, ``len(text)`` if ``ctx.final`` else None (more text may close it). While streaming,
+    an unclosed scan resumes where it stopped, like ``scan_brackets``.
+    """
+    n = len(text)
+    memo = ctx.memo
+    key = (ctx.base + start, 'block')
+    i, depth = start, 0
+    if memo is not None:
+        state = memo.pop(key, None)
+        if state is not None:
+            i, depth = state[0] - ctx.base, state[1]
+    search = _BLOCK_NEXT.search
+    resume = n
+    while True:
+        m = search(text, i)
+        if m is None:
+            break
+        j = m.start()
+        c = text[j]
+        if c in '([{':
+            depth += 1
+        elif c in ')]}':
+            depth -= 1
+            if depth <= 0:
+                return j + 1
+        else:
+            quote = c * 3 if text.startswith(c * 3, j) else c
+            k, _ = _string_end(text, j + len(quote), quote)
+            if k == -1:
+                resume = j  # look at this string again when more text arrives
+                break
+            i = k
+            continue
+        i = j + 1
+    if ctx.final:
+        return n
+    if memo is not None:
+        memo[key] = (ctx.base + resume, depth)
+    return None
+
+
+STRAY_QUOTE = ('not valid JSON: a string in it is never closed (an unbalanced quote; the '
+               'closing brackets come later in the text, so it did not end inside the call)')
+
+
+def invalid_end(text: str, start: int, end: int, note: str, ctx) -> int | None:
+    """
+    Find the end of the markup of a value ``read_value`` found invalid: the whole block.
+
+    ``read_value`` stops where decoding failed; a report must take the rest of the block too
+    (``block_end``), except after an unbalanced quote, whose end ``read_value`` already found.
+    None: more text may still close the block.
+    """
+    if note.startswith(STRAY_QUOTE):
+        return end
+    return block_end(text, start, ctx)
+
+
+def unbalanced_quote(text: str, start: int, ctx, note: str) -> int:
+    """
+    Find where a call ends when the text "ended inside" it only because of a stray quote.
+
+    ``note`` is what ``scan_brackets`` still expected. When it was inside a string but, with
+    quotes ignored, the brackets all close later in the text (``say(text="hi) and more``),
+    the text did not end inside the call; a stray quote did. Returns the index past the
+    closing bracket, or -1 (really truncated, or still streaming).
+    """
+    if not ctx.final or not note.startswith('expected the closing'):
+        return -1
+    depth = 0
+    search = _BLIND_NEXT.search
+    i = start
+    while True:
+        m = search(text, i)
+        if m is None:
+            return -1
+        j = m.start()
+        depth += 1 if text[j] in '([{' else -1
+        if depth <= 0:
+            return j + 1
+        i = j + 1
 
 
 class LiteralError(ValueError):
@@ -398,7 +502,11 @@ def _read_value(text: str, start: int, ctx, memo) -> tuple[int, object, int, str
         except ValueError as exc:  # e.g. an integer beyond Python's digit limit
             json_error = f'{exc}'.split(';')[0]
     if state == UNCLOSED:
-        return READ_TRUNCATED, None, end, note
+        stray = unbalanced_quote(text, start, ctx, note)
+        if stray == -1:
+            return READ_TRUNCATED, None, end, note
+        return READ_INVALID, None, stray, f'{STRAY_QUOTE} ({json_error})'
+
     if end - start > 2 * MAX_DEPTH and _text_deeper_than(text, start, end, MAX_DEPTH):
         # Whether the decoder's recursion limit is hit depends on the caller's stack depth;
         # this fixed limit keeps the result the same everywhere (and for every split).
@@ -498,14 +606,21 @@ def decode_arguments(raw: object) -> tuple[dict | None, str, str]:
                                 f'got {json_type(value)} {short(value)}')
 
 
-def is_entry(obj: object) -> bool:
-    """Whether ``obj`` is one call object in any of the JSON shapes."""
+def is_entry(obj: object, explicit: bool = False) -> bool:
+    """
+    Whether ``obj`` is one call object in any of the JSON shapes.
+
+    ``explicit``: the object sits where only calls go (inside ``<tool_call>``, after
+    ``[TOOL_CALLS]``), so ``{"name": "get_time"}`` alone is a call without arguments. In prose
+    it needs ``arguments``/``parameters`` too, so a config entry with a name stays prose.
+    """
     if type(obj) is not dict:
         return False
     function = obj.get('function')
     if type(function) is dict and 'name' in function:
         return True
-    return isinstance(obj.get('name'), str) and ('arguments' in obj or 'parameters' in obj)
+    return isinstance(obj.get('name'), str) and (
+        explicit or 'arguments' in obj or 'parameters' in obj)
 
 
 def describe_non_call(value: object) -> str:
@@ -539,7 +654,7 @@ def message_content(value: object) -> str | None:
     return None
 
 
-def call_entries(value: object) -> tuple[list | None, str | None]:
+def call_entries(value: object, explicit: bool = False) -> tuple[list | None, str | None]:
     """
     Return ``(entries, content)`` when ``value`` is call-shaped, else ``(None, None)``.
 
@@ -552,10 +667,10 @@ def call_entries(value: object) -> tuple[list | None, str | None]:
             content = value.get('content')
             return (calls if type(calls) is list else [calls],
                     content if isinstance(content, str) else None)
-        if is_entry(value):
+        if is_entry(value, explicit):
             return [value], None
         return None, None
-    if type(value) is list and value and is_entry(value[0]):
+    if type(value) is list and value and is_entry(value[0], explicit):
         return value, None
     return None, None
 
@@ -568,17 +683,21 @@ def entry_format(entry: object) -> str:
     return 'openai_json'
 
 
-def add_value_calls(value: object, fmt: str, ctx, start: int, end: int, items: list) -> bool:
+def add_value_calls(value: object, fmt: str, ctx, start: int, end: int, items: list,
+                    explicit: bool = True) -> bool:
     """
     Append the calls of a decoded value; False when it is not call-shaped at all.
 
     The common case (one call object) takes a short path; the rest goes through
     ``call_entries``/``add_entries``. An assistant message's ``content`` is dropped here.
+    ``explicit`` (the default: callers are call tags) accepts ``{"name": ...}`` alone as a
+    call without arguments (see ``is_entry``).
     """
     if type(value) is dict and 'tool_calls' not in value:
         function = value.get('function')
         if type(function) is not dict or 'name' not in function:
-            function = value if ('arguments' in value or 'parameters' in value) else None
+            function = value if ('arguments' in value or 'parameters' in value or (
+                explicit and isinstance(value.get('name'), str))) else None
         if function is not None:
             name = function.get('name')
             if type(name) is str and name.strip():
@@ -587,7 +706,7 @@ def add_value_calls(value: object, fmt: str, ctx, start: int, end: int, items: l
                 else:
                     ctx.add_call(items, name, function.get('parameters'), fmt, start, end)
                 return True
-    entries, _ = call_entries(value)
+    entries, _ = call_entries(value, explicit)
     if entries is None:
         return False
     add_entries(entries, fmt, ctx, start, end, items)

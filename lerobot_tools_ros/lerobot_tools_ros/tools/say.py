@@ -22,13 +22,23 @@ node plays it), in plain Python it goes to the ``on_chunk`` callback. The uttera
 with a chunk that has ``final`` set, and also ``cancelled`` when it was cut short, so a speaker
 can drop what it still has queued.
 
+Progress and cancel (a ``CallContext``, e.g. from the ``RunTool`` action): feedback stage
+``synthesizing`` while the backend generates, then ``playing`` with the speaker's progress on
+the utterance (frames it handed to the device or file over the total: what is really heard)
+while ``wait_for_playback`` waits. When the context is cancelled, synthesis stops, the speaker is
+told to drop the utterance (it goes silent within one of its blocks) and the call ends with
+``cancelled``, saying how much was played. ``~/stop`` cuts the current utterance short and
+releases a call waiting for playback at once; a speaker that leaves the graph while a call waits
+ends the wait with ``unavailable`` (a clean exit at once, a crash when DDS notices it: the
+participant's lease, about 20 s with Fast DDS's defaults).
+
 The backend is built, and warmed up, in the constructor: pocket-tts loads its model once, so
 the first call is as fast as the others. Calls of one instance run one at a time (the
 ``tool_server`` serializes them; pocket-tts is not thread-safe per model anyway).
 """
 
 import contextlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 import logging
 import math
 import threading
@@ -37,31 +47,59 @@ from typing import Any, Callable, ClassVar, Optional
 import uuid
 
 from lerobot_tools_ros import errors
-from lerobot_tools_ros.audio_sinks import Chunk as AudioPiece
+from lerobot_tools_ros.audio import Chunk as AudioPiece
 from lerobot_tools_ros.errors import ToolError
-from lerobot_tools_ros.tools.base import tool_name_from_schema, ToolParameter
+from lerobot_tools_ros.tools.base import CallContext, tool_name_from_schema, ToolParameter
 from lerobot_tools_ros.tts import KINDS, make_backend, TtsError
+from lerobot_tools_ros.untrusted import log_text, ros_string
 
 __all__ = ['AudioPiece', 'SayTool']
 
 _log = logging.getLogger('lerobot_tools_ros.tools.say')
 # With wait_for_playback, how long a call waits for a speaker to show up before it answers
-# `unavailable` (discovery of a freshly started speaker takes a few hundred ms).
-_SUBSCRIBER_GRACE_S = 1.0
+# `unavailable` (discovery of a freshly started speaker takes a few hundred ms, over a second
+# on a loaded machine).
+_SUBSCRIBER_GRACE_S = 3.0
 _AUDIO_QOS_DEPTH = 200
 _STATUS_QOS_DEPTH = 50
+_POLL_S = 0.05  # how often a waiting call looks at progress, cancel and the graph
+_FEEDBACK_PERIOD_S = 0.1
+_CANCEL_REPORT_S = 1.0  # how long a cancelled call waits for the speaker's account of it
+_LAST_STATUS_GRACE_S = 0.5  # a speaker that exited cleanly may have reported the end just now
+# How often a call's watcher looks at its context's `cancelled` (a host's plain Event): the
+# speaker is told within this of a cancel, whatever the backend or the call thread is doing.
+_CANCEL_POLL_S = 0.005
+_END_STATES = ('finished', 'dropped', 'cancelled')
+STAGE_SYNTHESIZING = 'synthesizing'  # RunTool feedback stages (RunTool.Feedback.STAGE_*)
+STAGE_PLAYING = 'playing'
+
+
+class _EitherEvent(threading.Event):
+    """Set when it is set itself or when ``other`` is (backends only poll ``is_set``)."""
+
+    def __init__(self, other: threading.Event) -> None:
+        super().__init__()
+        self._other = other
+
+    def is_set(self) -> bool:
+        return super().is_set() or self._other.is_set()
 
 
 @dataclass
 class _Utterance:
-    """A call in progress; ``stop`` and the speaker's report reach it from the ROS thread."""
+    """A call in progress; ``stop`` and the speaker's reports reach it from the ROS thread."""
 
     uid: str
     stop: threading.Event
     final_sent: bool = False
-    reported: Optional[threading.Event] = None
+    waiting: bool = False
+    changed: threading.Event = field(default_factory=threading.Event)
     state: str = ''
     detail: str = ''
+    frames_played: int = 0
+    frames_total: int = 0
+    sample_rate: int = 0
+    released: str = ''  # why ~/stop or close() ended the wait
 
 
 class _HeldWarnings:
@@ -96,6 +134,35 @@ def _eos_threshold(value: Any) -> Optional[float]:
     if math.isnan(number):
         raise ValueError('say: eos_threshold must be a number, got NaN')
     return number
+
+
+def _check_parameters(backend: str, max_chars: Any, playback_timeout_s: Any,
+                      topics: dict[str, Any]) -> None:
+    """Raise ValueError naming the first bad parameter."""
+    if backend not in KINDS:
+        raise ValueError(f'say: backend must be one of {", ".join(KINDS)}, got {backend!r}')
+    if isinstance(max_chars, bool) or not isinstance(max_chars, int) or max_chars < 1:
+        raise ValueError(f'say: max_chars must be a positive integer, got {max_chars!r}')
+    if isinstance(playback_timeout_s, bool) or not isinstance(
+            playback_timeout_s, (int, float)) or not playback_timeout_s > 0:
+        raise ValueError(f'say: playback_timeout_s must be a positive number of seconds, '
+                         f'got {playback_timeout_s!r}')
+    for label, topic in topics.items():
+        if not isinstance(topic, str) or not topic.strip():
+            raise ValueError(f'say: {label} must be a topic name, got {topic!r}')
+
+
+def _backend_options(backend: str, *, voice: str, rate: int, language: str, config: str,
+                     quantize: bool, threads: int, eos_threshold: Any) -> dict[str, Any]:
+    """Keyword arguments of ``make_backend`` for the chosen backend (both for ``auto``)."""
+    pocket = {'language': language, 'config': config, 'voice': voice,
+              'quantize': quantize, 'threads': threads,
+              'eos_threshold': _eos_threshold(eos_threshold)}
+    espeak = {'rate': rate, 'voice': voice or 'en-us'}
+    if backend == 'auto':
+        espeak['voice'] = 'en-us'
+        return {'pocket_tts': pocket, 'espeak_ng': espeak}
+    return pocket if backend == 'pocket_tts' else espeak
 
 
 class SayTool:
@@ -153,17 +220,8 @@ class SayTool:
         """
         self.schema = schema
         self.name = tool_name_from_schema(schema)
-        if backend not in KINDS:
-            raise ValueError(f'say: backend must be one of {", ".join(KINDS)}, got {backend!r}')
-        if isinstance(max_chars, bool) or not isinstance(max_chars, int) or max_chars < 1:
-            raise ValueError(f'say: max_chars must be a positive integer, got {max_chars!r}')
-        if isinstance(playback_timeout_s, bool) or not isinstance(
-                playback_timeout_s, (int, float)) or not playback_timeout_s > 0:
-            raise ValueError(f'say: playback_timeout_s must be a positive number of seconds, '
-                             f'got {playback_timeout_s!r}')
-        for label, topic in (('audio_topic', audio_topic), ('status_topic', status_topic)):
-            if not isinstance(topic, str) or not topic.strip():
-                raise ValueError(f'say: {label} must be a topic name, got {topic!r}')
+        _check_parameters(backend, max_chars, playback_timeout_s,
+                          {'audio_topic': audio_topic, 'status_topic': status_topic})
         self.max_chars = max_chars
         self.wait_for_playback = bool(wait_for_playback)
         self.playback_timeout_s = float(playback_timeout_s)
@@ -178,25 +236,22 @@ class SayTool:
         self._node: Any = None
         self._closed = False
         self._held = _HeldWarnings()
+        self.backend = self._build_backend(backend, logger, _backend_options(
+            backend, voice=voice, rate=rate, language=language, config=config,
+            quantize=quantize, threads=threads, eos_threshold=eos_threshold))
 
-        pocket = {'language': language, 'config': config, 'voice': voice,
-                  'quantize': quantize, 'threads': threads,
-                  'eos_threshold': _eos_threshold(eos_threshold)}
-        espeak = {'rate': rate, 'voice': voice or 'en-us'}
-        if backend == 'auto':
-            espeak['voice'] = 'en-us'
-            kwargs: dict[str, Any] = {'pocket_tts': pocket, 'espeak_ng': espeak}
-        else:
-            kwargs = pocket if backend == 'pocket_tts' else espeak
+    def _build_backend(self, backend: str, logger: Any, options: dict[str, Any]) -> Any:
+        """Make the backend and warm it up; ValueError when it cannot run here."""
         try:
-            self.backend = make_backend(backend, logger=logger or self._held, **kwargs)
+            built = make_backend(backend, logger=logger or self._held, **options)
         except TtsError as exc:
             raise ValueError(f'say: backend {backend} cannot run here: {exc}') from exc
         try:
-            self.backend.warm_up()
+            built.warm_up()
         except TtsError as exc:
-            self.backend.close()
-            raise ValueError(f'say: {self.backend.name} failed its warm-up: {exc}') from exc
+            built.close()
+            raise ValueError(f'say: {built.name} failed its warm-up: {exc}') from exc
+        return built
 
     # ------------------------------------------------------------------------------ ROS
     def bind_ros(self, node: Any) -> None:
@@ -225,16 +280,23 @@ class SayTool:
     def _on_status(self, message: Any) -> None:
         with self._lock:
             utterance = self._active.get(message.utterance_id)
-        if utterance is None or utterance.reported is None:
-            return
-        if message.state in ('finished', 'dropped'):
+            if utterance is None or utterance.state in _END_STATES:
+                return
             utterance.state = message.state
             utterance.detail = message.detail
-            utterance.reported.set()
+            utterance.frames_played = message.frames_played
+            utterance.frames_total = message.frames_total
+            utterance.sample_rate = message.sample_rate
+        utterance.changed.set()
 
     def _on_stop(self, request: Any, response: Any) -> Any:
         response.success, response.message = self.stop()
         return response
+
+    def _speaker_publishers(self) -> set[tuple[int, ...]]:
+        """Identify the speakers now on the graph (their status publishers' GIDs)."""
+        infos = self._node.get_publishers_info_by_topic(self._status_subscription.topic_name)
+        return {tuple(info.endpoint_gid) for info in infos}
 
     # ------------------------------------------------------------------------------ calls
     def stop(self) -> tuple[bool, str]:
@@ -243,7 +305,8 @@ class SayTool:
 
         While the backend generates, generation ends and the final chunk says
         ``cancelled``. Once everything is sent, a ``cancelled`` chunk is sent again so the
-        speaker stops playing it; a speaker that already finished ignores it.
+        speaker stops playing it; a speaker that already finished ignores it. A call waiting
+        for playback is released at once.
         """
         with self._lock:
             active = list(self._active.values())
@@ -251,8 +314,11 @@ class SayTool:
             sent = []
             for utterance in active:
                 utterance.stop.set()
+                utterance.released = 'stopped by ~/stop'
                 if utterance.final_sent:
                     sent.append(utterance.uid)
+        for utterance in active:
+            utterance.changed.set()
         for uid in sent:
             self._emit(self._piece(uid, b'', final=True, cancelled=True))
         if active:
@@ -262,8 +328,49 @@ class SayTool:
             return True, f'nothing is being generated; asked the speaker to stop {last}'
         return False, 'nothing has been said yet'
 
-    def call(self, arguments: dict) -> dict:
+    def call(self, arguments: dict, context: Optional[CallContext] = None) -> dict:
         """Speak ``arguments['text']``; return what was said, how long and how fast."""
+        text = self._check_text(arguments)
+        context = context or CallContext()
+        if context.cancelled.is_set():
+            raise ToolError(errors.CANCELLED, 'say: cancelled before it started')
+        self._held.flush(_log)
+        waiting = self.wait_for_playback and self._publisher is not None
+        speakers = self._require_speaker() if waiting else set()
+        utterance = _Utterance(uid=uuid.uuid4().hex, stop=_EitherEvent(context.cancelled),
+                               waiting=waiting)
+        with self._lock:
+            self._active[utterance.uid] = utterance
+            self._last_uid = utterance.uid
+        call_done = threading.Event()
+        watcher = threading.Thread(target=self._watch_cancel, name='say-cancel',
+                                   args=(utterance, context, call_done), daemon=True)
+        watcher.start()
+        try:
+            result = self._speak(text, utterance, context)
+            if context.cancelled.is_set():
+                self._cancelled(utterance, result)
+            # A stop during generation cancels the utterance; the speaker may never have seen
+            # it, so there is no playback to wait for.
+            if waiting and not result.get('stopped'):
+                self._await_playback(utterance, result, context, speakers)
+            return result
+        finally:
+            call_done.set()
+            watcher.join()
+            with self._lock:
+                self._active.pop(utterance.uid, None)
+
+    def _watch_cancel(self, utterance: _Utterance, context: CallContext,
+                      call_done: threading.Event) -> None:
+        """Tell the speaker at once when the call is cancelled (synthesis may be mid-frame)."""
+        while not call_done.wait(_CANCEL_POLL_S):
+            if context.cancelled.is_set():
+                self._emit(self._piece(utterance.uid, b'', final=True, cancelled=True))
+                utterance.changed.set()
+                return
+
+    def _check_text(self, arguments: Any) -> str:
         text = arguments.get('text') if isinstance(arguments, dict) else None
         if not isinstance(text, str):
             raise ToolError(errors.INVALID_ARGUMENTS,
@@ -278,31 +385,15 @@ class SayTool:
                             'several calls')
         if self._closed:
             raise ToolError(errors.UNAVAILABLE, 'say: the tool is shut down')
-        self._held.flush(_log)
-        waiting = self.wait_for_playback and self._publisher is not None
-        if waiting:
-            self._require_speaker()
-        utterance = _Utterance(uid=uuid.uuid4().hex, stop=threading.Event(),
-                               reported=threading.Event() if waiting else None)
-        with self._lock:
-            self._active[utterance.uid] = utterance
-            self._last_uid = utterance.uid
-        try:
-            result = self._speak(text.strip(), utterance)
-            # A stop during generation cancels the utterance; the speaker may never have seen
-            # it, so there is no playback to wait for.
-            if waiting and not result.get('stopped'):
-                self._await_playback(utterance, result)
-            return result
-        finally:
-            with self._lock:
-                self._active.pop(utterance.uid, None)
+        return text.strip()
 
-    def _speak(self, text: str, utterance: _Utterance) -> dict:
+    def _speak(self, text: str, utterance: _Utterance, context: CallContext) -> dict:
         started = time.perf_counter()
         first_ms: Optional[float] = None
         nbytes = 0
         frame = 2 * self.backend.channels
+        next_feedback = 0.0
+        context.feedback(STAGE_SYNTHESIZING, -1.0, '')
         try:
             with contextlib.closing(self.backend.synthesize(text, utterance.stop)) as chunks:
                 for data in chunks:
@@ -312,6 +403,10 @@ class SayTool:
                     if first_ms is None:
                         first_ms = (time.perf_counter() - started) * 1e3
                     nbytes += len(data)
+                    if time.monotonic() >= next_feedback:
+                        next_feedback = time.monotonic() + _FEEDBACK_PERIOD_S
+                        context.feedback(STAGE_SYNTHESIZING, -1.0, self._heard(
+                            utterance, nbytes / frame / self.backend.sample_rate))
         except Exception as exc:  # noqa: B902 - any backend failure becomes the call's error
             self._finish(utterance, cancelled=True)
             reason = str(exc) if isinstance(exc, TtsError) else f'{type(exc).__name__}: {exc}'
@@ -329,6 +424,12 @@ class SayTool:
             result['stopped'] = True
         return result
 
+    @staticmethod
+    def _heard(utterance: _Utterance, synthesized_s: float) -> str:
+        played = (utterance.frames_played / utterance.sample_rate
+                  if utterance.sample_rate else 0.0)
+        return f'{synthesized_s:.2f} s synthesized, {played:.2f} s played'
+
     def _finish(self, utterance: _Utterance, *, cancelled: bool) -> None:
         self._emit(self._piece(utterance.uid, b'', final=True, cancelled=cancelled))
         with self._lock:
@@ -338,12 +439,30 @@ class SayTool:
         if missed_stop:
             self._emit(self._piece(utterance.uid, b'', final=True, cancelled=True))
 
-    def _require_speaker(self) -> None:
-        """Fail fast when no speaker could ever report playback (recorders do not count)."""
+    def _cancelled(self, utterance: _Utterance, result: dict) -> None:
+        """End a cancelled call: wait briefly for the speaker's account, then raise."""
+        self._emit(self._piece(utterance.uid, b'', final=True, cancelled=True))
+        played = ''
+        if self._publisher is not None and self._publisher.get_subscription_count():
+            deadline = time.monotonic() + _CANCEL_REPORT_S
+            while utterance.state not in _END_STATES and time.monotonic() < deadline:
+                utterance.changed.wait(_POLL_S)
+                utterance.changed.clear()
+            if utterance.state in _END_STATES and utterance.sample_rate:
+                played = (f'; {utterance.frames_played / utterance.sample_rate:.2f} s had been '
+                          'played')
+        raise ToolError(errors.CANCELLED,
+                        f'say: cancelled after {result["audio_seconds"]} s of audio was '
+                        f'synthesized{played}')
+
+    def _require_speaker(self) -> set[tuple[int, ...]]:
+        """Fail fast when no speaker could ever report playback; return the speakers there."""
         deadline = time.monotonic() + _SUBSCRIBER_GRACE_S
         topic = self._status_subscription.topic_name
-        while (self._node.count_publishers(topic) == 0
-               or self._publisher.get_subscription_count() == 0):
+        while True:
+            speakers = self._speaker_publishers()
+            if speakers and self._publisher.get_subscription_count():
+                return speakers
             if time.monotonic() > deadline:
                 raise ToolError(errors.UNAVAILABLE,
                                 f'say: no speaker is running (nothing publishes {topic}), so '
@@ -351,23 +470,64 @@ class SayTool:
                                 'lerobot_tools_ros speaker` or set wait_for_playback false')
             time.sleep(0.02)
 
-    def _await_playback(self, utterance: _Utterance, result: dict) -> None:
+    def _await_playback(self, utterance: _Utterance, result: dict, context: CallContext,
+                        speakers: set[tuple[int, ...]]) -> None:
         limit = result['audio_seconds'] + self.playback_timeout_s
-        if not utterance.reported.wait(limit):
-            raise ToolError(errors.TIMEOUT,
-                            f'say: the speaker did not report utterance {utterance.uid} '
-                            f'finished within {limit:.1f} s (its {result["audio_seconds"]} s '
-                            f'of audio plus playback_timeout_s {self.playback_timeout_s:g})')
+        deadline = time.monotonic() + limit
+        reported = (-1, -1)
+        while utterance.state not in _END_STATES:
+            if utterance.released:
+                result.update(stopped=True, playback='stopped', playback_detail=utterance.released)
+                return
+            if context.cancelled.is_set():
+                self._cancelled(utterance, result)
+            if not speakers & self._speaker_publishers() and not self._end_comes(utterance):
+                raise ToolError(errors.UNAVAILABLE,
+                                f'say: the speaker left the graph before utterance '
+                                f'{utterance.uid} finished playing (it stopped or crashed)')
+            if time.monotonic() > deadline:
+                raise ToolError(errors.TIMEOUT,
+                                f'say: the speaker did not report utterance {utterance.uid} '
+                                f'finished within {limit:.1f} s (its {result["audio_seconds"]} '
+                                f's of audio plus playback_timeout_s '
+                                f'{self.playback_timeout_s:g})')
+            progress = (utterance.frames_played, utterance.frames_total)
+            if progress != reported and utterance.sample_rate:
+                reported = progress
+                total = utterance.frames_total
+                context.feedback(STAGE_PLAYING, min(1.0, progress[0] / total) if total else -1.0,
+                                 f'{progress[0] / utterance.sample_rate:.2f} s played')
+            utterance.changed.wait(_POLL_S)
+            utterance.changed.clear()
+        self._playback_result(utterance, result, context)
+
+    @staticmethod
+    def _end_comes(utterance: _Utterance) -> bool:
+        """Give a speaker that just left a moment: its last status may still be on its way."""
+        deadline = time.monotonic() + _LAST_STATUS_GRACE_S
+        while utterance.state not in _END_STATES and time.monotonic() < deadline:
+            utterance.changed.wait(_POLL_S)
+            utterance.changed.clear()
+        return utterance.state in _END_STATES
+
+    def _playback_result(self, utterance: _Utterance, result: dict,
+                         context: CallContext) -> None:
         result['playback'] = utterance.state
-        if utterance.state == 'dropped':
-            if utterance.stop.is_set():
-                result['stopped'] = True
-            else:
-                raise ToolError(errors.EXECUTION_FAILED,
-                                f'say: the speaker could not play the utterance: '
-                                f'{utterance.detail}')
-        elif utterance.detail:
-            result['playback_detail'] = utterance.detail
+        if utterance.state == 'finished':
+            played = utterance.frames_played / utterance.sample_rate if (
+                utterance.sample_rate) else result['audio_seconds']
+            context.feedback(STAGE_PLAYING, 1.0, f'{played:.2f} s played')
+            if utterance.detail:
+                result['playback_detail'] = utterance.detail
+            return
+        if utterance.state == 'cancelled' or utterance.stop.is_set():
+            if context.cancelled.is_set():
+                self._cancelled(utterance, result)
+            result['stopped'] = True
+            return
+        raise ToolError(errors.EXECUTION_FAILED,
+                        f'say: the speaker could not play the utterance: '
+                        f'{log_text(utterance.detail, 500)}')
 
     def _piece(self, uid: str, data: bytes, *, final: bool = False,
                cancelled: bool = False) -> AudioPiece:
@@ -382,7 +542,7 @@ class SayTool:
             return
         message = self._message_type()
         message.header.stamp = self._node.get_clock().now().to_msg()
-        message.utterance_id = piece.utterance_id
+        message.utterance_id = ros_string(piece.utterance_id)
         message.sample_rate = piece.sample_rate
         message.channels = piece.channels
         message.encoding = piece.encoding
@@ -392,13 +552,12 @@ class SayTool:
         publisher.publish(message)
 
     def close(self) -> None:
-        """Stop any utterance in progress and release the backend."""
+        """Stop any utterance in progress, release waiting calls and the backend."""
         self._closed = True
         with self._lock:
             active = list(self._active.values())
         for utterance in active:
             utterance.stop.set()
-            if utterance.reported is not None:
-                utterance.state, utterance.detail = 'dropped', 'say is shutting down'
-                utterance.reported.set()
+            utterance.released = 'say is shutting down'
+            utterance.changed.set()
         self.backend.close()

@@ -60,14 +60,6 @@ class AudioFormat:
         """Bytes per frame (one sample for every channel)."""
         return self.sample_width * self.channels
 
-    def frames(self, nbytes: int) -> int:
-        """Frames held by ``nbytes`` bytes of audio."""
-        return nbytes // self.frame_bytes
-
-    def seconds(self, nbytes: int) -> float:
-        """Playing time of ``nbytes`` bytes of audio."""
-        return self.frames(nbytes) / self.sample_rate
-
 
 @runtime_checkable
 class TtsBackend(Protocol):

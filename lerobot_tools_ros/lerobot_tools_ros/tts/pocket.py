@@ -28,15 +28,17 @@ until the maximum length. A few frames already queued when ``stop`` is set are d
 the drain and dropped, not yielded.
 
 Offline: the released weights, tokenizer and built-in voices come from the Hugging Face hub.
-Without network, loading fails (``TtsUnavailable``); set ``HF_HUB_OFFLINE=1`` on such robots,
-or huggingface_hub retries for about 20 s before giving up.
+Without network, loading fails (``TtsUnavailable``) unless they are in the local cache. When the
+hub cannot be reached, the load runs in huggingface_hub's offline mode (so it fails or uses the
+cache at once instead of retrying for about 20 s); that mode is switched on for the load call
+only and restored afterwards, never left set for the rest of the process.
 """
 
+import contextlib
 import logging
 import math
 import os
 from pathlib import Path
-import sys
 import threading
 import time
 from typing import Any, Iterator, Optional, Union
@@ -172,9 +174,13 @@ class PocketTtsBackend:
         return voice
 
     def _load(self) -> tuple[Any, Any]:
+        with contextlib.ExitStack() as scope:
+            if not self.config:
+                scope.enter_context(_offline_if_hub_unreachable())
+            return self._load_model()
+
+    def _load_model(self) -> tuple[Any, Any]:
         started = time.perf_counter()
-        if not self.config:
-            _go_offline_if_hub_unreachable()
         try:
             import pocket_tts
             import torch
@@ -268,19 +274,39 @@ def _one_line(exc: BaseException, limit: int = 600) -> str:
     return text if len(text) <= limit else text[:limit] + '...'
 
 
-def _go_offline_if_hub_unreachable() -> None:
+@contextlib.contextmanager
+def _offline_if_hub_unreachable() -> Iterator[None]:
     """
-    Switch huggingface_hub to offline mode when the hub cannot be reached.
+    Run the body in huggingface_hub's offline mode when the hub cannot be reached.
 
-    Loading by language fetches weights from the hub; offline, huggingface_hub would retry for
-    about 20 s before failing. Offline mode still finds weights already in the local cache. It
-    only takes effect before huggingface_hub is first imported, which is the case in a node
-    that has not resolved a repo id.
+    Offline mode still finds weights already in the local cache. huggingface_hub reads
+    ``HF_HUB_OFFLINE`` once, at import, into ``constants.HF_HUB_OFFLINE``, which its download
+    functions consult at each call: both are set for the body and restored after it.
     """
-    if os.environ.get('HF_HUB_OFFLINE') or 'huggingface_hub' in sys.modules:
+    if _is_true(os.environ.get('HF_HUB_OFFLINE')):
+        yield
         return
     reason = unreachable_reason(hub_endpoint(), _HUB_PROBE_TIMEOUT_S)
-    if reason:
-        os.environ['HF_HUB_OFFLINE'] = '1'
-        logging.getLogger(__name__).info(
-            f'Hugging Face hub not reachable ({reason}); HF_HUB_OFFLINE=1 for pocket-tts')
+    if not reason:
+        yield
+        return
+    logging.getLogger(__name__).info(
+        f'Hugging Face hub not reachable ({reason}); loading pocket-tts offline (local cache)')
+    import huggingface_hub.constants as hub_constants
+
+    saved_env = os.environ.get('HF_HUB_OFFLINE')
+    saved_constant = hub_constants.HF_HUB_OFFLINE
+    os.environ['HF_HUB_OFFLINE'] = '1'
+    hub_constants.HF_HUB_OFFLINE = True
+    try:
+        yield
+    finally:
+        hub_constants.HF_HUB_OFFLINE = saved_constant
+        if saved_env is None:
+            os.environ.pop('HF_HUB_OFFLINE', None)
+        else:
+            os.environ['HF_HUB_OFFLINE'] = saved_env
+
+
+def _is_true(value: Optional[str]) -> bool:
+    return (value or '').strip().upper() in ('1', 'ON', 'YES', 'TRUE')

@@ -76,7 +76,7 @@ def match_fence(text: str, pos: int, trigger: str, ctx):
         else:
             return None
     items: list = []
-    if not add_value_calls(value, FORMAT, ctx, pos, stop, items):
+    if not add_value_calls(value, FORMAT, ctx, pos, stop, items, explicit=False):
         return None
     return Match(stop, items, message_content(value) if type(value) is dict else None)
 

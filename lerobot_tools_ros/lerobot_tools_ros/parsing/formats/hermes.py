@@ -23,17 +23,18 @@ Qwen3-Coder format.
 """
 
 from .pythonic import finish, read_call
-from ..core import Match, NEED_ANY, NeedMore
+from ..core import Match, NEED_ANY, need_closing, NeedMore
 from ..registry import register_format
 from ..results import INVALID_CALL, TRUNCATED, UNPARSEABLE_ARGUMENTS
-from ..values import (add_value_calls, IDENT, READ_INVALID, READ_NEED, READ_OK, READ_TRUNCATED,
-                      read_value, skip_ws)
+from ..values import (add_value_calls, IDENT, invalid_end, READ_INVALID, READ_NEED, READ_OK,
+                      READ_TRUNCATED, read_value, skip_ws)
 from ..values import describe_non_call, guess_name
 
 FORMAT = 'hermes'
 OPEN = '<tool_call>'
 CLOSE = '</tool_call>'
 _WAKE = ('}', ']', ')', CLOSE)
+_NEED_CLOSE = need_closing(CLOSE, OPEN)
 
 
 def after_value(text: str, end: int, close: str, ctx):
@@ -55,55 +56,76 @@ def match_hermes(text: str, pos: int, trigger: str, ctx):
     if body < n and text[body].isspace():
         body = skip_ws(text, body)
     if body >= n:
-        where = f'<tool_call> at char {ctx.base + pos}'
         if not ctx.final:
             return NEED_ANY
-        return Match(n, [ctx.issue(TRUNCATED, f'{where}: the text ended before the call '
-                                   f'(expected a JSON object and {CLOSE!r})', pos, n, FORMAT)])
+        return Match(n, [ctx.issue(TRUNCATED, f'<tool_call> at char {ctx.base + pos}: the text '
+                                   f'ended before the call (expected a JSON object and '
+                                   f'{CLOSE!r})', pos, n, FORMAT)])
     first = text[body]
     if first == '<':
-        if text.startswith(CLOSE, body):
-            stop = body + len(CLOSE)
-            return Match(stop, [ctx.issue(INVALID_CALL, f'<tool_call> at char {ctx.base + pos}: '
-                                          'the tag is empty; expected a JSON object like '
-                                          '{"name": "say", "arguments": {"text": "hi"}}', pos,
-                                          stop, FORMAT)])
-        if not ctx.final and CLOSE.startswith(text[body:body + len(CLOSE)]):
-            return NEED_ANY
-        return None  # <function=...>: Qwen3-Coder XML
+        return _tag_body(text, pos, body, ctx)
     if first in '{[':
-        status, value, end, note = read_value(text, body, ctx)
-        if status == READ_NEED:
-            return NeedMore(_WAKE)
-        if status == READ_OK:
-            stop = after_value(text, end, CLOSE, ctx)
-            if stop is None:
-                return NEED_ANY
-            items: list = []
-            if not add_value_calls(value, FORMAT, ctx, pos, stop, items):
-                items.append(ctx.issue(
-                    INVALID_CALL, f'<tool_call> at char {ctx.base + pos}: expected '
-                    f'{{"name": ..., "arguments": {{...}}}}; {describe_non_call(value)}',
-                    pos, stop, FORMAT))
-            return Match(stop, items)
-        where = f'<tool_call> at char {ctx.base + pos}'
-        close, following = _own_close(text, body, ctx)
-        if status == READ_TRUNCATED and close == -1:
-            return Match(n, [ctx.issue(TRUNCATED, f'{where}: the text ended inside the call '
-                                       f'({note}, then {CLOSE!r})', pos, n, FORMAT,
-                                       guess_name(text[body:]))])
-        if close != -1:
-            stop = close + len(CLOSE)
-        elif following == -1 and not ctx.final:
-            return NeedMore((CLOSE, OPEN))
-        else:
-            stop = end
-        reason = (note if status == READ_INVALID
-                  else f'not closed before {CLOSE!r} ({note})')
-        return Match(stop, [ctx.issue(UNPARSEABLE_ARGUMENTS, f'{where}: the call is {reason}; '
-                                      'expected a JSON object like {"name": "say", "arguments": '
-                                      '{"text": "hi"}}', pos, stop, FORMAT,
-                                      guess_name(text[body:stop]))])
+        return _json_body(text, pos, body, ctx)
+    return _other_body(text, pos, body, ctx)
+
+
+def _tag_body(text: str, pos: int, body: int, ctx):
+    """Report an empty ``<tool_call></tool_call>``; leave other markup to its format."""
+    if text.startswith(CLOSE, body):
+        stop = body + len(CLOSE)
+        return Match(stop, [ctx.issue(INVALID_CALL, f'<tool_call> at char {ctx.base + pos}: '
+                                      'the tag is empty; expected a JSON object like '
+                                      '{"name": "say", "arguments": {"text": "hi"}}', pos,
+                                      stop, FORMAT)])
+    if not ctx.final and CLOSE.startswith(text[body:body + len(CLOSE)]):
+        return NEED_ANY
+    return None  # <function=...>: Qwen3-Coder XML
+
+
+def _json_body(text: str, pos: int, body: int, ctx):
+    """Read a JSON value (or Python literal) body: one call, a list, or a problem."""
+    status, value, end, note = read_value(text, body, ctx)
+    if status == READ_NEED:
+        return NeedMore(_WAKE)
+    if status == READ_OK:
+        stop = after_value(text, end, CLOSE, ctx)
+        if stop is None:
+            return _NEED_CLOSE
+        items: list = []
+        if not add_value_calls(value, FORMAT, ctx, pos, stop, items):
+            items.append(ctx.issue(
+                INVALID_CALL, f'<tool_call> at char {ctx.base + pos}: expected '
+                f'{{"name": ..., "arguments": {{...}}}}; {describe_non_call(value)}',
+                pos, stop, FORMAT))
+        return Match(stop, items)
+    n = len(text)
+    where = f'<tool_call> at char {ctx.base + pos}'
+    close, following = _own_close(text, body, ctx)
+    if status == READ_TRUNCATED and close == -1:
+        return Match(n, [ctx.issue(TRUNCATED, f'{where}: the text ended inside the call '
+                                   f'({note}, then {CLOSE!r})', pos, n, FORMAT,
+                                   guess_name(text[body:]))])
+    if close != -1:
+        stop = close + len(CLOSE)
+    elif following == -1 and not ctx.final:
+        return NeedMore((CLOSE, OPEN))
+    else:  # no closing tag: the malformed value itself is the block
+        stop = invalid_end(text, body, end, note, ctx) if status == READ_INVALID else end
+        if following != -1 and (stop is None or stop > following):
+            stop = following
+        if stop is None:
+            return NeedMore(_WAKE + (OPEN,))
+    reason = (note if status == READ_INVALID
+              else f'not closed before {CLOSE!r} ({note})')
+    return Match(stop, [ctx.issue(UNPARSEABLE_ARGUMENTS, f'{where}: the call is {reason}; '
+                                  'expected a JSON object like {"name": "say", "arguments": '
+                                  '{"text": "hi"}}', pos, stop, FORMAT,
+                                  guess_name(text[body:stop]))])
+
+
+def _other_body(text: str, pos: int, body: int, ctx):
+    """Read a pythonic ``name(...)`` body, or report text that is no call at all."""
+    n = len(text)
     where = f'<tool_call> at char {ctx.base + pos}'
     ident = IDENT.match(text, body)
     if ident is not None and ident.end() < n and text[ident.end()] == '(':
@@ -112,7 +134,7 @@ def match_hermes(text: str, pos: int, trigger: str, ctx):
             return result
         stop = after_value(text, result[0], CLOSE, ctx)
         if stop is None:
-            return NEED_ANY
+            return _NEED_CLOSE
         return Match(stop, finish(result[1], ctx, FORMAT, pos, stop))
     if ident is not None and ident.end() >= n and not ctx.final:
         return NEED_ANY

@@ -24,10 +24,10 @@ the markup.
 
 from .openai_json import match_json
 from .pythonic import finish, read_named_call
-from ..core import after_tag, Match, NEED_ANY, NeedMore
+from ..core import after_tag, Match, NEED_ANY, need_closing, NeedMore
 from ..registry import register_format
 from ..results import INVALID_CALL, TRUNCATED, UNPARSEABLE_ARGUMENTS
-from ..values import (add_value_calls, READ_INVALID, READ_NEED,
+from ..values import (add_value_calls, invalid_end, READ_INVALID, READ_NEED,
                       READ_TRUNCATED, read_value, skip_ws)
 from ..values import describe_non_call, guess_name
 
@@ -55,56 +55,16 @@ def match_python_tag(text: str, pos: int, trigger: str, ctx):
     k = after_tag(text, pos, TAG, ctx, FORMAT, 'expected a JSON object')
     if type(k) is not int:
         return k
-    n = len(text)
     if text[k] not in '{[':
-        result = read_named_call(text, k, ctx)
-        if type(result) is not tuple:
-            return result
-        stop = _end_tokens(text, result[0], ctx)
-        if stop is None:
-            return NEED_ANY
-        return Match(stop, finish(result[1], ctx, FORMAT, pos, stop, builtin=True))
-    values: list = []
-    problems: list[tuple[str, str, str]] = []
-    stop = k
-    while True:
-        status, value, end, note = read_value(text, k, ctx)
-        if status == READ_NEED:
-            return NeedMore(('}', ']'))
-        if status == READ_TRUNCATED:
-            problems.append((TRUNCATED, f'{TAG} at char {ctx.base + pos}: the text ended '
-                             f'inside the call ({note})', guess_name(text[k:])))
-            stop = n
-            break
-        if status == READ_INVALID:
-            problems.append((UNPARSEABLE_ARGUMENTS, f'{TAG} at char {ctx.base + pos}: the call '
-                             f'is {note}; expected a JSON object like {{"name": "say", '
-                             '"parameters": {"text": "hi"}}', guess_name(text[k:end])))
-            stop = end
-            break
-        values.append(value)
-        stop = end
-        j = skip_ws(text, end)
-        if j >= n:
-            if not ctx.final:
-                return NEED_ANY
-            break
-        if text[j] != ';':
-            break
-        j2 = skip_ws(text, j + 1)
-        if j2 >= n:
-            if not ctx.final:
-                return NEED_ANY
-            stop = j + 1
-            break
-        if text[j2] not in '{[':
-            stop = j + 1
-            break
-        k = j2
+        return _builtin_call(text, pos, k, ctx)
+    found = _read_values(text, pos, k, ctx)
+    if type(found) is not tuple:
+        return found
+    values, problems, stop = found
     if not problems or problems[-1][0] != TRUNCATED:
         stop = _end_tokens(text, stop, ctx)
         if stop is None:
-            return NEED_ANY
+            return need_closing(*END_TOKENS)
     items: list = []
     for value in values:
         if not add_value_calls(value, FORMAT, ctx, pos, stop, items):
@@ -114,6 +74,56 @@ def match_python_tag(text: str, pos: int, trigger: str, ctx):
     for code, message, name in problems:
         items.append(ctx.issue(code, message, pos, stop, FORMAT, name))
     return Match(stop, items)
+
+
+def _builtin_call(text: str, pos: int, k: int, ctx):
+    """Llama 3.1's built-in tool syntax after the tag: ``brave_search.call(query=...)``."""
+    result = read_named_call(text, k, ctx)
+    if type(result) is not tuple:
+        return result
+    stop = _end_tokens(text, result[0], ctx)
+    if stop is None:
+        return need_closing(*END_TOKENS)
+    return Match(stop, finish(result[1], ctx, FORMAT, pos, stop, builtin=True))
+
+
+def _read_values(text: str, pos: int, k: int, ctx):
+    """
+    Read ``;``-separated JSON values from ``k``: ``(values, problems, end)`` or NeedMore.
+
+    A value that cannot be read ends the sequence with one problem ``(code, message, name)``.
+    """
+    n = len(text)
+    values: list = []
+    problems: list[tuple[str, str, str]] = []
+    while True:
+        status, value, end, note = read_value(text, k, ctx)
+        if status == READ_NEED:
+            return NeedMore(('}', ']'))
+        if status == READ_TRUNCATED:
+            problems.append((TRUNCATED, f'{TAG} at char {ctx.base + pos}: the text ended '
+                             f'inside the call ({note})', guess_name(text[k:])))
+            return values, problems, n
+        if status == READ_INVALID:
+            stop = invalid_end(text, k, end, note, ctx)  # the whole malformed value
+            if stop is None:
+                return NeedMore(('}', ']'))
+            problems.append((UNPARSEABLE_ARGUMENTS, f'{TAG} at char {ctx.base + pos}: the call '
+                             f'is {note}; expected a JSON object like {{"name": "say", '
+                             '"parameters": {"text": "hi"}}', guess_name(text[k:stop])))
+            return values, problems, stop
+        values.append(value)
+        j = skip_ws(text, end)
+        if j >= n:
+            return NEED_ANY if not ctx.final else (values, problems, end)
+        if text[j] != ';':
+            return values, problems, end
+        j2 = skip_ws(text, j + 1)
+        if j2 >= n:
+            return NEED_ANY if not ctx.final else (values, problems, j + 1)
+        if text[j2] not in '{[':
+            return values, problems, j + 1
+        k = j2
 
 
 register_format(FORMAT, [(TAG, match_python_tag), ('{', match_json), ('[', match_json)],

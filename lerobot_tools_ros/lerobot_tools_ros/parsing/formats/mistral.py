@@ -24,7 +24,7 @@ import re
 from ..core import after_tag, Match, NEED_ANY, NeedMore
 from ..registry import register_format
 from ..results import INVALID_CALL, TRUNCATED, UNPARSEABLE_ARGUMENTS
-from ..values import (add_value_calls, READ_NEED, READ_OK, READ_TRUNCATED,
+from ..values import (add_value_calls, invalid_end, READ_NEED, READ_OK, READ_TRUNCATED,
                       read_value, skip_ws)
 from ..values import describe_non_call, guess_name
 
@@ -49,6 +49,9 @@ def _read_payload(text: str, k: int, ctx, pos: int, name: str):
                                      f'ended inside the call ({note})', pos, end, FORMAT,
                                      name)])
     if status != READ_OK:
+        end = invalid_end(text, k, end, note, ctx)  # the whole malformed value
+        if end is None:
+            return NeedMore(_WAKE)
         return Match(end, [ctx.issue(UNPARSEABLE_ARGUMENTS, f'{TAG} at char {ctx.base + pos}: '
                                      f'the call is {note}; expected JSON', pos, end, FORMAT,
                                      name)])
@@ -63,6 +66,23 @@ def _read_payload(text: str, k: int, ctx, pos: int, name: str):
     return Match(end, items)
 
 
+def _malformed(text: str, pos: int, ctx, reason: str, name: str):
+    """
+    Report a ``[TOOL_CALLS]`` block that is not a call; the block is all of it.
+
+    Mistral writes calls last, so the block runs to the next ``[TOOL_CALLS]`` or the end of
+    the text, and none of it stays in the content.
+    """
+    following = ctx.find(text, TAG, pos + len(TAG))
+    if following == -1:
+        if not ctx.final:
+            return NeedMore((TAG,))
+        following = len(text)
+    return Match(following, [ctx.issue(UNPARSEABLE_ARGUMENTS, f'{TAG} at char '
+                                       f'{ctx.base + pos}: {reason}', pos, following, FORMAT,
+                                       name)])
+
+
 def match_mistral(text: str, pos: int, trigger: str, ctx):
     """Match one ``[TOOL_CALLS]`` block."""
     k = after_tag(text, pos, TAG, ctx, FORMAT, 'expected a JSON list or name{...}')
@@ -73,10 +93,8 @@ def match_mistral(text: str, pos: int, trigger: str, ctx):
         return _read_payload(text, k, ctx, pos, '')
     found = _NAME.match(text, k)
     if found is None:
-        stop = pos + len(TAG)
-        return Match(stop, [ctx.issue(UNPARSEABLE_ARGUMENTS, f'{TAG} at char {ctx.base + pos}: '
-                                      f'expected a JSON list or name{{...}} after the tag, '
-                                      f'found {text[k]!r}', pos, stop, FORMAT)])
+        return _malformed(text, pos, ctx, f'expected a JSON list or name{{...}} after the tag, '
+                          f'found {text[k]!r}', '')
     name = found.group()
     i = found.end()
     if text.startswith(CALL_ID, i):
@@ -94,10 +112,8 @@ def match_mistral(text: str, pos: int, trigger: str, ctx):
                                    f'the text ended before the arguments '
                                    f'of {name!r} (expected {{...}})', pos, n, FORMAT, name)])
     if text[i] != '{':
-        return Match(i, [ctx.issue(UNPARSEABLE_ARGUMENTS, f'{TAG} at char {ctx.base + pos}: '
-                                   f'expected the arguments of '
-                                   f'{name!r} as a JSON object at char {ctx.base + i}, found '
-                                   f'{text[i]!r}', pos, i, FORMAT, name)])
+        return _malformed(text, pos, ctx, f'expected the arguments of {name!r} as a JSON '
+                          f'object at char {ctx.base + i}, found {text[i]!r}', name)
     return _read_payload(text, i, ctx, pos, name)
 
 

@@ -28,8 +28,8 @@ value that is not call-shaped is prose and is not searched further.
 from ..core import Match, NEED_ANY, NeedMore, Skip
 from ..registry import register_format
 from ..results import TRUNCATED, UNPARSEABLE_ARGUMENTS
-from ..values import (add_entries, call_entries, entry_format, is_entry, READ_NEED, READ_OK,
-                      READ_TRUNCATED, read_value, skip_ws)
+from ..values import (add_entries, call_entries, entry_format, invalid_end, is_entry, READ_NEED,
+                      READ_OK, READ_TRUNCATED, read_value, skip_ws)
 from ..values import guess_name
 
 FORMAT = 'openai_json'
@@ -119,10 +119,13 @@ def match_json(text: str, pos: int, trigger: str, ctx):
         return Match(n, [ctx.issue(TRUNCATED, f'the {fmt} call starting at char '
                                    f'{ctx.base + pos} is truncated: the text ended inside it '
                                    f'({note})', pos, n, fmt, guess_name(fragment))])
-    return Match(end, [ctx.issue(UNPARSEABLE_ARGUMENTS, f'the {fmt} call at chars '
-                                 f'{ctx.base + pos}-{ctx.base + end} is {note}; expected a '
-                                 'JSON object like {"name": "say", "arguments": {"text": "hi"}}',
-                                 pos, end, fmt, guess_name(fragment))])
+    stop = invalid_end(text, pos, end, note, ctx)  # the whole block, not where decoding stopped
+    if stop is None:
+        return NeedMore(_WAKE)
+    return Match(stop, [ctx.issue(UNPARSEABLE_ARGUMENTS, f'the {fmt} call at chars '
+                                  f'{ctx.base + pos}-{ctx.base + stop} is {note}; expected a '
+                                  'JSON object like {"name": "say", "arguments": {"text": "hi"}}',
+                                  pos, stop, fmt, guess_name(fragment))])
 
 
 register_format(FORMAT, [('{', match_json), ('[', match_json)], priority=60,

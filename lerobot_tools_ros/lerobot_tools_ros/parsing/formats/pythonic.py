@@ -16,7 +16,8 @@
 Pythonic calls (Llama 3.2/4, Olmo, LFM2): ``[say(text="hi"), record_observation(label="cup")]``.
 
 Also a bare ``say(text="hi")`` for catalog names (never for other names, so prose with
-parentheses stays prose), and Llama 4's ``<|python_start|>...<|python_end|>`` wrapper. The
+parentheses stays prose), Llama 4's ``<|python_start|>...<|python_end|>`` and LFM2's
+``<|tool_call_start|>...<|tool_call_end|>`` wrappers (the tokens are markup, not content). The
 extent of the call is found by the bracket scanner first; then ``ast.parse`` reads exactly that
 slice and only literal nodes are converted. Nothing is evaluated. JSON's ``true``/``false``/
 ``null`` are accepted as values; positional arguments follow the catalog's parameter order.
@@ -27,15 +28,20 @@ import ast
 from ..core import after_tag, Match, NEED_ANY, NeedMore, Skip
 from ..registry import register_format
 from ..results import INVALID_CALL, TRUNCATED, UNPARSEABLE_ARGUMENTS
-from ..values import (BAD, call_from_node, IDENT, LiteralError, parse_expression,
-                      scan_brackets, skip_ws, UNCLOSED)
+from ..values import (BAD, block_end, call_from_node, IDENT, LiteralError, parse_expression,
+                      scan_brackets, skip_ws, unbalanced_quote, UNCLOSED)
 
 FORMAT = 'pythonic'
 PY_START = '<|python_start|>'
 PY_END = '<|python_end|>'
+LFM2_START = '<|tool_call_start|>'
+LFM2_END = '<|tool_call_end|>'
+WRAPPERS = {PY_START: PY_END, LFM2_START: LFM2_END}  # Llama 4, LFM2
 _IDENT_CHARS = frozenset('abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.')
 _EXPECTED = 'expected name(arg=value, ...)'
 _EXPECTED_LIST = 'expected [name(arg=value, ...), ...]'
+_STRAY_QUOTE = ('a string in it is never closed (an unbalanced quote; the closing brackets come '
+                'later in the text, so it did not end inside the call)')
 
 # read_call / read_list return ``(end, parts)``; each part is ``(code, name, arguments,
 # reason)`` with code '' for a call. ``finish`` turns parts into items once the caller knows
@@ -84,11 +90,17 @@ def read_call(text: str, start: int, ctx):
     if state == UNCLOSED:
         if not ctx.final:
             return NeedMore((')',))
+        stray = unbalanced_quote(text, paren, ctx, note)
+        if stray != -1:
+            return stray, [(UNPARSEABLE_ARGUMENTS, name, None, f'{_STRAY_QUOTE}; {_EXPECTED}')]
         return len(text), [(TRUNCATED, name, None, f'the text ended inside {name}(...) '
                             f'({note})')]
     if state == BAD:
-        return max(end, paren + 1), [(UNPARSEABLE_ARGUMENTS, name, None,
-                                      f'{note} at char {ctx.base + end}; {_EXPECTED}')]
+        block = block_end(text, paren, ctx)
+        if block is None:
+            return NeedMore((')',))
+        return block, [(UNPARSEABLE_ARGUMENTS, name, None,
+                        f'{note} at char {ctx.base + end}; {_EXPECTED}')]
     try:
         node = parse_expression(text[start:end])
     except LiteralError as exc:
@@ -115,12 +127,19 @@ def read_list(text: str, pos: int, ctx, report_all: bool):
             return NeedMore((']',))
         if not report:
             return Skip(n)
+        stray = unbalanced_quote(text, pos, ctx, note)
+        if stray != -1:
+            return stray, [(UNPARSEABLE_ARGUMENTS, first, None,
+                            f'{_STRAY_QUOTE}; {_EXPECTED_LIST}')]
         return n, [(TRUNCATED, first, None, f'the text ended inside the list ({note})')]
     if state == BAD:
         if not report:
             return Skip(end)
-        return max(end, pos + 1), [(UNPARSEABLE_ARGUMENTS, first, None,
-                                    f'{note} at char {ctx.base + end}; {_EXPECTED_LIST}')]
+        block = block_end(text, pos, ctx)
+        if block is None:
+            return NeedMore((']',))
+        return block, [(UNPARSEABLE_ARGUMENTS, first, None,
+                        f'{note} at char {ctx.base + end}; {_EXPECTED_LIST}')]
     try:
         node = parse_expression(text[pos:end])
     except LiteralError as exc:
@@ -137,7 +156,7 @@ def read_list(text: str, pos: int, ctx, report_all: bool):
     return end, _from_nodes(node.elts, ctx)
 
 
-def _list_start(text: str, pos: int, ctx):
+def list_start(text: str, pos: int, ctx):
     """Tell whether ``[`` at ``pos`` opens ``[name(`` (True/False; NEED_ANY: undecided)."""
     n = len(text)
     k = skip_ws(text, pos + 1)
@@ -154,7 +173,7 @@ def _list_start(text: str, pos: int, ctx):
 
 def match_list(text: str, pos: int, trigger: str, ctx):
     """Match ``[f(a=1), g(b="x")]``."""
-    start = _list_start(text, pos, ctx)
+    start = list_start(text, pos, ctx)
     if start is not True:
         return start or None
     result = read_list(text, pos, ctx, False)
@@ -175,13 +194,13 @@ def match_bare(text: str, pos: int, trigger: str, ctx):
     return Match(end, finish(parts, ctx, FORMAT, pos, end))
 
 
-def match_python_start(text: str, pos: int, trigger: str, ctx):
-    """Match Llama 4's ``<|python_start|>[...]<|python_end|>``."""
-    k = after_tag(text, pos, PY_START, ctx, FORMAT, 'expected a call or a list of calls')
+def match_wrapper(text: str, pos: int, trigger: str, ctx):
+    """Match a call or call list between wrapper tokens (``WRAPPERS``); the tokens are markup."""
+    k = after_tag(text, pos, trigger, ctx, FORMAT, 'expected a call or a list of calls')
     if type(k) is not int:
         return k
     if text[k] == '[':
-        start = _list_start(text, k, ctx)
+        start = list_start(text, k, ctx)
         if start is not True:
             return start or None
         result = read_list(text, k, ctx, True)
@@ -190,10 +209,11 @@ def match_python_start(text: str, pos: int, trigger: str, ctx):
     if type(result) is not tuple:
         return result
     end, parts = result
+    close = WRAPPERS[trigger]
     e = skip_ws(text, end)
-    if text.startswith(PY_END, e):
-        stop = e + len(PY_END)
-    elif not ctx.final and PY_END.startswith(text[e:e + len(PY_END)]):
+    if text.startswith(close, e):
+        stop = e + len(close)
+    elif not ctx.final and close.startswith(text[e:e + len(close)]):
         return NEED_ANY
     else:
         stop = end
@@ -204,6 +224,6 @@ def _bare_triggers(view) -> list[str]:
     return [name + '(' for name in view.bare_call_names()]
 
 
-register_format(FORMAT, [('[', match_list), (PY_START, match_python_start),
-                         (_bare_triggers, match_bare)], priority=50,
+register_format(FORMAT, [('[', match_list), (PY_START, match_wrapper),
+                         (LFM2_START, match_wrapper), (_bare_triggers, match_bare)], priority=50,
                 description='[say(text="hi")], bare say(text="hi") for catalog names')

@@ -26,7 +26,7 @@ its ``</parameter>`` (so it may contain ``</function>``); when that is missing, 
 import re
 
 from .marker import strip_one_newline
-from ..core import Match, NEED_ANY, NeedMore
+from ..core import Match, NEED_ANY, need_closing, NeedMore
 from ..registry import register_format
 from ..results import TRUNCATED, UNPARSEABLE_ARGUMENTS
 from ..values import decode_json, literal_value, LiteralError, skip_ws
@@ -42,35 +42,73 @@ _NAME = re.compile(r'[^<>\n]*')
 _WAKE = (PARAM_END, PARAM, FUNC_END, CLOSE)
 
 
-def _typed(raw: str, schema: object) -> object:
+# The order in which a value's text is tried against the types its schema allows; the first
+# that fits wins. Strings come last, so a union such as ``["integer", "string"]`` reads "42" as
+# 42. A value that fits none stays the text, and argument validation reports it.
+TYPE_ORDER = ('null', 'boolean', 'integer', 'number', 'object', 'array', 'string')
+_MAX_SCHEMA_DEPTH = 8
+
+
+def schema_types(schema: object, depth: int = 0) -> set:
+    """
+    Collect the JSON types a (sub)schema allows.
+
+    That is ``type`` (a name or a list), and the alternatives of ``anyOf``/``oneOf`` (what
+    Pydantic emits for ``Optional[int]``), nested.
+    An alternative without a type (``{}``) or a schema we cannot read allows anything.
+    """
+    if not isinstance(schema, dict) or depth > _MAX_SCHEMA_DEPTH:
+        return {'any'}
+    found: set = set()
+    kind = schema.get('type')
+    if isinstance(kind, str):
+        found.add(kind)
+    elif isinstance(kind, list):
+        found.update(item for item in kind if isinstance(item, str))
+    for key in ('anyOf', 'oneOf'):
+        alternatives = schema.get(key)
+        if isinstance(alternatives, list):
+            for alternative in alternatives:
+                found |= schema_types(alternative, depth + 1)
+    if not found and 'const' not in schema and 'enum' not in schema:
+        found.add('any')
+    return found
+
+
+def typed_value(raw: str, schema: object) -> object:
+    """
+    Type one parameter's text by its schema: try each allowed type in ``TYPE_ORDER``.
+
+    The text loses one leading and one trailing newline (the markup's own). Without a schema
+    (no catalog, unknown parameter) or when strings are the only option it stays text.
+    """
     value = strip_one_newline(raw)
     if not isinstance(schema, dict):
         return value
-    types = schema.get('type')
-    if isinstance(types, str):
-        types = [types]
-    elif not isinstance(types, list):
+    types = schema_types(schema)
+    if 'any' in types or types <= {'string'}:
         return value
     source = value.strip()
-    for kind in types:
-        if kind == 'string':
+    for kind in TYPE_ORDER:
+        if kind not in types:
             continue
-        ok, parsed = _parse_as(source, kind)
+        if kind == 'string':
+            return value
+        ok, parsed = _parse_as(source, kind, 'string' in types)
         if ok:
             return parsed
     return value
 
 
-def _parse_as(source: str, kind: object) -> tuple[bool, object]:
+def _parse_as(source: str, kind: str, string_allowed: bool) -> tuple[bool, object]:
     if kind == 'boolean':
         lowered = source.lower()
         if lowered in ('true', 'false'):
             return True, lowered == 'true'
         return False, None
     if kind == 'null':
-        return (True, None) if source in ('null', 'None', '') else (False, None)
-    if kind not in ('integer', 'number', 'object', 'array'):
-        return False, None
+        empty_is_null = source == '' and not string_allowed
+        return (True, None) if source in ('null', 'None') or empty_is_null else (False, None)
     try:
         parsed = decode_json(source)
     except (ValueError, RecursionError):  # JSONDecodeError, or an integer over the digit limit
@@ -100,92 +138,221 @@ def _first(text: str, ctx, start: int, needles: tuple[str, ...]) -> int:
     return best
 
 
-def _truncated(text: str, pos: int, ctx, what: str, name: str = ''):
+def _truncated(text: str, pos: int, ctx, what: str, name: str = '', fmt: str = FORMAT):
     if not ctx.final:
         return NeedMore(_WAKE)
     n = len(text)
     return Match(n, [ctx.issue(TRUNCATED, f'<function=...> call starting at char '
-                               f'{ctx.base + pos}: the text ended {what}', pos, n, FORMAT, name)])
+                               f'{ctx.base + pos}: the text ended {what}', pos, n, fmt, name)])
 
 
-def read_function(text: str, pos: int, func: int, ctx, wrapped: bool):
-    """Read ``<function=NAME>...</function>`` at ``func``; markup starts at ``pos``."""
-    n = len(text)
-    i = func + len(FUNC)
-    e = _NAME.match(text, i).end()
-    if e >= n:
-        return _truncated(text, pos, ctx, 'inside the <function=NAME> tag')
-    name = text[i:e].strip()
-    if text[e] != '>' or not name:
-        if not wrapped:
-            return None
-        stop = e
-        return Match(stop, [ctx.issue(UNPARSEABLE_ARGUMENTS, f'<function= at char '
-                                      f'{ctx.base + func}: expected <function=NAME>, found '
-                                      f'{text[func:e + 1]!r}', pos, stop, FORMAT)])
-    i = e + 1
-    props = ctx.view.properties(name)
-    arguments: dict = {}
-    while True:
-        i = skip_ws(text, i)
-        if i >= n:
-            return _truncated(text, pos, ctx, f'inside <function={name}> (expected '
-                              f'<parameter=NAME> or {FUNC_END!r})', name)
-        if text.startswith(PARAM, i):
-            j = i + len(PARAM)
-            e = _NAME.match(text, j).end()
-            if e >= n:
-                return _truncated(text, pos, ctx, 'inside a <parameter=NAME> tag', name)
-            if text[e] != '>':
-                stop = e
-                return Match(stop, [ctx.issue(
-                    UNPARSEABLE_ARGUMENTS, f'<parameter= at char {ctx.base + i} in '
-                    f'<function={name}>: expected <parameter=NAME>, found '
-                    f'{text[i:e + 1]!r}', pos, stop, FORMAT, name)])
-            pname = text[j:e].strip()
-            start = e + 1
-            close = ctx.find(text, PARAM_END, start)
-            following = ctx.find(text, PARAM, start)
-            if close != -1 and (following == -1 or close < following):
-                arguments[pname] = _typed(text[start:close], props.get(pname))
-                i = close + len(PARAM_END)
-                continue
-            if following == -1:
-                # No </parameter> and no next <parameter=: only at the very end may the
-                # function's closing tag end the value (a later </parameter> would win).
-                if not ctx.final:
-                    return NeedMore((PARAM_END, PARAM))
-                following = _first(text, ctx, start, (FUNC_END, CLOSE))
-                if following == -1:
-                    return _truncated(text, pos, ctx, f'inside parameter {pname!r} of '
-                                      f'<function={name}> (expected {PARAM_END!r})', name)
-            arguments[pname] = _typed(text[start:following], props.get(pname))
-            i = following
-            continue
-        if text.startswith(FUNC_END, i):
-            i += len(FUNC_END)
-            break
-        if wrapped and text.startswith(CLOSE, i):
-            break  # </function> missing; the wrapper still closes the call
-        rest = text[i:i + len(PARAM)]
-        if not ctx.final and len(rest) < len(PARAM) and any(
-                tag.startswith(rest) for tag in (PARAM, FUNC_END, CLOSE)):
-            return NEED_ANY
-        following = _first(text, ctx, i + 1, (PARAM, FUNC_END, CLOSE))
-        if following == -1:
-            return _truncated(text, pos, ctx, f'inside <function={name}> (expected '
-                              f'{FUNC_END!r})', name)
-        i = following  # stray text between parameters is ignored
+class _Call:
+    """One ``<function=NAME>`` being read: where it is, its wrapper, and what it found."""
+
+    __slots__ = ('text', 'pos', 'ctx', 'close', 'fmt', 'name', 'props', 'arguments',
+                 'problems')
+
+    def __init__(self, text: str, pos: int, ctx, close: str, fmt: str) -> None:
+        self.text, self.pos, self.ctx, self.close, self.fmt = text, pos, ctx, close, fmt
+        self.name = ''
+        self.props: dict = {}
+        self.arguments: dict = {}
+        self.problems: list[str] = []
+
+    def truncated(self, what: str):
+        return _truncated(self.text, self.pos, self.ctx, what, self.name, self.fmt)
+
+    def enders(self) -> tuple[str, ...]:
+        """Tags that may follow a parameter's real closing tag."""
+        return (PARAM, FUNC_END, self.close) if self.close else (PARAM, FUNC_END)
+
+
+def read_function(text: str, pos: int, func: int, ctx, wrapped: bool, close: str = CLOSE,
+                  fmt: str = FORMAT):
+    """
+    Read ``<function=NAME>...</function>`` at ``func``; markup starts at ``pos``.
+
+    ``wrapped``: inside a wrapper whose closing tag is ``close`` (``</tool_call>``; Seed-OSS
+    uses its own). Returns Match/NeedMore, or None when a bare ``<function=`` is not a call.
+    """
+    call = _Call(text, pos, ctx, close if wrapped else '', fmt)
+    i = _read_header(call, func)
+    if type(i) is not int:
+        return i
+    i = _read_parameters(call, i)
+    if type(i) is not int:
+        return i
     stop = i
     if wrapped:
         k = skip_ws(text, i)
-        if text.startswith(CLOSE, k):
-            stop = k + len(CLOSE)
-        elif not ctx.final and CLOSE.startswith(text[k:k + len(CLOSE)]):
-            return NEED_ANY
+        if text.startswith(close, k):
+            stop = k + len(close)
+        elif not ctx.final and close.startswith(text[k:k + len(close)]):
+            return need_closing(close)
     items: list = []
-    ctx.add_call(items, name, arguments, FORMAT, pos, stop)
+    if call.problems:
+        items.append(ctx.issue(UNPARSEABLE_ARGUMENTS, f'<function={call.name}> at char '
+                               f'{ctx.base + pos}: ' + '; '.join(call.problems), pos, stop,
+                               fmt, call.name))
+    else:
+        ctx.add_call(items, call.name, call.arguments, fmt, pos, stop)
     return Match(stop, items)
+
+
+def _read_header(call: _Call, func: int):
+    """Read ``<function=NAME>``; return the index after it (or what the matcher returns)."""
+    text, ctx = call.text, call.ctx
+    i = func + len(FUNC)
+    e = _NAME.match(text, i).end()
+    if e >= len(text):
+        return call.truncated('inside the <function=NAME> tag')
+    name = text[i:e].strip()
+    if text[e] != '>' or not name:
+        if not call.close:
+            return None
+        return Match(e, [ctx.issue(UNPARSEABLE_ARGUMENTS, f'<function= at char '
+                                   f'{ctx.base + func}: expected <function=NAME>, found '
+                                   f'{text[func:e + 1]!r}', call.pos, e, call.fmt)])
+    call.name = name
+    call.props = ctx.view.properties(name)
+    return e + 1
+
+
+def _read_parameters(call: _Call, i: int):
+    """Read parameters up to ``</function>``; return the index after the function's markup."""
+    text, ctx = call.text, call.ctx
+    n = len(text)
+    while True:
+        i = skip_ws(text, i)
+        if i >= n:
+            return call.truncated(f'inside <function={call.name}> (expected <parameter=NAME> '
+                                  f'or {FUNC_END!r})')
+        if text.startswith(PARAM, i):
+            i = _read_parameter(call, i)
+            if type(i) is not int:
+                return i
+            continue
+        if text.startswith(FUNC_END, i):
+            return i + len(FUNC_END)
+        if call.close and text.startswith(call.close, i):
+            return i  # </function> missing; the wrapper still closes the call
+        rest = text[i:i + len(PARAM)]
+        if not ctx.final and len(rest) < len(PARAM) and any(
+                tag.startswith(rest) for tag in call.enders()):
+            return need_closing(*call.enders())
+        following = _first(text, ctx, i + 1, call.enders())
+        if following == -1:
+            return call.truncated(f'inside <function={call.name}> (expected {FUNC_END!r})')
+        i = following  # stray text between parameters is ignored
+
+
+def _read_parameter(call: _Call, i: int):
+    """Read ``<parameter=NAME>value</parameter>`` at ``i``; return the index after it."""
+    text, ctx = call.text, call.ctx
+    j = i + len(PARAM)
+    e = _NAME.match(text, j).end()
+    if e >= len(text):
+        return call.truncated('inside a <parameter=NAME> tag')
+    if text[e] != '>':
+        return Match(e, [ctx.issue(
+            UNPARSEABLE_ARGUMENTS, f'<parameter= at char {ctx.base + i} in '
+            f'<function={call.name}>: expected <parameter=NAME>, found {text[i:e + 1]!r}',
+            call.pos, e, call.fmt, call.name)])
+    pname = text[j:e].strip()
+    start = e + 1
+    found = _value_end(call, pname, start)
+    if type(found) is not tuple:
+        return found
+    end, after = found
+    if pname in call.arguments:
+        call.problems.append(f'parameter {pname!r} is given twice (at char '
+                             f'{ctx.base + i}); expected each parameter once')
+    else:
+        call.arguments[pname] = typed_value(text[start:end], call.props.get(pname))
+    return after
+
+
+def _structural_close(call: _Call, start: int):
+    """
+    Find the first ``</parameter>`` at or after ``start`` that the markup continues after.
+
+    A closing tag followed (after whitespace) by ``<parameter=``, ``</function>``, the
+    wrapper's closing tag or the end of the text ends a value; any other one is text inside
+    the value. Returns its index, -1 when there is none, or NeedMore.
+    """
+    text, ctx = call.text, call.ctx
+    n = len(text)
+    k = start
+    while True:
+        c = ctx.find(text, PARAM_END, k)
+        if c == -1:
+            return -1
+        a = skip_ws(text, c + len(PARAM_END))
+        if a >= n:
+            return c if ctx.final else need_closing(*call.enders())
+        enders = call.enders()
+        if text.startswith(enders, a):
+            return c
+        if not ctx.final and n - a < len(PARAM) and any(
+                tag.startswith(text[a:]) for tag in enders):
+            return need_closing(*enders)
+        k = c + 1
+
+
+def _value_end(call: _Call, pname: str, start: int):
+    """Return ``(end of the value, index after its markup)`` or what the matcher returns."""
+    text, ctx = call.text, call.ctx
+    close = _structural_close(call, start)
+    if type(close) is not int:
+        return close
+    following = ctx.find(text, PARAM, start)
+    if close != -1 and (following == -1 or close < following):
+        return close, close + len(PARAM_END)
+    if close == -1:
+        if not ctx.final:
+            return NeedMore((PARAM_END, PARAM, FUNC_END))
+        if following != -1:
+            return following, following  # this value's </parameter> is missing
+        # No </parameter> and no next <parameter=: the function's closing tag ends it.
+        end = _first(text, ctx, start, call.enders()[1:])
+        if end == -1:
+            return call.truncated(f'inside parameter {pname!r} of <function={call.name}> '
+                                  f'(expected {PARAM_END!r})')
+        return end, end
+    return _inner_tag(call, pname, start, following, close)
+
+
+def _inner_tag(call: _Call, pname: str, start: int, following: int, close: int):
+    """
+    Decide what a ``<parameter=`` at ``following``, before the value's real end, is.
+
+    Either this value lost its ``</parameter>`` (the tag opens the next parameter) or the tag
+    is text inside the value. The schema and the rest of the call decide: a name that is not
+    a parameter of the tool, this parameter's own name, or a name given again later make it
+    text; a value that cannot be a string makes it the next parameter. Otherwise it is
+    ambiguous and reported.
+    """
+    text, ctx = call.text, call.ctx
+    j = following + len(PARAM)
+    e = _NAME.match(text, j).end()
+    inner = text[j:e].strip()
+    known = call.props
+    later = text.find(f'{PARAM}{inner}>', close)
+    function_end = text.find(FUNC_END, close)
+    is_text = (inner == pname or inner in call.arguments
+               or (known and inner not in known)
+               or (later != -1 and (function_end == -1 or later < function_end)))
+    types = schema_types(known.get(pname)) if pname in known else {'any'}
+    can_be_text = 'any' in types or 'string' in types
+    if is_text and can_be_text:
+        return close, close + len(PARAM_END)
+    if not is_text and not can_be_text:
+        return following, following
+    call.problems.append(
+        f'the end of parameter {pname!r} is ambiguous: the {PARAM}{inner}> at char '
+        f'{ctx.base + following} may open the next parameter (this value missing its '
+        f'{PARAM_END}) or be text inside the value')
+    return close, close + len(PARAM_END)
 
 
 def match_wrapped(text: str, pos: int, trigger: str, ctx):

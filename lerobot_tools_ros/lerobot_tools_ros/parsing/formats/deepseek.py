@@ -1,0 +1,203 @@
+# Copyright 2026 lerobot_tools_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+DeepSeek V3 / R1 / V3.1 call tokens and V3.2's DSML.
+
+V3 and R1: ``<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME`` then the
+arguments in a ```` ```json ```` fence, ``<｜tool▁call▁end｜>``, and ``<｜tool▁calls▁end｜>``
+after the last call. V3.1 writes ``<｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{...}`` without the
+``function`` type and the fence. V3.2 writes DSML markup::
+
+    <｜DSML｜function_calls>
+    <｜DSML｜invoke name="say">
+    <｜DSML｜parameter name="text" string="true">hi</｜DSML｜parameter>
+    </｜DSML｜invoke>
+    </｜DSML｜function_calls>
+
+(``｜`` is U+FF5C, ``▁`` U+2581.) The section tokens are optional around a call; a missing
+closing token at the end of the text is tolerated when the call itself is complete.
+"""
+
+import re
+
+from .invoke_xml import Invokes, read_invokes
+from ..core import after_tag, Match, need_closing, NeedMore
+from ..registry import register_format
+from ..results import INVALID_CALL, TRUNCATED, UNPARSEABLE_ARGUMENTS
+from ..values import guess_name, invalid_end, READ_NEED, READ_OK, READ_TRUNCATED, read_value
+from ..values import skip_ws
+
+FORMAT = 'deepseek'
+CALLS_BEGIN = '<｜tool▁calls▁begin｜>'
+CALLS_END = '<｜tool▁calls▁end｜>'
+CALL_BEGIN = '<｜tool▁call▁begin｜>'
+CALL_END = '<｜tool▁call▁end｜>'
+SEP = '<｜tool▁sep｜>'
+DSML = '<｜DSML｜function_calls>'
+DSML_END = '</｜DSML｜function_calls>'
+_DSML_TAGS = Invokes('｜DSML｜', FORMAT)
+_NAME = re.compile(r'[^\s<>{}｜]*')
+_FENCE = re.compile(r'```[A-Za-z]*')
+_WAKE = ('}', ']', CALL_END)
+
+
+def match_section(text: str, pos: int, trigger: str, ctx):
+    """Match ``<｜tool▁calls▁begin｜>`` and the calls in it."""
+    k = after_tag(text, pos, CALLS_BEGIN, ctx, FORMAT, f'expected {CALL_BEGIN}')
+    if type(k) is not int:
+        return k
+    n = len(text)
+    items: list = []
+    while True:
+        k = skip_ws(text, k)
+        if text.startswith(CALLS_END, k):
+            return Match(k + len(CALLS_END), items)
+        if k >= n or (not ctx.final and CALLS_END.startswith(text[k:k + len(CALLS_END)])):
+            if not ctx.final:
+                return need_closing(CALLS_END, CALL_BEGIN)
+            if not items:
+                return Match(n, [ctx.issue(TRUNCATED, f'{CALLS_BEGIN} at char '
+                                           f'{ctx.base + pos}: the text ended before a call',
+                                           pos, n, FORMAT)])
+            return Match(k, items)  # the closing token never came; the calls are complete
+        if not text.startswith(CALL_BEGIN, k):
+            if not ctx.final and CALL_BEGIN.startswith(text[k:k + len(CALL_BEGIN)]):
+                return need_closing(CALLS_END, CALL_BEGIN)
+            return Match(k, items) if items else None
+        result = read_call(text, k, ctx)
+        if type(result) is not tuple:
+            return _relocate(result, items, pos)
+        k, call_items = result
+        items.extend(call_items)
+
+
+def _relocate(result, items: list, pos: int):
+    """Keep complete calls before a call's own (truncated) Match."""
+    if type(result) is Match and items:
+        return Match(result.end, items + result.items)
+    return result
+
+
+def match_call(text: str, pos: int, trigger: str, ctx):
+    """Match a ``<｜tool▁call▁begin｜>`` call without the section token."""
+    result = read_call(text, pos, ctx)
+    if type(result) is not tuple:
+        return result
+    return Match(result[0], result[1])
+
+
+def read_call(text: str, pos: int, ctx):
+    """Read one ``<｜tool▁call▁begin｜>...<｜tool▁call▁end｜>``: ``(end, items)`` or a result."""
+    n = len(text)
+    i = pos + len(CALL_BEGIN)
+    sep = ctx.find(text, SEP, i)
+    if sep == -1 or sep - i > 200:
+        if not ctx.final and n - i <= 200:
+            return NeedMore((SEP,))
+        if sep == -1:
+            return _truncated(text, pos, ctx, '')
+        return _bad(text, pos, i, ctx, '', f'expected NAME{SEP}{{...}}')
+    head = text[i:sep].strip()
+    k = sep + len(SEP)
+    if head == 'function':  # V3 / R1: the name follows the separator, then a fenced value
+        e = _NAME.match(text, k).end()
+        if e >= n:
+            return _truncated(text, pos, ctx, '')
+        name = text[k:e]
+        k = skip_ws(text, e)
+        fence = _FENCE.match(text, k)
+        if fence is not None:
+            k = skip_ws(text, fence.end())
+    else:
+        name = head
+    if k >= n:
+        return _truncated(text, pos, ctx, name)
+    if text[k] not in '{[':
+        return _bad(text, pos, k, ctx, name, f'expected the arguments of {name!r} as a JSON '
+                    'object, found {found!r}', k)
+    status, value, end, note = read_value(text, k, ctx)
+    if status == READ_NEED:
+        return NeedMore(_WAKE)
+    if status == READ_TRUNCATED:
+        return _truncated(text, pos, ctx, name or guess_name(text[k:]))
+    if status != READ_OK:
+        stop = invalid_end(text, k, end, note, ctx)
+        if stop is None:
+            return NeedMore(_WAKE)
+        return _bad(text, pos, stop, ctx, name, f'the arguments are {note}')
+    stop = _after_call(text, end, ctx)
+    if stop is None:
+        return need_closing('```', CALL_END)
+    items: list = []
+    if not name:
+        items.append(ctx.issue(INVALID_CALL, f'{CALL_BEGIN} at char {ctx.base + pos}: the call '
+                               'has no name', pos, stop, FORMAT))
+    else:
+        ctx.add_call(items, name, value, FORMAT, pos, stop)
+    return stop, items
+
+
+def _after_call(text: str, end: int, ctx):
+    """Past the closing fence and ``<｜tool▁call▁end｜>``; None: need more text."""
+    k = skip_ws(text, end)
+    if text.startswith('```', k):
+        k = skip_ws(text, k + 3)
+    if text.startswith(CALL_END, k):
+        return k + len(CALL_END)
+    if not ctx.final and (k >= len(text) or CALL_END.startswith(text[k:k + len(CALL_END)])
+                          or '```'.startswith(text[k:k + 3])):
+        return None
+    return end
+
+
+def _truncated(text: str, pos: int, ctx, name: str):
+    if not ctx.final:
+        return NeedMore(_WAKE)
+    n = len(text)
+    return Match(n, [ctx.issue(TRUNCATED, f'{CALL_BEGIN} at char {ctx.base + pos}: the text '
+                               'ended inside the call', pos, n, FORMAT, name)])
+
+
+def _bad(text: str, pos: int, stop: int, ctx, name: str, reason: str,
+         found_at: int = -1):
+    """Report the call as unparseable; it runs to its closing token (``{found}``: an excerpt)."""
+    end = ctx.find(text, CALL_END, stop)
+    if end == -1:
+        if not ctx.final:
+            return NeedMore((CALL_END,))
+        end = len(text)
+    else:
+        end += len(CALL_END)
+    if found_at != -1:
+        found = text[found_at:min(found_at + 20, end)]
+        reason = reason.replace('{found!r}', repr(found))
+    return end, [ctx.issue(UNPARSEABLE_ARGUMENTS, f'{CALL_BEGIN} at char {ctx.base + pos}: '
+                           f'{reason}', pos, end, FORMAT, name)]
+
+
+def match_dsml(text: str, pos: int, trigger: str, ctx):
+    """Match V3.2's ``<｜DSML｜function_calls>`` block."""
+    k = after_tag(text, pos, DSML, ctx, FORMAT, 'expected <｜DSML｜invoke name="NAME">')
+    if type(k) is not int:
+        return k
+    result = read_invokes(text, k, pos, DSML_END, _DSML_TAGS, ctx)
+    if type(result) is not tuple:
+        return result
+    return Match(result[0], result[1])
+
+
+register_format(FORMAT, [(CALLS_BEGIN, match_section), (CALL_BEGIN, match_call),
+                         (DSML, match_dsml)], priority=25,
+                description='DeepSeek V3/V3.1 <｜tool▁call▁begin｜> tokens and V3.2 DSML')

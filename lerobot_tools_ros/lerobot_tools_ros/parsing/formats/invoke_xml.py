@@ -1,0 +1,159 @@
+# Copyright 2026 lerobot_tools_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Shared reader for ``<invoke name="NAME"><parameter name="K">V</parameter></invoke>`` bodies.
+
+MiniMax-M2 (no prefix), DeepSeek-V3.2's DSML (``｜DSML｜`` prefix, with ``string="true"`` or
+``"false"`` on each parameter) and Step-3 (``steptml:`` prefix) write calls this way. Values are
+typed by the catalog schema like Qwen3-Coder's (``string="true"`` keeps the text;
+``string="false"`` reads JSON). Registers no format itself.
+"""
+
+import re
+
+from .qwen3_coder import typed_value
+from ..core import Match, need_closing, NeedMore
+from ..results import TRUNCATED, UNPARSEABLE_ARGUMENTS
+from ..values import decode_json, skip_ws
+
+_NEED_GT = NeedMore(('>',))  # a tag's attributes until its '>'
+_ATTRS = re.compile(r'\s*name\s*=\s*(?:"([^"<>]*)"|\'([^\'<>]*)\')'
+                    r'(?:\s+string\s*=\s*"(true|false)")?\s*>')
+
+
+class Invokes:
+    """The tag names of one family: ``<{prefix}invoke ...>`` and ``<{prefix}parameter ...>``."""
+
+    def __init__(self, prefix: str, fmt: str) -> None:
+        self.fmt = fmt
+        self.invoke = f'<{prefix}invoke'
+        self.invoke_end = f'</{prefix}invoke>'
+        self.param = f'<{prefix}parameter'
+        self.param_end = f'</{prefix}parameter>'
+
+
+def _attrs(text: str, i: int, tag: str, ctx):
+    """Read ``name="..." [string="..."]>`` after ``tag`` at ``i``: (name, string, end)."""
+    found = _ATTRS.match(text, i + len(tag))
+    if found is None:
+        if not ctx.final and '>' not in text[i:i + 300] and len(text) - i < 300:
+            return _NEED_GT
+        return None
+    return found.group(1) if found.group(1) is not None else found.group(2), found.group(3), \
+        found.end()
+
+
+def read_invokes(text: str, k: int, pos: int, close: str, tags: Invokes, ctx):
+    """
+    Read invoke blocks from ``k`` until ``close`` (the wrapper's closing tag).
+
+    Returns ``(end, items)`` with a ParsedCall or ParseIssue per invoke, or what the matcher
+    should return (NeedMore, or a truncated Match).
+    """
+    n = len(text)
+    calls: list = []
+    i = k
+    while True:
+        i = skip_ws(text, i)
+        if text.startswith(close, i):
+            end = i + len(close)
+            break
+        if i >= n or (not ctx.final and close.startswith(text[i:i + len(close)])) or (
+                not ctx.final and tags.invoke.startswith(text[i:i + len(tags.invoke)])
+                and n - i < len(tags.invoke)):
+            if not ctx.final:
+                return need_closing(close, tags.invoke)
+            return Match(n, [ctx.issue(TRUNCATED, f'call block at char {ctx.base + pos}: the '
+                                       f'text ended before {close!r}', pos, n, tags.fmt,
+                                       calls[-1][0] if calls else '')])
+        if not text.startswith(tags.invoke, i):
+            end = i  # the wrapper's closing tag is missing; the block ends here
+            break
+        result = _read_invoke(text, i, pos, tags, ctx)
+        if type(result) is not tuple:
+            return result
+        calls.append(result[1:])
+        i = result[0]
+    items: list = []
+    for name, arguments, problem in calls:
+        if problem:
+            items.append(ctx.issue(UNPARSEABLE_ARGUMENTS, f'call {name!r} at char '
+                                   f'{ctx.base + pos}: {problem}', pos, end, tags.fmt, name))
+        else:
+            ctx.add_call(items, name, arguments, tags.fmt, pos, end)
+    return end, items
+
+
+def _read_invoke(text: str, i: int, pos: int, tags: Invokes, ctx):
+    """One ``<invoke name=...>...</invoke>``: ``(end, name, arguments, problem)``."""
+    n = len(text)
+    head = _attrs(text, i, tags.invoke, ctx)
+    if head is None or head is _NEED_GT:
+        return head if head is not None else Match(i + len(tags.invoke), [ctx.issue(
+            UNPARSEABLE_ARGUMENTS, f'{tags.invoke} at char {ctx.base + i}: expected '
+            f'{tags.invoke} name="NAME">', pos, i + len(tags.invoke), tags.fmt)])
+    name, _, j = head
+    props = ctx.view.properties(name)
+    arguments: dict = {}
+    problems: list[str] = []
+    while True:
+        j = skip_ws(text, j)
+        if text.startswith(tags.invoke_end, j):
+            return j + len(tags.invoke_end), name, arguments, '; '.join(problems)
+        if j >= n:
+            return _truncated(text, pos, name, tags, ctx)
+        if not text.startswith(tags.param, j):
+            rest = text[j:j + len(tags.invoke_end)]
+            if not ctx.final and (tags.invoke_end.startswith(rest) or (
+                    len(rest) < len(tags.param) and tags.param.startswith(rest))):
+                return need_closing(tags.param, tags.invoke_end)
+            # a missing </invoke>: the call ends where the next tag starts
+            return j, name, arguments, '; '.join(problems)
+        attrs = _attrs(text, j, tags.param, ctx)
+        if attrs is _NEED_GT:
+            return attrs
+        if attrs is None:
+            problems.append(f'unreadable parameter tag at char {ctx.base + j}')
+            j += len(tags.param)
+            continue
+        pname, string, start = attrs
+        close = ctx.find(text, tags.param_end, start)
+        if close == -1:
+            return _truncated(text, pos, name, tags, ctx)
+        raw = text[start:close]
+        if pname in arguments:
+            problems.append(f'parameter {pname!r} is given twice')
+        else:
+            arguments[pname] = _value(raw, string, props.get(pname))
+        j = close + len(tags.param_end)
+
+
+def _value(raw: str, string: str | None, schema: object) -> object:
+    if string == 'true':
+        return raw
+    if string == 'false':
+        try:
+            return decode_json(raw.strip())
+        except (ValueError, RecursionError):
+            pass
+    return typed_value(raw, schema)
+
+
+def _truncated(text: str, pos: int, name: str, tags: Invokes, ctx):
+    if not ctx.final:
+        return NeedMore((tags.param_end, tags.invoke_end))
+    n = len(text)
+    return Match(n, [ctx.issue(TRUNCATED, f'call {name!r} starting at char {ctx.base + pos}: '
+                               f'the text ended inside it', pos, n, tags.fmt, name)])

@@ -1,0 +1,57 @@
+# Copyright 2026 lerobot_tools_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+ByteDance Seed-OSS: Qwen3-Coder's function body inside ``<seed:tool_call>``.
+
+``<seed:tool_call><function=NAME><parameter=K>V</parameter></function></seed:tool_call>``:
+Qwen3-Coder's body in Seed's own wrapper, read by the same code (values
+typed by the catalog schema, markup inside values, repeated parameters).
+``<seed:think>`` reasoning is not a call and stays text.
+"""
+
+from .qwen3_coder import FUNC, read_function
+from ..core import after_tag, Match, NEED_ANY
+from ..registry import register_format
+from ..results import UNPARSEABLE_ARGUMENTS
+
+FORMAT = 'seed_oss'
+OPEN = '<seed:tool_call>'
+CLOSE = '</seed:tool_call>'
+
+
+def match_seed(text: str, pos: int, trigger: str, ctx):
+    """Match ``<seed:tool_call>`` and the function in it."""
+    k = after_tag(text, pos, OPEN, ctx, FORMAT, 'expected <function=NAME>')
+    if type(k) is not int:
+        return k
+    if text.startswith(FUNC, k):
+        return read_function(text, pos, k, ctx, True, CLOSE, FORMAT)
+    if not ctx.final and FUNC.startswith(text[k:k + len(FUNC)]):
+        return NEED_ANY
+    stop = ctx.find(text, CLOSE, k)
+    if stop == -1:
+        if not ctx.final:
+            return NEED_ANY
+        stop = len(text)
+    else:
+        stop += len(CLOSE)
+    found = text[k:min(k + 20, stop)]
+    return Match(stop, [ctx.issue(UNPARSEABLE_ARGUMENTS, f'{OPEN} at char {ctx.base + pos}: '
+                                  f'expected <function=NAME>, found {found!r}', pos, stop,
+                                  FORMAT)])
+
+
+register_format(FORMAT, [(OPEN, match_seed)], priority=25,
+                description='<seed:tool_call><function=NAME><parameter=K>v</parameter>')

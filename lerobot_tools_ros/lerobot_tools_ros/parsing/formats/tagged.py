@@ -1,0 +1,133 @@
+# Copyright 2026 lerobot_tools_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Shared reader for families that wrap JSON call objects in their own tokens.
+
+``<|tool_call|>[...]`` (Granite), ``<longcat_tool_call>{...}</longcat_tool_call>`` (LongCat),
+``<tool_calls>[...]</tool_calls>`` (Jamba, Hunyuan, MiniMax-M1), ``functools[...]`` (Phi-4-mini)
+and the like differ only in their tokens, so each family module declares a ``Tagged`` and
+registers ``match`` with it. Registers no format itself.
+"""
+
+from dataclasses import dataclass
+from typing import Callable
+
+from ..core import after_tag, Match, NEED_ANY, need_closing, NeedMore
+from ..results import INVALID_CALL, TRUNCATED, UNPARSEABLE_ARGUMENTS
+from ..values import (add_value_calls, describe_non_call, guess_name, invalid_end, READ_NEED,
+                      READ_OK, READ_TRUNCATED, read_value, skip_ws)
+
+
+@dataclass(frozen=True)
+class Tagged:
+    """
+    One family's JSON-in-tokens syntax.
+
+    ``open``/``close``: the tokens (``close`` '' when there is none, or optional when
+    ``close_optional``); ``several``: more JSON values may follow one another before the
+    close (MiniMax-M1 writes one object per line); ``normalize``: turns the family's own
+    call objects into ``{"name", "arguments"}`` ones (Cohere's ``tool_name``).
+    """
+
+    fmt: str
+    open: str  # noqa: A003
+    close: str = ''
+    several: bool = False
+    normalize: Callable | None = None
+    example: str = '{"name": "say", "arguments": {"text": "hi"}}'
+
+
+def after_close(text: str, end: int, close: str, ctx):
+    """Where markup ends after a value: past an optional closing token; None: need more text."""
+    if not close:
+        return end
+    k = skip_ws(text, end)
+    if text.startswith(close, k):
+        return k + len(close)
+    if not ctx.final and close.startswith(text[k:k + len(close)]):
+        return None  # only whitespace or the start of the closing token so far
+    return end
+
+
+def _block_to_close(text: str, pos: int, k: int, spec: Tagged, ctx):
+    """Report a body that is not JSON; the block runs to the closing token (or the end)."""
+    n = len(text)
+    stop = ctx.find(text, spec.close, k) if spec.close else -1
+    if stop == -1:
+        if not ctx.final:
+            return NeedMore((spec.close,) if spec.close else None)
+        stop = n
+    else:
+        stop += len(spec.close)
+    found = text[k:min(k + 20, stop)]
+    return Match(stop, [ctx.issue(UNPARSEABLE_ARGUMENTS, f'{spec.open} at char '
+                                  f'{ctx.base + pos}: expected JSON like {spec.example}, found '
+                                  f'{found!r}', pos, stop, spec.fmt)])
+
+
+def match(text: str, pos: int, spec: Tagged, ctx, k: int | None = None):
+    """Match ``spec.open`` + JSON value(s) + ``spec.close`` at ``pos`` (body at ``k``)."""
+    if k is None:
+        k = after_tag(text, pos, spec.open, ctx, spec.fmt, f'expected JSON like {spec.example}')
+        if type(k) is not int:
+            return k
+    n = len(text)
+    if text[k] not in '{[':
+        return _block_to_close(text, pos, k, spec, ctx)
+    values: list = []
+    while True:
+        status, value, end, note = read_value(text, k, ctx)
+        if status == READ_NEED:
+            return NeedMore(('}', ']'))
+        if status == READ_TRUNCATED:
+            return Match(n, [ctx.issue(TRUNCATED, f'{spec.open} at char {ctx.base + pos}: the '
+                                       f'text ended inside the call ({note})', pos, n, spec.fmt,
+                                       guess_name(text[k:]))])
+        if status != READ_OK:
+            return _invalid(text, pos, k, end, note, spec, ctx)
+        values.append(value)
+        j = skip_ws(text, end)
+        if not spec.several or (j < n and text[j] not in '{['):
+            break
+        if j >= n:
+            if not ctx.final:
+                return NEED_ANY
+            break
+        k = j
+    stop = after_close(text, end, spec.close, ctx)
+    if stop is None:
+        return need_closing(spec.close, spec.open)
+    items: list = []
+    for value in values:
+        if spec.normalize is not None:
+            value = spec.normalize(value)
+        if not add_value_calls(value, spec.fmt, ctx, pos, stop, items):
+            items.append(ctx.issue(INVALID_CALL, f'{spec.open} at char {ctx.base + pos}: '
+                                   f'expected {spec.example}; {describe_non_call(value)}', pos,
+                                   stop, spec.fmt))
+    return Match(stop, items)
+
+
+def _invalid(text: str, pos: int, k: int, end: int, note: str, spec: Tagged, ctx):
+    stop = invalid_end(text, k, end, note, ctx)
+    if stop is None:
+        return NeedMore(('}', ']'))
+    close = after_close(text, stop, spec.close, ctx)
+    if close is None:
+        return NEED_ANY
+    return Match(close, [ctx.issue(UNPARSEABLE_ARGUMENTS, f'{spec.open} at char '
+                                   f'{ctx.base + pos}: the call is {note}; expected JSON like '
+                                   f'{spec.example}', pos, close, spec.fmt,
+                                   guess_name(text[k:stop]))])

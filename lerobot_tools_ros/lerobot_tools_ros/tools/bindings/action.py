@@ -1,0 +1,191 @@
+# Copyright 2026 lerobot_tools_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+``kind: action``: a tool that sends a goal to an existing ROS action server.
+
+.. code-block:: yaml
+
+    move_gripper:
+      kind: action
+      action: /gripper/command
+      type: test_msgs/action/Fibonacci   # e.g. control_msgs/action/GripperCommand on a robot
+      goal: {order: $steps}
+      result: {}                         # optional success/message fields, as for services
+      timeout_s: 8.0                     # server discovery + the whole goal (default 8)
+      cancel_timeout_s: 5.0              # how long a cancel may take to be confirmed
+      log_feedback: false                # true: log each feedback (info) on tool_server
+
+Feedback is relayed as the call's progress (stage ``running``, detail = the feedback as JSON).
+The goal is cancelled on the robot when the call times out, when the call is cancelled (a
+cancelled ``RunTool`` goal, the dispatcher's pause) and when ``tool_server`` shuts down: no goal
+is left running once its call has a result. Keep ``timeout_s`` (plus ``cancel_timeout_s``)
+below the dispatcher's timeout for the tool (``tool.<name>.timeout_s``, default 10 s): a
+caller of the plain ``CallTool`` service cannot cancel, so the binding's own timeout is what
+stops the goal then.
+"""
+
+import time
+from typing import Any
+
+from lerobot_tools_ros import errors
+from lerobot_tools_ros.errors import ToolError
+from lerobot_tools_ros.tools.base import CallContext
+from lerobot_tools_ros.tools.bindings.base import (
+    BoundTool, ConfigReader, content_json, ResultFields, RosClientNode,
+)
+from lerobot_tools_ros.tools.bindings.interfaces import ConversionError, message_to_json
+from lerobot_tools_ros.untrusted import log_text
+
+__all__ = ['ActionBinding', 'FEEDBACK_STAGE']
+
+FEEDBACK_STAGE = 'running'  # RunTool.Feedback.STAGE_RUNNING
+# action_msgs/msg/GoalStatus values (kept here so the module imports without ROS)
+_SUCCEEDED, _CANCELED, _ABORTED = 4, 5, 6
+
+
+class ActionBinding(BoundTool):
+    """Send a goal filled from the arguments; relay feedback; return the result."""
+
+    KIND = 'action'
+    MAPPINGS = ('goal',)
+    KEYS = ('kind', 'action', 'type', 'goal', 'result', 'timeout_s', 'cancel_timeout_s',
+            'log_feedback')
+
+    def __init__(self, schema: dict, config: dict, where: str) -> None:
+        super().__init__(schema, config, where)
+        reader = ConfigReader(config, where, self.KEYS)
+        self.action = reader.ros_name('action', service=True)
+        self.type_name = config.get('type', '')
+        self.action_type = reader.interface('type', 'action')
+        goal_class = self.action_type.Goal if self.action_type else None
+        self.goal = reader.mapping('goal', goal_class, self.parameters, self.name)
+        self.result = ResultFields(reader, self.action_type.Result if self.action_type else None)
+        self.timeout_s = reader.number('timeout_s', 8.0, positive=True)
+        self.cancel_timeout_s = reader.number('cancel_timeout_s', 5.0, positive=True)
+        self.log_feedback = config.get('log_feedback', False)
+        if not isinstance(self.log_feedback, bool):
+            reader.problems.append(f'{where}.log_feedback: must be true or false, got '
+                                   f'{self.log_feedback!r:.60}')
+        reader.done()
+        self._logger: Any = None
+        self._ros: RosClientNode | None = None
+        self._client: Any = None
+
+    def describe(self) -> str:
+        return f'action {self.type_name} at {self.action}'
+
+    def bind_ros(self, node: Any) -> None:
+        """Create the action client on a node of this binding's own."""
+        from rclpy.action import ActionClient
+        self._ros = RosClientNode(node, self.name)
+        self._logger = node.get_logger()
+        self.action = node.resolve_service_name(self.action)
+        self._client = ActionClient(self._ros.node, self.action_type, self.action)
+
+    def call(self, arguments: dict, context: CallContext | None = None) -> str:
+        """Run one goal to its end (or cancel it); return the result as JSON."""
+        context = self._context(context)
+        try:
+            goal = self.goal.build(arguments)
+        except ConversionError as exc:
+            raise ToolError(errors.INVALID_ARGUMENTS, f'{self.name}: {exc}') from None
+        if self._client is None:
+            raise ToolError(errors.UNAVAILABLE, f'{self.name}: not bound to ROS')
+        with self._lock:
+            if self._closing.is_set():
+                raise self._stop_error(context, 'before the goal was sent')
+            return self._run(goal, context)
+
+    def _relay(self, context: CallContext):
+        def relay(message: Any) -> None:
+            try:
+                data, non_finite = message_to_json(message.feedback)
+                detail = content_json(data, non_finite)
+                context.feedback(FEEDBACK_STAGE, -1.0, detail)
+                if self.log_feedback and self._logger is not None:
+                    self._logger.info(f'{self.name} feedback: {log_text(detail)}')
+            except Exception:  # noqa: B902 - progress is best effort, never fails the goal
+                pass
+        return relay
+
+    def _run(self, goal: Any, context: CallContext) -> str:
+        stopped = self._stopped(context)
+        deadline = time.monotonic() + self.timeout_s
+        outcome = self._ros.wait_ready(self._client.server_is_ready, deadline, stopped)
+        if outcome == 'timeout':
+            raise ToolError(errors.UNAVAILABLE,
+                            f'{self.name}: action server {self.action} ({self.type_name}) is not '
+                            f'available (waited {self.timeout_s:g} s)')
+        if outcome == 'stopped':
+            raise self._stop_error(context, 'before the goal was sent')
+        sent = self._client.send_goal_async(goal, feedback_callback=self._relay(context))
+        outcome = self._ros.wait(sent.done, deadline, stopped)
+        if outcome != 'done':
+            # The goal may still be accepted: wait for the answer so it can be cancelled.
+            grace = time.monotonic() + self.cancel_timeout_s
+            if self._ros.wait(sent.done, grace, lambda: False) == 'done' \
+                    and sent.result().accepted:
+                note = self._cancel(sent.result(), None)
+            else:
+                note = 'the server never answered the goal request'
+            raise self._ended(outcome, context, note)
+        handle = sent.result()
+        if not handle.accepted:
+            raise ToolError(errors.EXECUTION_FAILED,
+                            f'{self.name}: the action server {self.action} rejected the goal')
+        result_future = handle.get_result_async()
+        outcome = self._ros.wait(result_future.done, deadline, stopped)
+        if outcome != 'done':
+            raise self._ended(outcome, context, self._cancel(handle, result_future))
+        wrapped = result_future.result()
+        if wrapped.status == _SUCCEEDED:
+            return self.result.content(wrapped.result, f'action {self.action}')
+        data, non_finite = message_to_json(wrapped.result)
+        if wrapped.status == _CANCELED:
+            raise ToolError(errors.CANCELLED, f'{self.name}: the goal was cancelled on the '
+                                              f'server; result {content_json(data, non_finite)}')
+        state = 'aborted' if wrapped.status == _ABORTED else f'ended with status {wrapped.status}'
+        raise ToolError(errors.EXECUTION_FAILED, f'{self.name}: the goal {state}; result '
+                                                 f'{content_json(data, non_finite)}')
+
+    def _ended(self, outcome: str, context: CallContext, note: str) -> ToolError:
+        if outcome == 'stopped':
+            return self._stop_error(context, f'while the goal ran; {note}')
+        return ToolError(errors.TIMEOUT, f'{self.name}: the goal took longer than '
+                                         f'{self.timeout_s:g} s; {note}')
+
+    def _cancel(self, handle: Any, result_future: Any) -> str:
+        """Cancel the goal and wait (``cancel_timeout_s``) until the server confirms it ended."""
+        deadline = time.monotonic() + self.cancel_timeout_s
+        cancel = handle.cancel_goal_async()
+        if self._ros.wait(cancel.done, deadline, lambda: False) != 'done':
+            return (f'cancel requested, not confirmed by {self.action} within '
+                    f'{self.cancel_timeout_s:g} s')
+        if not cancel.result().goals_canceling:
+            if result_future is not None and result_future.done():
+                return 'the goal had already ended'
+            return f'{self.action} refused to cancel the goal'
+        if result_future is None:
+            result_future = handle.get_result_async()
+        if self._ros.wait(result_future.done, deadline, lambda: False) != 'done':
+            return f'cancel accepted by {self.action}; the goal had not ended yet'
+        return 'the goal was cancelled on the server'
+
+    def _release(self) -> None:
+        if self._ros is not None:
+            self._client.destroy()
+            self._ros.close()
+            self._ros = None
+            self._client = None

@@ -1,0 +1,317 @@
+# Copyright 2026 lerobot_tools_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+What every binding kind shares.
+
+That is: reading its entry of the bindings file, its result content, and (for services and
+actions) a private client node spun by the calling thread.
+
+A binding is a ``Tool`` like ``say``: ``name``, ``schema``, ``call(arguments, context)``, plus
+the ``bind_ros(node)`` and ``close()`` hooks ``tool_server`` calls. The constructor only checks
+(``BindingProblems`` carries every problem of the entry); ROS objects are made in ``bind_ros``.
+"""
+
+import json
+import threading
+import time
+from typing import Any, Callable
+
+from lerobot_tools_ros import errors
+from lerobot_tools_ros.errors import ToolError
+from lerobot_tools_ros.tools.base import CallContext, tool_name_from_schema
+from lerobot_tools_ros.tools.bindings.interfaces import (
+    fields_of, InterfaceError, message_to_json, resolve_type, type_name,
+)
+from lerobot_tools_ros.tools.bindings.mapping import compile_mapping, default_mapping, Mapping
+from rosidl_parser import definition as idl
+
+__all__ = ['BindingProblems', 'BoundTool', 'ConfigReader', 'ResultFields', 'RosClientNode',
+           'content_json']
+
+NON_FINITE_KEY = '_non_finite'  # ROS field names start with a letter: this never clashes
+QOS_CHOICES = ('reliable', 'sensor_data', 'transient_local')
+SETTLE_S = 0.25  # see RosClientNode.wait_ready
+
+
+class BindingProblems(Exception):
+    """Everything wrong with one binding entry (the loader reports all entries together)."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__('; '.join(problems))
+        self.problems = problems
+
+
+class ConfigReader:
+    """Read typed keys of one entry, collecting problems instead of stopping at the first."""
+
+    def __init__(self, config: dict, where: str, known: tuple[str, ...]) -> None:
+        self.config = config
+        self.where = where
+        self.problems: list[str] = []
+        unknown = [key for key in config if key not in known]
+        for key in unknown:
+            self.problems.append(f'{where}.{key}: unknown key (this kind takes: '
+                                 f'{", ".join(known)})')
+
+    def text(self, key: str, default: str | None = None) -> str:
+        value = self.config.get(key, default)
+        if not isinstance(value, str) or not value.strip():
+            problem = 'required' if key not in self.config \
+                else f'must be a non-empty string, got {value!r:.60}'
+            self.problems.append(f'{self.where}.{key}: {problem}')
+            return ''
+        return value.strip()
+
+    def ros_name(self, key: str, *, service: bool = False) -> str:
+        """Read a topic/service/action name and check it as rclpy will when binding."""
+        name = self.text(key)
+        if not name:
+            return ''
+        try:
+            from rclpy.validate_topic_name import validate_topic_name
+        except ImportError:  # checked when bound instead
+            return name
+        try:
+            validate_topic_name(name, is_service=service)
+        except Exception as exc:  # noqa: B902 - rclpy's Invalid*NameException family
+            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            reason = first.split(': ', 1)[-1].rstrip(':')
+            self.problems.append(f'{self.where}.{key}: {name!r} is not a valid ROS name: '
+                                 f'{reason}')
+        return name
+
+    def number(self, key: str, default: float, *, minimum: float = 0.0,
+               positive: bool = False) -> float:
+        value = self.config.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                or value != value or value < minimum or (positive and value <= 0):
+            need = 'a number > 0' if positive else f'a number >= {minimum}'
+            self.problems.append(f'{self.where}.{key}: must be {need}, got {value!r:.60}')
+            return float(default)
+        return float(value)
+
+    def integer(self, key: str, default: int, *, minimum: int = 0) -> int:
+        value = self.config.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            self.problems.append(f'{self.where}.{key}: must be an integer >= {minimum}, got '
+                                 f'{value!r:.60}')
+            return default
+        return value
+
+    def choice(self, key: str, options: tuple[str, ...], default: str) -> str:
+        value = self.config.get(key, default)
+        if value not in options:
+            self.problems.append(f'{self.where}.{key}: must be one of {", ".join(options)}, got '
+                                 f'{value!r:.60}')
+            return default
+        return value
+
+    def interface(self, key: str, category: str) -> Any:
+        name = self.text(key)
+        if not name:
+            return None
+        try:
+            return resolve_type(name, category)
+        except InterfaceError as exc:
+            self.problems.append(f'{self.where}.{key}: {exc}')
+            return None
+
+    def mapping(self, key: str, message_class: Any, parameters: dict, tool: str, *,
+                default_to_arguments: bool = True) -> Mapping | None:
+        if message_class is None:
+            return None
+        if key in self.config:
+            spec = self.config[key]
+        else:
+            spec = default_mapping(parameters) if default_to_arguments else {}
+        mapping, problems = compile_mapping(message_class, spec, parameters, tool=tool,
+                                            where=f'{self.where}.{key}')
+        self.problems.extend(problems)
+        return mapping
+
+    def done(self) -> None:
+        if self.problems:
+            raise BindingProblems(self.problems)
+
+
+class ResultFields:
+    """
+    The optional ``result: {success: <bool field>, message: <string field>}`` of an entry.
+
+    Without it the whole response (or action result) is the content. With ``success``, a
+    false value fails the call (``execution_failed``) with the ``message`` field (or the whole
+    response) as the error; with ``message``, that field alone is the content of a success.
+    """
+
+    def __init__(self, reader: ConfigReader, message_class: Any) -> None:
+        self.success = ''
+        self.message = ''
+        spec = reader.config.get('result')
+        if spec is None or message_class is None:
+            return
+        where = f'{reader.where}.result'
+        if not isinstance(spec, dict):
+            reader.problems.append(f'{where}: must be a mapping with success and/or message')
+            return
+        fields = fields_of(message_class)
+        for key, wanted, kind in (('success', idl.BasicType, 'boolean'),
+                                  ('message', idl.AbstractString, None)):
+            name = spec.get(key)
+            if name is None:
+                continue
+            slot = fields.get(name) if isinstance(name, str) else None
+            if slot is None:
+                reader.problems.append(f'{where}.{key}: unknown field: {type_name(message_class)} '
+                                       f'has no field {name!r} (fields: {", ".join(fields)})')
+            elif not isinstance(slot, wanted) or (kind and slot.typename != kind):
+                reader.problems.append(f'{where}.{key}: field {name!r} is not a '
+                                       f'{"bool" if kind else "string"}')
+            else:
+                setattr(self, key, name)
+        for key in spec:
+            if key not in ('success', 'message'):
+                reader.problems.append(f'{where}.{key}: unknown key (result takes: success, '
+                                       'message)')
+
+    def content(self, message: Any, what: str) -> str:
+        """Return the content of a successful answer, or raise ``ToolError`` for a failure."""
+        data, non_finite = message_to_json(message)
+        if self.success and not data.get(self.success):
+            detail = data.get(self.message) if self.message else content_json(data, non_finite)
+            raise ToolError(errors.EXECUTION_FAILED,
+                            f'{what} answered {self.success}=false: {detail}')
+        if self.message:
+            return str(data.get(self.message, ''))
+        return content_json(data, non_finite)
+
+
+def content_json(data: dict, non_finite: dict[str, str]) -> str:
+    """JSON text of ``data``; non-finite floats (now null) are listed under ``_non_finite``."""
+    if non_finite:
+        data = {**data, NON_FINITE_KEY: non_finite}
+    return json.dumps(data, allow_nan=False, ensure_ascii=False)
+
+
+class RosClientNode:
+    """
+    A node of the binding's own, spun by the thread that runs the call.
+
+    The response of the bound service/action then wakes that thread directly (no hand-off to
+    another executor thread), and a slow robot server never holds up the host node's topics.
+    Calls of one tool run one at a time (``tool_server`` serializes them), so one thread spins.
+    """
+
+    def __init__(self, host: Any, suffix: str) -> None:
+        import rclpy
+        from rclpy.executors import SingleThreadedExecutor
+
+        from lerobot_tools_ros.names import ros_safe
+        self.node = rclpy.create_node(
+            f'{host.get_name()}_{ros_safe(suffix)}_client', namespace=host.get_namespace(),
+            context=host.context, start_parameter_services=False, use_global_arguments=False)
+        self.executor = SingleThreadedExecutor(context=host.context)
+        self.executor.add_node(self.node)
+
+    def wait(self, done: Callable[[], bool], deadline: float,
+             stopped: Callable[[], bool]) -> str:
+        """Spin until ``done()`` ('done'), ``stopped()`` ('stopped') or ``deadline``."""
+        while not done():
+            if stopped():
+                return 'stopped'
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return 'timeout'
+            self.executor.spin_once(timeout_sec=min(remaining, 0.05))
+        return 'done'
+
+    def wait_ready(self, is_ready: Callable[[], bool], deadline: float,
+                   stopped: Callable[[], bool]) -> str:
+        """
+        Wait for a server like ``wait``; a server that only just appeared gets a moment more.
+
+        Readiness is seen on the request path; the answer of a request sent at once can still
+        be lost while the server's response writer matches this client, so after a server
+        (re)appears the first request waits ``SETTLE_S`` (never past ``deadline``).
+        """
+        if is_ready():
+            return 'done'
+        outcome = self.wait(is_ready, deadline, stopped)
+        if outcome != 'done':
+            return outcome
+        settle = min(deadline, time.monotonic() + SETTLE_S)
+        outcome = self.wait(lambda: False, settle, stopped)
+        return 'stopped' if outcome == 'stopped' else 'done'
+
+    def close(self) -> None:
+        self.executor.shutdown(timeout_sec=1.0)
+        self.node.destroy_node()
+
+
+class BoundTool:
+    """Common part of the binding kinds: identity, timeout, context and shutdown handling."""
+
+    KIND = ''
+    KEYS: tuple[str, ...] = ('kind',)
+
+    def __init__(self, schema: dict, config: dict, where: str) -> None:
+        self.schema = schema
+        self.name = tool_name_from_schema(schema)
+        self.parameters = schema['function'].get('parameters') or {}
+        self.config = config
+        self._closing = threading.Event()
+        self._lock = threading.Lock()  # one call at a time; close() waits for it
+
+    def describe(self) -> str:
+        """One line for logs: kind, type and ROS name."""
+        raise NotImplementedError
+
+    MAPPINGS: tuple[str, ...] = ()  # attributes holding this kind's ``Mapping`` objects
+
+    def warnings(self) -> list[str]:
+        """List what is allowed but probably a mistake: catalog arguments no mapping uses."""
+        used: set[str] = set()
+        for attribute in self.MAPPINGS:
+            mapping = getattr(self, attribute, None)
+            if mapping is not None:
+                used |= mapping.references
+        declared = list((self.parameters.get('properties') or {}))
+        unused = [name for name in declared if name not in used]
+        if not unused:
+            return []
+        return [f"'{self.name}': the binding ignores the argument(s) {', '.join(unused)} that "
+                'its catalog schema declares (a model may send them expecting an effect)']
+
+    def _context(self, context: CallContext | None) -> CallContext:
+        return context if context is not None else CallContext()
+
+    def _stopped(self, context: CallContext) -> Callable[[], bool]:
+        return lambda: context.cancelled.is_set() or self._closing.is_set()
+
+    def _stop_error(self, context: CallContext, what: str) -> ToolError:
+        reason = 'the tool server is shutting down' if self._closing.is_set() \
+            else 'the call was cancelled'
+        return ToolError(errors.CANCELLED, f'{self.name}: {reason} {what}')
+
+    def close(self) -> None:
+        """Stop a running call (an action goal is cancelled on the robot) and release ROS."""
+        self._closing.set()
+        if self._lock.acquire(timeout=10.0):
+            try:
+                self._release()
+            finally:
+                self._lock.release()
+
+    def _release(self) -> None:
+        """Destroy this binding's ROS objects (called with the call lock held)."""
