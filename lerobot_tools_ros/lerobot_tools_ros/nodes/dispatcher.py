@@ -42,8 +42,8 @@ from typing import Any
 
 from builtin_interfaces.msg import Duration
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from lerobot_tools_interfaces.msg import (ApprovalRequest, TextChunk, ToolCall, ToolProgress,
-                                         ToolResult)
+from lerobot_tools_interfaces.msg import (
+    ApprovalRequest, TextChunk, ToolCall, ToolProgress, ToolResult)
 from lerobot_tools_interfaces.srv import Approve, CallTool, CancelCalls
 from lerobot_tools_ros import errors, names
 from lerobot_tools_ros.catalog import CatalogError, ToolCatalog
@@ -621,21 +621,6 @@ class Dispatcher(Node):
         else:
             response.message = (f'no call {request.call_id!r} is waiting for approval (it may '
                                 'have been decided, timed out or been paused)')
-        return response
-
-    def _on_cancel(self, request: CancelCalls.Request, response: CancelCalls.Response):
-        if not request.call_id and not request.generation_id:
-            response.message = 'give a call_id or a generation_id to cancel'
-            return response
-        with self._lock:
-            effects = self._core.cancel(time.monotonic(), call_id=request.call_id,
-                                        generation_id=request.generation_id)
-            self._apply(effects)
-        response.cancelled_call_ids = [effect.call.call_id for effect in effects
-                                       if isinstance(effect, fx.PublishResult)]
-        response.success = bool(response.cancelled_call_ids)
-        response.message = (f'cancelled {len(response.cancelled_call_ids)} call(s)'
-                            if response.success else 'no pending call matched')
         return response
 
     def _on_reload(self, request: Trigger.Request, response: Trigger.Response):
