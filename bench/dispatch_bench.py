@@ -203,6 +203,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
     parser.add_argument('--role', choices=['noop_server', 'raw_relay'], help=argparse.SUPPRESS)
     parser.add_argument('--round-trips', type=int, default=500)
+    parser.add_argument('--interface', choices=['service', 'action', 'auto'], default='service',
+                        help="dispatcher executor_interface: 'service' (default) is the path this "
+                        "floor compares with; the action path has its own floor in action_bench")
     parser.add_argument('--batches', type=int, default=10)
     parser.add_argument('--rate', type=float, default=500.0)
     parser.add_argument('--seconds', type=float, default=10.0)
@@ -244,6 +247,7 @@ def _run(args: argparse.Namespace) -> int:
         'dispatcher': subprocess.Popen(node + ['lerobot_tools_ros.nodes.dispatcher',
                                                '--ros-args', '-p', f'dataset:={workdir}',
                                                '-p', 'max_pending:=100000',
+                                               '-p', f'executor_interface:={args.interface}',
                                                '--log-level', 'warn'], env=env),
     }
     try:
@@ -280,8 +284,8 @@ def _run(args: argparse.Namespace) -> int:
         print(f'  floor: lean rclpy relay + no-op server      {f50:7.3f}  {f99:7.3f}  '
               f'{statistics.mean(floor) * 1e3:7.3f}')
         p50, p99 = percentile(project, 0.5) * 1e3, percentile(project, 0.99) * 1e3
-        print(f'  project: dispatcher + tool_server (echo)    {p50:7.3f}  {p99:7.3f}  '
-              f'{statistics.mean(project) * 1e3:7.3f}')
+        label = f'project: dispatcher + tool_server (echo, {args.interface})'
+        print(f'  {label:43s} {p50:7.3f}  {p99:7.3f}  {statistics.mean(project) * 1e3:7.3f}')
         print('  ratio project/floor: median of per-batch p50 ratios '
               f'{statistics.median(ratios):.2f}x (batches {min(ratios):.2f}-'
               f'{max(ratios):.2f}x); pooled p99 {p99 / f99:.2f}x'

@@ -396,10 +396,13 @@ class ToolServer(Node):
             outcome = (errors.EXECUTION_FAILED, f'{tool.name} failed: {type(exc).__name__}: {exc}')
         elapsed_ms = (time.monotonic() - started) * 1e3
         if outcome[0]:
-            log = (self.get_logger().info if outcome[0] == errors.CANCELLED
-                   else self.get_logger().warning)  # a cancel is what the caller asked for
-            log(f'{tool.name} call {log_text(call_id, 80)} -> {outcome[0]}: '
-                f'{log_text(outcome[1], 300)} ({elapsed_ms:.0f} ms)')
+            line = (f'{tool.name} call {log_text(call_id, 80)} -> {outcome[0]}: '
+                    f'{log_text(outcome[1], 300)} ({elapsed_ms:.0f} ms)')
+            # Two call sites: rclpy refuses one call site logging at two severities.
+            if outcome[0] == errors.CANCELLED:  # a cancel is what the caller asked for
+                self.get_logger().info(line)
+            else:
+                self.get_logger().warning(line)
         else:
             self.get_logger().debug(
                 f'{tool.name} call {log_text(call_id, 80)} ok ({elapsed_ms:.1f} ms)')
