@@ -204,8 +204,8 @@ def main() -> int:
     parser.add_argument('--role', choices=['noop_server', 'raw_relay'], help=argparse.SUPPRESS)
     parser.add_argument('--round-trips', type=int, default=500)
     parser.add_argument('--interface', choices=['service', 'action', 'auto'], default='service',
-                        help="dispatcher executor_interface: 'service' (default) is the path this "
-                        "floor compares with; the action path has its own floor in action_bench")
+                        help='dispatcher executor_interface: service (default) is the path this '
+                        'floor compares with; the action path has its own floor in action_bench')
     parser.add_argument('--batches', type=int, default=10)
     parser.add_argument('--rate', type=float, default=500.0)
     parser.add_argument('--seconds', type=float, default=10.0)

@@ -360,7 +360,8 @@ class Dispatcher(Node):
         if client is None:
             client = ExecutorClient(
                 self, names.tool_service_name(self.service_prefix, name),
-                mode=self.executor_interface, callback_group=self._group, on_ready=lambda name=name: self._on_ready(name))
+                mode=self.executor_interface, callback_group=self._group,
+                on_ready=lambda name=name: self._on_ready(name))
             self._tool_clients[name] = client
             client.poll()  # discovery and the readiness probe start before the first call
         return client
