@@ -35,6 +35,7 @@ setup(
         'audio': ['sounddevice', 'soundfile', 'soxr'],
         'pocket_tts': ['pocket-tts==4.0.1'],
         'hub': ['huggingface_hub'],
+        'mcp': ['mcp==2.3.0'],
         # `colcon test` runs pytest only when pytest is declared as a test dependency; without
         # it colcon falls back to unittest, which finds 0 tests and reports success.
         # (extras_require, not tests_require: setuptools >= 72 no longer knows tests_require.)
@@ -54,6 +55,7 @@ setup(
             'demo_camera = lerobot_tools_ros.nodes.demo_camera:main',
             'demo_gripper = lerobot_tools_ros.nodes.demo_gripper:main',
             'scripted_policy = lerobot_tools_ros.nodes.scripted_policy:main',
+            'mcp_server = lerobot_tools_ros.nodes.mcp_server:main',
         ],
     },
 )

@@ -28,9 +28,11 @@ from typing import Sequence
 
 # name -> module implementing it (keep alphabetical).
 COMMANDS: dict[str, str] = {
+    'approve': 'lerobot_tools_ros.commands.approve',
     'audit': 'lerobot_tools_ros.commands.audit',
     'bringup': 'lerobot_tools_ros.commands.bringup',
     'catalog': 'lerobot_tools_ros.commands.catalog',
+    'mcp': 'lerobot_tools_ros.commands.mcp',
 }
 
 PROG = 'lerobot-tools-ros'

@@ -25,19 +25,33 @@ SERVICE_PREFIX = 'lerobot_tools'
 CALLS_TOPIC = 'lerobot_tools/calls'
 RESULTS_TOPIC = 'lerobot_tools/results'
 CHAT_TOPIC = 'lerobot_tools/chat'
+APPROVAL_REQUESTS_TOPIC = 'lerobot_tools/approval_requests'
 INPUT_TOPIC = 'policy/text'
 STREAM_TOPIC = 'policy/text_stream'
 AUDIO_TOPIC = 'speaker/audio'
 SPEAKER_STATUS_TOPIC = 'speaker/status'
+PROGRESS_TOPIC = 'lerobot_tools/progress'
 DIAGNOSTICS_TOPIC = '/diagnostics'
 # A dataset camera `observation.images.<name>` is read from this topic unless configured.
 CAMERA_TOPIC_PATTERN = 'camera/{name}/image_raw'
 DEMO_CAMERA_TOPIC = CAMERA_TOPIC_PATTERN.replace('{name}', 'front')
+PARAMETER_EVENTS_TOPIC = '/parameter_events'
 DEMO_GRIPPER_ACTION = 'demo_gripper/close'  # the demo's bound action (config/demo_bindings.yaml)
 
 DISPATCHER_NODE = 'dispatcher'
 TOOL_SERVER_NODE = 'tool_server'
 SPEAKER_NODE = 'speaker'
+MCP_SERVER_NODE = 'mcp_server'
+
+# Services of the dispatcher node, relative to its name (<dispatcher>/call).
+DISPATCHER_CALL = 'call'
+DISPATCHER_CANCEL = 'cancel'
+DISPATCHER_APPROVE = 'approve'
+
+# The tool name of a readiness probe: a CallTool request or RunTool goal naming it is answered
+# at once (success, nothing runs). A caller sends one to prove the executor's answers reach it
+# before its first real call. ':' cannot appear in a catalog tool name.
+READINESS_PROBE = ':probe'
 
 # Catalog names may hold '.' and '-' (LeRobot allows them); ROS names may not.
 _NOT_IN_ROS_NAMES = re.compile(r'[^A-Za-z0-9_]')

@@ -17,6 +17,7 @@
 import json
 import pathlib
 import random
+import sys
 import time
 
 from conftest import spin_until
@@ -196,7 +197,9 @@ def test_full_queue_answers_busy(stack):
 
 
 def test_burst_of_1000_calls_gives_1000_results_each_once(stack):
-    policy, dispatcher, _ = stack('-p', 'max_pending:=2000')
+    # Calls of echo run one after another; the timeout covers waiting in line, so it is set
+    # far beyond what 1000 round trips take even on a loaded machine (no timing asserted here).
+    policy, dispatcher, _ = stack('-p', 'max_pending:=2000', '-p', 'timeout_s:=120.0')
     for start in range(0, 1000, 10):
         calls = ''.join(f'<echo>{i}</echo>' for i in range(start, start + 10))
         policy.text_pub.publish(String(data=calls))
@@ -205,16 +208,24 @@ def test_burst_of_1000_calls_gives_1000_results_each_once(stack):
     spin_until(policy.node, lambda: False, 0.5)
     ids = [r.call_id for r in policy.results]
     assert len(ids) == 1000 and len(set(ids)) == 1000
-    assert all(r.success for r in policy.results)
+    failures = [(r.error_code, r.error_message[:100]) for r in policy.results if not r.success]
+    assert not failures, (len(failures), failures[:3])
     assert sorted(int(json.loads(r.content)['text']) for r in policy.results) == list(range(1000))
 
 
 def test_dead_executor_gives_unavailable_then_recovers(stack, start_node, dataset):
     policy, _, server = stack('-p', 'timeout_s:=1.0')
     assert policy.say('<echo>up</echo>', 1)[0].success
-    server.kill()
+    # Stopped (a kill -9 leaves the service in the graph for the DDS lease time, and a call
+    # sent there ends in timeout: test_executor_killed_mid_call_gives_exactly_one_result).
+    assert server.stop() == 0
+    # Once the graph shows the executor gone, a call is answered unavailable (not timeout).
+    assert spin_until(policy.node, lambda: 'tool_server_echo' not in
+                      policy.node.get_node_names(), 20.0)
+    spin_until(policy.node, lambda: False, 0.5)  # the dispatcher's view of the graph too
     (down,) = policy.say('<echo>down</echo>', 1, timeout=30.0)
-    assert down.error_code in (ErrorCodes.UNAVAILABLE, ErrorCodes.TIMEOUT)
+    assert down.error_code == ErrorCodes.UNAVAILABLE, down.error_message
+    assert 'no executor serves /lerobot_tools/echo' in down.error_message
     start_node(TOOL_SERVER, '-p', 'tools:=[echo]', '-p', f'dataset:={dataset}')
     deadline = time.monotonic() + 30.0
     while time.monotonic() < deadline:
@@ -375,15 +386,17 @@ def test_hostile_model_text_gets_results_and_the_dispatcher_survives(stack):
         '[echo(text="x", delay_s=1e999)]',
     ]
     for text in texts:
-        (result,) = policy.say(text, 1)
-        assert result.error_code or result.success
+        policy.say(text, 1)
     spin_until(policy.node, lambda: False, 1.5)  # a diagnostics cycle with those names
     assert dispatcher.proc.poll() is None, dispatcher.output()[-2000:]
     codes = [r.error_code for r in policy.results]
-    assert codes[:2] == [ErrorCodes.UNKNOWN_TOOL] * 2
-    assert codes[3:] == [ErrorCodes.PARSE_ERROR, ErrorCodes.INVALID_ARGUMENTS,
-                         ErrorCodes.INVALID_ARGUMENTS]
-    assert policy.results[1].name == 'ec?ho'  # the surrogate reached ROS replaced
+    assert codes == [ErrorCodes.UNKNOWN_TOOL, ErrorCodes.UNKNOWN_TOOL, '',
+                     ErrorCodes.PARSE_ERROR, ErrorCodes.INVALID_ARGUMENTS,
+                     ErrorCodes.INVALID_ARGUMENTS]
+    assert policy.results[1].name == 'ec\ufffdho'  # the surrogate reached ROS replaced
+    # The lone surrogate in an argument ran (echo) and came back as a JSON escape, no crash.
+    assert policy.results[2].success
+    assert json.loads(policy.results[2].content) == {'text': 'a\udfffb'}
     (ok,) = policy.say('<echo>still here</echo>', 1)
     assert ok.success
 
@@ -407,8 +420,12 @@ def test_queued_calls_time_out_without_waiting_for_their_turn(stack):
     assert by_text['a'].success
     # timeout_s covers the wait in the queue: b waited 0.7 s, then ran past 1.0 s in all.
     assert by_text['b'].error_code == ErrorCodes.TIMEOUT
-    # c waited behind a and b longer than its timeout: answered without ever starting.
+    # c waited behind a and b longer than its timeout: answered without ever starting, and
+    # its timeout is the one it had from the start (not a fresh one once its turn came).
     assert by_text['c'].error_code == ErrorCodes.TIMEOUT
+    assert 'behind earlier' in by_text['c'].error_message
+    waited = by_text['c'].duration.sec + by_text['c'].duration.nanosec / 1e9
+    assert waited < 1.9
 
 
 def test_allowlist_can_change_while_running(stack, ros_node):
@@ -474,3 +491,385 @@ def test_chat_pairs_unparseable_calls_and_streams_ending_inside_a_call(stack):
     _pairs_are_well_formed(policy.chat)
     tool_errors = [m['content'] for m in policy.chat if m['role'] == 'tool']
     assert any(text.startswith('error (parse_error)') for text in tool_errors)
+
+
+class _InProcess:
+    """A dispatcher running in the test process (its log goes to the test's output)."""
+
+    @staticmethod
+    def output() -> str:
+        return '(the dispatcher runs in the test process: see the captured log)'
+
+
+def test_dispatcher_under_a_multithreaded_executor_gives_one_result_per_call(
+        start_node, ros_node, ros_domain, dataset):
+    import threading
+
+    import rclpy
+    from rclpy.executors import MultiThreadedExecutor
+    from lerobot_tools_ros.nodes.dispatcher import Dispatcher
+
+    server = start_node(TOOL_SERVER, '-p', 'tools:=[echo]', '-p', f'dataset:={dataset}')
+    context = rclpy.Context()
+    rclpy.init(context=context, domain_id=ros_domain)
+    dispatcher = Dispatcher(context=context, cli_args=[
+        '--ros-args', '-p', f'dataset:={dataset}', '-p', 'max_pending:=5000',
+        '-p', 'tool.echo.timeout_s:=60.0'])
+    executor = MultiThreadedExecutor(num_threads=4, context=context)
+    executor.add_node(dispatcher)
+    failures: list[BaseException] = []
+
+    def spin() -> None:
+        try:
+            executor.spin()
+        except BaseException as exc:  # noqa: B902 - reported by the assertion below
+            failures.append(exc)
+
+    thread = threading.Thread(target=spin, daemon=True)
+    switch_interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # threads switch between bytecodes: unguarded state races
+    thread.start()
+    try:
+        policy = Policy(ros_node, _InProcess())
+        policy.wait_connected(_InProcess())
+        assert spin_until(ros_node, lambda: '/lerobot_tools/echo' in dict(
+            ros_node.get_service_names_and_types()), 20.0), server.output()
+        # Texts, streams, unknown tools and parse errors at once: threads race for the state.
+        for batch in range(40):
+            policy.text_pub.publish(String(data=''.join(
+                f'<echo>{batch}-{i}</echo>' for i in range(5)) + '[nope()]'))
+            policy.stream_pub.publish(TextChunk(generation_id=f's{batch}',
+                                                text=f'<echo>s{batch}</echo><tool_call>{{',
+                                                final=True))
+        expected = 40 * (6 + 2)
+        assert spin_until(ros_node, lambda: len(policy.results) >= expected, 120.0), \
+            f'{len(policy.results)} of {expected} results; failures: {failures}'
+        spin_until(ros_node, lambda: False, 0.5)
+        ids = [r.call_id for r in policy.results]
+        assert len(ids) == expected and len(set(ids)) == expected
+        codes = [r.error_code for r in policy.results]
+        assert codes.count('') == 40 * 6
+        assert codes.count(ErrorCodes.UNKNOWN_TOOL) == 40
+        assert codes.count(ErrorCodes.PARSE_ERROR) == 40
+        assert failures == [] and thread.is_alive()
+    finally:
+        sys.setswitchinterval(switch_interval)
+        executor.shutdown()
+        dispatcher.destroy_node()
+        rclpy.shutdown(context=context)
+        thread.join(10)
+
+
+def _call_tool(node, client, name: str, arguments: str, *, source: str = 'test_node',
+               call_id: str = '', timeout: float = 20.0):
+    from lerobot_tools_interfaces.srv import CallTool
+    assert spin_until(node, client.service_is_ready, 20.0), 'no /dispatcher/call'
+    future = client.call_async(CallTool.Request(call_id=call_id, name=name, arguments=arguments,
+                                                source=source))
+    assert spin_until(node, future.done, timeout), f'no answer from ~/call for {name}'
+    return future.result()
+
+
+def test_call_service_runs_calls_through_the_same_gates(stack, ros_node):
+    from lerobot_tools_interfaces.srv import CallTool
+    policy, _, _ = stack('-p', 'allowed_tools:=[echo]')
+    client = ros_node.create_client(CallTool, '/dispatcher/call')
+    ok = _call_tool(ros_node, client, 'echo', '{"text": "from a node"}', call_id='bt-1')
+    assert ok.success, ok.error_message
+    assert (ok.call_id, json.loads(ok.content)) == ('bt-1', {'text': 'from a node'})
+    # The same call is on the calls and results topics, with its source.
+    assert spin_until(ros_node, lambda: any(r.call_id == 'bt-1' for r in policy.results), 5.0)
+    (result,) = [r for r in policy.results if r.call_id == 'bt-1']
+    assert result.success and result.source == 'test_node' and result.generation_id == ''
+    (announced,) = [c for c in policy.calls if c.call_id == 'bt-1']
+    assert announced.source == 'test_node' and json.loads(announced.arguments) == {
+        'text': 'from a node'}
+    # ... and in the chat, an assistant message naming it, then its tool message.
+    assert spin_until(ros_node, lambda: len(policy.chat) >= 2, 5.0)
+    assistant, tool = policy.chat[:2]
+    assert assistant['source'] == tool['source'] == 'test_node'
+    assert assistant['tool_calls'][0]['id'] == tool['tool_call_id'] == 'bt-1'
+
+    # The gates: allowlist, validation, unknown tools, JSON, pause.
+    denied = _call_tool(ros_node, client, 'say', '{"text": "hi"}')
+    assert denied.error_code == ErrorCodes.NOT_ALLOWED and denied.call_id
+    bad = _call_tool(ros_node, client, 'echo', '{"text": 5}')
+    assert bad.error_code == ErrorCodes.INVALID_ARGUMENTS and 'text' in bad.error_message
+    unknown = _call_tool(ros_node, client, 'ecko', '{}')
+    assert unknown.error_code == ErrorCodes.UNKNOWN_TOOL and 'echo' in unknown.error_message
+    not_json = _call_tool(ros_node, client, 'echo', '{"text": ')
+    assert not_json.error_code == ErrorCodes.INVALID_ARGUMENTS and 'JSON' in not_json.error_message
+    policy.enable(False)
+    paused = _call_tool(ros_node, client, 'echo', '{"text": "x"}')
+    assert paused.error_code == ErrorCodes.PAUSED
+    policy.enable(True)
+    # Policy text keeps source 'policy'; every ~/call answer was also published, once.
+    (from_policy,) = policy.say('<echo>policy</echo>', 1)
+    assert from_policy.success and from_policy.source == 'policy'
+    spin_until(ros_node, lambda: False, 0.3)
+    ids = [r.call_id for r in policy.results]
+    assert len(ids) == len(set(ids)) == 7
+
+
+def test_call_service_waits_for_slow_calls_without_blocking_policy_text(stack, ros_node):
+    from lerobot_tools_interfaces.srv import CallTool
+    policy, _, _ = stack()
+    client = ros_node.create_client(CallTool, '/dispatcher/call')
+    assert spin_until(ros_node, client.service_is_ready, 20.0)
+    slow = client.call_async(CallTool.Request(name='echo', source='ui',
+                                              arguments='{"text": "slow", "delay_s": 1.5}'))
+    spin_until(ros_node, lambda: False, 0.3)
+    # The dispatcher keeps handling policy text while a ~/call request waits for its result.
+    (other,) = policy.say('<tool_call>{"name": "wave", "arguments": {}}</tool_call>', 1,
+                          timeout=1.0)
+    assert other.error_code == ErrorCodes.UNKNOWN_TOOL and not slow.done()
+    assert spin_until(ros_node, slow.done, 10.0)
+    assert slow.result().success and json.loads(slow.result().content)['text'] == 'slow'
+
+
+def test_the_same_say_ten_times_in_two_seconds_is_spoken_once(stack, start_node, ros_node,
+                                                              dataset):
+    from lerobot_tools_interfaces.msg import AudioChunk
+    start_node(TOOL_SERVER, '-p', 'tools:=[echo, say]', '-p', 'tool.say.backend:=espeak_ng',
+               '-p', f'dataset:={dataset}')
+    utterances: set[str] = set()
+    ros_node.create_subscription(AudioChunk, '/speaker/audio',
+                                 lambda msg: utterances.add(msg.utterance_id), RELIABLE)
+    # A tight rate budget: duplicates must be recognised before it and use none of it.
+    policy, dispatcher, _ = stack('-p', 'tool.say.rate_limit_hz:=0.5', '-p', 'tool.say.burst:=1',
+                                  server=False)
+    assert spin_until(ros_node, lambda: '/lerobot_tools/say' in dict(
+        ros_node.get_service_names_and_types()), 20.0)
+    # Our audio subscription must have matched say's publisher, or the utterance is missed.
+    assert spin_until(ros_node, lambda: ros_node.count_publishers('/speaker/audio') > 0, 20.0)
+    spin_until(ros_node, lambda: False, 0.5)
+    for _ in range(10):  # a VLA emits the marker with every action chunk
+        policy.text_pub.publish(String(data='Moving.\n<say>On it.</say>'))
+        spin_until(ros_node, lambda: False, 0.2)
+    assert spin_until(ros_node, lambda: len(policy.results) >= 10, 30.0), \
+        dispatcher.output()[-2000:]
+    assert spin_until(ros_node, lambda: len(utterances) >= 1, 10.0)
+    spin_until(ros_node, lambda: len(utterances) > 1, 1.0)
+    spoken = [r for r in policy.results if r.success]
+    duplicates = [r for r in policy.results if r.error_code == ErrorCodes.DUPLICATE]
+    assert len(spoken) == 1 and len(duplicates) == 9, [r.error_code for r in policy.results]
+    assert all(spoken[0].call_id in r.error_message for r in duplicates)
+    assert len(utterances) == 1  # the speaker got one utterance
+    # Another sentence is not a duplicate; it waits for the rate budget only.
+    (other,) = policy.say('<say>Done.</say>', 1, timeout=30.0)
+    assert other.success, other.error_message
+
+
+class Operator:
+    """The operator's side: approval requests seen, decisions sent to ~/approve."""
+
+    def __init__(self, node) -> None:
+        from lerobot_tools_interfaces.msg import ApprovalRequest
+        from lerobot_tools_interfaces.srv import Approve
+        from rclpy.qos import DurabilityPolicy
+        self.node = node
+        self.requests: list = []
+        node.create_subscription(
+            ApprovalRequest, '/lerobot_tools/approval_requests', self.requests.append,
+            QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE,
+                       durability=DurabilityPolicy.TRANSIENT_LOCAL))
+        self.client = node.create_client(Approve, '/dispatcher/approve')
+        self.Approve = Approve
+
+    def wait_for(self, count: int) -> list:
+        assert spin_until(self.node, lambda: len(self.requests) >= count, 10.0), self.requests
+        return self.requests[-count:]
+
+    def decide(self, call_id: str, approve: bool, note: str = 'test operator'):
+        assert spin_until(self.node, self.client.service_is_ready, 10.0)
+        future = self.client.call_async(self.Approve.Request(call_id=call_id, approve=approve,
+                                                             note=note))
+        assert spin_until(self.node, future.done, 10.0)
+        return future.result()
+
+
+def test_confirm_calls_wait_for_approval_deny_timeout_and_pause(stack, ros_node, tmp_path):
+    log = tmp_path / 'audit.jsonl'
+    policy, dispatcher, _ = stack('-p', 'tool.echo.approval:=confirm',
+                                  '-p', 'tool.echo.timeout_s:=3.0', '-p', f'audit_log:={log}',
+                                  '-p', 'serialize_per_tool:=false')
+    operator = Operator(ros_node)
+    policy.text_pub.publish(String(data='<echo>approve me</echo><echo>deny me</echo>'))
+    first, second = operator.wait_for(2)
+    assert (first.name, json.loads(first.arguments), first.source) == (
+        'echo', {'text': 'approve me'}, 'policy')
+    assert 'approval: confirm' in first.reason and first.timeout_s == 3.0
+    assert policy.results == []  # nothing runs before a decision
+    assert operator.decide(first.call_id, True, 'alice at the console').success
+    assert operator.decide(second.call_id, False, 'bob: arm is near a person').success
+    assert spin_until(ros_node, lambda: len(policy.results) >= 2, 10.0)
+    by_id = {r.call_id: r for r in policy.results}
+    assert by_id[first.call_id].success
+    assert by_id[second.call_id].error_code == ErrorCodes.DENIED
+    assert 'bob: arm is near a person' in by_id[second.call_id].error_message
+    assert not operator.decide(second.call_id, True).success  # decided already
+
+    # No decision in time: approval_timeout, counted against the call's timeout (3 s).
+    (timed_out,) = policy.say('<echo>nobody answers</echo>', 1, timeout=10.0)
+    assert timed_out.error_code == ErrorCodes.APPROVAL_TIMEOUT
+    assert 2.5 < timed_out.duration.sec + timed_out.duration.nanosec / 1e9 < 6.0
+    # Pause while a call waits: paused.
+    policy.text_pub.publish(String(data='<echo>pause me</echo>'))
+    operator.wait_for(4)
+    policy.enable(False)
+    assert spin_until(ros_node, lambda: len(policy.results) >= 4, 5.0)
+    assert policy.results[-1].error_code == ErrorCodes.PAUSED
+    assert 'approval' in policy.results[-1].error_message
+    policy.enable(True)
+
+    dispatcher.stop()
+    decisions = [r for r in read_audit_log(log) if r['event'] == 'approval']
+    assert [(d['call_id'], d['approved'], d['decided_by']) for d in decisions] == [
+        (first.call_id, True, 'alice at the console'),
+        (second.call_id, False, 'bob: arm is near a person')]
+
+
+def test_burst_mixing_every_path_gives_one_result_per_call(stack, start_node, ros_node,
+                                                           dataset):
+    from lerobot_tools_interfaces.srv import CallTool
+    policy, dispatcher, _ = stack(
+        '-p', 'tool.echo.approval:=confirm', '-p', 'tool.echo.timeout_s:=2.0',
+        '-p', 'tool.say.repeat_window_s:=5.0', '-p', 'tool.say.rate_limit_hz:=1.0',
+        '-p', 'tool.say.timeout_s:=1.0', '-p', 'max_pending:=20')
+    operator = Operator(ros_node)
+    client = ros_node.create_client(CallTool, '/dispatcher/call')
+    assert spin_until(ros_node, client.service_is_ready, 20.0)
+    answers = []
+    texts = ['<echo>a</echo><say>same</say>', '<say>same</say>[nope()]',
+             '<tool_call>{"name": "echo", "arguments": {"te', '<echo>b</echo><echo>c</echo>']
+    for round_ in range(6):
+        for text in texts:
+            policy.text_pub.publish(String(data=text))
+        policy.stream_pub.publish(TextChunk(generation_id=f's{round_}', final=True,
+                                            text='<say>same</say><echo>s</echo>'))
+        answers.append(client.call_async(CallTool.Request(name='echo', source='bt',
+                                                          arguments='{"text": "call"}')))
+        spin_until(ros_node, lambda: False, 0.2)
+        for request in list(operator.requests):  # approve some, deny some, leave the rest
+            if request.call_id.endswith(('0', '1', '2', '3')):
+                operator.decide(request.call_id, True)
+            elif request.call_id.endswith(('4', '5', '6')):
+                operator.decide(request.call_id, False)
+        operator.requests.clear()
+        if round_ == 3:
+            policy.enable(False)
+            spin_until(ros_node, lambda: False, 0.2)
+            policy.enable(True)
+    expected = 6 * (2 + 2 + 1 + 2 + 2 + 1)  # calls and unparseable calls, ~/call included
+    assert spin_until(ros_node, lambda: len(policy.results) >= expected, 30.0), \
+        f'{len(policy.results)} of {expected}\n' + dispatcher.output()[-3000:]
+    assert spin_until(ros_node, lambda: all(a.done() for a in answers), 10.0)
+    spin_until(ros_node, lambda: False, 1.0)
+    ids = [r.call_id for r in policy.results]
+    assert len(ids) == expected and len(set(ids)) == expected
+    codes = {r.error_code for r in policy.results}
+    assert {ErrorCodes.DUPLICATE, ErrorCodes.DENIED, ErrorCodes.UNKNOWN_TOOL,
+            ErrorCodes.PARSE_ERROR} <= codes
+    by_id = {r.call_id: r for r in policy.results}
+    for answer in answers:  # each ~/call answer is its published result
+        response = answer.result()
+        assert by_id[response.call_id].error_code == response.error_code
+        assert by_id[response.call_id].source == 'bt'
+
+
+def test_approve_command_lists_pending_calls_and_approves_one(stack, start_process, ros_node):
+    policy, _, _ = stack('-p', 'tool.echo.approval:=confirm', '-p', 'tool.echo.timeout_s:=60.0')
+    operator = Operator(ros_node)
+    policy.text_pub.publish(String(data='<echo>lift the cup</echo>'))
+    (request,) = operator.wait_for(1)
+    cli = [sys.executable, '-m', 'lerobot_tools_ros.cli', 'approve']
+    listing = start_process(cli, name='approve-list')
+    assert listing.proc.wait(30) == 0, listing.output()
+    assert request.call_id in listing.output() and 'lift the cup' in listing.output()
+    decide = start_process(cli + [request.call_id, '--note', 'carol'], name='approve-one')
+    assert decide.proc.wait(30) == 0, decide.output()
+    assert 'approved' in decide.output()
+    assert spin_until(ros_node, lambda: len(policy.results) == 1, 10.0)
+    assert policy.results[0].success and policy.results[0].call_id == request.call_id
+    again = start_process(cli + [request.call_id], name='approve-again')
+    assert again.proc.wait(30) == 1 and 'no call' in again.output()
+    empty = start_process(cli, name='approve-empty')
+    assert empty.proc.wait(30) == 0 and 'no calls are waiting' in empty.output()
+
+
+def test_a_full_disk_under_the_audit_log_never_stops_dispatching(stack, ros_node):
+    from diagnostic_msgs.msg import DiagnosticArray
+    arrays: list = []
+    ros_node.create_subscription(DiagnosticArray, '/diagnostics', arrays.append, 10)
+    # /dev/full: every write ends in ENOSPC, as on a full disk.
+    policy, dispatcher, _ = stack('-p', 'audit_log:=/dev/full', '-p', 'max_pending:=1000')
+    for start in range(0, 300, 10):
+        policy.text_pub.publish(String(data=''.join(
+            f'<echo>{i}</echo>' for i in range(start, start + 10))))
+    assert spin_until(ros_node, lambda: len(policy.results) >= 300, 60.0), \
+        f'{len(policy.results)} results\n' + dispatcher.output()[-2000:]
+    assert all(r.success for r in policy.results)
+
+    def audit_failures() -> int:
+        for array in reversed(arrays):
+            for status in array.status:
+                if status.name.endswith(': audit_log'):
+                    return int({kv.key: kv.value for kv in status.values}['write_failures'])
+        return 0
+    assert spin_until(ros_node, lambda: audit_failures() > 0, 5.0)
+    assert dispatcher.proc.poll() is None
+    lines = [line for line in dispatcher.output().splitlines() if 'audit log /dev/full' in line]
+    assert lines and 'No space left on device' in lines[0] and len(lines) <= 2  # rate-limited
+
+
+def test_an_audit_log_that_cannot_be_opened_is_one_clear_line(start_node, dataset):
+    proc = start_node(DISPATCHER, '-p', f'dataset:={dataset}',
+                      '-p', 'audit_log:=/proc/self/no/audit.jsonl')
+    assert proc.proc.wait(30) == 1
+    output = proc.output()
+    assert "audit_log '/proc/self/no/audit.jsonl' cannot be opened" in output
+    assert 'Traceback' not in output
+
+
+def test_unfinished_streams_are_bounded_and_each_gets_its_result(stack):
+    policy, dispatcher, _ = stack('-p', 'max_open_streams:=2')
+    for index in range(5):  # five generations that never send final
+        policy.stream_pub.publish(TextChunk(generation_id=f'open{index}',
+                                            text=f'<echo>never finished {index}', final=False))
+    assert spin_until(policy.node, lambda: len(policy.results) >= 3, 10.0), \
+        dispatcher.output()[-2000:]
+    spin_until(policy.node, lambda: False, 0.3)
+    assert sorted(r.generation_id for r in policy.results) == ['open0', 'open1', 'open2']
+    assert all(r.error_code == ErrorCodes.PARSE_ERROR and 'max_open_streams' in r.error_message
+               for r in policy.results)
+    for index in (3, 4):  # the two still open finish normally
+        policy.stream_pub.publish(TextChunk(generation_id=f'open{index}', text='</echo>',
+                                            final=True))
+    assert spin_until(policy.node, lambda: len(policy.results) >= 5, 10.0)
+    assert all(r.success for r in policy.results[3:])
+
+
+def test_cancel_answers_queued_and_running_calls_once(stack, ros_node):
+    from lerobot_tools_interfaces.srv import CancelCalls
+    policy, _, _ = stack('-p', 'tool.echo.timeout_s:=20.0')
+    client = ros_node.create_client(CancelCalls, '/dispatcher/cancel')
+    assert spin_until(ros_node, client.service_is_ready, 10.0)
+    policy.text_pub.publish(String(data='[echo(text="long", delay_s=1.5), echo(text="queued")]'))
+    assert spin_until(ros_node, lambda: len(policy.calls) >= 2, 10.0)
+    spin_until(ros_node, lambda: False, 0.3)  # the first call now runs on its executor
+    generation = policy.calls[0].generation_id
+    future = client.call_async(CancelCalls.Request(generation_id=generation))
+    assert spin_until(ros_node, future.done, 10.0)
+    answer = future.result()
+    assert answer.success and len(answer.cancelled_call_ids) == 2
+    assert spin_until(ros_node, lambda: len(policy.results) >= 2, 5.0)
+    spin_until(ros_node, lambda: False, 2.0)  # the executor's late answer adds nothing
+    assert sorted(r.call_id for r in policy.results) == sorted(answer.cancelled_call_ids)
+    assert all(r.error_code == ErrorCodes.CANCELLED for r in policy.results)
+    messages = sorted(r.error_message for r in policy.results)
+    assert 'before it started' in messages[0] and 'while it ran' in messages[1]
+    # The tool is free again once the executor finished the cancelled call.
+    assert policy.say('<echo>after</echo>', 1)[0].success
+    nothing = client.call_async(CancelCalls.Request(call_id='no-such-call'))
+    assert spin_until(ros_node, nothing.done, 10.0)
+    assert not nothing.result().success

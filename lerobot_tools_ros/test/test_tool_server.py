@@ -12,18 +12,35 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""tool_server as a real process, called over DDS with the built CallTool interface."""
+"""
+tool_server as a real process, called over DDS through its CallTool service and RunTool action.
+
+Calls go through the product's `ExecutorClient` (what the dispatcher uses): it is ready only
+once a readiness probe came back, so a first call is never retried here. A lost first answer
+fails the test, as it would fail a user.
+"""
 
 import json
 import pathlib
+import signal
+import subprocess
+import sys
 import time
 
 from conftest import spin_until
+from executor_calls import Caller, destroy_callers
 from lerobot_tools_interfaces.msg import ErrorCodes
-from lerobot_tools_interfaces.srv import CallTool
 from lerobot_tools_ros.catalog import DEFAULT_TOOLS
+from lerobot_tools_ros.nodes.executor_client import ACTION, SERVICE
 from lerobot_tools_ros.tools.echo import ECHO_SCHEMA
 import pytest
+
+
+@pytest.fixture(autouse=True)
+def _clients_go_first(ros_node):
+    """Destroy every Caller's ROS clients before the test node (orphans crash the GC)."""
+    yield
+    destroy_callers()
 
 
 @pytest.fixture
@@ -36,103 +53,229 @@ def echo_dataset(tmp_path) -> pathlib.Path:
     return root
 
 
-def call(node, client, name: str, arguments, call_id: str = 'c1', timeout: float = 15.0,
-         first: bool = False):
-    """
-    Call a CallTool service and return the response.
-
-    `first`: right after discovery an answer can be lost while the server's response writer
-    matches our reader, so the request is repeated (once a second) until one comes back.
-    """
-    request = CallTool.Request(call_id=call_id, name=name,
-                               arguments=arguments if isinstance(arguments, str)
-                               else json.dumps(arguments))
-    for _ in range(int(timeout) if first else 1):
-        future = client.call_async(request)
-        if spin_until(node, future.done, 1.0 if first else timeout):
-            return future.result()
-        client.remove_pending_request(future)
-    raise AssertionError(f'no answer to {name}({arguments})')
+def ready_caller(ros_node, proc, name: str, mode: str = 'auto', timeout: float = 30.0) -> Caller:
+    caller = Caller(ros_node, name, mode)
+    if not caller.wait_ready(timeout):
+        pytest.fail(f'{name} never became ready:\n' + proc.output())
+    return caller
 
 
 @pytest.fixture
 def echo_server(start_node, ros_node, echo_dataset):
+    """Start a tool_server hosting echo; return it with a service caller and an action caller."""
     proc = start_node('lerobot_tools_ros.nodes.tool_server',
                       '-p', 'tools:=[echo]', '-p', f'dataset:={echo_dataset}')
-    client = ros_node.create_client(CallTool, '/lerobot_tools/echo')
-    if not spin_until(ros_node, client.service_is_ready, 20.0):
-        pytest.fail('tool_server did not come up:\n' + proc.output())
-    # service_is_ready() sees the request path only; the first answers can still be lost
-    # while the server's response writer matches our reader. Probe until one comes back.
-    for _ in range(20):
-        future = client.call_async(CallTool.Request(call_id='probe', name='echo',
-                                                    arguments='{}'))
-        if spin_until(ros_node, future.done, 1.0):
-            break
-        client.remove_pending_request(future)
-    else:
-        pytest.fail('tool_server never answered:\n' + proc.output())
-    return proc, client
+    service = ready_caller(ros_node, proc, '/lerobot_tools/echo', SERVICE)
+    action = ready_caller(ros_node, proc, '/lerobot_tools/echo', ACTION)
+    return proc, service, action
 
 
-def test_two_processes_talk_call_tool_over_dds(ros_node, echo_server):
-    _, client = echo_server
-    response = call(ros_node, client, 'echo', {'text': 'hello'}, call_id='abc')
-    assert response.success, response.error_message
-    assert response.call_id == 'abc'
-    assert json.loads(response.content) == {'text': 'hello'}
-    assert response.error_code == ''
+def test_two_processes_talk_call_tool_over_dds(echo_server):
+    _, service, _ = echo_server
+    outcome = service.call({'text': 'hello'}, call_id='abc')
+    assert outcome.success, outcome.error_message
+    assert outcome.call_id == 'abc'
+    assert json.loads(outcome.content) == {'text': 'hello'}
+    assert outcome.error_code == ''
 
 
-def test_invalid_arguments_are_answered_not_executed(ros_node, echo_server):
-    _, client = echo_server
-    response = call(ros_node, client, 'echo', {'delay_s': 'soon'})
-    assert not response.success
-    assert response.error_code == ErrorCodes.INVALID_ARGUMENTS
-    assert 'delay_s' in response.error_message
-    response = call(ros_node, client, 'echo', '{not json')
-    assert response.error_code == ErrorCodes.INVALID_ARGUMENTS
+def test_invalid_arguments_are_answered_not_executed(echo_server):
+    _, service, action = echo_server
+    for caller in (service, action):
+        outcome = caller.call({'delay_s': 'soon'})
+        assert not outcome.success
+        assert outcome.error_code == ErrorCodes.INVALID_ARGUMENTS
+        assert 'delay_s' in outcome.error_message
+        assert caller.call('{not json').error_code == ErrorCodes.INVALID_ARGUMENTS
 
 
-def test_wrong_name_for_the_service_is_unknown_tool(ros_node, echo_server):
-    _, client = echo_server
-    response = call(ros_node, client, 'say', {'text': 'hi'})
-    assert response.error_code == ErrorCodes.UNKNOWN_TOOL
-    assert '/lerobot_tools/say' in response.error_message
+def test_wrong_name_for_the_service_is_unknown_tool(echo_server):
+    _, service, action = echo_server
+    for caller in (service, action):
+        outcome = caller.call({'text': 'hi'}, name='say')
+        assert outcome.error_code == ErrorCodes.UNKNOWN_TOOL
+        assert '/lerobot_tools/say' in outcome.error_message
 
 
-def test_tool_exception_is_execution_failed_and_server_survives(ros_node, echo_server):
-    proc, client = echo_server
-    response = call(ros_node, client, 'echo', {'fail': 'gripper jammed'})
-    assert response.error_code == ErrorCodes.EXECUTION_FAILED
-    assert 'gripper jammed' in response.error_message
+def test_tool_exception_is_execution_failed_and_server_survives(echo_server):
+    proc, service, action = echo_server
+    for caller in (service, action):
+        outcome = caller.call({'fail': 'gripper jammed'})
+        assert outcome.error_code == ErrorCodes.EXECUTION_FAILED
+        assert 'gripper jammed' in outcome.error_message
+        assert proc.proc.poll() is None
+        assert caller.call({'text': 'still here'}).success
+
+
+def test_action_call_reports_progress_as_feedback(echo_server):
+    _, _, action = echo_server
+    assert action.client.kind == ACTION
+    pending = action.start({'text': 'slow', 'delay_s': 0.6}, call_id='fb')
+    outcome = action.finish(pending)
+    assert outcome.success, outcome.error_message
+    assert outcome.call_id == 'fb'
+    assert json.loads(outcome.content) == {'text': 'slow', 'delay_s': 0.6}
+    progress = [value for stage, value, _ in pending.feedback if stage == 'running']
+    assert len(progress) >= 3, pending.feedback  # ~10 reports a second
+    assert progress == sorted(progress) and progress[0] < 0.5 and progress[-1] == 1.0
+
+
+def test_cancelling_a_long_call_stops_it_with_cancelled(echo_server):
+    proc, _, action = echo_server
+    started = time.monotonic()
+    pending = action.start({'delay_s': 20}, call_id='long')
+    assert spin_until(action.node, lambda: bool(pending.feedback), 10.0)  # it is running
+    assert pending.handle.cancel()
+    outcome = action.finish(pending, timeout=10.0)
+    assert outcome.error_code == ErrorCodes.CANCELLED, outcome
+    assert 'cancelled after' in outcome.error_message
+    assert time.monotonic() - started < 15.0  # not the 20 s delay
+    assert action.call({'text': 'next'}).success  # the tool is free again
     assert proc.proc.poll() is None
-    assert call(ros_node, client, 'echo', {'text': 'still here'}).success
+
+
+def test_cancel_of_a_queued_goal_means_it_never_runs(echo_server):
+    _, _, action = echo_server
+    first = action.start({'delay_s': 1.0}, call_id='first')
+    second = action.start({'text': 'never'}, call_id='second')
+    assert spin_until(action.node, lambda: any(
+        stage == 'queued' for stage, _, _ in second.feedback), 10.0), second.feedback
+    second.handle.cancel()
+    outcome = action.finish(second)
+    assert outcome.error_code == ErrorCodes.CANCELLED
+    assert 'did not run' in outcome.error_message
+    assert action.finish(first).success
+
+
+def test_service_and_action_callers_at_once_each_get_their_answer(echo_server):
+    _, service, action = echo_server
+    by_service = [service.start({'text': f's{i}', 'delay_s': 0.05}, call_id=f's{i}')
+                  for i in range(5)]
+    by_action = [action.start({'text': f'a{i}', 'delay_s': 0.05}, call_id=f'a{i}')
+                 for i in range(5)]
+    for caller, calls, prefix in ((service, by_service, 's'), (action, by_action, 'a')):
+        for index, pending in enumerate(calls):
+            outcome = caller.finish(pending)
+            assert outcome.success, outcome.error_message
+            assert outcome.call_id == f'{prefix}{index}'
+            assert json.loads(outcome.content)['text'] == f'{prefix}{index}'
+
+
+def test_shutdown_mid_call_still_answers_every_caller(echo_server):
+    proc, service, action = echo_server
+    running = action.start({'delay_s': 20}, call_id='running')
+    assert spin_until(action.node, lambda: bool(running.feedback), 10.0)
+    queued = service.start({'text': 'behind'}, call_id='queued')
+    spin_until(action.node, lambda: False, 0.5)  # the request reaches the server
+    assert proc.stop(signal.SIGINT) == 0, proc.output()
+    assert spin_until(action.node, lambda: running.outcomes and queued.outcomes, 10.0), (
+        proc.output())
+    assert running.outcome.error_code == ErrorCodes.CANCELLED
+    assert queued.outcome.error_code == ErrorCodes.CANCELLED
+    assert 'did not run' in queued.outcome.error_message
+
+
+def test_say_as_an_action_reports_queueing_and_reaches_the_wav_sink(start_node, ros_node,
+                                                                    tmp_path):
+    out = tmp_path / 'audio'
+    server = start_node('lerobot_tools_ros.nodes.tool_server', '-p', 'tools:=[say]',
+                        '-p', 'tool.say.backend:=espeak_ng',
+                        '-p', 'tool.say.wait_for_playback:=true')
+    speaker = start_node('lerobot_tools_ros.nodes.speaker', '-p', 'sink:=wav',
+                         '-p', f'output_dir:={out}')
+    assert spin_until(ros_node, lambda: ros_node.count_subscribers('/speaker/audio') >= 1
+                      and ros_node.count_publishers('/speaker/status') >= 1, 30.0), (
+        speaker.output())
+    say = ready_caller(ros_node, server, '/lerobot_tools/say', ACTION, timeout=45.0)
+    first = say.start({'text': 'first sentence'}, call_id='one')
+    second = say.start({'text': 'second'}, call_id='two')
+    results = [say.finish(pending, timeout=30.0) for pending in (first, second)]
+    for outcome in results:
+        assert outcome.success, outcome.error_message + server.output()
+    stages = [stage for stage, _, _ in second.feedback]
+    assert stages[:2] == ['queued', 'running'], second.feedback  # it waited for the first
+    for outcome in results:
+        path = out / f'{json.loads(outcome.content)["utterance_id"]}.wav'
+        assert path.stat().st_size > 1000  # played (wait_for_playback) into a real file
+
+
+def test_record_observation_as_an_action_reports_saving(start_node, start_process, ros_node,
+                                                        tmp_path):
+    topic = f'/act{time.monotonic_ns()}/front'
+    stream = {'topic': topic, 'kind': 'raw', 'encoding': 'rgb8', 'width': 32, 'height': 24}
+    camera = start_process([sys.executable, str(pathlib.Path(__file__).parent /
+                                                'camera_publisher.py'), json.dumps([stream])],
+                           name='camera')
+    out = tmp_path / 'obs'
+    server = start_node('lerobot_tools_ros.nodes.tool_server', '-p', 'tools:=[record_observation]',
+                        '-p', f'tool.record_observation.cameras.front:={topic}',
+                        '-p', f'tool.record_observation.output_dir:={out}')
+    record = ready_caller(ros_node, server, '/lerobot_tools/record_observation', ACTION)
+    assert spin_until(ros_node, lambda: ros_node.count_subscribers(topic) >= 1
+                      and ros_node.count_publishers(topic) >= 1, 20.0), camera.output()
+    spin_until(ros_node, lambda: False, 1.0)  # 20 frames/s: the tool holds a recent one
+    pending = record.start({'label': 'act'}, call_id='rec')
+    outcome = record.finish(pending)
+    assert outcome.success, outcome.error_message + server.output()
+    saving = [fb for fb in pending.feedback if fb[0] == 'saving']
+    assert len(saving) == 1 and 'front' in saving[0][2], pending.feedback
+    paths = json.loads(outcome.content)['paths']
+    assert len(paths) == 1 and pathlib.Path(paths[0]).is_file()
+    assert pathlib.Path(paths[0]).resolve().is_relative_to(out.resolve())
 
 
 def test_a_slow_tool_does_not_block_another_tool(start_node, ros_node, echo_dataset):
     proc = start_node('lerobot_tools_ros.nodes.tool_server', '-p', 'tools:=[echo, say]',
                       '-p', f'dataset:={echo_dataset}', '-p', 'tool.say.backend:=espeak_ng')
-    echo = ros_node.create_client(CallTool, '/lerobot_tools/echo')
-    say = ros_node.create_client(CallTool, '/lerobot_tools/say')
-    for client in (echo, say):
-        assert spin_until(ros_node, client.service_is_ready, 30.0), proc.output()
-        call(ros_node, client, client.srv_name.rsplit('/', 1)[-1], '{"text": "warm up"}',
-             first=True)
+    echo = ready_caller(ros_node, proc, '/lerobot_tools/echo', SERVICE)
+    say = ready_caller(ros_node, proc, '/lerobot_tools/say', SERVICE)
     started = time.monotonic()
-    slow = echo.call_async(CallTool.Request(call_id='slow', name='echo',
-                                            arguments=json.dumps({'delay_s': 1.5})))
-    second_slow = echo.call_async(CallTool.Request(call_id='slow2', name='echo',
-                                                   arguments=json.dumps({'delay_s': 0.1})))
-    spoken = say.call_async(CallTool.Request(call_id='say', name='say',
-                                             arguments=json.dumps({'text': 'meanwhile'})))
-    assert spin_until(ros_node, spoken.done, 10.0)
-    assert spoken.result().success, spoken.result().error_message
-    assert not slow.done()  # say answered while echo was still busy
-    assert spin_until(ros_node, second_slow.done, 10.0)
+    slow = echo.start({'delay_s': 1.5}, call_id='slow')
+    second_slow = echo.start({'delay_s': 0.1}, call_id='slow2')
+    spoken = say.call({'text': 'meanwhile'}, call_id='say', timeout=10.0)
+    assert spoken.success, spoken.error_message
+    assert not slow.outcomes  # say answered while echo was still busy
+    assert echo.finish(second_slow, timeout=10.0).success
     # Calls of one tool run one after another: the second echo waited for the first.
-    assert slow.done() and time.monotonic() - started >= 1.5
-    assert slow.result().success and second_slow.result().success
+    assert slow.outcomes and time.monotonic() - started >= 1.5
+    assert slow.outcome.success
+
+
+def test_first_calls_to_fresh_executors_succeed_under_load(start_node, ros_node, echo_dataset):
+    """
+    Issue 19: a first call must not be lost while the executor's answers cannot reach us yet.
+
+    Under a CPU hog, tool_server is started several times, and against each, fresh clients
+    (a service one and an action one, new DDS endpoints each time) send their first call the
+    moment they report ready: every one must be answered, with no retry anywhere.
+    """
+    hog = subprocess.Popen([sys.executable, '-c', 'while True: pass'])
+    try:
+        for start in range(4):
+            proc = start_node('lerobot_tools_ros.nodes.tool_server', '-p', 'tools:=[echo]',
+                              '-p', f'dataset:={echo_dataset}', '--log-level', 'warn')
+            for attempt in range(25):
+                key = f'{start}.{attempt}'
+                callers = [Caller(ros_node, '/lerobot_tools/echo', mode)
+                           for mode in (SERVICE, ACTION)]
+                sent = {}
+
+                def send_when_ready() -> bool:
+                    """Send each caller's one call the moment its client is ready."""
+                    for caller in callers:
+                        if caller not in sent and caller.client.poll():
+                            sent[caller] = caller.start({'text': key}, call_id=key)
+                    return len(sent) == len(callers)
+                assert spin_until(ros_node, send_when_ready, 60.0), proc.output()
+                for caller in callers:
+                    outcome = caller.finish(sent[caller], timeout=20.0)
+                    assert outcome.success, (key, caller.client.kind, outcome)
+                    assert json.loads(outcome.content) == {'text': key}
+                    caller.client.destroy()
+            assert proc.stop() == 0
+    finally:
+        hog.kill()
+        hog.wait()
 
 
 def test_unknown_tool_in_parameters_fails_with_a_clear_message(start_node, echo_dataset):
@@ -165,12 +308,12 @@ def test_catalog_tool_with_dashes_is_dispatched_to_its_mapped_service(start_node
     results = []
     ros_node.create_subscription(ToolResult, '/lerobot_tools/results', results.append, qos)
     pub = ros_node.create_publisher(String, '/policy/text', qos)
-    text = '<tool_call>{"name": "pick-up", "arguments": {}}</tool_call>'
-    for _ in range(40):
-        pub.publish(String(data=text))
-        if spin_until(ros_node, lambda: bool(results), 1.0):
-            break
-    assert results, proc.output()
+    # A reliable publisher delivers once it has matched the subscriber: publish exactly once.
+    assert spin_until(ros_node, lambda: pub.get_subscription_count() >= 1
+                      and ros_node.count_publishers('/lerobot_tools/results') >= 1, 20.0), (
+        proc.output())
+    pub.publish(String(data='<tool_call>{"name": "pick-up", "arguments": {}}</tool_call>'))
+    assert spin_until(ros_node, lambda: bool(results), 10.0), proc.output()
     assert results[0].error_code == ErrorCodes.UNAVAILABLE
     assert '/lerobot_tools/pick_up' in results[0].error_message
 
@@ -190,26 +333,20 @@ def test_third_party_tool_from_an_entry_point_is_served_over_dds(start_node, ros
     env = dict(ros_env, PYTHONPATH=f'{plugins}:{ros_env["PYTHONPATH"]}')
     proc = start_node('lerobot_tools_ros.nodes.tool_server', '-p', 'tools:=[wave]',
                       '-p', f'dataset:={root}', env=env)
-    client = ros_node.create_client(CallTool, '/lerobot_tools/wave')
-    assert spin_until(ros_node, client.service_is_ready, 20.0), proc.output()
-    for _ in range(20):
-        future = client.call_async(CallTool.Request(call_id='w', name='wave',
-                                                    arguments='{"times": 3}'))
-        if spin_until(ros_node, future.done, 1.0):
-            break
-        client.remove_pending_request(future)
-    assert future.done(), proc.output()
-    assert future.result().success, future.result().error_message
-    assert json.loads(future.result().content) == {'waved': 3, 'arm': 'left'}
+    wave = ready_caller(ros_node, proc, '/lerobot_tools/wave')
+    outcome = wave.call({'times': 3}, call_id='w')
+    assert outcome.success, outcome.error_message
+    assert json.loads(outcome.content) == {'waved': 3, 'arm': 'left'}
 
 
 def test_namespace_and_node_rename_move_the_services(start_node, ros_node, echo_dataset):
     proc = start_node('lerobot_tools_ros.nodes.tool_server', '-r', '__ns:=/robot1',
                       '-r', '__node:=arm_tools', '-p', 'tools:=[echo]',
                       '-p', f'dataset:={echo_dataset}')
-    client = ros_node.create_client(CallTool, '/robot1/lerobot_tools/echo')
-    assert spin_until(ros_node, client.service_is_ready, 20.0), proc.output()
-    assert call(ros_node, client, 'echo', {'text': 'ns'}, first=True).success
+    echo = ready_caller(ros_node, proc, '/robot1/lerobot_tools/echo')
+    # The action moved with the service.
+    assert spin_until(ros_node, lambda: echo.client.poll() and echo.client.kind == ACTION, 10.0)
+    assert echo.call({'text': 'ns'}).success
     expected = {('arm_tools', '/robot1'), ('arm_tools_echo', '/robot1')}  # + the tool's node
 
     def nodes() -> set:

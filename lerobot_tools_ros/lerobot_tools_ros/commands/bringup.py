@@ -257,7 +257,7 @@ def _spin(executor, dispatcher, policy, duration: float, interrupted: threading.
     deadline = time.monotonic() + duration if duration > 0 else float('inf')
     quiet_since = None
     while rclpy.ok() and time.monotonic() < deadline and not interrupted.is_set():
-        executor.spin_once(timeout_sec=0.1)
+        executor.spin_once(timeout_sec=0.5)  # wakes for work; 0.5 s: Ctrl-C, --duration
         if policy is not None and policy.finished and not dispatcher.pending_calls:
             quiet_since = quiet_since or time.monotonic()
             if time.monotonic() - quiet_since > 1.5:

@@ -13,91 +13,72 @@
 # limitations under the License.
 
 """
-Policy text in, executor services called, exactly one ToolResult out per call.
+Policy text in, executors called (RunTool actions or CallTool services), one ToolResult per call.
 
-The dispatcher parses each generation (a complete `std_msgs/String`, or streamed
-`TextChunk` deltas), checks every call against the catalog and the safety settings
-(allowlist, pause, per-tool rate limits, a bound on pending calls), calls the tool's
-`CallTool` service asynchronously and publishes one `ToolResult` per call: success or a
-specific error code. It also publishes the conversation messages a policy runtime appends to
-its chat (`/lerobot_tools/chat`) and per-tool diagnostics.
+The call lifecycle (admission, queues, deadlines, one result per call) lives in the pure
+`dispatch.core.DispatchCore`; this node only wires ROS to it: topics and services in as events,
+the core's effects out as publications and executor requests, and one one-shot timer armed for
+the core's next deadline (an idle dispatcher does not wake up except for its 1 Hz diagnostics).
 
-Everything runs on one thread with callbacks (no coroutines, no thread hops): measured on
-2-core machines this relays a call several times faster than a MultiThreadedExecutor.
+Every state callback is in one mutually exclusive callback group and enters the core under one
+lock (executor answers arrive as group-less future callbacks), so the node is safe under any
+executor; `run_node` spins it on a SingleThreadedExecutor, measured fastest for this work.
+The executor-facing code is `_send`, `_stop_on_executor`, `_on_outcome`, `_on_feedback` and
+`_poll_executors`: through `ExecutorClient` each tool's executor is called as a `RunTool` action
+when it offers one (feedback relayed on lerobot_tools/progress, cancel, timeouts that stop the
+goal), as a `CallTool` service otherwise, and only once its answers are proven to reach us.
+
+`~/call` (CallTool) lets other nodes submit a call through the same gates; it is served by a
+small node of its own (`<name>_call`) whose threads wait for the calls' results, because rclpy
+cannot answer a service request later and an awaiting coroutine would busy-poll the executor.
 """
 
-from collections import deque
-from dataclasses import dataclass, field
-import itertools
 import json
 import os
 import sys
+import threading
 import time
 from typing import Any
 
 from builtin_interfaces.msg import Duration
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from lerobot_tools_interfaces.msg import TextChunk, ToolCall, ToolResult
-from lerobot_tools_interfaces.srv import CallTool
+from lerobot_tools_interfaces.msg import (
+    ApprovalRequest, TextChunk, ToolCall, ToolProgress, ToolResult)
+from lerobot_tools_interfaces.srv import Approve, CallTool, CancelCalls
 from lerobot_tools_ros import errors, names
-from lerobot_tools_ros.catalog import CatalogError, ToolArgumentError, ToolCatalog
-from lerobot_tools_ros.dispatch import (assistant_message, AuditLog, error_code_for_issue,
-                                        TokenBucket, tool_message, ToolStats)
+from lerobot_tools_ros.catalog import CatalogError, ToolCatalog
+from lerobot_tools_ros.dispatch import (APPROVAL_MODES, AuditLog, diagnostics, DispatchCore,
+                                        DispatchSettings, effects as fx, ToolSettings)
+from lerobot_tools_ros.nodes.executor_client import ExecutorClient, Outcome
 from lerobot_tools_ros.nodes.params import (
     ALL, declare, means_all, overrides_with_prefix, string_list)
 from lerobot_tools_ros.nodes.runner import run_node
-from lerobot_tools_ros.parsing import CallEvent, ContentEvent, IssueEvent, parse, StreamingParser
+from lerobot_tools_ros.parsing import parse
+from lerobot_tools_ros.untrusted import log_text, ros_string
 from rcl_interfaces.msg import ParameterDescriptor
-from rclpy.callback_groups import ReentrantCallbackGroup
+import rclpy
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
+from rclpy.clock import Clock, ClockType
 from rclpy.exceptions import ParameterException
+from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
-from rclpy.qos import QoSProfile, ReliabilityPolicy
-from rclpy.task import Future
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
 from std_srvs.srv import SetBool, Trigger
 
-_WAITING, _QUEUED, _SENT = 'waiting', 'queued', 'sent'
-_NOT_IN_CATALOG = '(not in catalog)'
 # Settings a parameters file may give per tool as tool.<name>.<setting>.
-_PER_TOOL_SETTINGS = ('timeout_s', 'rate_limit_hz', 'burst')
-
-
-@dataclass
-class _Call:
-    call_id: str
-    generation_id: str
-    name: str
-    arguments: dict
-    arguments_json: str
-    format: str  # noqa: A003 - the field name of ToolCall.msg
-    accepted_at: float
-    state: str = _QUEUED
-    deadline: float = 0.0
-    future: Future | None = None
-    stream: Any = None  # the _Stream a streamed call came from (its chat messages wait)
-
-
-@dataclass
-class _Stream:
-    parser: StreamingParser
-    content: list[str] = field(default_factory=list)
-    chat_calls: list[tuple[str, str, dict]] = field(default_factory=list)
-    held_tool_messages: list[dict] = field(default_factory=list)
-    last_chunk: float = 0.0
-    calls_seen: int = 0
-    closed: bool = False  # the assistant message is out: tool messages need not wait
-    finish_note: str = ''  # why the stream was finished without a final chunk
-
-
-@dataclass
-class _ToolLimits:
-    timeout_s: float
-    bucket: TokenBucket
-
-
-def _utf8(text: str) -> str:
-    """Make model text safe for ROS strings (valid UTF-8): lone surrogates become U+FFFD."""
-    return text if text.isascii() else text.encode('utf-8', 'replace').decode('utf-8')
+_PER_TOOL_SETTINGS = ('timeout_s', 'rate_limit_hz', 'burst', 'repeat_window_s', 'approval')
+# Seconds in which an identical call of a tool is a duplicate, unless tool.<name>.repeat_window_s
+# says otherwise: on for say (a VLA emits the same <say> with every action chunk), off elsewhere
+# (record_observation: repeating is the point).
+_DEFAULT_REPEAT_WINDOW_S = {'say': 3.0}
+# Threads of ~/call: requests waiting for their results at once (more wait in the queue).
+_CALL_THREADS = 16
+_CALL_SOURCE_DEFAULT = 'call_service'
+# Dispatcher parameters that are DispatchSettings fields of the same name.
+_CORE_SETTINGS = ('formats', 'allowed_tools', 'max_pending', 'serialize_per_tool',
+                  'max_input_bytes', 'stream_idle_timeout_s', 'max_open_streams',
+                  'max_stream_bytes')
 
 
 def _json(message: dict) -> str:
@@ -116,33 +97,47 @@ class Dispatcher(Node):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(names.DISPATCHER_NODE, **kwargs)
+        # Set first: destroy_node must work on a dispatcher whose construction failed.
         self._audit: AuditLog | None = None
-        self._limits: dict[str, _ToolLimits] = {}
+        self._core: DispatchCore | None = None
+        self._lock = threading.Lock()
+        self._waiters: dict[Any, list] = {}  # ~/call requests: call -> [Event, its result]
+        self._call_node: Node | None = None
         self._declare_parameters()
-        self.catalog = self._load_catalog()
+        # Write failures are reported by the log itself, at most once per 10 s.
+        self._audit = AuditLog(self.audit_log_path, on_error=self.get_logger().error) \
+            if self.audit_log_path else None
+        catalog = self._load_catalog()
         # Registered first, so values from a parameters file are checked like `ros2 param set`.
         self.add_on_set_parameters_callback(self._on_set_parameters)
-        self._declare_tool_parameters(self.catalog)
-        parse('', self.catalog, self.formats)  # an unknown format name fails here, not per message
-        self.enabled = True
-        self._active: dict[str, _Call] = {}
-        self._queues: dict[str, deque[_Call]] = {}
-        self._running_tools: set[str] = set()
+        self._declare_tool_parameters(catalog)
+        parse('', catalog, self.formats)  # an unknown format name fails here, not per message
+        self._core = DispatchCore(
+            catalog, DispatchSettings(**{name: getattr(self, name) for name in _CORE_SETTINGS}),
+            self._tool_settings, id_prefix=os.urandom(4).hex(),  # unique per dispatcher run
+            describe_executor=self._service_name)
+        self._group = MutuallyExclusiveCallbackGroup()
         self._tool_clients: dict[str, Any] = {}
-        self._stats: dict[str, ToolStats] = {}
-        self._streams: dict[str, _Stream] = {}
-        self._group = ReentrantCallbackGroup()
         self._clock = self.get_clock()
-        # Generation ids: unique per dispatcher run (random prefix) and cheap (a counter).
-        self._id_prefix = os.urandom(4).hex()
-        self._id_counter = itertools.count(1)
-        self._audit = AuditLog(self.audit_log_path) if self.audit_log_path else None
+        self._handlers = {
+            fx.Send: self._send, fx.StopOnExecutor: self._stop_on_executor,
+            fx.PublishCall: self._publish_call, fx.PublishResult: self._publish_result,
+            fx.PublishChat: self._publish_chat, fx.Audit: self._write_audit, fx.Log: self._log,
+            fx.PublishProgress: self._publish_progress,
+            fx.RequestApproval: self._request_approval,
+            fx.ApprovalClosed: self._close_approval}
 
         reliable = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
         self._calls_pub = self.create_publisher(ToolCall, names.CALLS_TOPIC, reliable)
         self._results_pub = self.create_publisher(ToolResult, names.RESULTS_TOPIC, reliable)
         self._chat_pub = self.create_publisher(String, names.CHAT_TOPIC, reliable)
+        self._progress_pub = self.create_publisher(ToolProgress, names.PROGRESS_TOPIC, reliable)
         self._diag_pub = self.create_publisher(DiagnosticArray, names.DIAGNOSTICS_TOPIC, 10)
+        # Transient local: an operator tool started later still sees recent requests.
+        self._approval_pub = self.create_publisher(
+            ApprovalRequest, names.APPROVAL_REQUESTS_TOPIC,
+            QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE,
+                       durability=DurabilityPolicy.TRANSIENT_LOCAL))
         text_sub = self.create_subscription(String, self.input_topic, self._on_text, reliable,
                                             callback_group=self._group)
         stream_sub = self.create_subscription(TextChunk, self.stream_topic, self._on_chunk,
@@ -151,16 +146,31 @@ class Dispatcher(Node):
                             callback_group=self._group)
         self.create_service(SetBool, '~/set_enabled', self._on_set_enabled,
                             callback_group=self._group)
-        self.create_timer(0.02, self._check_deadlines, callback_group=self._group)
+        self.create_service(Approve, '~/approve', self._on_approve, callback_group=self._group)
+        self.create_service(CancelCalls, '~/cancel', self._on_cancel, callback_group=self._group)
+        # One one-shot timer, armed for the core's next deadline (see _arm).
+        self._wake = self.create_timer(3600.0, self._on_wake, callback_group=self._group,
+                                       clock=Clock(clock_type=ClockType.STEADY_TIME))
+        self._wake.cancel()
+        self._armed_for = float('inf')
         self.create_timer(1.0, self._publish_diagnostics, callback_group=self._group)
-        for name in self.catalog.names:
+        for name in catalog.names:
             self._client(name)
+        self._serve_calls(reliable)
         allowed = ', '.join(self.allowed_tools) if self.allowed_tools else 'all catalog tools'
         services = self.resolve_service_name(names.tool_service_name(self.service_prefix, 'x'))
         self.get_logger().info(
-            f'dispatching {", ".join(self.catalog.names)} from {text_sub.topic_name} and '
+            f'dispatching {", ".join(catalog.names)} from {text_sub.topic_name} and '
             f'{stream_sub.topic_name} to {services[:-1]}<tool> (allowed: '
             f'{allowed}; formats: {", ".join(self.formats)})')
+
+    @property
+    def catalog(self) -> ToolCatalog:
+        return self._core.catalog
+
+    @property
+    def enabled(self) -> bool:
+        return self._core.enabled
 
     # -- parameters ------------------------------------------------------------------------
 
@@ -183,7 +193,18 @@ class Dispatcher(Node):
             'lerobot_marker, openai_json, llama_json, mistral, qwen3_coder_xml, fenced_json.')
         self.service_prefix = declare(
             self, 'service_prefix', names.SERVICE_PREFIX,
-            'Prefix of the executor CallTool services: <prefix>/<tool name>.', read_only=True)
+            'Prefix of the executors: <prefix>/<tool name> (RunTool action or CallTool service).',
+            read_only=True)
+        self.executor_interface = declare(
+            self, 'executor_interface', 'auto',
+            "How calls reach executors: 'auto' (the RunTool action when offered: progress and "
+            "cancel; else the CallTool service), 'action', or 'service' (one DDS round trip, "
+            'about 4x cheaper than an action, but no progress and no cancel of running calls).',
+            read_only=True)
+        if self.executor_interface not in ('auto', 'action', 'service'):
+            raise errors.ConfigurationError(
+                "parameter 'executor_interface' must be auto, action or service, got "
+                f"'{log_text(self.executor_interface, 40)}'")
         self.allowed_tools = self._allowed(declare(
             self, 'allowed_tools', [ALL],
             f"Tools the policy may call; ['{ALL}'] or []: every catalog tool. Others get "
@@ -214,6 +235,14 @@ class Dispatcher(Node):
         self.stream_idle_timeout_s = declare(
             self, 'stream_idle_timeout_s', 30.0,
             'A streamed generation without a chunk for this long is finished as if final.')
+        self.max_open_streams = declare(
+            self, 'max_open_streams', 64,
+            'Most streamed generations open at once; beyond it the least recently fed one is '
+            'finished early (its unfinished call gets parse_error).')
+        self.max_stream_bytes = declare(
+            self, 'max_stream_bytes', 8 << 20,
+            'Most characters all open streams hold together; beyond it the least recently fed '
+            'streams are finished early.')
         for key in overrides_with_prefix(self, 'tool.'):
             tool, _, setting = key.rpartition('.')
             if setting not in _PER_TOOL_SETTINGS:
@@ -232,9 +261,22 @@ class Dispatcher(Node):
             for setting in _PER_TOOL_SETTINGS:
                 parameter = f'tool.{name}.{setting}'
                 if not self.has_parameter(parameter):
-                    self.declare_parameter(parameter, None, ParameterDescriptor(
-                        name=parameter, dynamic_typing=True,
-                        description=f"{setting} for '{name}' only; unset: {setting}"))
+                    initial, description = self._tool_parameter_default(name, setting)
+                    self.declare_parameter(parameter, initial, ParameterDescriptor(
+                        name=parameter, dynamic_typing=True, description=description))
+
+    @staticmethod
+    def _tool_parameter_default(name: str, setting: str) -> tuple[Any, str]:
+        """Return (initial value, description) of tool.<name>.<setting>."""
+        if setting == 'repeat_window_s':
+            return _DEFAULT_REPEAT_WINDOW_S.get(name, 0.0), (
+                f"Seconds in which a call of '{name}' with the same arguments as a running or "
+                'recent one is answered duplicate instead of run (0: off).')
+        if setting == 'approval':
+            return 'auto', (
+                f"'{name}' calls: auto (run), confirm (wait for ~/approve, announced on "
+                'lerobot_tools/approval_requests) or deny (refused).')
+        return None, f"{setting} for '{name}' only; unset: {setting}"
 
     def _per_tool(self, name: str, setting: str, default: Any) -> Any:
         parameter = f'tool.{name}.{setting}'
@@ -248,21 +290,27 @@ class Dispatcher(Node):
     _RUNTIME_PARAMETERS = {
         'formats': list, 'allowed_tools': list, 'timeout_s': float, 'rate_limit_hz': float,
         'burst': int, 'max_pending': int, 'serialize_per_tool': bool, 'max_input_bytes': int,
-        'stream_idle_timeout_s': float}
+        'stream_idle_timeout_s': float, 'max_open_streams': int, 'max_stream_bytes': int}
 
     def _on_set_parameters(self, parameters: list):
         from rcl_interfaces.msg import SetParametersResult
         updates = {}
+        changed_tools = False
         for parameter in parameters:
             if parameter.name.startswith('tool.'):
                 setting = parameter.name.rpartition('.')[2]
                 value = parameter.value
-                if value is not None and (isinstance(value, bool)
-                                          or not isinstance(value, (int, float)) or value < 0):
+                if setting == 'approval':
+                    if value is not None and value not in APPROVAL_MODES:
+                        return SetParametersResult(successful=False, reason=(
+                            f'{parameter.name} must be one of {", ".join(APPROVAL_MODES)}, '
+                            f'got {value!r}'))
+                elif value is not None and (isinstance(value, bool)
+                                            or not isinstance(value, (int, float)) or value < 0):
                     return SetParametersResult(successful=False, reason=(
                         f'{parameter.name} must be a non-negative number, got {value!r}'))
                 if setting in _PER_TOOL_SETTINGS:
-                    self._limits.clear()
+                    changed_tools = True
                 continue
             kind = self._RUNTIME_PARAMETERS.get(parameter.name)
             if kind is None:
@@ -281,17 +329,22 @@ class Dispatcher(Node):
                 return SetParametersResult(successful=False, reason=(
                     f'{parameter.name} must be a non-negative {kind.__name__}, got {value!r}'))
             updates[parameter.name] = value
-        if 'formats' in updates:
+        if 'formats' in updates and self._core is not None:
             try:
                 parse('', self.catalog, updates['formats'])
             except ValueError as exc:
                 return SetParametersResult(successful=False, reason=str(exc))
-        for name, value in updates.items():
-            setattr(self, name, value)
-        if {'timeout_s', 'rate_limit_hz', 'burst'} & set(updates):
-            self._limits.clear()  # rebuilt from the new values on the next call
+        if self._core is None:  # declaring: the values become the core's settings
+            return SetParametersResult(successful=True)
+        with self._lock:
+            for name, value in updates.items():
+                setattr(self, name, value)
+                if name in _CORE_SETTINGS:
+                    setattr(self._core.settings, name, value)
+            if changed_tools or {'timeout_s', 'rate_limit_hz', 'burst'} & set(updates):
+                self._core.settings_changed(time.monotonic())  # per-tool values re-read
         if updates:
-            self.get_logger().info(f'parameters changed: {updates}')
+            self.get_logger().info(f'parameters changed: {log_text(updates, 500)}')
         return SetParametersResult(successful=True)
 
     def _load_catalog(self) -> ToolCatalog:
@@ -300,320 +353,297 @@ class Dispatcher(Node):
             self.get_logger().warning(problem)
         return catalog
 
-    def _tool_limits(self, name: str) -> _ToolLimits:
-        limits = self._limits.get(name)
-        if limits is None:
-            limits = _ToolLimits(
-                timeout_s=self._per_tool(name, 'timeout_s', self.timeout_s),
-                bucket=TokenBucket(self._per_tool(name, 'rate_limit_hz', self.rate_limit_hz),
-                                   self._per_tool(name, 'burst', self.burst)))
-            self._limits[name] = limits
-        return limits
+    def _tool_settings(self, name: str) -> ToolSettings:
+        """Per-tool settings for the core: tool.<name>.<setting>, else the global value."""
+        return ToolSettings(timeout_s=self._per_tool(name, 'timeout_s', self.timeout_s),
+                            rate_limit_hz=self._per_tool(name, 'rate_limit_hz',
+                                                         self.rate_limit_hz),
+                            burst=self._per_tool(name, 'burst', self.burst),
+                            repeat_window_s=self._per_tool(
+                                name, 'repeat_window_s', _DEFAULT_REPEAT_WINDOW_S.get(name, 0.0)),
+                            approval=self._per_tool(name, 'approval', 'auto'))
 
     def _service_name(self, name: str) -> str:
         """Return the fully resolved name of a tool's service, for messages people read."""
         return self.resolve_service_name(names.tool_service_name(self.service_prefix, name))
 
-    def _client(self, name: str):
+    def _client(self, name: str) -> ExecutorClient:
         client = self._tool_clients.get(name)
         if client is None:
-            client = self.create_client(
-                CallTool, names.tool_service_name(self.service_prefix, name),
-                callback_group=self._group)
+            client = ExecutorClient(
+                self, names.tool_service_name(self.service_prefix, name),
+                mode=self.executor_interface, callback_group=self._group,
+                on_ready=lambda name=name: self._on_ready(name))
             self._tool_clients[name] = client
+            client.poll()  # discovery and the readiness probe start before the first call
         return client
 
-    # -- input ------------------------------------------------------------------------------
-
-    def _new_generation_id(self) -> str:
-        return f'{self._id_prefix}{next(self._id_counter):06x}'
-
-    def _new_call_id(self) -> str:
-        # Never derived from the policy's generation_id: two streams that reuse (or omit) an
-        # id must not share call ids, or one call's result would replace the other's.
-        return f'call_{self._id_prefix}{next(self._id_counter):06x}'
+    # -- events into the core ------------------------------------------------------------------
 
     def _on_text(self, msg: String) -> None:
-        generation_id = self._new_generation_id()
-        result = parse(msg.data, self.catalog, self.formats,
-                       max_input_bytes=self.max_input_bytes)
-        call_ids = [self._new_call_id()
-                    for _ in range(len(result.calls) + len(result.errors))]
-        chat_calls = [(call_id, parsed.name, parsed.arguments)
-                      for call_id, parsed in zip(call_ids, result.calls)]
-        issues = list(zip(call_ids[len(result.calls):], result.errors))
-        # Every result gets a tool message, so every call the model wrote, even one that could
-        # not be parsed (name ''), is listed in the assistant message that goes out first.
-        chat_calls += [(call_id, issue.name, {}) for call_id, issue in issues]
-        self._publish_chat(assistant_message(result.content, chat_calls))
-        for call_id, parsed in zip(call_ids, result.calls):
-            call, code, message = self._admit(call_id, generation_id, parsed.name,
-                                              parsed.arguments, parsed.format)
-            self._start_or_reject(call, code, message)
-        for call_id, issue in issues:
-            self._publish_issue(call_id, generation_id, issue)
+        with self._lock:
+            self._apply(self._core.text(msg.data, time.monotonic()))
 
     def _on_chunk(self, msg: TextChunk) -> None:
-        generation_id = msg.generation_id or 'stream'
-        stream = self._streams.get(generation_id)
-        if stream is None and len(self._streams) >= self.max_pending:
-            self.get_logger().warning(
-                f"dropping a chunk of new stream '{generation_id}': {len(self._streams)} streams "
-                'are open (max_pending); end each generation with a chunk that has final set')
-            return
-        if stream is None:
-            stream = _Stream(parser=StreamingParser(self.catalog, self.formats,
-                                                    max_input_bytes=self.max_input_bytes))
-            self._streams[generation_id] = stream
-        stream.last_chunk = time.monotonic()
-        self._handle_events(generation_id, stream, stream.parser.feed(msg.text))
-        if msg.final:
-            self._finish_stream(generation_id)
+        with self._lock:
+            self._apply(self._core.chunk(msg.generation_id, msg.text, msg.final,
+                                         time.monotonic()))
 
-    def _finish_stream(self, generation_id: str) -> None:
-        stream = self._streams.pop(generation_id, None)
-        if stream is None:
-            return
-        self._handle_events(generation_id, stream, stream.parser.finish())
-        # The assistant message lists every call of the stream; tool messages held so far
-        # follow it, and later results of this stream go out directly (stream.closed).
-        self._publish_chat(assistant_message(''.join(stream.content), stream.chat_calls))
-        stream.closed = True
-        for message in stream.held_tool_messages:
-            self._publish_chat(message)
-        stream.held_tool_messages.clear()
-        stream.chat_calls = []
+    def _on_wake(self) -> None:
+        with self._lock:
+            self._wake.cancel()
+            self._armed_for = float('inf')
+            self._poll_executors()
+            self._apply(self._core.tick(time.monotonic()))
 
-    def _handle_events(self, generation_id: str, stream: _Stream, events: list) -> None:
-        for event in events:
-            if isinstance(event, ContentEvent):
-                stream.content.append(event.text)
-                continue
-            call_id = self._new_call_id()
-            stream.calls_seen += 1
-            if isinstance(event, CallEvent):
-                parsed = event.call
-                call, code, message = self._admit(call_id, generation_id, parsed.name,
-                                                  parsed.arguments, parsed.format)
-                stream.chat_calls.append((call_id, parsed.name, call.arguments))
-                self._start_or_reject(call, code, message, stream=stream)
-            elif isinstance(event, IssueEvent):
-                stream.chat_calls.append((call_id, event.issue.name, {}))
-                self._publish_issue(call_id, generation_id, event.issue, stream=stream)
+    def _apply(self, effects: list) -> None:
+        """Carry out the core's effects in order, then arm the timer for its next deadline."""
+        handlers = self._handlers
+        for effect in effects:
+            handlers[type(effect)](effect)
+        due = self._core.next_wake()
+        if due is not None and due < self._armed_for:
+            self._arm(due)
 
-    # -- admission and execution -------------------------------------------------------------
+    def _arm(self, due: float) -> None:
+        self._armed_for = due
+        self._wake.timer_period_ns = max(1_000_000, int((due - time.monotonic()) * 1e9))
+        self._wake.reset()
 
-    def _admit(self, call_id: str, generation_id: str, name: str, arguments: dict,
-               fmt: str) -> tuple[_Call, str, str]:
-        """Check one parsed call; returns the call and ('', '') or (error_code, message)."""
-        now = time.monotonic()
-        call = _Call(call_id, generation_id, _utf8(name), arguments, '', fmt, now)
+    # -- ~/call: the gated entry for other nodes -------------------------------------------------
+
+    def _serve_calls(self, qos: QoSProfile) -> None:
+        service = self.resolve_service_name('~/call')
+        self._call_node = rclpy.create_node(
+            f'{self.get_name()}_call', namespace=self.get_namespace(), context=self.context,
+            start_parameter_services=False, use_global_arguments=False)
+        self._call_node.create_service(CallTool, service, self._on_call, qos_profile=qos,
+                                       callback_group=ReentrantCallbackGroup())
+        self._call_executor = MultiThreadedExecutor(num_threads=_CALL_THREADS,
+                                                    context=self.context)
+        self._call_executor.add_node(self._call_node)
+        self._call_thread = threading.Thread(target=self._spin_calls, daemon=True,
+                                             name='dispatcher-call')
+        self._call_thread.start()
+
+    def _spin_calls(self) -> None:
         try:
-            call.arguments = self.catalog.validate(name, arguments)
-            call.arguments_json = json.dumps(call.arguments)
-        except ToolArgumentError as exc:
-            call.arguments_json = json.dumps(arguments, default=str)
-            return call, exc.error_code, exc.message
-        if not self.enabled:
-            return call, errors.PAUSED, (
-                'tool use is paused; call ~/set_enabled with data: true to resume')
-        if self.allowed_tools and name not in self.allowed_tools:
-            return call, errors.NOT_ALLOWED, (
-                f"tool '{name}' is not in allowed_tools ({', '.join(self.allowed_tools)})")
-        limits = self._tool_limits(name)
-        if not limits.bucket.try_acquire():
-            return call, errors.RATE_LIMITED, (
-                f"'{name}' is limited to {limits.bucket.rate_hz:g} calls/s (burst "
-                f'{limits.bucket.capacity:g}); retry in {limits.bucket.retry_after_s():.2f} s')
-        if len(self._active) >= self.max_pending:
-            return call, errors.BUSY, (
-                f'{len(self._active)} calls are already pending (max_pending='
-                f'{self.max_pending}); retry later')
-        return call, '', ''
+            self._call_executor.spin()
+        except ExternalShutdownException:
+            pass
 
-    def _start_or_reject(self, call: _Call, code: str, message: str,
-                         stream: _Stream | None = None) -> None:
-        self._publish_call(call)
-        if code:
-            self._publish_result(call, code, message, stream=stream)
+    def _on_call(self, request: CallTool.Request, response: CallTool.Response):
+        """Run one request through the core, wait (in this thread) for its one result."""
+        waiter = [threading.Event(), None]
+        source = ros_string(request.source.strip()[:128]) or _CALL_SOURCE_DEFAULT
+        with self._lock:
+            call, effects = self._core.submit(request.name, request.arguments, time.monotonic(),
+                                              source=source, call_id=request.call_id)
+            self._waiters[call] = waiter
+            self._apply(effects)
+        while not waiter[0].wait(1.0) and self.context.ok():
+            pass  # the core answers every call by its deadline; this only notices shutdown
+        result: fx.PublishResult | None = waiter[1]
+        response.call_id = call.call_id
+        if result is None:
+            response.error_code = errors.UNAVAILABLE
+            response.error_message = 'the dispatcher shut down before the call had a result'
+            return response
+        response.success = result.success
+        response.content = ros_string(result.content)
+        response.error_code = result.error_code
+        response.error_message = ros_string(result.error_message)
+        return response
+
+    # -- executors (ExecutorClient: the action when offered, else the service) ----------------
+
+    def _send(self, effect: fx.Send) -> None:
+        call = effect.call
+        client = self._client(call.name)
+        if not (client.ready or client.poll()):
+            self._apply(self._core.executor_missing(call.call_id, time.monotonic()))
             return
-        call.stream = stream
-        self._active[call.call_id] = call
-        if self.serialize_per_tool and call.name in self._running_tools:
-            # Waiting behind earlier calls of the tool counts against the call's timeout.
-            call.deadline = call.accepted_at + self._tool_limits(call.name).timeout_s
-            self._queues.setdefault(call.name, deque()).append(call)
+        call.handle = client.send(
+            call.call_id, call.name, call.arguments_json,
+            lambda outcome, call=call: self._on_outcome(call, outcome),
+            lambda stage, progress, detail, call=call: self._on_feedback(call, stage, progress,
+                                                                         detail))
+
+    def _on_outcome(self, call: Any, outcome: Outcome) -> None:
+        # A future callback (group-less under some executors): the lock keeps the core serial.
+        with self._lock:
+            if call.handle is None:
+                return  # forgotten (timed out, shut down)
+            call.handle = None
+            self._apply(self._core.answered(
+                call.call_id, time.monotonic(), success=outcome.success, content=outcome.content,
+                error_code=outcome.error_code, error_message=outcome.error_message))
+
+    def _on_feedback(self, call: Any, stage: str, progress: float, detail: str) -> None:
+        if not self._progress_pub.get_subscription_count():
+            return  # nobody follows progress: skip it (hot path)
+        with self._lock:
+            self._apply(self._core.progress(call.call_id, stage, progress, detail))
+
+    def _stop_on_executor(self, effect: fx.StopOnExecutor) -> None:
+        handle = effect.call.handle
+        if handle is None:
             return
-        self._running_tools.add(call.name)
-        self._start(call)
+        stopped = handle.cancel()  # a goal is cancelled on the executor; a request cannot be
+        if effect.await_answer:
+            if not stopped:
+                self.get_logger().info(
+                    f'{log_text(effect.call.name)} [{log_text(effect.call.call_id)}] '
+                    f'{effect.reason}: its executor has no action, so it runs to its end and '
+                    'the tool stays busy until then')
+            return  # its answer releases the tool
+        handle.forget()
+        effect.call.handle = None
+        # No answer in time: the executor may have died or restarted, so its answers must be
+        # proven to reach us again before the next call goes out.
+        self._client(effect.call.name).mark_unproven()
 
-    def _start(self, call: _Call) -> None:
-        deadline = time.monotonic() + self._tool_limits(call.name).timeout_s
-        # A call that waited in line keeps its deadline: timeout_s covers the wait too.
-        call.deadline = min(call.deadline, deadline) if call.state == _QUEUED and call.deadline \
-            else deadline
-        if self._client(call.name).service_is_ready():
-            self._send(call)
-        else:
-            call.state = _WAITING
+    def _poll_executors(self) -> None:
+        for name in self._core.waiting_tools():
+            if self._client(name).poll():
+                self._apply(self._core.executor_available(name, time.monotonic()))
 
-    def _send(self, call: _Call) -> None:
-        request = CallTool.Request(call_id=call.call_id, name=call.name,
-                                   arguments=call.arguments_json)
-        call.state = _SENT
-        call.future = self._client(call.name).call_async(request)
-        call.future.add_done_callback(lambda future, call=call: self._on_response(call, future))
+    def _on_ready(self, name: str) -> None:
+        """Send what waited for an executor whose answers were just proven to reach us."""
+        with self._lock:
+            if name in self._core.waiting_tools():
+                self._apply(self._core.executor_available(name, time.monotonic()))
 
-    def _on_response(self, call: _Call, future: Future) -> None:
-        if self._active.get(call.call_id) is not call:
-            return  # already answered (timeout) - a late response is dropped
-        try:
-            response = future.result()
-        except Exception as exc:  # noqa: B902 - any transport failure is one error result
-            self._finish(call, errors.EXECUTION_FAILED, f'service call failed: {exc}')
-            return
-        if response.success:
-            self._finish(call, '', '', content=response.content)
-        else:
-            self._finish(call, response.error_code or errors.EXECUTION_FAILED,
-                         response.error_message or 'the executor reported failure')
+    # -- effects out ------------------------------------------------------------------------------
 
-    def _check_deadlines(self) -> None:
-        now = time.monotonic()
-        for call in list(self._active.values()):
-            if call.state == _QUEUED:
-                if now >= call.deadline:
-                    self._queues[call.name].remove(call)
-                    timeout = self._tool_limits(call.name).timeout_s
-                    self._finish(call, errors.TIMEOUT, (
-                        f"waited {now - call.accepted_at:.1f} s behind earlier '{call.name}' "
-                        f'calls without starting (timeout {timeout:g} s); raise '
-                        f'tool.{call.name}.timeout_s or send fewer calls'), release=False)
-            elif call.state == _WAITING:
-                if self._client(call.name).service_is_ready():
-                    self._send(call)
-                elif now >= call.deadline:
-                    self._finish(call, errors.UNAVAILABLE, (
-                        f'no executor serves {self._service_name(call.name)} (waited '
-                        f'{self._tool_limits(call.name).timeout_s:g} s); start a tool_server '
-                        f"hosting '{call.name}'"))
-            elif call.state == _SENT and now >= call.deadline:
-                self._client(call.name).remove_pending_request(call.future)
-                self._finish(call, errors.TIMEOUT, (
-                    f"'{call.name}' did not answer within "
-                    f'{self._tool_limits(call.name).timeout_s:g} s; raise '
-                    f'tool.{call.name}.timeout_s if it is expected to be slow'))
-        for generation_id, stream in list(self._streams.items()):
-            if now - stream.last_chunk > self.stream_idle_timeout_s:
-                stream.finish_note = (
-                    f'the stream got no chunk for {self.stream_idle_timeout_s:g} s and no chunk '
-                    'with final set; the policy side must end each generation with final: true')
-                self.get_logger().warning(f"stream '{generation_id}': {stream.finish_note}")
-                self._finish_stream(generation_id)
-
-    def _finish(self, call: _Call, code: str, message: str, content: str = '', *,
-                release: bool = True) -> None:
-        """Publish the call's one result; a started call hands the tool to the next in line."""
-        self._active.pop(call.call_id, None)
-        self._publish_result(call, code, message, content=content,
-                             stream=call.stream)
-        if not release:
-            return
-        queue = self._queues.get(call.name)
-        if queue:
-            self._start(queue.popleft())
-        else:
-            self._running_tools.discard(call.name)
-
-    # -- output -------------------------------------------------------------------------------
-
-    def _publish_call(self, call: _Call) -> None:
-        if self._audit:
-            self._audit.write('call', self._clock.now().nanoseconds, call_id=call.call_id,
-                              generation_id=call.generation_id, name=call.name,
-                              arguments=call.arguments, format=call.format)
+    def _publish_call(self, effect: fx.PublishCall) -> None:
         if not self._calls_pub.get_subscription_count():
             return  # nobody listens: skip building the message (hot path)
-        msg = ToolCall(call_id=call.call_id, name=call.name, arguments=call.arguments_json,
-                       format=call.format, generation_id=call.generation_id)
+        call = effect.call
+        msg = ToolCall(call_id=call.call_id, name=ros_string(call.name),
+                       arguments=ros_string(call.arguments_json), format=call.format,
+                       generation_id=call.generation_id, source=call.source)
         msg.header.stamp = self._clock.now().to_msg()
         self._calls_pub.publish(msg)
 
-    def _publish_result(self, call: _Call, code: str, message: str, *, content: str = '',
-                        stream: _Stream | None = None) -> None:
-        elapsed = time.monotonic() - call.accepted_at
-        message = _utf8(message)
-        msg = ToolResult(call_id=call.call_id, generation_id=call.generation_id, name=call.name,
-                         arguments=call.arguments_json, success=not code, content=content,
-                         error_code=code, error_message=message, duration=_duration(elapsed))
+    def _publish_result(self, effect: fx.PublishResult) -> None:
+        call = effect.call
+        message = ros_string(effect.error_message)
+        msg = ToolResult(call_id=call.call_id, generation_id=call.generation_id,
+                         source=call.source, name=ros_string(call.name),
+                         arguments=ros_string(call.arguments_json), success=effect.success,
+                         content=ros_string(effect.content), error_code=effect.error_code,
+                         error_message=message, duration=_duration(effect.duration_s))
         msg.header.stamp = self._clock.now().to_msg()
         self._results_pub.publish(msg)
-        self._stats_for(call.name).record(code, elapsed)
-        if code:
-            self.get_logger().warning(f'{call.name} [{call.call_id}] {code}: {message}')
-        chat = tool_message(call.call_id, call.name, not code, content, code, message)
-        if stream is not None and not stream.closed:
-            stream.held_tool_messages.append(chat)
-        else:
-            self._publish_chat(chat)
-        if self._audit:
-            self._audit.write('result', self._clock.now().nanoseconds, call_id=call.call_id,
-                              generation_id=call.generation_id, name=call.name, success=not code,
-                              content=content, error_code=code, error_message=message,
-                              duration_s=elapsed)
+        waiter = self._waiters.pop(call, None)
+        if waiter is not None:  # a ~/call request waits for this result
+            waiter[1] = effect
+            waiter[0].set()
+        if effect.error_code:
+            self.get_logger().warning(
+                f'{log_text(call.name)} [{log_text(call.call_id)}] {effect.error_code}: '
+                f'{log_text(effect.error_message, 500)}')
 
-    def _publish_issue(self, call_id: str, generation_id: str, issue: Any, *,
-                       stream: _Stream | None = None) -> None:
-        """Publish the one result of a call the parser could not recover."""
-        code = error_code_for_issue(issue.code)
-        call = _Call(call_id, generation_id, _utf8(issue.name), {}, '', issue.format,
-                     time.monotonic())
-        message = issue.message
-        if issue.code == 'too_large':
-            message += (f'; split the generation, or raise the dispatcher parameter '
-                        f'max_input_bytes (now {self.max_input_bytes})')
-        if stream is not None and stream.finish_note:
-            message += f' ({stream.finish_note})'
-        self._publish_result(call, code, _utf8(message), stream=stream)
-
-    def _stats_for(self, name: str) -> ToolStats:
-        # Model-made names must not grow the table (or become service names): one bucket.
-        key = name if name in self.catalog else _NOT_IN_CATALOG
-        stats = self._stats.get(key)
-        if stats is None:
-            stats = self._stats[key] = ToolStats()
-        return stats
-
-    def _publish_chat(self, message: dict) -> None:
+    def _publish_chat(self, effect: fx.PublishChat) -> None:
         if not self._chat_pub.get_subscription_count():
             return  # nobody listens: skip the JSON encoding (hot path)
-        self._chat_pub.publish(String(data=_json(message)))
+        self._chat_pub.publish(String(data=_json(effect.message)))
+
+    def _publish_progress(self, effect: fx.PublishProgress) -> None:
+        call = effect.call
+        msg = ToolProgress(call_id=call.call_id, name=ros_string(call.name),
+                           stage=ros_string(effect.stage), progress=float(effect.progress),
+                           detail=ros_string(effect.detail))
+        msg.header.stamp = self._clock.now().to_msg()
+        self._progress_pub.publish(msg)
+
+    def _request_approval(self, effect: fx.RequestApproval) -> None:
+        call = effect.call
+        self._publish_approval(call, effect.reason, effect.timeout_s)
+        self.get_logger().info(
+            f'{log_text(call.name)} [{log_text(call.call_id)}] waits for approval '
+            f'({log_text(effect.reason)}); decide with ~/approve within {effect.timeout_s:g} s')
+
+    def _close_approval(self, effect: fx.ApprovalClosed) -> None:
+        # timeout_s 0: nothing left to decide. The topic keeps recent requests (transient
+        # local), so a tool started later sees which requests are closed.
+        self._publish_approval(effect.call, f'closed: {effect.outcome}', 0.0)
+
+    def _publish_approval(self, call: Any, reason: str, timeout_s: float) -> None:
+        msg = ApprovalRequest(call_id=call.call_id, name=ros_string(call.name),
+                              arguments=ros_string(call.arguments_json), source=call.source,
+                              reason=ros_string(reason), timeout_s=timeout_s)
+        msg.header.stamp = self._clock.now().to_msg()
+        self._approval_pub.publish(msg)
+
+    def _write_audit(self, effect: fx.Audit) -> None:
+        if self._audit:
+            self._audit.write(effect.event, self._clock.now().nanoseconds, **effect.fields)
+
+    def _log(self, effect: fx.Log) -> None:
+        log = getattr(self.get_logger(), effect.level, self.get_logger().warning)
+        log(log_text(effect.text, 1000))
 
     # -- services, diagnostics -------------------------------------------------------------------
 
     def _on_set_enabled(self, request: SetBool.Request, response: SetBool.Response):
-        if bool(request.data) == self.enabled:
-            response.success = True
-            response.message = f'tool use already {"enabled" if self.enabled else "paused"}'
-            return response
-        self.enabled = bool(request.data)
-        cancelled = 0
-        if not self.enabled:
-            # An e-stop for tool use: nothing that has not reached an executor goes out.
-            for queue in self._queues.values():
-                while queue:
-                    self._finish(queue.popleft(), errors.PAUSED,
-                                 'tool use was paused before this call started', release=False)
-                    cancelled += 1
-            for call in [c for c in self._active.values() if c.state == _WAITING]:
-                self._finish(call, errors.PAUSED,
-                             'tool use was paused while this call waited for its executor')
-                cancelled += 1
+        with self._lock:
+            if bool(request.data) == self.enabled:
+                response.success = True
+                response.message = f'tool use already {"enabled" if self.enabled else "paused"}'
+                return response
+            effects = self._core.set_enabled(bool(request.data), time.monotonic())
+            self._apply(effects)
+        answered = sum(isinstance(effect, fx.PublishResult) for effect in effects)
+        stopped = sum(isinstance(effect, fx.StopOnExecutor) for effect in effects)
         state = 'enabled' if self.enabled else 'paused'
         response.success = True
         response.message = f'tool use {state}' + (
-            f'; {cancelled} call(s) not yet sent answered paused' if cancelled else '')
+            f'; {answered} call(s) answered paused ({stopped} of them cancelled on their '
+            'executor while running)' if answered else '')
         self.get_logger().info(response.message)
+        return response
+
+    def _on_cancel(self, request: CancelCalls.Request, response: CancelCalls.Response):
+        """Cancel one call, or every call of a generation (a policy that changed its mind)."""
+        if not request.call_id and not request.generation_id:
+            response.success = False
+            response.message = 'nothing to cancel: give a call_id or a generation_id'
+            return response
+        with self._lock:
+            effects = self._core.cancel(time.monotonic(), call_id=request.call_id,
+                                        generation_id=request.generation_id)
+            self._apply(effects)
+        cancelled = [effect.call.call_id for effect in effects
+                     if isinstance(effect, fx.PublishResult)
+                     and effect.error_code == errors.CANCELLED]
+        what = (f'call {log_text(request.call_id, 80)}' if request.call_id
+                else f'generation {log_text(request.generation_id, 80)}')
+        response.success = bool(cancelled)
+        response.cancelled_call_ids = cancelled
+        response.message = (f'cancelled {len(cancelled)} call(s) of {what}' if cancelled
+                            else f'no pending call matches {what}; it may have finished already')
+        self.get_logger().info(response.message)
+        return response
+
+    def _on_approve(self, request: Approve.Request, response: Approve.Response):
+        # rclpy gives a service callback no caller identity: the note says who decided.
+        note = ros_string(request.note.strip()[:200])
+        decided_by = note or 'an operator who left no note'
+        with self._lock:
+            found, effects = self._core.decide(request.call_id, bool(request.approve),
+                                               decided_by, note, time.monotonic())
+            self._apply(effects)
+        verdict = 'approved' if request.approve else 'denied'
+        response.success = found
+        if found:
+            response.message = f'call {request.call_id} {verdict}'
+            self.get_logger().info(f'call {log_text(request.call_id)} {verdict} by '
+                                   f'{log_text(decided_by)}')
+        else:
+            response.message = (f'no call {request.call_id!r} is waiting for approval (it may '
+                                'have been decided, timed out or been paused)')
         return response
 
     def _on_reload(self, request: Trigger.Request, response: Trigger.Response):
@@ -634,8 +664,9 @@ class Dispatcher(Node):
             response.success = False
             response.message = f'kept the old catalog: a new tool has a bad setting: {exc}'
             return response
-        self.catalog = catalog
-        self._limits.clear()
+        with self._lock:
+            self._core.catalog = catalog
+            self._core.settings_changed(time.monotonic())
         for name in catalog.names:
             self._client(name)
         response.success = True
@@ -645,63 +676,41 @@ class Dispatcher(Node):
         return response
 
     def _publish_diagnostics(self) -> None:
-        if self._audit:
-            self._audit.flush()
+        with self._lock:
+            found = diagnostics.statuses(self._core, self._audit,
+                                         lambda name: self._client(name).poll(),
+                                         self._service_name)
         array = DiagnosticArray()
         array.header.stamp = self._clock.now().to_msg()
-        for name in [*self.catalog.names, _NOT_IN_CATALOG]:
-            stats = self._stats.get(name, ToolStats())
-            if name == _NOT_IN_CATALOG:
-                if not stats.calls:
-                    continue
-                available, service = False, ''
-            else:
-                available = self._client(name).service_is_ready()
-                service = self._service_name(name)
-            p50, p99 = stats.percentile_ms(0.5), stats.percentile_ms(0.99)
-            values = {
-                'calls': stats.calls, 'successes': stats.successes,
-                'latency_p50_ms': f'{p50:.2f}' if p50 is not None else '',
-                'latency_p99_ms': f'{p99:.2f}' if p99 is not None else '',
-                'executor_available': available, 'enabled': self.enabled,
-                **{f'errors.{code}': count
-                   for code, count in sorted(stats.errors_by_code.items())},
-            }
-            if name == _NOT_IN_CATALOG:
-                level = DiagnosticStatus.WARN
-                message = 'calls of unknown tools or unparseable calls'
-            else:
-                healthy = available and self.enabled
-                level = DiagnosticStatus.OK if healthy else DiagnosticStatus.WARN
-                message = ('ok' if available else 'executor unavailable') + (
-                    '' if self.enabled else ', paused')
-            array.status.append(DiagnosticStatus(
-                level=level, name=f'{self.get_name()}: {name}', hardware_id=service,
-                message=message,
-                values=[KeyValue(key=key, value=str(value)) for key, value in values.items()]))
+        array.status = [DiagnosticStatus(
+            level=DiagnosticStatus.WARN if status.warn else DiagnosticStatus.OK,
+            name=f'{self.get_name()}: {status.name}', hardware_id=status.hardware_id,
+            message=status.message,
+            values=[KeyValue(key=key, value=str(value)) for key, value in status.values.items()])
+            for status in found]
         self._diag_pub.publish(array)
 
     @property
     def pending_calls(self) -> int:
         """Count calls queued or in flight, plus streamed generations not yet finished."""
-        return len(self._active) + len(self._streams)
+        return self._core.pending_calls if self._core is not None else 0
 
     def destroy_node(self) -> None:
         # Every accepted call still gets its one result, even at shutdown.
         try:
-            if self.context.ok():
-                for generation_id, stream in list(self._streams.items()):
-                    stream.finish_note = 'the dispatcher shut down before the stream ended'
-                    self._finish_stream(generation_id)
-                for call in list(self._active.values()):
-                    never_sent = call.state in (_QUEUED, _WAITING)
-                    self._finish(call, errors.UNAVAILABLE, (
-                        'the dispatcher shut down before the call was sent; it did not run'
-                        if never_sent else 'the dispatcher shut down before the executor '
-                        'answered; the call may or may not have run'), release=False)
+            # A constructor that failed half-way (a bad audit_log) has no calls to answer.
+            if self._core is not None and hasattr(self, '_handlers') and self.context.ok():
+                with self._lock:
+                    self._apply(self._core.shutdown(time.monotonic()))
         except Exception as exc:  # noqa: B902 - shutting down regardless
             self.get_logger().error(f'could not publish the final results: {exc}')
         finally:
+            for waiter in self._waiters.values():
+                waiter[0].set()  # answered 'unavailable' if the core had no result for it
+            if self._call_node is not None:
+                self._call_executor.shutdown(timeout_sec=2.0)
+                self._call_node.destroy_node()
+                self._call_thread.join(2.0)
             if self._audit:
                 self._audit.close()
             super().destroy_node()

@@ -13,50 +13,112 @@
 # limitations under the License.
 
 """
-Host tools as `lerobot_tools_interfaces/srv/CallTool` services, one per tool.
+Host tools as `CallTool` services and `RunTool` actions, both at `<service_prefix>/<name>`.
 
-Other nodes may call these services directly (without the dispatcher), so the server validates
-arguments against the catalog itself. Each tool's service is spun by a thread of its own, so a
-slow `say` never delays a `record_observation`, while calls of one tool run one at a time (tools
-are not required to be thread-safe). A tool's exception becomes an `execution_failed` answer;
-it never takes the server down.
+Other nodes may call these directly (without the dispatcher), so the server validates arguments
+against the catalog itself. Each tool has a node of its own, spun by an executor thread of its
+own, plus one worker thread that runs the tool's calls one at a time (tools are not required to
+be thread-safe): a slow `say` never delays a `record_observation`, and while a call runs the
+tool's executor thread still takes new requests, goals and cancel requests.
+
+Every call gets a `CallContext`: an action goal's cancel request cancels it, the tool's progress
+reports become the goal's feedback, and shutdown cancels every call still queued or running
+(each still gets its answer). A cancelled call ends with error code `cancelled`. A tool's
+exception becomes an `execution_failed` answer; it never takes the server down. A request or
+goal naming `names.READINESS_PROBE` is answered at once without running anything: callers use
+it to prove that answers reach them before their first real call.
 """
 
 from dataclasses import dataclass, field
 import inspect
 import json
+import queue
 import sys
 import threading
 import time
 from typing import Any
 
+from lerobot_tools_interfaces.action import RunTool
 from lerobot_tools_interfaces.srv import CallTool
 from lerobot_tools_ros import errors, names
 from lerobot_tools_ros.catalog import ToolArgumentError, ToolCatalog
 from lerobot_tools_ros.nodes.params import declare, overrides_with_prefix
 from lerobot_tools_ros.nodes.runner import run_node
 from lerobot_tools_ros.tools import TOOL_REGISTRY
-from lerobot_tools_ros.tools.base import declared_parameters, Tool
+from lerobot_tools_ros.tools.base import accepts_context, CallContext, declared_parameters, Tool
 from lerobot_tools_ros.tools.bindings.loader import load_bindings
+from lerobot_tools_ros.untrusted import log_text, ros_string
 from rcl_interfaces.msg import ParameterDescriptor
 import rclpy
+from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
+from rclpy.task import Future
+
+# Feedback of one stage is sent at most this often (a tool may report per audio block); a
+# new stage, and the end of one (progress 1), always go out.
+_FEEDBACK_MIN_INTERVAL_S = 0.02
+# At shutdown: how long cancelled calls get to finish and their answers to go out.
+_CLOSE_TIMEOUT_S = 5.0
+_ANSWER_GRACE_S = 0.2
+# How long a finished goal's result is kept for its result request, which callers send right
+# after acceptance. Every status message lists every kept goal and clients decode each one, so
+# at N calls/s a call costs O(N x kept seconds): the default (10-900 s) made a burst of 1000
+# echo calls slow down to ~50/s; with 1 s they ran at ~115/s here.
+_RESULT_KEPT_S = 1
+
+
+@dataclass
+class _Job:
+    """One validated call waiting for (or running on) the tool's worker thread."""
+
+    call_id: str
+    arguments: dict
+    context: CallContext
+    done: Future  # set by the worker: (error_code, text)
+    queued: bool = False  # it waited behind another call (told so in its feedback)
 
 
 @dataclass
 class _HostedTool:
     tool: Tool
-    node: Node | None = None  # serves the tool's CallTool service
+    node: Node | None = None  # serves the tool's CallTool service and RunTool action
     executor: SingleThreadedExecutor | None = None  # spins `node` in `thread`
     thread: threading.Thread | None = None
+    worker: threading.Thread | None = None  # runs the jobs, one at a time
+    action_server: ActionServer | None = None
+    jobs: 'queue.SimpleQueue[_Job | None]' = field(default_factory=queue.SimpleQueue)
+    pending: int = 0  # jobs queued or running
+    closing: bool = False  # no new calls are taken
     stop: threading.Event = field(default_factory=threading.Event)
-    calls: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    contexts: set = field(default_factory=set)  # CallContexts of calls queued or running
+    goal_contexts: dict = field(default_factory=dict)  # goal id bytes -> CallContext
+    in_flight: int = 0  # requests and goals not yet answered
 
 
-def _utf8(text: str) -> str:
-    """Replace lone surrogates (from model text) so the string can cross ROS."""
-    return text if text.isascii() else text.encode('utf-8', 'replace').decode('utf-8')
+class _Feedback:
+    """A CallContext report that publishes a goal's feedback; never raises, rate-limited."""
+
+    def __init__(self, goal_handle: Any, logger: Any) -> None:
+        self._goal_handle = goal_handle
+        self._logger = logger
+        self._stage = ''
+        self._sent_at = 0.0
+        self.closed = False  # the goal has its result: later reports go nowhere
+
+    def __call__(self, stage: str, progress: float, detail: str) -> None:
+        now = time.monotonic()
+        repeated = stage == self._stage and progress < 1.0
+        if self.closed or (repeated and now - self._sent_at < _FEEDBACK_MIN_INTERVAL_S):
+            return
+        self._stage, self._sent_at = stage, now
+        try:
+            self._goal_handle.publish_feedback(RunTool.Feedback(
+                stage=ros_string(str(stage)), progress=float(progress),
+                detail=ros_string(str(detail))))
+        except Exception as exc:  # noqa: B902 - progress is best effort, never fails the call
+            self._logger.debug(f'feedback not sent: {exc!r}')
 
 
 def tool_kwargs(node: Node, tool_name: str, tool_class: type, catalog: ToolCatalog) -> dict:
@@ -106,7 +168,8 @@ class ToolServer(Node):
             "repo id. Empty: the package's sample dataset.", read_only=True)
         self.service_prefix = declare(
             self, 'service_prefix', names.SERVICE_PREFIX,
-            'Prefix of the CallTool services; each tool is served at <prefix>/<tool name>.',
+            'Prefix of the CallTool services and RunTool actions; each tool is served at '
+            '<prefix>/<tool name>.',
             read_only=True)
         self.catalog = ToolCatalog.load(dataset or None)
         for problem in self.catalog.problems:
@@ -170,9 +233,9 @@ class ToolServer(Node):
         bind_ros = getattr(tool, 'bind_ros', None)
         if bind_ros is not None:
             bind_ros(self)
-        # The service lives on a node of its own, spun by its own executor thread: a call runs
-        # right in that thread (no hand-off, so no added latency), calls of one tool run one
-        # at a time, and a slow tool never holds up another tool or this node's topics.
+        # The service and the action live on a node of their own, spun by their own executor
+        # thread, so a slow tool never holds up another tool or this node's topics; the calls
+        # run on the tool's worker thread, so that executor stays free for cancel requests.
         service_name = self.resolve_service_name(
             names.tool_service_name(self.service_prefix, tool_name))
         # Global arguments (launch's `-r __node:=tool_server`, params files) are meant for the
@@ -180,16 +243,26 @@ class ToolServer(Node):
         hosted.node = rclpy.create_node(
             f'{self.get_name()}_{names.ros_safe(tool_name)}', namespace=self.get_namespace(),
             context=self.context, start_parameter_services=False, use_global_arguments=False)
-        hosted.node.create_service(CallTool, service_name, self._handler(hosted))
+        hosted.node.create_service(CallTool, service_name, self._service_handler(hosted))
+        hosted.action_server = ActionServer(
+            hosted.node, RunTool, service_name, execute_callback=self._goal_handler(hosted),
+            goal_callback=lambda _goal: (GoalResponse.REJECT if hosted.closing
+                                         else GoalResponse.ACCEPT),
+            cancel_callback=lambda goal_handle: self._on_cancel(hosted, goal_handle),
+            result_timeout=_RESULT_KEPT_S)
         hosted.executor = SingleThreadedExecutor(context=self.context)
         hosted.executor.add_node(hosted.node)
+        hosted.worker = threading.Thread(target=self._work, args=(hosted,), daemon=True,
+                                         name=f'tool-{tool_name}-calls')
+        hosted.worker.start()
         hosted.thread = threading.Thread(target=self._spin, args=(hosted,), daemon=True,
                                          name=f'tool-{tool_name}')
         hosted.thread.start()
-        self.get_logger().info(f"hosting '{tool_name}' ({type(tool).__name__}) at {service_name}")
+        self.get_logger().info(f"hosting '{tool_name}' ({type(tool).__name__}) at {service_name}"
+                               ' (CallTool service and RunTool action)')
 
     def _spin(self, hosted: _HostedTool) -> None:
-        """Tool thread: serve the tool's service until close_tools() sets `stop`."""
+        """Tool thread: serve the tool's service and action until close_tools() sets `stop`."""
         while not hosted.stop.is_set() and self.context.ok():
             try:
                 hosted.executor.spin_once(timeout_sec=0.1)
@@ -200,41 +273,129 @@ class ToolServer(Node):
                     return
                 self.get_logger().error(f'{hosted.tool.name}: service thread error: {exc!r}')
 
-    def _handler(self, hosted: _HostedTool):
-        def handle(request: CallTool.Request, response: CallTool.Response):
+    # -- calls: validation on the executor thread, execution on the worker ---------------------
+
+    def _service_handler(self, hosted: _HostedTool):
+        async def handle(request: CallTool.Request, response: CallTool.Response):
             response.call_id = request.call_id
+            if request.name == names.READINESS_PROBE:
+                response.success = True
+                return response
+            with hosted.lock:
+                hosted.in_flight += 1
             try:
-                code, text = self._call(hosted, request)
+                context = CallContext(request.call_id)
+                code, text = await self._submit(hosted, request, context)
             except Exception as exc:  # noqa: B902 - every request gets an answer
                 code, text = errors.EXECUTION_FAILED, f'{type(exc).__name__}: {exc}'
-            text = _utf8(text)  # a ROS string must be valid UTF-8 (model text may not be)
-            response.success = not code
-            response.content = text if not code else ''
-            response.error_code = code
-            response.error_message = text if code else ''
+            finally:
+                with hosted.lock:
+                    hosted.in_flight -= 1
+            _fill(response, code, text)
             return response
         return handle
 
-    def _call(self, hosted: _HostedTool, request: CallTool.Request) -> tuple[str, str]:
-        """Return ('', content) on success, else (error_code, error_message)."""
+    def _goal_handler(self, hosted: _HostedTool):
+        async def execute(goal_handle: Any) -> RunTool.Result:
+            goal = goal_handle.request
+            result = RunTool.Result(call_id=goal.call_id)
+            if goal.name == names.READINESS_PROBE:
+                goal_handle.succeed()
+                result.success = True
+                return result
+            key = bytes(goal_handle.goal_id.uuid)
+            feedback = _Feedback(goal_handle, self.get_logger())
+            context = CallContext(goal.call_id, feedback)
+            with hosted.lock:
+                hosted.in_flight += 1
+                hosted.goal_contexts[key] = context
+            if goal_handle.is_cancel_requested:  # cancelled between acceptance and now
+                context.cancel()
+            try:
+                code, text = await self._submit(hosted, goal, context)
+            except Exception as exc:  # noqa: B902 - every goal gets a result
+                code, text = errors.EXECUTION_FAILED, f'{type(exc).__name__}: {exc}'
+            finally:
+                feedback.closed = True
+                with hosted.lock:
+                    hosted.in_flight -= 1
+                    hosted.goal_contexts.pop(key, None)
+            _fill(result, code, text)
+            if not code:
+                goal_handle.succeed()
+            elif code == errors.CANCELLED and goal_handle.is_cancel_requested:
+                goal_handle.canceled()
+            else:  # a failure, or a cancel that came from shutdown rather than the client
+                goal_handle.abort()
+            return result
+        return execute
+
+    def _on_cancel(self, hosted: _HostedTool, goal_handle: Any) -> CancelResponse:
+        """Accept every cancel request: the call's context is cancelled, the tool stops."""
+        with hosted.lock:
+            context = hosted.goal_contexts.get(bytes(goal_handle.goal_id.uuid))
+        if context is not None:
+            context.cancel()
+        return CancelResponse.ACCEPT
+
+    def _submit(self, hosted: _HostedTool, request: Any, context: CallContext) -> Future:
+        """Validate a call and queue it for the worker; the future gives (code, text)."""
+        answer = Future()
         name = hosted.tool.name
         if request.name and request.name != name:
             other = names.tool_service_name(self.service_prefix, request.name)
-            return errors.UNKNOWN_TOOL, (
+            answer.set_result((errors.UNKNOWN_TOOL, (
                 f"this service hosts '{name}', but the request names '{request.name}'; call "
-                f'{self.resolve_service_name(other)} instead')
+                f'{self.resolve_service_name(other)} instead')))
+            return answer
         try:
             arguments = self.catalog.validate(name, request.arguments or '{}')
         except ToolArgumentError as exc:
-            return exc.error_code, exc.message
-        hosted.calls += 1
-        return self._execute(hosted.tool, arguments, request.call_id)
+            answer.set_result((exc.error_code, exc.message))
+            return answer
+        with hosted.lock:
+            if hosted.closing:
+                answer.set_result((errors.UNAVAILABLE, (
+                    f"the tool_server hosting '{name}' is shutting down; the call did not run")))
+                return answer
+            waits = hosted.pending > 0
+            hosted.pending += 1
+            hosted.contexts.add(context)
+            hosted.jobs.put(_Job(request.call_id, arguments, context, answer, queued=waits))
+        if waits:
+            context.feedback(RunTool.Feedback.STAGE_QUEUED, -1.0,
+                             f"waiting for an earlier '{name}' call to finish")
+        return answer
 
-    def _execute(self, tool: Tool, arguments: dict, call_id: str) -> tuple[str, str]:
+    def _work(self, hosted: _HostedTool) -> None:
+        """Worker thread: run the tool's calls one at a time until a None job arrives."""
+        while True:
+            job = hosted.jobs.get()
+            if job is None:
+                return
+            if job.context.cancelled.is_set():
+                outcome = (errors.CANCELLED, f"'{hosted.tool.name}' call cancelled before it "
+                                             'started; it did not run')
+            else:
+                if job.queued:
+                    job.context.feedback(RunTool.Feedback.STAGE_RUNNING, -1.0, 'started')
+                outcome = self._execute(hosted.tool, job.arguments, job.call_id, job.context)
+            with hosted.lock:
+                hosted.pending -= 1
+                hosted.contexts.discard(job.context)
+            job.done.set_result(outcome)
+            try:
+                hosted.executor.wake()  # the awaiting handler resumes on the executor thread
+            except Exception as exc:  # noqa: B902 - the executor may be shutting down
+                self.get_logger().debug(f'{hosted.tool.name}: could not wake executor: {exc!r}')
+
+    def _execute(self, tool: Tool, arguments: dict, call_id: str,
+                 context: CallContext) -> tuple[str, str]:
         """Run one call; return ('', content) or (error_code, error_message)."""
         started = time.monotonic()
         try:
-            output = tool.call(arguments)
+            output = tool.call(arguments, context) if accepts_context(tool) \
+                else tool.call(arguments)
             content = output if isinstance(output, str) else json.dumps(output)
             outcome = ('', content)
         except errors.ToolError as exc:
@@ -243,10 +404,16 @@ class ToolServer(Node):
             outcome = (errors.EXECUTION_FAILED, f'{tool.name} failed: {type(exc).__name__}: {exc}')
         elapsed_ms = (time.monotonic() - started) * 1e3
         if outcome[0]:
-            self.get_logger().warning(_utf8(f"{tool.name} call '{call_id}' -> {outcome[0]}: "
-                                            f'{outcome[1]} ({elapsed_ms:.0f} ms)'))
+            line = (f'{tool.name} call {log_text(call_id, 80)} -> {outcome[0]}: '
+                    f'{log_text(outcome[1], 300)} ({elapsed_ms:.0f} ms)')
+            # Two call sites: rclpy refuses one call site logging at two severities.
+            if outcome[0] == errors.CANCELLED:  # a cancel is what the caller asked for
+                self.get_logger().info(line)
+            else:
+                self.get_logger().warning(line)
         else:
-            self.get_logger().debug(f"{tool.name} call '{call_id}' ok ({elapsed_ms:.1f} ms)")
+            self.get_logger().debug(
+                f'{tool.name} call {log_text(call_id, 80)} ok ({elapsed_ms:.1f} ms)')
         return outcome
 
     @property
@@ -255,24 +422,54 @@ class ToolServer(Node):
         return {name: hosted.tool for name, hosted in self._hosted.items()}
 
     def close_tools(self) -> None:
-        """Stop the tools' service threads and let each tool release its resources."""
+        """
+        Cancel every queued and running call, let each answer, then stop the tools.
+
+        New calls are refused first (goals rejected, requests answered `unavailable`); the calls
+        already taken end with `cancelled` (or their own result, if they finish first) and their
+        answers go out while the tools' executors still spin.
+        """
         hosted_tools = list(self._hosted.values())
+        cancelled = False
         for hosted in hosted_tools:
-            hosted.stop.set()  # no new requests are taken
+            with hosted.lock:
+                hosted.closing = True
+                contexts = list(hosted.contexts)
+            for context in contexts:
+                context.cancel()
+            cancelled = cancelled or bool(contexts)
+            hosted.jobs.put(None)  # the worker ends after the jobs already queued
         for hosted in hosted_tools:
             close = getattr(hosted.tool, 'close', None)
-            if close is not None:  # ends a call still running (a long delay, an utterance)
+            if close is not None:  # ends a call that ignores its context (a device, a thread)
                 try:
                     close()
                 except Exception as exc:  # noqa: B902 - keep closing the others
                     self.get_logger().warning(f'closing {hosted.tool.name} failed: {exc}')
+        deadline = time.monotonic() + _CLOSE_TIMEOUT_S
+        for hosted in hosted_tools:
+            if hosted.worker is not None:
+                hosted.worker.join(timeout=max(0.0, deadline - time.monotonic()))
+                if hosted.worker.is_alive():
+                    self.get_logger().warning(
+                        f'{hosted.tool.name}: a call is still running after '
+                        f'{_CLOSE_TIMEOUT_S:g} s; leaving it')
+        # The handlers answer on the executor threads, which still spin.
+        while (any(hosted.in_flight for hosted in hosted_tools)
+               and time.monotonic() < deadline and self.context.ok()):
+            time.sleep(0.01)
+        if cancelled:
+            time.sleep(_ANSWER_GRACE_S)  # let the last answers reach their callers
+        for hosted in hosted_tools:
+            hosted.stop.set()
         for hosted in hosted_tools:
             if hosted.thread is not None:
-                hosted.thread.join(timeout=5.0)
+                hosted.thread.join(timeout=2.0)
                 if hosted.thread.is_alive():
-                    self.get_logger().warning(
-                        f'{hosted.tool.name}: a call is still running after 5 s; leaving it')
+                    self.get_logger().warning(f'{hosted.tool.name}: service thread did not stop')
                     continue
+            if hosted.action_server is not None:
+                hosted.action_server.destroy()
             if hosted.executor is not None:
                 hosted.executor.shutdown(timeout_sec=1.0)
             if hosted.node is not None:
@@ -282,6 +479,15 @@ class ToolServer(Node):
     def destroy_node(self) -> None:
         self.close_tools()
         super().destroy_node()
+
+
+def _fill(answer: Any, code: str, text: str) -> None:
+    """Fill a CallTool response or RunTool result (same fields) from (error_code, text)."""
+    text = ros_string(text)  # a ROS string must be valid UTF-8 (model text may not be)
+    answer.success = not code
+    answer.content = text if not code else ''
+    answer.error_code = code
+    answer.error_message = text if code else ''
 
 
 def main(args: list[str] | None = None) -> int:

@@ -17,19 +17,24 @@ A diagnostic tool: returns its arguments, optionally after a delay or with a fai
 
 ``echo`` exercises the whole path (parse, validate, service call, result) without hardware, so
 it is what wiring checks and benchmarks call. ``delay_s`` simulates a slow executor (timeouts,
-busy handling); ``fail`` simulates an executor error.
+busy handling, cancel): while it waits it reports its progress and stops when its call is
+cancelled (error ``cancelled``); ``fail`` simulates an executor error.
 """
 
 import json
 import math
 import threading
+import time
 from typing import Any, ClassVar
 
-from lerobot_tools_ros.tools.base import tool_name_from_schema, ToolParameter
+from lerobot_tools_ros.errors import CANCELLED, ToolError
+from lerobot_tools_ros.tools.base import CallContext, tool_name_from_schema, ToolParameter
 
 __all__ = ['ECHO_SCHEMA', 'EchoTool', 'MAX_DELAY_S']
 
 MAX_DELAY_S = 30.0
+# How often a delay reports progress (and notices close()); a cancel ends it at once.
+PROGRESS_INTERVAL_S = 0.1
 
 ECHO_SCHEMA: dict[str, Any] = {
     'type': 'function',
@@ -72,16 +77,31 @@ class EchoTool:
         self.name = tool_name_from_schema(schema)
         self._closed = threading.Event()
 
-    def call(self, arguments: dict) -> str:
-        """Sleep ``delay_s`` (capped, cut short by ``close``), fail on ``fail``, else echo."""
+    def call(self, arguments: dict, context: CallContext | None = None) -> str:
+        """Wait ``delay_s`` (capped, cancellable), fail on ``fail``, else echo the arguments."""
+        context = context or CallContext()
         delay = arguments.get('delay_s')
         if isinstance(delay, (int, float)) and not isinstance(delay, bool):
             if math.isfinite(delay) and delay > 0:
-                self._closed.wait(min(float(delay), MAX_DELAY_S))
+                self._wait(min(float(delay), MAX_DELAY_S), context)
         fail = arguments.get('fail')
         if isinstance(fail, str):
             raise RuntimeError(fail)
         return json.dumps(arguments, sort_keys=True)
+
+    def _wait(self, delay: float, context: CallContext) -> None:
+        """Sleep ``delay`` s, reporting progress; raise ``cancelled`` if the call is cancelled."""
+        started = time.monotonic()
+        while True:
+            elapsed = time.monotonic() - started
+            if elapsed >= delay or self._closed.is_set():
+                break
+            context.feedback('running', elapsed / delay, f'{delay - elapsed:.1f} s left')
+            if context.cancelled.wait(min(PROGRESS_INTERVAL_S, delay - elapsed)):
+                waited = time.monotonic() - started
+                raise ToolError(CANCELLED, f'echo cancelled after {waited:.2f} s of a '
+                                           f'{delay:g} s delay')
+        context.feedback('running', 1.0, 'done')
 
     def close(self) -> None:
         """Wake any call still sleeping so shutdown is not held up by a delay."""

@@ -444,7 +444,7 @@ class RecordObservationTool:
             pool.shutdown(wait=True)
 
     # ------------------------------------------------------------------------ the call
-    def call(self, arguments: dict) -> dict:
+    def call(self, arguments: dict, context: Any = None) -> dict:
         """Save the selected cameras' newest frames; see the class docstring for names."""
         from lerobot_tools_ros import imaging
 
@@ -480,6 +480,8 @@ class RecordObservationTool:
                 ready[camera.name] = frame
         if ready:
             root = self._prepare_output_dir()
+            if context is not None:  # a CallContext (tools/base.py): RunTool feedback
+                context.feedback('saving', -1.0, f'{len(ready)} camera(s): {", ".join(ready)}')
             self._save(root, label, fmt, selected, ready, outcomes)
         return self._result(label, fmt, selected, outcomes)
 

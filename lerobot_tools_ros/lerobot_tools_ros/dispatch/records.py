@@ -13,10 +13,11 @@
 # limitations under the License.
 
 """
-Pure-Python parts of the dispatcher: rate limits, statistics, chat messages, audit log.
+Records of the dispatcher: rate limits, statistics, chat messages, the audit log.
 
 Kept free of rclpy so they are tested without a ROS graph and reused by the `audit export`
-command; `nodes/dispatcher.py` wires them to topics and services.
+command; `dispatch.core` uses them (passing the time: the core reads no clock), and
+`nodes/dispatcher.py` writes the audit log.
 """
 
 from collections import Counter, deque
@@ -31,8 +32,8 @@ import threading
 import time
 from typing import Any, Callable, Iterable, Iterator
 
-from . import errors
-from .untrusted import json_line
+from .. import errors
+from ..untrusted import json_line
 
 _LOG = logging.getLogger('lerobot_tools_ros.audit')
 _O_CLOEXEC = getattr(os, 'O_CLOEXEC', 0)
@@ -50,20 +51,19 @@ class TokenBucket:
     """
     Allow `rate_hz` calls per second on average with bursts of up to `burst`.
 
-    A rate of 0 (or less) means unlimited.
+    A rate of 0 (or less) means unlimited. Times are seconds on any monotonic clock, passed in.
     """
 
-    def __init__(self, rate_hz: float, burst: int, clock=time.monotonic) -> None:
+    def __init__(self, rate_hz: float, burst: int, now: float) -> None:
         self.rate_hz = float(rate_hz)
         self.capacity = max(1.0, float(burst))
         self._tokens = self.capacity
-        self._clock = clock
-        self._last = clock()
+        self._last = now
 
-    def try_acquire(self) -> bool:
+    def try_acquire(self, now: float) -> bool:
+        """Take one token if there is one at `now`."""
         if self.rate_hz <= 0:
             return True
-        now = self._clock()
         self._tokens = min(self.capacity, self._tokens + (now - self._last) * self.rate_hz)
         self._last = now
         if self._tokens >= 1.0:
@@ -85,11 +85,15 @@ class ToolStats:
     calls: int = 0
     successes: int = 0
     errors_by_code: Counter = field(default_factory=Counter)
+    # Benign outcomes (duplicate): handled as intended, neither success nor failure.
+    benign_by_code: Counter = field(default_factory=Counter)
     latencies_s: deque = field(default_factory=lambda: deque(maxlen=1000))
 
     def record(self, error_code: str, latency_s: float | None) -> None:
         self.calls += 1
-        if error_code:
+        if error_code in errors.BENIGN_CODES:
+            self.benign_by_code[error_code] += 1
+        elif error_code:
             self.errors_by_code[error_code] += 1
         else:
             self.successes += 1

@@ -1,0 +1,301 @@
+# Copyright 2026 lerobot_tools_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Action path overhead: policy text -> dispatcher -> RunTool action (echo) -> ToolResult.
+
+Measured in the same run, interleaved so every path sees the same machine load:
+
+- relay floor: a raw rclpy node that takes the text, calls a no-op CallTool service and
+  publishes a ToolResult (the floor `dispatch_bench.py` uses);
+- action floor: the same raw relay, but sending a RunTool goal to a raw rclpy action server whose
+  execute callback answers at once, then asking for the result (goal, accept, result request,
+  result: the round trips any action call costs);
+- project: a generation on /policy/text -> dispatcher -> tool_server's RunTool action on `echo`
+  -> ToolResult. Target: p50 within 1.5x of the action floor.
+
+Two direct measurements (no relay, the driver calls itself) show where the time goes: a raw
+action round trip to the raw server, and one to tool_server through `ExecutorClient` (the
+client the dispatcher uses). Every process runs on this machine over DDS on loopback, in a
+domain of its own.
+
+    scripts/with_env.sh python bench/action_bench.py [--round-trips 500]
+"""
+
+import argparse
+import json
+import os
+import pathlib
+import random
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+RELIABLE_DEPTH = 10000
+
+
+def _qos():
+    from rclpy.qos import QoSProfile, ReliabilityPolicy
+    return QoSProfile(depth=RELIABLE_DEPTH, reliability=ReliabilityPolicy.RELIABLE)
+
+
+def role_noop_servers() -> None:
+    """Answer every CallTool request and RunTool goal at once (the floors' executors)."""
+    import rclpy
+    from lerobot_tools_interfaces.action import RunTool
+    from lerobot_tools_interfaces.srv import CallTool
+    from rclpy.action import ActionServer
+    rclpy.init()
+    node = rclpy.create_node('bench_noop_servers')
+
+    def handle(request, response):
+        response.success = True
+        response.call_id = request.call_id
+        response.content = request.arguments
+        return response
+
+    def execute(goal_handle):
+        goal_handle.succeed()
+        return RunTool.Result(success=True, call_id=goal_handle.request.call_id,
+                              content=goal_handle.request.arguments)
+    node.create_service(CallTool, '/bench/noop', handle)
+    # Results kept 1 s, as tool_server keeps them (the status message lists every kept goal).
+    ActionServer(node, RunTool, '/bench/noop', execute, result_timeout=1)
+    _spin(node)
+
+
+def role_raw_relay() -> None:
+    """Take text, call the no-op service or action asynchronously, publish the answer."""
+    import rclpy
+    from lerobot_tools_interfaces.action import RunTool
+    from lerobot_tools_interfaces.msg import ToolResult
+    from lerobot_tools_interfaces.srv import CallTool
+    from rclpy.action import ActionClient
+    from std_msgs.msg import String
+    rclpy.init()
+    node = rclpy.create_node('bench_raw_relay')
+    client = node.create_client(CallTool, '/bench/noop')
+    action = ActionClient(node, RunTool, '/bench/noop')
+    pub = node.create_publisher(ToolResult, '/bench/raw_results', _qos())
+
+    def on_text(msg):
+        future = client.call_async(CallTool.Request(call_id=msg.data, name='noop',
+                                                    arguments='{}'))
+
+        def done(fut, call_id=msg.data):
+            response = fut.result()
+            pub.publish(ToolResult(call_id=call_id, success=response.success,
+                                   content=response.content))
+        future.add_done_callback(done)
+
+    def on_action_text(msg):
+        goal = RunTool.Goal(call_id=msg.data, name='noop', arguments='{}')
+
+        def accepted(fut, call_id=msg.data):
+            def done(result_fut):
+                result = result_fut.result().result
+                pub.publish(ToolResult(call_id=call_id, success=result.success,
+                                       content=result.content))
+            fut.result().get_result_async().add_done_callback(done)
+        action.send_goal_async(goal).add_done_callback(accepted)
+    node.create_subscription(String, '/bench/raw_text', on_text, _qos())
+    node.create_subscription(String, '/bench/raw_action_text', on_action_text, _qos())
+    _spin(node)
+
+
+def _spin(node) -> None:
+    import rclpy
+    from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
+    try:
+        executor.spin()
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        rclpy.try_shutdown()
+
+
+class Bench:
+    """The measuring side: publishes requests or sends goals, times the results."""
+
+    def __init__(self) -> None:
+        import rclpy
+        from lerobot_tools_interfaces.action import RunTool
+        from lerobot_tools_interfaces.msg import ToolResult
+        from lerobot_tools_ros.nodes.executor_client import ExecutorClient
+        from rclpy.action import ActionClient
+        from rclpy.executors import SingleThreadedExecutor
+        from std_msgs.msg import String
+        rclpy.init()
+        self.node = rclpy.create_node('bench_driver')
+        self.executor = SingleThreadedExecutor()
+        self.executor.add_node(self.node)
+        self.String = String
+        self.RunTool = RunTool
+        self.arrived: dict[str, float] = {}
+        self.pubs = {
+            'relay': self.node.create_publisher(String, '/bench/raw_text', _qos()),
+            'action_relay': self.node.create_publisher(String, '/bench/raw_action_text', _qos()),
+            'project': self.node.create_publisher(String, '/policy/text', _qos()),
+        }
+        self.node.create_subscription(ToolResult, '/bench/raw_results', self._on_result, _qos())
+        self.node.create_subscription(ToolResult, '/lerobot_tools/results', self._on_project,
+                                      _qos())
+        self.raw_action = ActionClient(self.node, RunTool, '/bench/noop')
+        self.tool_server = ExecutorClient(self.node, '/lerobot_tools/echo', mode='action')
+        self.failures: list[str] = []
+
+    def _on_result(self, msg) -> None:
+        self.arrived[msg.call_id] = time.perf_counter()
+
+    def _on_project(self, msg) -> None:
+        if not msg.success:
+            self.failures.append(f'{msg.error_code}: {msg.error_message}')
+            key = msg.call_id
+        else:
+            key = json.loads(msg.content)['text']
+        self.arrived[key] = time.perf_counter()
+
+    def spin_until(self, predicate, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        while not predicate() and time.monotonic() < deadline:
+            self.executor.spin_once(timeout_sec=0.01)
+        return predicate()
+
+    def send(self, path: str, key: str) -> None:
+        if path == 'project':
+            text = ('Plan: greet.\n<tool_call>{"name": "echo", "arguments": {"text": "%s"}}'
+                    '</tool_call>' % key)
+            self.pubs[path].publish(self.String(data=text))
+        elif path in self.pubs:
+            self.pubs[path].publish(self.String(data=key))
+        elif path == 'raw_action':
+            def accepted(fut):
+                fut.result().get_result_async().add_done_callback(
+                    lambda _: self.arrived.__setitem__(key, time.perf_counter()))
+            self.raw_action.send_goal_async(self.RunTool.Goal(
+                call_id=key, name='noop', arguments='{}')).add_done_callback(accepted)
+        else:  # tool_server through ExecutorClient
+            self.tool_server.send(key, 'echo', '{}', lambda _: self.arrived.__setitem__(
+                key, time.perf_counter()))
+
+    def round_trips(self, path: str, count: int) -> list[float]:
+        latencies = []
+        for index in range(count):
+            key = f'{path}{index}-{random.random()}'
+            start = time.perf_counter()
+            self.send(path, key)
+            if not self.spin_until(lambda: key in self.arrived, 10.0):
+                raise RuntimeError(f'no result for {path} round trip {index} ({key})')
+            latencies.append(self.arrived.pop(key) - start)
+        return latencies
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+PATHS = {
+    'relay': 'relay floor: raw relay + no-op service',
+    'action_relay': 'action floor: raw relay + raw action',
+    'project': 'project: dispatcher + tool_server action',
+    'raw_action': 'direct: raw action round trip',
+    'tool_server': 'direct: ExecutorClient -> tool_server',
+}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
+    parser.add_argument('--role', choices=['noop_servers', 'raw_relay'], help=argparse.SUPPRESS)
+    parser.add_argument('--round-trips', type=int, default=500)
+    args = parser.parse_args()
+    if args.role == 'noop_servers':
+        role_noop_servers()
+        return 0
+    if args.role == 'raw_relay':
+        role_raw_relay()
+        return 0
+
+    os.environ.setdefault('ROS_DOMAIN_ID', str(random.randrange(101, 200) % 101 + 1))
+    os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
+    workdir = pathlib.Path(tempfile.mkdtemp(prefix='action_bench_'))
+    from lerobot_tools_ros.catalog import DEFAULT_TOOLS
+    from lerobot_tools_ros.tools.echo import ECHO_SCHEMA
+    (workdir / 'meta').mkdir()
+    (workdir / 'meta' / 'info.json').write_text(json.dumps({'tools': [ECHO_SCHEMA,
+                                                                      *DEFAULT_TOOLS]}))
+    env = dict(os.environ, PYTHONUNBUFFERED='1')
+    me = [sys.executable, str(pathlib.Path(__file__).resolve())]
+    node = [sys.executable, '-m']
+    procs = {
+        'noop_servers': subprocess.Popen(me + ['--role', 'noop_servers'], env=env),
+        'raw_relay': subprocess.Popen(me + ['--role', 'raw_relay'], env=env),
+        'tool_server': subprocess.Popen(node + ['lerobot_tools_ros.nodes.tool_server',
+                                                '--ros-args', '-p', 'tools:=[echo]',
+                                                '-p', f'dataset:={workdir}',
+                                                '--log-level', 'warn'], env=env),
+        'dispatcher': subprocess.Popen(node + ['lerobot_tools_ros.nodes.dispatcher',
+                                               '--ros-args', '-p', f'dataset:={workdir}',
+                                               '-p', 'max_pending:=100000',
+                                               '--log-level', 'warn'], env=env),
+    }
+    try:
+        bench = Bench()
+        ready = bench.spin_until(lambda: (
+            all(pub.get_subscription_count() > 0 for pub in bench.pubs.values())
+            and bench.raw_action.server_is_ready() and bench.tool_server.poll()), 30.0)
+        if not ready:
+            print('error: the bench processes did not come up', file=sys.stderr)
+            return 1
+        for path in PATHS:  # warm up: discovery, readiness probes, first-call allocations
+            bench.round_trips(path, 50)
+        rounds = 5
+        figures: dict[str, list[float]] = {path: [] for path in PATHS}
+        for _ in range(rounds):  # interleaved, so every path sees the same machine load
+            for path in PATHS:
+                figures[path] += bench.round_trips(path, args.round_trips // rounds)
+        print(f'round trips ({args.round_trips // rounds * rounds} each, ms)'
+              '                  p50      p99     mean')
+        stats = {}
+        for path, label in PATHS.items():
+            values = figures[path]
+            stats[path] = (percentile(values, 0.5) * 1e3, percentile(values, 0.99) * 1e3)
+            print(f'  {label:<44} {stats[path][0]:7.3f}  {stats[path][1]:7.3f}  '
+                  f'{statistics.mean(values) * 1e3:7.3f}')
+        for path, floor in (('project', 'action_relay'), ('project', 'relay'),
+                            ('action_relay', 'relay'), ('tool_server', 'raw_action')):
+            print(f'  ratio {path}/{floor}'.ljust(48) + f'{stats[path][0] / stats[floor][0]:6.2f}x'
+                  f' {stats[path][1] / stats[floor][1]:6.2f}x'
+                  + ('   (target: p50 <= 1.5x)' if (path, floor) == ('project', 'action_relay')
+                     else ''))
+        if bench.failures:
+            print(f'  failures: {len(bench.failures)}, first: {bench.failures[0]}')
+        return 0
+    finally:
+        for proc in procs.values():
+            proc.send_signal(signal.SIGINT)
+        for proc in procs.values():
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
+if __name__ == '__main__':
+    sys.exit(main())

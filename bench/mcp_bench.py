@@ -1,0 +1,225 @@
+# Copyright 2026 lerobot_tools_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+MCP round trip for the echo tool against the dispatcher's own ``~/call``, in the same run.
+
+Starts a dispatcher and a tool_server hosting ``echo`` (real processes, an isolated ROS domain),
+then ``lerobot-tools-ros mcp`` as the MCP SDK's stdio client spawns it (and, with ``--http``,
+the Streamable HTTP transport on 127.0.0.1 too). Batches of MCP ``tools/call`` and of direct
+``~/call`` requests from an rclpy node in this process are interleaved, so both see the same
+machine load; the figures are per-call wall times and the MCP layer's added p50.
+
+    python bench/mcp_bench.py [--round-trips 300] [--http]
+"""
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import pathlib
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+class DirectCaller:
+    """Calls the dispatcher's ~/call from an rclpy node in this process (the baseline)."""
+
+    def __init__(self) -> None:
+        import rclpy
+        from lerobot_tools_interfaces.srv import CallTool
+        from rclpy.executors import SingleThreadedExecutor
+        rclpy.init()
+        self.CallTool = CallTool
+        self.node = rclpy.create_node('mcp_bench_direct')
+        self.executor = SingleThreadedExecutor()
+        self.executor.add_node(self.node)
+        self.client = self.node.create_client(CallTool, '/dispatcher/call')
+        self.count = 0
+
+    def spin_until(self, predicate, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        while not predicate() and time.monotonic() < deadline:
+            self.executor.spin_once(timeout_sec=0.01)
+        return predicate()
+
+    def call(self) -> float:
+        self.count += 1
+        request = self.CallTool.Request(
+            call_id=f'direct-{self.count}', name='echo', source='bench',
+            arguments=json.dumps({'text': f'direct {self.count}'}))
+        start = time.perf_counter()
+        future = self.client.call_async(request)
+        while not future.done():
+            self.executor.spin_once(timeout_sec=1.0)
+        elapsed = time.perf_counter() - start
+        response = future.result()
+        if not response.success:
+            raise RuntimeError(f'~/call failed: {response.error_code}: '
+                               f'{response.error_message}')
+        return elapsed
+
+
+async def mcp_batch(session, count: int, offset: int) -> list[float]:
+    times = []
+    for i in range(count):
+        start = time.perf_counter()
+        result = await session.call_tool('echo', {'text': f'mcp {offset + i}'})
+        times.append(time.perf_counter() - start)
+        if result.is_error:
+            raise RuntimeError(f'MCP call failed: {result.content[0].text}')
+    return times
+
+
+async def ping_batch(session, count: int) -> list[float]:
+    times = []
+    for _ in range(count):
+        start = time.perf_counter()
+        await session.send_ping()
+        times.append(time.perf_counter() - start)
+    return times
+
+
+async def measure(session, direct: DirectCaller, round_trips: int, label: str) -> tuple:
+    await mcp_batch(session, 30, 0)  # warm up: first-call allocations, discovery
+    await ping_batch(session, 30)
+    for _ in range(30):
+        direct.call()
+    mcp_times, direct_times, ping_times = [], [], []
+    batches = 6
+    for batch in range(batches):  # interleaved: every path sees the same load
+        mcp_times += await mcp_batch(session, round_trips // batches, batch * 1000)
+        direct_times += [direct.call() for _ in range(round_trips // batches)]
+        ping_times += await ping_batch(session, round_trips // batches)
+    return label, mcp_times, direct_times, ping_times
+
+
+def report(label: str, mcp_times: list[float], direct_times: list[float],
+           ping_times: list[float]) -> None:
+    def row(name: str, times: list[float]) -> float:
+        p50, p99 = percentile(times, 0.5) * 1e3, percentile(times, 0.99) * 1e3
+        print(f'  {name:<42}{p50:7.3f}  {p99:7.3f}  {statistics.mean(times) * 1e3:7.3f}')
+        return p50
+
+    print(f'{label}: {len(mcp_times)} round trips each (ms)' + ' ' * 9 + 'p50      p99     mean')
+    d50 = row('dispatcher ~/call (rclpy client)', direct_times)
+    m50 = row('MCP tools/call -> mcp_server -> ~/call', mcp_times)
+    p50 = row('MCP ping (SDK + transport only)', ping_times)
+    print(f'  added by the MCP layer (p50)              {m50 - d50:7.3f} ms  '
+          f'({m50 / d50:.2f}x the ~/call round trip)')
+    if p50 < m50 - d50:  # a ping and a call take different paths through some transports
+        print(f'    of which SDK + transport (ping p50)     {p50:7.3f} ms; bridge to ROS '
+              f'{m50 - d50 - p50:6.3f} ms')
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(('127.0.0.1', 0))
+        return sock.getsockname()[1]
+
+
+async def run(args, env: dict, direct: DirectCaller) -> None:
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+    command = [sys.executable, '-m', 'lerobot_tools_ros.cli', 'mcp', '--log-level', 'warn']
+    params = StdioServerParameters(command=command[0], args=command[1:], env=env)
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            tools = await session.list_tools()
+            assert 'echo' in [t.name for t in tools.tools], tools
+            report(*await measure(session, direct, args.round_trips, 'stdio'))
+    if not args.http:
+        return
+    from mcp.client.streamable_http import streamable_http_client
+    port = free_port()
+    server = subprocess.Popen(command + ['--transport', 'http', '--port', str(port)], env=env)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            with socket.socket() as sock:
+                if sock.connect_ex(('127.0.0.1', port)) == 0:
+                    break
+            await asyncio.sleep(0.1)
+        async with streamable_http_client(f'http://127.0.0.1:{port}/mcp') as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                report(*await measure(session, direct, args.round_trips, 'streamable http'))
+    finally:
+        server.send_signal(signal.SIGINT)
+        server.wait(10)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
+    parser.add_argument('--round-trips', type=int, default=300)
+    parser.add_argument('--http', action='store_true', help='also measure Streamable HTTP')
+    args = parser.parse_args()
+    from domain_coordinator import domain_id
+    from lerobot_tools_ros.catalog import DEFAULT_TOOLS
+    from lerobot_tools_ros.tools.echo import ECHO_SCHEMA
+
+    with contextlib.ExitStack() as stack:
+        domain = stack.enter_context(domain_id())
+        os.environ['ROS_DOMAIN_ID'] = str(domain)
+        os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
+        workdir = pathlib.Path(tempfile.mkdtemp(prefix='mcp_bench_'))
+        (workdir / 'meta').mkdir()
+        (workdir / 'meta' / 'info.json').write_text(json.dumps({'tools': [ECHO_SCHEMA,
+                                                                          *DEFAULT_TOOLS]}))
+        env = dict(os.environ, PYTHONUNBUFFERED='1')
+        node = [sys.executable, '-m']
+        procs = [
+            subprocess.Popen(node + ['lerobot_tools_ros.nodes.tool_server', '--ros-args', '-p',
+                                     'tools:=[echo]', '-p', f'dataset:={workdir}',
+                                     '--log-level', 'warn'], env=env),
+            subprocess.Popen(node + ['lerobot_tools_ros.nodes.dispatcher', '--ros-args', '-p',
+                                     f'dataset:={workdir}', '-p', 'max_pending:=100000',
+                                     '--log-level', 'warn'], env=env),
+        ]
+        try:
+            direct = DirectCaller()
+            ready = direct.spin_until(lambda: direct.client.service_is_ready() and (
+                '/lerobot_tools/echo' in dict(direct.node.get_service_names_and_types())), 60.0)
+            if not ready:
+                print('error: the dispatcher (with ~/call) or tool_server did not come up',
+                      file=sys.stderr)
+                return 1
+            print(f'domain {domain}; echo via dispatcher + tool_server; '
+                  f'{os.cpu_count()} cores')
+            asyncio.run(run(args, env, direct))
+            return 0
+        finally:
+            for proc in procs:
+                proc.send_signal(signal.SIGINT)
+            for proc in procs:
+                try:
+                    proc.wait(10)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+
+
+if __name__ == '__main__':
+    sys.exit(main())

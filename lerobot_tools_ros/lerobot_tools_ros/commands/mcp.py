@@ -1,0 +1,85 @@
+# Copyright 2026 lerobot_tools_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+``lerobot-tools-ros mcp``: the robot's tools for MCP clients (desktop assistants, agent SDKs).
+
+Starts the ``mcp_server`` node (``nodes/mcp_server.py``) with these options turned into ROS
+parameters, so the command and a launch file configure the same thing. The bearer token for a
+network-reachable HTTP server is read from an environment variable or a file, never taken as an
+argument (command lines are visible to every user of the machine).
+"""
+
+import argparse
+import pathlib
+
+from lerobot_tools_ros import mcp_core
+
+HELP = 'Serve the catalog tools over MCP (stdio or Streamable HTTP), gated by the dispatcher.'
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument('--transport', choices=['stdio', 'http'], default='stdio',
+                        help='stdio (default; what desktop clients start) or http '
+                        '(Streamable HTTP)')
+    parser.add_argument('--host', default='127.0.0.1',
+                        help='HTTP bind address (default 127.0.0.1; any other needs a token)')
+    parser.add_argument('--port', type=int, default=8765, help='HTTP port (default 8765)')
+    parser.add_argument('--path', default='/mcp', help='HTTP endpoint path (default /mcp)')
+    parser.add_argument('--token-env', default=mcp_core.DEFAULT_TOKEN_ENV, metavar='NAME',
+                        help='environment variable holding the HTTP bearer token '
+                        f'(default {mcp_core.DEFAULT_TOKEN_ENV})')
+    parser.add_argument('--token-file', type=pathlib.Path, default=None, metavar='FILE',
+                        help='file holding the HTTP bearer token (wins over --token-env)')
+    parser.add_argument('--dispatcher', default=None, metavar='NAME',
+                        help='dispatcher node to submit calls to (default: dispatcher, in '
+                        'the ROS namespace)')
+    parser.add_argument('--read-only-tools', nargs='*', default=None, metavar='TOOL',
+                        help='tools to list with readOnlyHint')
+    parser.add_argument('--actuating-tools', nargs='*', default=None, metavar='TOOL',
+                        help='tools to list with destructiveHint (approval confirm/deny tools '
+                        'always are)')
+    parser.add_argument('--params', type=pathlib.Path, default=None, metavar='FILE',
+                        help='ROS parameters file for the mcp_server node')
+    parser.add_argument('--log-level', default='info', choices=['debug', 'info', 'warn', 'error'])
+
+
+def ros_arguments(args: argparse.Namespace) -> list[str]:
+    """Return the ``--ros-args`` the command's options stand for."""
+    ros = ['--ros-args', '--log-level', args.log_level]
+    if args.params is not None:
+        ros += ['--params-file', str(args.params.expanduser())]
+
+    def param(name: str, value) -> None:
+        ros.extend(['-p', f'{name}:={value}'])
+
+    param('transport', args.transport)
+    param('host', args.host)
+    param('port', args.port)
+    param('path', args.path)
+    param('token_env', args.token_env)
+    if args.token_file is not None:
+        param('token_file', args.token_file.expanduser().resolve())
+    if args.dispatcher:
+        param('dispatcher', args.dispatcher)
+    for name in ('read_only_tools', 'actuating_tools'):
+        tools = getattr(args, name)
+        if tools is not None:
+            param(name, '[' + ', '.join(f"'{t}'" for t in tools) + ']' if tools else "['']")
+    return ros
+
+
+def run(args: argparse.Namespace) -> int:
+    from lerobot_tools_ros.nodes import mcp_server
+    return mcp_server.main(['lerobot-tools-ros-mcp', *ros_arguments(args)])

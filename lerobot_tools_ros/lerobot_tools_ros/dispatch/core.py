@@ -1,0 +1,719 @@
+# Copyright 2026 lerobot_tools_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The life of a tool call, from policy text (or a ~/call request) to its one result, without ROS.
+
+`DispatchCore` takes events - text and stream chunks from a policy, calls submitted by other
+nodes, what executors did (answered, failed, missing, available, progress), operator actions
+(cancel, pause, approve) and clock ticks - and returns effects (`dispatch.effects`): send this
+call, stop that one, publish this result or chat message, write this audit record. It never
+reads a clock (every event carries `now`, seconds on a monotonic clock), never sleeps and never
+blocks; `next_wake()` says when it next needs a `tick`. The node wires ROS to it.
+
+States of an accepted call: waiting for approval -> queued behind earlier calls of its tool ->
+sent to its executor (or waiting for the executor to appear) -> finished. Every call the core
+accepts, or rejects, or could not parse, ends in exactly one `PublishResult`.
+"""
+
+from collections import deque
+from dataclasses import dataclass, field
+import heapq
+import itertools
+import json
+import math
+from typing import Any, Callable, Iterable
+
+from . import effects as fx
+from .records import assistant_message, error_code_for_issue, TokenBucket, tool_message, ToolStats
+from .. import errors
+from ..catalog import ToolArgumentError, ToolCatalog
+from ..parsing import CallEvent, ContentEvent, IssueEvent, parse, StreamingParser
+
+QUEUED, WAITING, SENT, APPROVAL, CANCELLING = 'queued', 'waiting', 'sent', 'approval', 'cancelling'
+APPROVAL_MODES = ('auto', 'confirm', 'deny')
+_CANCEL_ORDER = {APPROVAL: 0, QUEUED: 0, WAITING: 1, SENT: 2}
+NOT_IN_CATALOG = '(not in catalog)'
+POLICY_SOURCE = 'policy'
+MAX_CALL_ID_CHARS = 128
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSettings:
+    """Per-tool settings (parameters tool.<name>.<setting>, else the global values)."""
+
+    timeout_s: float = 10.0
+    rate_limit_hz: float = 0.0
+    burst: int = 5
+    repeat_window_s: float = 0.0
+    approval: str = 'auto'
+
+
+@dataclass(slots=True)
+class DispatchSettings:
+    """Settings that apply to every tool; the node updates them when parameters change."""
+
+    formats: list = field(default_factory=lambda: ['auto'])
+    allowed_tools: list = field(default_factory=list)
+    max_pending: int = 256
+    serialize_per_tool: bool = True
+    max_input_bytes: int = 65536
+    stream_idle_timeout_s: float = 30.0
+    max_open_streams: int = 64  # more: the least recently fed stream is finished early
+    max_stream_bytes: int = 8 << 20  # characters held by all open streams together
+    executor_poll_s: float = 0.05  # how often a call waiting for its executor is re-checked
+
+
+@dataclass(slots=True, eq=False)
+class Call:
+    """One tool call. `handle` belongs to the node (its future or goal handle for the call)."""
+
+    call_id: str
+    generation_id: str
+    name: str
+    arguments: dict
+    arguments_json: str
+    format: str  # noqa: A003 - the field name of ToolCall.msg
+    source: str
+    accepted_at: float
+    deadline: float = math.inf
+    timeout_s: float = 0.0
+    state: str = ''
+    stream: Any = None  # the _Stream a streamed call came from (its chat messages wait)
+    repeat_key: tuple | None = None
+    handle: Any = None
+
+
+@dataclass(slots=True, eq=False)
+class _Stream:
+    parser: StreamingParser
+    last_chunk: float
+    content: list = field(default_factory=list)
+    chat_calls: list = field(default_factory=list)
+    held_tool_messages: list = field(default_factory=list)
+    closed: bool = False  # the assistant message is out: tool messages need not wait
+    finish_note: str = ''  # why the stream was finished without a final chunk
+    size: int = 0  # characters fed so far (what the stream holds, at most)
+
+
+@dataclass(slots=True)
+class _Tool:
+    settings: ToolSettings
+    bucket: TokenBucket
+
+
+class DispatchCore:
+    """Admission, queues, deadlines, approval and one result per call; effects out, no I/O."""
+
+    def __init__(self, catalog: ToolCatalog, settings: DispatchSettings,
+                 tool_settings: Callable[[str], ToolSettings], *, id_prefix: str,
+                 describe_executor: Callable[[str], str] = str) -> None:
+        self.catalog = catalog
+        self.settings = settings
+        self.enabled = True
+        self.stats: dict[str, ToolStats] = {}
+        self._tool_settings = tool_settings
+        self._describe_executor = describe_executor
+        self._id_prefix = id_prefix
+        self._ids = itertools.count(1)
+        self._tools: dict[str, _Tool] = {}
+        self._active: dict[str, Call] = {}       # approval, queued, waiting, sent
+        self._cancelling: dict[str, Call] = {}   # result given, executor still stopping
+        self._queues: dict[str, deque] = {}
+        self._running_tools: set[str] = set()
+        self._waiting: dict[str, list[Call]] = {}  # tool -> calls whose executor is missing
+        self._poll_due = math.inf
+        self._streams: dict[str, _Stream] = {}  # least recently fed first
+        self._stream_bytes = 0
+        self.streams_evicted = 0
+        self._evictions_logged_at = -math.inf
+        self._recent: dict[str, dict[tuple, tuple[str, float | None]]] = {}
+        self._timers: list[tuple[float, int, str, str]] = []  # (due, seq, kind, key) heap
+        self._seq = itertools.count()
+        self._out: list = []
+
+    # -- queries ---------------------------------------------------------------------------
+
+    @property
+    def open_streams(self) -> tuple[int, int]:
+        """Return (open streams, characters they hold)."""
+        return len(self._streams), self._stream_bytes
+
+    @property
+    def pending_calls(self) -> int:
+        """Count calls not yet answered, plus streamed generations not yet finished."""
+        return len(self._active) + len(self._streams)
+
+    def active_calls(self) -> list[Call]:
+        """Return the calls that have no result yet."""
+        return list(self._active.values())
+
+    def call(self, call_id: str) -> Call | None:
+        """Return the call with that id if it has no result yet."""
+        return self._active.get(call_id)
+
+    def waiting_tools(self) -> list[str]:
+        """Return tools with calls waiting for their executor to appear (the node polls them)."""
+        return list(self._waiting)
+
+    def next_wake(self) -> float | None:
+        """Return when the core next needs a `tick` (a deadline or a poll), or None."""
+        timers = self._timers
+        while timers and not self._timer_live(timers[0]):
+            heapq.heappop(timers)
+        due = timers[0][0] if timers else math.inf
+        if self._waiting:
+            due = min(due, self._poll_due)
+        return None if due == math.inf else due
+
+    def tool(self, name: str) -> ToolSettings:
+        """Return the settings in force for a tool."""
+        return self._tool(name, 0.0).settings
+
+    def settings_changed(self, now: float) -> None:
+        """Re-read per-tool settings on next use (rate budgets start full again)."""
+        self._tools.clear()
+        for generation_id, stream in self._streams.items():
+            self._push(stream.last_chunk + self.settings.stream_idle_timeout_s, 'stream',
+                       generation_id)
+
+    # -- events: input -----------------------------------------------------------------------
+
+    def text(self, text: str, now: float) -> list:
+        """Handle one complete policy generation."""
+        generation_id = self._new_id('')
+        result = parse(text, self.catalog, self.settings.formats,
+                       max_input_bytes=self.settings.max_input_bytes)
+        call_ids = [self._new_id('call_') for _ in range(len(result.calls) + len(result.errors))]
+        issues = list(zip(call_ids[len(result.calls):], result.errors))
+        # Every result gets a tool message, so every call the model wrote, even one that could
+        # not be parsed (name ''), is listed in the assistant message that goes out first.
+        chat_calls = [(call_id, parsed.name, parsed.arguments)
+                      for call_id, parsed in zip(call_ids, result.calls)]
+        chat_calls += [(call_id, issue.name, {}) for call_id, issue in issues]
+        self._out.append(fx.PublishChat(assistant_message(result.content, chat_calls)))
+        for call_id, parsed in zip(call_ids, result.calls):
+            call = Call(call_id, generation_id, parsed.name, parsed.arguments, '',
+                        parsed.format, POLICY_SOURCE, now)
+            self._admit(call, parsed.arguments, now)
+        for call_id, issue in issues:
+            self._issue(call_id, generation_id, issue, now)
+        return self._take()
+
+    def chunk(self, generation_id: str, text: str, final: bool, now: float) -> list:
+        """Handle one streamed delta of a generation (`final`: the generation ends here)."""
+        generation_id = generation_id or 'stream'
+        stream = self._streams.pop(generation_id, None)
+        if stream is None:
+            stream = _Stream(StreamingParser(self.catalog, self.settings.formats,
+                                             max_input_bytes=self.settings.max_input_bytes), now)
+            self._push(now + self.settings.stream_idle_timeout_s, 'stream', generation_id)
+        self._streams[generation_id] = stream  # now the most recently fed
+        stream.last_chunk = now
+        stream.size += len(text)
+        self._stream_bytes += len(text)
+        self._stream_events(generation_id, stream, stream.parser.feed(text), now)
+        if final:
+            self._finish_stream(generation_id, now)
+        self._bound_streams(now)
+        return self._take()
+
+    def _bound_streams(self, now: float) -> None:
+        """Finish the least recently fed streams while too many are open or they hold too much."""
+        settings = self.settings
+        while self._streams and (len(self._streams) > settings.max_open_streams
+                                 or self._stream_bytes > settings.max_stream_bytes):
+            generation_id, stream = next(iter(self._streams.items()))
+            stream.finish_note = (
+                f'finished before its final chunk: {len(self._streams)} streams were open '
+                f'holding {self._stream_bytes} characters (max_open_streams '
+                f'{settings.max_open_streams}, max_stream_bytes {settings.max_stream_bytes})')
+            self.streams_evicted += 1
+            if now - self._evictions_logged_at >= 10.0:  # one line per 10 s, not per stream
+                self._evictions_logged_at = now
+                self._out.append(fx.Log('warning', (
+                    f"stream '{generation_id}' {stream.finish_note}; {self.streams_evicted} "
+                    'stream(s) finished early so far; end each generation with final: true')))
+            self._finish_stream(generation_id, now)
+
+    def submit(self, name: str, arguments: str, now: float, *, source: str,
+               call_id: str = '') -> tuple[Call, list]:
+        """
+        Handle one call from another node (~/call): JSON text arguments, the caller's call id.
+
+        Returns the call (its `call_id` is the one its result will carry) and the effects.
+        """
+        call = Call(call_id or self._new_id('call_'), '', name, {}, arguments, '', source, now)
+        problem = ''
+        if len(call.call_id) > MAX_CALL_ID_CHARS or call.call_id in self._active \
+                or call.call_id in self._cancelling:
+            why = (f'is longer than {MAX_CALL_ID_CHARS} characters'
+                   if len(call.call_id) > MAX_CALL_ID_CHARS else 'is in use by a pending call')
+            problem = f'call_id {call.call_id!r} {why}; send a unique id or leave it empty'
+            call.call_id = self._new_id('call_')
+        decoded: Any = arguments
+        if not problem:
+            try:
+                decoded = json.loads(arguments) if arguments.strip() else {}
+            except ValueError as exc:
+                problem = (f'arguments are not JSON ({exc}); send a JSON object such as '
+                           '{"text": "hi"}')
+        # Like a generation: the assistant message naming the call comes before its result.
+        self._out.append(fx.PublishChat({
+            **assistant_message('', [(call.call_id, name, decoded)]), 'source': source}))
+        if problem:
+            self._reject(call, errors.INVALID_ARGUMENTS, problem, now)
+        else:
+            self._admit(call, decoded, now)
+        return call, self._take()
+
+    # -- events: executors -------------------------------------------------------------------
+
+    def executor_missing(self, call_id: str, now: float) -> list:
+        """Hold a call the node could not send (its executor is not there yet) and poll for it."""
+        call = self._active.get(call_id)
+        if call is not None and call.state == SENT:
+            call.state = WAITING
+            self._waiting.setdefault(call.name, []).append(call)
+            self._poll_due = min(self._poll_due, now + self.settings.executor_poll_s)
+        return self._take()
+
+    def executor_available(self, name: str, now: float) -> list:
+        """Send the calls that waited for this tool's executor, which is there now."""
+        for call in self._waiting.pop(name, []):
+            if self._active.get(call.call_id) is call and call.state == WAITING:
+                call.state = SENT
+                self._out.append(fx.Send(call))
+        return self._take()
+
+    def answered(self, call_id: str, now: float, *, success: bool, content: str = '',
+                 error_code: str = '', error_message: str = '') -> list:
+        """Take an executor's answer to a call (a late answer after a timeout is dropped)."""
+        call = self._active.get(call_id)
+        if call is not None and call.state == SENT:
+            if success:
+                self._finish(call, '', '', now, content=content)
+            else:
+                self._finish(call, error_code or errors.EXECUTION_FAILED,
+                             error_message or 'the executor reported failure', now)
+        elif call_id in self._cancelling:
+            self._release(self._cancelling.pop(call_id).name, now)
+        return self._take()
+
+    def failed(self, call_id: str, reason: str, now: float) -> list:
+        """Take a transport failure: sending the call or receiving its answer failed."""
+        call = self._active.get(call_id)
+        if call is not None and call.state == SENT:
+            self._finish(call, errors.EXECUTION_FAILED, f'the call to its executor failed: '
+                         f'{reason}', now)
+        elif call_id in self._cancelling:
+            self._release(self._cancelling.pop(call_id).name, now)
+        return self._take()
+
+    def progress(self, call_id: str, stage: str, progress: float, detail: str) -> list:
+        """Relay progress the executor reported for a running call."""
+        call = self._active.get(call_id)
+        if call is not None and call.state == SENT:
+            self._out.append(fx.PublishProgress(call, stage, progress, detail))
+        return self._take()
+
+    # -- events: operators -------------------------------------------------------------------
+
+    def cancel(self, now: float, *, call_id: str = '', generation_id: str = '',
+               reason: str = 'cancelled by request') -> list:
+        """Cancel one call, or every call of a generation; each gets one `cancelled` result."""
+        matches = [call for call in self._active.values()
+                   if (call_id and call.call_id == call_id)
+                   or (generation_id and call.generation_id == generation_id)]
+        # Calls not yet started go first, so a released tool never starts a call being cancelled.
+        matches.sort(key=lambda call: _CANCEL_ORDER[call.state])
+        for call in matches:
+            if call.state == SENT:
+                self._cancel_sent(call, errors.CANCELLED, reason, (
+                    f'{reason} while it ran; it was cancelled on its executor and may have '
+                    'partly run'), now)
+            else:
+                self._drop(call, errors.CANCELLED, f'{reason} before it started; it did not run',
+                           now)
+        return self._take()
+
+    def set_enabled(self, enabled: bool, now: float) -> list:
+        """
+        Pause (an e-stop for tool use) or resume.
+
+        Pausing answers every call not yet sent with `paused`, and cancels every running call
+        on its executor: those are answered `paused` too (the code says why the call stopped,
+        as for the calls that never started; `cancelled` means a caller cancelled it).
+        """
+        self.enabled = enabled
+        if not enabled:
+            for call in [c for c in self._active.values() if c.state == SENT]:
+                self._cancel_sent(call, errors.PAUSED, 'tool use paused', (
+                    'tool use was paused while this call ran; it was cancelled on its executor '
+                    'and may have partly run'), now)
+            for call in [c for c in self._active.values() if c.state == APPROVAL]:
+                self._drop(call, errors.PAUSED, 'tool use was paused while this call waited for '
+                           'approval', now)
+            for call in [c for c in self._active.values() if c.state == QUEUED]:
+                self._drop(call, errors.PAUSED, 'tool use was paused before this call started',
+                           now)
+            for call in [c for c in self._active.values() if c.state == WAITING]:
+                self._drop(call, errors.PAUSED, 'tool use was paused while this call waited for '
+                           'its executor', now)
+        return self._take()
+
+    def decide(self, call_id: str, approve: bool, decided_by: str, note: str,
+               now: float) -> tuple[bool, list]:
+        """
+        Take an operator's decision on a call waiting for approval.
+
+        Returns (whether a call with that id was waiting, effects).
+        """
+        call = self._active.get(call_id)
+        if call is None or call.state != APPROVAL:
+            return False, self._take()
+        self._out.append(fx.Audit('approval', {
+            'call_id': call.call_id, 'name': call.name, 'approved': approve,
+            'decided_by': decided_by, 'note': note,
+            'waited_s': round(now - call.accepted_at, 3)}))
+        if approve:
+            self._out.append(fx.ApprovalClosed(call, f'approved by {decided_by}'))
+            self._queue_or_start(call, now)
+        else:
+            self._finish(call, errors.DENIED, f'an operator denied the call ({decided_by}'
+                         + (f': {note}' if note else '') + ')', now, release=False)
+        return True, self._take()
+
+    def tick(self, now: float) -> list:
+        """Handle every deadline due at `now` (timeouts, idle streams, executor polls)."""
+        if self._poll_due <= now:
+            self._poll_due = (now + self.settings.executor_poll_s) if self._waiting else math.inf
+        timers = self._timers
+        while timers and timers[0][0] <= now:
+            due, _, kind, key = heapq.heappop(timers)
+            if kind == 'call':
+                call = self._active.get(key) or self._cancelling.get(key)
+                if call is not None and call.deadline == due:
+                    self._expire(call, now)
+            else:
+                stream = self._streams.get(key)
+                if stream is None:
+                    continue
+                idle = self.settings.stream_idle_timeout_s
+                if now - stream.last_chunk >= idle:
+                    stream.finish_note = (
+                        f'the stream got no chunk for {idle:g} s and no chunk with final set; '
+                        'the policy side must end each generation with final: true')
+                    self._out.append(fx.Log('warning', f"stream '{key}': {stream.finish_note}"))
+                    self._finish_stream(key, now)
+                else:
+                    self._push(stream.last_chunk + idle, 'stream', key)
+        return self._take()
+
+    def shutdown(self, now: float) -> list:
+        """Give every call without a result its result: the dispatcher is going away."""
+        for generation_id, stream in list(self._streams.items()):
+            stream.finish_note = 'the dispatcher shut down before the stream ended'
+            self._finish_stream(generation_id, now)
+        for call in list(self._active.values()):
+            if call.state == SENT:
+                self._out.append(fx.StopOnExecutor(call, 'dispatcher shutting down',
+                                                   await_answer=False))
+                message = ('the dispatcher shut down before the executor answered; the call '
+                           'may or may not have run')
+            else:
+                message = 'the dispatcher shut down before the call was sent; it did not run'
+            self._finish(call, errors.UNAVAILABLE, message, now, release=False)
+        self._cancelling.clear()
+        return self._take()
+
+    # -- admission ---------------------------------------------------------------------------
+
+    def _admit(self, call: Call, arguments: Any, now: float) -> None:
+        """Run one call through the gates; it is started, queued, held for approval or answered."""
+        name = call.name
+        try:
+            call.arguments = self.catalog.validate(name, arguments)
+            call.arguments_json = json.dumps(call.arguments)
+        except ToolArgumentError as exc:
+            if not call.arguments_json:
+                call.arguments_json = json.dumps(arguments, default=str)
+            self._reject(call, exc.error_code, exc.message, now)
+            return
+        if not self.enabled:
+            self._reject(call, errors.PAUSED,
+                         'tool use is paused; call ~/set_enabled with data: true to resume', now)
+            return
+        allowed = self.settings.allowed_tools
+        if allowed and name not in allowed:
+            self._reject(call, errors.NOT_ALLOWED,
+                         f"tool '{name}' is not in allowed_tools ({', '.join(allowed)})", now)
+            return
+        tool = self._tool(name, now)
+        if tool.settings.approval == 'deny':
+            self._reject(call, errors.DENIED, f"tool '{name}' has approval: deny (parameter "
+                         f'tool.{name}.approval); no call of it runs', now)
+            return
+        duplicate = self._duplicate_of(call, tool.settings.repeat_window_s, now)
+        if duplicate:
+            self._reject(call, errors.DUPLICATE, duplicate, now)
+            return
+        if not tool.bucket.try_acquire(now):
+            bucket = tool.bucket
+            self._reject(call, errors.RATE_LIMITED, (
+                f"'{name}' is limited to {bucket.rate_hz:g} calls/s (burst {bucket.capacity:g});"
+                f' retry in {bucket.retry_after_s():.2f} s'), now)
+            return
+        if len(self._active) >= self.settings.max_pending:
+            self._reject(call, errors.BUSY, (
+                f'{len(self._active)} calls are already pending (max_pending='
+                f'{self.settings.max_pending}); retry later'), now)
+            return
+        self._out.append(fx.PublishCall(call))
+        self._audit_call(call)
+        call.timeout_s = tool.settings.timeout_s
+        call.deadline = now + call.timeout_s  # covers approval, queueing and the executor
+        self._active[call.call_id] = call
+        self._push(call.deadline, 'call', call.call_id)
+        if call.repeat_key is not None:
+            self._recent.setdefault(name, {})[call.repeat_key] = (call.call_id, None)
+        if tool.settings.approval == 'confirm':
+            call.state = APPROVAL
+            self._out.append(fx.RequestApproval(
+                call, f"tool '{name}' has approval: confirm (parameter tool.{name}.approval)",
+                call.timeout_s))
+            return
+        self._queue_or_start(call, now)
+
+    def _duplicate_of(self, call: Call, window: float, now: float) -> str:
+        """Return why `call` repeats a running or recent call of its tool, or ''."""
+        if window <= 0:
+            return ''
+        call.repeat_key = (call.name, json.dumps(call.arguments, sort_keys=True))
+        recent = self._recent.setdefault(call.name, {})
+        if len(recent) > 256:  # forget what the window no longer covers
+            for key, (_, ended) in list(recent.items()):
+                if ended is not None and now - ended >= window:
+                    del recent[key]
+        original = recent.get(call.repeat_key)
+        if original is None:
+            return ''
+        original_id, ended = original
+        if ended is not None and now - ended >= window:
+            return ''
+        when = 'is still running' if ended is None else f'finished {now - ended:.1f} s ago'
+        call.repeat_key = None  # a duplicate is not an original for later calls
+        return (f'same call as {original_id}, which {when}; identical {call.name} calls within '
+                f'{window:g} s are not repeated (tool.{call.name}.repeat_window_s)')
+
+    def _queue_or_start(self, call: Call, now: float) -> None:
+        if self.settings.serialize_per_tool and call.name in self._running_tools:
+            call.state = QUEUED
+            self._queues.setdefault(call.name, deque()).append(call)
+            return
+        self._start(call)
+
+    def _start(self, call: Call) -> None:
+        self._running_tools.add(call.name)
+        call.state = SENT
+        self._out.append(fx.Send(call))
+
+    def _cancel_sent(self, call: Call, code: str, reason: str, message: str,
+                     now: float) -> None:
+        """Answer a running call now and stop it on its executor; its tool is busy until then."""
+        self._out.append(fx.StopOnExecutor(call, reason, await_answer=True))
+        self._finish(call, code, message, now, release=False)
+        call.state = CANCELLING
+        self._cancelling[call.call_id] = call
+
+    def _release(self, name: str, now: float) -> None:
+        """Start the next call in a tool's queue (its call finished), or mark the tool idle."""
+        queue = self._queues.get(name)
+        while queue:
+            call = queue.popleft()
+            if now >= call.deadline:  # its deadline passed while the one before it ran
+                self._finish_waited(call, now)
+                continue
+            self._start(call)
+            return
+        self._running_tools.discard(name)
+
+    # -- deadlines ---------------------------------------------------------------------------
+
+    def _expire(self, call: Call, now: float) -> None:
+        if call.state == CANCELLING:
+            del self._cancelling[call.call_id]
+            self._release(call.name, now)
+        elif call.state == QUEUED:
+            self._queues[call.name].remove(call)
+            self._finish_waited(call, now)
+        elif call.state == APPROVAL:
+            self._finish(call, errors.APPROVAL_TIMEOUT, (
+                f'no operator decided within {call.timeout_s:g} s (tool.{call.name}.timeout_s); '
+                'approve or deny with the ~/approve service'), now, release=False)
+        elif call.state == WAITING:
+            self._finish(call, errors.UNAVAILABLE, (
+                f'no executor serves {self._describe_executor(call.name)} (waited '
+                f"{call.timeout_s:g} s); start a tool_server hosting '{call.name}'"), now)
+        elif call.state == SENT:
+            self._out.append(fx.StopOnExecutor(call, 'timed out', await_answer=False))
+            self._finish(call, errors.TIMEOUT, (
+                f"'{call.name}' did not answer within {call.timeout_s:g} s, so it was stopped "
+                'on its executor where that is possible (a goal is cancelled; a service request '
+                f'runs to its end): it may have partly run; raise tool.{call.name}.timeout_s if '
+                'it is expected to be slow'), now)
+
+    def _finish_waited(self, call: Call, now: float) -> None:
+        self._finish(call, errors.TIMEOUT, (
+            f"waited {now - call.accepted_at:.1f} s behind earlier '{call.name}' calls without "
+            f'starting (timeout {call.timeout_s:g} s); raise tool.{call.name}.timeout_s or send '
+            'fewer calls'), now, release=False)
+
+    # -- results -----------------------------------------------------------------------------
+
+    def _drop(self, call: Call, code: str, message: str, now: float) -> None:
+        """Answer a call that was not sent (approval, queued or waiting for its executor)."""
+        if call.state == QUEUED:
+            self._queues[call.name].remove(call)
+        self._finish(call, code, message, now, release=call.state == WAITING)
+
+    def _reject(self, call: Call, code: str, message: str, now: float) -> None:
+        """Answer a call that did not pass a gate: it is announced, then gets its result."""
+        self._out.append(fx.PublishCall(call))
+        self._audit_call(call)
+        self._result(call, code, message, now)
+
+    def _finish(self, call: Call, code: str, message: str, now: float, content: str = '', *,
+                release: bool = True) -> None:
+        """Give an accepted call its one result; a started call hands its tool to the next."""
+        del self._active[call.call_id]
+        if call.state == APPROVAL:
+            self._out.append(fx.ApprovalClosed(call, code or 'finished'))
+        elif call.state == WAITING:
+            waiting = self._waiting.get(call.name, [])
+            if call in waiting:
+                waiting.remove(call)
+            if not waiting:
+                self._waiting.pop(call.name, None)
+        if call.repeat_key is not None:
+            recent = self._recent.get(call.name, {})
+            if recent.get(call.repeat_key, ('',))[0] == call.call_id:
+                recent[call.repeat_key] = (call.call_id, now)
+        self._result(call, code, message, now, content)
+        if release:
+            self._release(call.name, now)
+
+    def _result(self, call: Call, code: str, message: str, now: float,
+                content: str = '') -> None:
+        elapsed = max(0.0, now - call.accepted_at)
+        key = call.name if call.name in self.catalog else NOT_IN_CATALOG
+        stats = self.stats.get(key)
+        if stats is None:
+            stats = self.stats[key] = ToolStats()
+        stats.record(code, elapsed)
+        self._out.append(fx.PublishResult(call, code, message, content, elapsed))
+        chat = tool_message(call.call_id, call.name, not code, content, code, message)
+        if call.source != POLICY_SOURCE:
+            chat['source'] = call.source
+        stream = call.stream
+        if stream is not None and not stream.closed:
+            stream.held_tool_messages.append(chat)
+        else:
+            self._out.append(fx.PublishChat(chat))
+        self._out.append(fx.Audit('result', {
+            'call_id': call.call_id, 'generation_id': call.generation_id, 'source': call.source,
+            'name': call.name, 'success': not code, 'content': content, 'error_code': code,
+            'error_message': message, 'duration_s': elapsed}))
+
+    def _audit_call(self, call: Call) -> None:
+        self._out.append(fx.Audit('call', {
+            'call_id': call.call_id, 'generation_id': call.generation_id, 'source': call.source,
+            'name': call.name, 'arguments': call.arguments, 'format': call.format}))
+
+    def _issue(self, call_id: str, generation_id: str, issue: Any, now: float,
+               stream: _Stream | None = None) -> None:
+        """Publish the one result of a call the parser could not recover."""
+        call = Call(call_id, generation_id, issue.name, {}, '', issue.format, POLICY_SOURCE, now,
+                    stream=stream)
+        message = issue.message
+        if issue.code == 'too_large':
+            message += (f'; split the generation, or raise the dispatcher parameter '
+                        f'max_input_bytes (now {self.settings.max_input_bytes})')
+        if stream is not None and stream.finish_note:
+            message += f' ({stream.finish_note})'
+        self._result(call, error_code_for_issue(issue.code), message, now)
+
+    # -- streams -----------------------------------------------------------------------------
+
+    def _stream_events(self, generation_id: str, stream: _Stream, events: Iterable,
+                       now: float) -> None:
+        for event in events:
+            if isinstance(event, ContentEvent):
+                stream.content.append(event.text)
+                continue
+            call_id = self._new_id('call_')
+            if isinstance(event, CallEvent):
+                parsed = event.call
+                call = Call(call_id, generation_id, parsed.name, parsed.arguments, '',
+                            parsed.format, POLICY_SOURCE, now, stream=stream)
+                stream.chat_calls.append((call_id, parsed.name, parsed.arguments))
+                self._admit(call, parsed.arguments, now)
+                stream.chat_calls[-1] = (call_id, parsed.name, call.arguments)
+            elif isinstance(event, IssueEvent):
+                stream.chat_calls.append((call_id, event.issue.name, {}))
+                self._issue(call_id, generation_id, event.issue, now, stream)
+
+    def _finish_stream(self, generation_id: str, now: float) -> None:
+        stream = self._streams.pop(generation_id, None)
+        if stream is None:
+            return
+        self._stream_bytes -= stream.size
+        self._stream_events(generation_id, stream, stream.parser.finish(), now)
+        # The assistant message lists every call of the stream; tool messages held so far
+        # follow it, and later results of this stream go out directly (stream.closed).
+        self._out.append(fx.PublishChat(assistant_message(''.join(stream.content),
+                                                          stream.chat_calls)))
+        stream.closed = True
+        self._out.extend(fx.PublishChat(message) for message in stream.held_tool_messages)
+        stream.held_tool_messages.clear()
+        stream.chat_calls = []
+
+    # -- helpers -----------------------------------------------------------------------------
+
+    def _tool(self, name: str, now: float) -> _Tool:
+        tool = self._tools.get(name)
+        if tool is None:
+            settings = self._tool_settings(name)
+            tool = self._tools[name] = _Tool(
+                settings, TokenBucket(settings.rate_limit_hz, settings.burst, now))
+        return tool
+
+    def _new_id(self, kind: str) -> str:
+        # Never derived from the policy's generation_id: two streams that reuse (or omit) an
+        # id must not share call ids, or one call's result would replace the other's.
+        return f'{kind}{self._id_prefix}{next(self._ids):06x}'
+
+    def _push(self, due: float, kind: str, key: str) -> None:
+        heapq.heappush(self._timers, (due, next(self._seq), kind, key))
+
+    def _timer_live(self, entry: tuple) -> bool:
+        due, _, kind, key = entry
+        if kind == 'call':
+            call = self._active.get(key) or self._cancelling.get(key)
+            return call is not None and call.deadline == due
+        return key in self._streams
+
+    def _take(self) -> list:
+        out, self._out = self._out, []
+        return out

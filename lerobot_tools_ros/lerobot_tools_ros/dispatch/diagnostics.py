@@ -1,0 +1,74 @@
+# Copyright 2026 lerobot_tools_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+What the dispatcher reports on /diagnostics, decided without ROS.
+
+`statuses()` turns the core's counters into plain `Status` values; the node only converts them
+to `diagnostic_msgs/DiagnosticStatus` (OK or WARN) and publishes them once a second.
+"""
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from .core import DispatchCore, NOT_IN_CATALOG
+from .records import AuditLog, ToolStats
+
+
+@dataclass(slots=True)
+class Status:
+    """One diagnostic status: `warn` False means OK."""
+
+    name: str
+    message: str
+    warn: bool = False
+    hardware_id: str = ''
+    values: dict = field(default_factory=dict)
+
+
+def statuses(core: DispatchCore, audit: AuditLog | None, available: Callable[[str], bool],
+             service: Callable[[str], str]) -> list[Status]:
+    """Return the audit log's, the streams' and every tool's status (unknown tools once)."""
+    found = []
+    if audit is not None:
+        found.append(Status('audit_log', audit.last_error or 'ok', bool(audit.write_errors),
+                            str(audit.path), {'write_failures': audit.write_errors}))
+    (streams, held), evicted = core.open_streams, core.streams_evicted
+    found.append(Status(
+        'streams', 'streams were finished early (max_open_streams, max_stream_bytes)'
+        if evicted else 'ok', bool(evicted),
+        values={'open': streams, 'held_chars': held, 'finished_early': evicted}))
+    for name in [*core.catalog.names, NOT_IN_CATALOG]:
+        stats = core.stats.get(name) or ToolStats()
+        unknown = name == NOT_IN_CATALOG
+        if unknown and not stats.calls:
+            continue
+        ready = not unknown and available(name)
+        p50, p99 = stats.percentile_ms(0.5), stats.percentile_ms(0.99)
+        values = {
+            'calls': stats.calls, 'successes': stats.successes,
+            'latency_p50_ms': f'{p50:.2f}' if p50 is not None else '',
+            'latency_p99_ms': f'{p99:.2f}' if p99 is not None else '',
+            'executor_available': ready, 'enabled': core.enabled,
+            **{f'errors.{code}': count for code, count in sorted(stats.errors_by_code.items())},
+            **{f'benign.{code}': count for code, count in sorted(stats.benign_by_code.items())},
+        }
+        if unknown:
+            found.append(Status(name, 'calls of unknown tools or unparseable calls', True,
+                                values=values))
+            continue
+        message = ('ok' if ready else 'executor unavailable') + (
+            '' if core.enabled else ', paused')
+        found.append(Status(name, message, not (ready and core.enabled), service(name), values))
+    return found

@@ -1,0 +1,125 @@
+# Copyright 2026 lerobot_tools_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+What the dispatch core asks the outside world to do: small values, one class per kind.
+
+The core never publishes, sends or writes anything itself; every event it handles returns a list
+of these, in the order they must happen. The node turns each into a ROS operation (or, in tests,
+they are inspected directly). Text in them that came from a model or a caller is still raw: the
+node makes it safe (`untrusted.ros_string`, `untrusted.log_text`) where it leaves the process.
+"""
+
+from dataclasses import dataclass
+from typing import Any, TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from .core import Call
+
+
+@dataclass(slots=True)
+class Send:
+    """Send the call to its tool's executor (as a service request or an action goal)."""
+
+    call: 'Call'
+
+
+@dataclass(slots=True)
+class StopOnExecutor:
+    """
+    Stop caring about a call that went to its executor, and stop it there if it can be.
+
+    `await_answer`: the core still expects `answered`/`failed` for this call (a cancel, which
+    keeps the tool busy until the executor stops); False after a timeout (forget the call).
+    """
+
+    call: 'Call'
+    reason: str
+    await_answer: bool
+
+
+@dataclass(slots=True)
+class PublishCall:
+    """Announce an accepted or rejected call (lerobot_tools/calls)."""
+
+    call: 'Call'
+
+
+@dataclass(slots=True)
+class PublishResult:
+    """The one result of a call (lerobot_tools/results; answers ~/call too)."""
+
+    call: 'Call'
+    error_code: str
+    error_message: str
+    content: str
+    duration_s: float
+
+    @property
+    def success(self) -> bool:
+        return not self.error_code
+
+
+@dataclass(slots=True)
+class PublishChat:
+    """One OpenAI-shaped chat message (lerobot_tools/chat), as a dict."""
+
+    message: dict
+
+
+@dataclass(slots=True)
+class PublishProgress:
+    """Progress of a running call, relayed from its executor (lerobot_tools/progress)."""
+
+    call: 'Call'
+    stage: str
+    progress: float
+    detail: str
+
+
+@dataclass(slots=True)
+class RequestApproval:
+    """Ask an operator to approve a call (lerobot_tools/approval_requests)."""
+
+    call: 'Call'
+    reason: str
+    timeout_s: float
+
+
+@dataclass(slots=True)
+class ApprovalClosed:
+    """A call no longer waits for approval (`outcome`: approved by ..., denied, paused, ...)."""
+
+    call: 'Call'
+    outcome: str
+
+
+@dataclass(slots=True)
+class Audit:
+    """One audit-log record: `event` ('call', 'result', 'approval', ...) and its fields."""
+
+    event: str
+    fields: dict[str, Any]
+
+
+@dataclass(slots=True)
+class Log:
+    """A line for the node's logger; `level` is 'info', 'warning' or 'error'."""
+
+    level: str
+    text: str
+
+
+Effect = Send | StopOnExecutor | PublishCall | PublishResult | PublishChat | PublishProgress \
+    | RequestApproval | ApprovalClosed | Audit | Log

@@ -1,0 +1,74 @@
+# Copyright 2026 lerobot_tools_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""Test helper: the product's ExecutorClient on the test node, with waiting calls."""
+
+from dataclasses import dataclass, field
+import json
+from typing import Any
+
+from conftest import spin_until
+from lerobot_tools_ros.nodes.executor_client import ExecutorCall, ExecutorClient, Outcome
+
+_LIVE: list = []  # callers whose ROS clients must go before their node does
+
+
+def destroy_callers() -> None:
+    """Destroy every Caller's ROS clients; call before the test node goes (GC can crash)."""
+    while _LIVE:
+        _LIVE.pop().client.destroy()
+
+
+@dataclass
+class Pending:
+    """A call in flight: its outcome (once done) and every feedback seen so far."""
+
+    handle: ExecutorCall | None = None
+    outcomes: list[Outcome] = field(default_factory=list)
+    feedback: list[tuple[str, float, str]] = field(default_factory=list)
+
+    @property
+    def outcome(self) -> Outcome:
+        assert len(self.outcomes) == 1, self.outcomes
+        return self.outcomes[0]
+
+
+class Caller:
+    """Call one tool's executor the way the dispatcher does (discovery, readiness probe)."""
+
+    def __init__(self, node: Any, name: str, mode: str = 'auto') -> None:
+        self.node = node
+        self.tool = name.rsplit('/', 1)[-1]
+        self.client = ExecutorClient(node, name, mode=mode)
+        _LIVE.append(self)
+
+    def wait_ready(self, timeout: float = 30.0) -> bool:
+        """Spin until the client proved the executor's answers reach it (no call is retried)."""
+        return spin_until(self.node, self.client.poll, timeout)
+
+    def start(self, arguments: Any, call_id: str = 'c1', name: str | None = None) -> Pending:
+        text = arguments if isinstance(arguments, str) else json.dumps(arguments)
+        pending = Pending()
+        pending.handle = self.client.send(
+            call_id, self.tool if name is None else name, text, pending.outcomes.append,
+            lambda *feedback: pending.feedback.append(feedback))
+        return pending
+
+    def finish(self, pending: Pending, timeout: float = 15.0) -> Outcome:
+        assert spin_until(self.node, lambda: bool(pending.outcomes), timeout), 'no answer'
+        return pending.outcome
+
+    def call(self, arguments: Any, call_id: str = 'c1', name: str | None = None,
+             timeout: float = 15.0) -> Outcome:
+        return self.finish(self.start(arguments, call_id, name), timeout)
