@@ -35,7 +35,7 @@ import os
 import pathlib
 from typing import Any, Iterable, Mapping
 
-from lerobot_tools_ros import errors
+from lerobot_tools_ros import errors, names
 
 # Approval settings (dispatcher parameter tool.<name>.approval) that make a call wait for, or be
 # refused by, an operator: such a tool acts on the world.
@@ -110,6 +110,8 @@ def view_from_parameters(values: Mapping[str, Any]) -> DispatcherView:
     enabled.
     """
     allowed = values.get('allowed_tools') or ()
+    if list(allowed) == [names.ALL_TOOLS]:  # ['*'] is the dispatcher's "every tool"
+        allowed = ()
     approvals: dict[str, str] = {}
     disabled = set()
     for key, value in values.items():

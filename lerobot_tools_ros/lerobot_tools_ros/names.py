@@ -71,3 +71,7 @@ def tool_service_name(prefix: str, tool_name: str) -> str:
 def ros_safe(name: str) -> str:
     """Return `name` with every character a ROS name token cannot hold replaced by '_'."""
     return _NOT_IN_ROS_NAMES.sub('_', name) or '_'
+
+
+# In a list of tool names (allowed_tools), ['*'] means every tool (as does []).
+ALL_TOOLS = '*'

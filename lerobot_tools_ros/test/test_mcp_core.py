@@ -50,6 +50,10 @@ def test_allowlist_and_disabled_tools_are_hidden(catalog):
     # Unset parameters (None) are the defaults.
     view = mcp_core.view_from_parameters({'allowed_tools': None, 'tool.say.approval': None})
     assert len(mcp_core.visible_tools(catalog, view)) == len(catalog.names)
+    # The dispatcher's default allowlist ['*'] and an empty one both mean every tool.
+    for every in (['*'], []):
+        view = mcp_core.view_from_parameters({'allowed_tools': every})
+        assert len(mcp_core.visible_tools(catalog, view)) == len(catalog.names)
 
 
 def test_hints_follow_approval_and_the_servers_settings(catalog):

@@ -24,6 +24,7 @@ sends an empty BOOL array, which a statically typed string-array parameter refus
 from typing import Any
 import weakref
 
+from lerobot_tools_ros import names
 from rcl_interfaces.msg import ParameterDescriptor, ParameterType, SetParametersResult
 from rclpy.node import Node
 
@@ -40,7 +41,7 @@ _ARRAY_TYPE_OF_ITEM = {
     str: ParameterType.PARAMETER_STRING_ARRAY,
 }
 # In a list of names, ['*'] (or []) means every one, e.g. allowed_tools: ['*'].
-ALL = '*'
+ALL = names.ALL_TOOLS
 _LIST_PARAMETERS = '_lerobot_list_parameters'  # node attribute: names declared as string lists
 
 
