@@ -409,7 +409,11 @@ def test_a_2026_client_without_handshake_lists_tools_and_hears_changes(
     _mcp()
     from mcp import Client, StdioServerParameters
 
-    start_node('lerobot_tools_ros.nodes.dispatcher', '-p', f'dataset:={dataset}')
+    from lerobot_tools_interfaces.srv import CallTool
+
+    dispatcher = start_node('lerobot_tools_ros.nodes.dispatcher', '-p', f'dataset:={dataset}')
+    call = ros_node.create_client(CallTool, '/dispatcher/call')  # the dispatcher is up first
+    assert spin_until(ros_node, call.service_is_ready, 60.0), dispatcher.output()
     command = server_command()
 
     async def session() -> None:
