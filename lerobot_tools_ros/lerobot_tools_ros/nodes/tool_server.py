@@ -18,8 +18,11 @@ Host tools as `CallTool` services and `RunTool` actions, both at `<service_prefi
 Other nodes may call these directly (without the dispatcher), so the server validates arguments
 against the catalog itself. Each tool has a node of its own, spun by an executor thread of its
 own, plus one worker thread that runs the tool's calls one at a time (tools are not required to
-be thread-safe): a slow `say` never delays a `record_observation`, and while a call runs the
-tool's executor thread still takes new requests, goals and cancel requests.
+be thread-safe): a slow `say` never delays a `record_observation`, and while a goal runs the
+tool's executor thread still takes new requests, goals and cancel requests. A `CallTool` request
+that finds its tool idle runs on the executor thread itself (nothing can cancel a request, and
+the hand-off to the worker cost about a third of a round trip); one that finds the tool busy
+waits for the worker like a goal.
 
 Every call gets a `CallContext`: an action goal's cancel request cancels it, the tool's progress
 reports become the goal's feedback, and shutdown cancels every call still queued or running
@@ -285,7 +288,9 @@ class ToolServer(Node):
                 hosted.in_flight += 1
             try:
                 context = CallContext(request.call_id)
-                code, text = await self._submit(hosted, request, context)
+                # A request cannot be cancelled by its caller: when the tool is idle it runs
+                # right here, on the tool's executor thread, without the hand-off to the worker.
+                code, text = await self._submit(hosted, request, context, inline=True)
             except Exception as exc:  # noqa: B902 - every request gets an answer
                 code, text = errors.EXECUTION_FAILED, f'{type(exc).__name__}: {exc}'
             finally:
@@ -338,8 +343,16 @@ class ToolServer(Node):
             context.cancel()
         return CancelResponse.ACCEPT
 
-    def _submit(self, hosted: _HostedTool, request: Any, context: CallContext) -> Future:
-        """Validate a call and queue it for the worker; the future gives (code, text)."""
+    def _submit(self, hosted: _HostedTool, request: Any, context: CallContext, *,
+                inline: bool = False) -> Future:
+        """
+        Validate a call and queue it for the worker; the future gives (code, text).
+
+        `inline`: when no call of the tool is queued or running, run this one now on the
+        calling thread (the tool's executor thread; the future is done on return). Only for
+        service requests: nothing can cancel them, and the executor thread is free again before
+        a goal or cancel request could need it (while the tool is idle none is pending).
+        """
         answer = Future()
         name = hosted.tool.name
         if request.name and request.name != name:
@@ -361,7 +374,15 @@ class ToolServer(Node):
             waits = hosted.pending > 0
             hosted.pending += 1
             hosted.contexts.add(context)
-            hosted.jobs.put(_Job(request.call_id, arguments, context, answer, queued=waits))
+            if waits or not inline:
+                hosted.jobs.put(_Job(request.call_id, arguments, context, answer, queued=waits))
+        if inline and not waits:
+            outcome = self._execute(hosted.tool, arguments, request.call_id, context)
+            with hosted.lock:
+                hosted.pending -= 1
+                hosted.contexts.discard(context)
+            answer.set_result(outcome)
+            return answer
         if waits:
             context.feedback(RunTool.Feedback.STAGE_QUEUED, -1.0,
                              f"waiting for an earlier '{name}' call to finish")
