@@ -21,8 +21,12 @@ the core's effects out as publications and executor requests, and one one-shot t
 the core's next deadline (an idle dispatcher does not wake up except for its 1 Hz diagnostics).
 
 Every state callback is in one mutually exclusive callback group and enters the core under one
-lock (executor answers arrive as group-less future callbacks), so the node is safe under any
-executor; `run_node` spins it on a SingleThreadedExecutor, measured fastest for this work.
+lock, so the node is safe under any executor; `run_node` spins it on a SingleThreadedExecutor,
+measured fastest for this work. Work that starts on other threads is posted into that group (a
+guard condition in it): `~/call` requests always, and executor answers (rclpy runs future
+callbacks as group-less tasks) whenever the node spins on a multi-threaded executor. The group,
+not only the lock, is what makes this safe: the executor clients (rclpy 7's ActionClient keeps
+its goal tables unlocked) are touched only from it.
 The executor-facing code is `_send`, `_stop_on_executor`, `_on_outcome`, `_on_feedback` and
 `_poll_executors`: through `ExecutorClient` each tool's executor is called as a `RunTool` action
 when it offers one (feedback relayed on lerobot_tools/progress, cancel, timeouts that stop the
@@ -33,6 +37,7 @@ small node of its own (`<name>_call`) whose threads wait for the calls' results,
 cannot answer a service request later and an awaiting coroutine would busy-poll the executor.
 """
 
+from collections import deque
 import json
 import os
 import sys
@@ -60,7 +65,8 @@ import rclpy
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.clock import Clock, ClockType
 from rclpy.exceptions import ParameterException
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.executors import (ExternalShutdownException, MultiThreadedExecutor,
+                             SingleThreadedExecutor)
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
@@ -92,6 +98,17 @@ def _duration(seconds: float) -> Duration:
     return Duration(sec=whole, nanosec=int((seconds - whole) * 1e9))
 
 
+class _Waiter:
+    """One ~/call request waiting in its service thread for its call's one result."""
+
+    __slots__ = ('answered', 'result', 'call')
+
+    def __init__(self) -> None:
+        self.answered = threading.Event()
+        self.result: fx.PublishResult | None = None
+        self.call: Any = None  # the core's call, once submitted
+
+
 class Dispatcher(Node):
     """Turn policy output into tool calls on executor services, one result per call."""
 
@@ -101,7 +118,8 @@ class Dispatcher(Node):
         self._audit: AuditLog | None = None
         self._core: DispatchCore | None = None
         self._lock = threading.Lock()
-        self._waiters: dict[Any, list] = {}  # ~/call requests: call -> [Event, its result]
+        self._waiters: dict[Any, _Waiter] = {}  # ~/call requests by their call
+        self._call_waiters: set = set()  # every ~/call request still waiting (for shutdown)
         self._call_node: Node | None = None
         self._declare_parameters()
         # Write failures are reported by the log itself, at most once per 10 s.
@@ -117,6 +135,9 @@ class Dispatcher(Node):
             self._tool_settings, id_prefix=os.urandom(4).hex(),  # unique per dispatcher run
             describe_executor=self._service_name)
         self._group = MutuallyExclusiveCallbackGroup()
+        self._posted: deque = deque()  # work from other threads, run in the group (_post)
+        self._post_guard = self.create_guard_condition(self._run_posted,
+                                                       callback_group=self._group)
         self._tool_clients: dict[str, Any] = {}
         self._clock = self.get_clock()
         self._handlers = {
@@ -373,7 +394,7 @@ class Dispatcher(Node):
             client = ExecutorClient(
                 self, names.tool_service_name(self.service_prefix, name),
                 mode=self.executor_interface, callback_group=self._group,
-                on_ready=lambda name=name: self._on_ready(name))
+                on_ready=lambda name=name: self._on_ready(name), post=self._in_group)
             self._tool_clients[name] = client
             client.poll()  # discovery and the readiness probe start before the first call
         return client
@@ -410,6 +431,30 @@ class Dispatcher(Node):
         self._wake.timer_period_ns = max(1_000_000, int((due - time.monotonic()) * 1e9))
         self._wake.reset()
 
+    # -- work from other threads ----------------------------------------------------------------
+
+    def _post(self, work: Any) -> None:
+        """Run `work()` in the callback group, soon (from any thread)."""
+        self._posted.append(work)
+        self._post_guard.trigger()
+
+    def _run_posted(self) -> None:
+        posted = self._posted
+        while posted:
+            posted.popleft()()
+
+    def _in_group(self, work: Any) -> None:
+        """
+        Run a future callback in the group.
+
+        At once on a single-threaded executor (every callback already runs on its one thread),
+        else posted.
+        """
+        if isinstance(self.executor, SingleThreadedExecutor):
+            work()
+        else:
+            self._post(work)
+
     # -- ~/call: the gated entry for other nodes -------------------------------------------------
 
     def _serve_calls(self, qos: QoSProfile) -> None:
@@ -433,18 +478,27 @@ class Dispatcher(Node):
             pass
 
     def _on_call(self, request: CallTool.Request, response: CallTool.Response):
-        """Run one request through the core, wait (in this thread) for its one result."""
-        waiter = [threading.Event(), None]
+        """Post one request into the group (the core), wait in this thread for its result."""
+        waiter = _Waiter()
         source = ros_string(request.source.strip()[:128]) or _CALL_SOURCE_DEFAULT
-        with self._lock:
-            call, effects = self._core.submit(request.name, request.arguments, time.monotonic(),
-                                              source=source, call_id=request.call_id)
-            self._waiters[call] = waiter
-            self._apply(effects)
-        while not waiter[0].wait(1.0) and self.context.ok():
-            pass  # the core answers every call by its deadline; this only notices shutdown
-        result: fx.PublishResult | None = waiter[1]
-        response.call_id = call.call_id
+
+        def submit() -> None:
+            with self._lock:
+                call, effects = self._core.submit(request.name, request.arguments,
+                                                  time.monotonic(), source=source,
+                                                  call_id=request.call_id)
+                waiter.call = call
+                self._waiters[call] = waiter
+                self._apply(effects)
+        self._call_waiters.add(waiter)
+        try:
+            self._post(submit)
+            while not waiter.answered.wait(1.0) and self.context.ok():
+                pass  # the core answers every call by its deadline; this only notices shutdown
+        finally:
+            self._call_waiters.discard(waiter)
+        result: fx.PublishResult | None = waiter.result
+        response.call_id = waiter.call.call_id if waiter.call is not None else request.call_id
         if result is None:
             response.error_code = errors.UNAVAILABLE
             response.error_message = 'the dispatcher shut down before the call had a result'
@@ -460,7 +514,9 @@ class Dispatcher(Node):
     def _send(self, effect: fx.Send) -> None:
         call = effect.call
         client = self._client(call.name)
-        if not (client.ready or client.poll()):
+        # poll(), not only `ready`: an executor that left the graph since it was proven must not
+        # be sent a call (it would end in timeout after the full timeout, not unavailable).
+        if not client.poll():
             self._apply(self._core.executor_missing(call.call_id, time.monotonic()))
             return
         call.handle = client.send(
@@ -470,7 +526,7 @@ class Dispatcher(Node):
                                                                          detail))
 
     def _on_outcome(self, call: Any, outcome: Outcome) -> None:
-        # A future callback (group-less under some executors): the lock keeps the core serial.
+        # In the group (see _in_group); the lock keeps the core serial with parameter changes.
         with self._lock:
             if call.handle is None:
                 return  # forgotten (timed out, shut down)
@@ -538,8 +594,8 @@ class Dispatcher(Node):
         self._results_pub.publish(msg)
         waiter = self._waiters.pop(call, None)
         if waiter is not None:  # a ~/call request waits for this result
-            waiter[1] = effect
-            waiter[0].set()
+            waiter.result = effect
+            waiter.answered.set()
         if effect.error_code:
             self.get_logger().warning(
                 f'{log_text(call.name)} [{log_text(call.call_id)}] {effect.error_code}: '
@@ -705,8 +761,8 @@ class Dispatcher(Node):
         except Exception as exc:  # noqa: B902 - shutting down regardless
             self.get_logger().error(f'could not publish the final results: {exc}')
         finally:
-            for waiter in self._waiters.values():
-                waiter[0].set()  # answered 'unavailable' if the core had no result for it
+            for waiter in [*self._waiters.values(), *self._call_waiters]:
+                waiter.answered.set()  # answered 'unavailable' if the core had no result for it
             if self._call_node is not None:
                 self._call_executor.shutdown(timeout_sec=2.0)
                 self._call_node.destroy_node()

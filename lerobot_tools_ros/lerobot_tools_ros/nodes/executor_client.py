@@ -30,7 +30,10 @@ Two things make a first call reliable, and both live here so every caller gets t
 The client never blocks and never spins: it works from the caller's executor through future
 callbacks. The owner calls `poll()` now and then (a timer) to advance discovery and probing, and
 `mark_unproven()` after a call went unanswered (the executor may have restarted), so the path is
-proven again before the next call. Everything here runs on the owner's executor thread.
+proven again before the next call. rclpy runs future callbacks as tasks outside any callback
+group, so under a multi-threaded executor they would race the owner's callbacks (and, on rclpy 7,
+the ActionClient's own unlocked goal tables); an owner there passes `post`, which runs them in
+its mutually exclusive group. Everything else runs where the owner calls it.
 """
 
 from dataclasses import dataclass
@@ -111,14 +114,18 @@ class ExecutorClient:
     `mode`: 'auto' (the action when offered, else the service), or force ACTION or SERVICE.
     `on_ready`: called (on the executor thread) each time the client becomes ready, so callers
     waiting for it can send at once instead of at their next poll.
+    `post`: runs a future's callbacks (readiness, acceptance, outcome) where the owner's state
+    may be touched; by default they run at once, on the thread that completed the future.
     """
 
     def __init__(self, node: Node, name: str, *, mode: str = 'auto', callback_group: Any = None,
                  probe_interval_s: float = 0.25, action_grace_s: float = 0.5,
-                 on_ready: Callable[[], None] | None = None) -> None:
+                 on_ready: Callable[[], None] | None = None,
+                 post: Callable[[Callable[[], None]], None] | None = None) -> None:
         if mode not in _MODES:
             raise ValueError(f"mode must be one of {', '.join(_MODES)}, got {mode!r}")
         self._node = node
+        self._post = post
         self.mode = mode
         self.probe_interval_s = probe_interval_s
         self.action_grace_s = action_grace_s
@@ -191,17 +198,24 @@ class ExecutorClient:
         if kind == SERVICE:
             future = self._service.call_async(CallTool.Request(name=names.READINESS_PROBE))
             self._service_probes.append(future)
-            future.add_done_callback(lambda f: self._proven(SERVICE, epoch) if f.result()
-                                     is not None else None)
+            self._when_done(future, lambda f: self._proven(SERVICE, epoch) if f.result()
+                            is not None else None)
             return
 
         def accepted(future: Future) -> None:
             handle = future.result()
             if handle is not None and handle.accepted:  # rejected: the executor is closing
-                handle.get_result_async().add_done_callback(
-                    lambda _: self._proven(ACTION, epoch))
-        self._action.send_goal_async(RunTool.Goal(name=names.READINESS_PROBE)).add_done_callback(
-            accepted)
+                self._when_done(handle.get_result_async(), lambda _: self._proven(ACTION, epoch))
+        self._when_done(self._action.send_goal_async(RunTool.Goal(name=names.READINESS_PROBE)),
+                        accepted)
+
+    def _when_done(self, future: Future, callback: Callable[[Future], None]) -> None:
+        """Run `callback(future)` when it is done, through `post` when the owner gave one."""
+        post = self._post
+        if post is None:
+            future.add_done_callback(callback)
+        else:
+            future.add_done_callback(lambda done: post(lambda: callback(done)))
 
     def _proven(self, kind: str, epoch: int) -> None:
         if epoch != self._epoch or self.kind in (ACTION, kind):
@@ -243,7 +257,7 @@ class ExecutorClient:
             future = self._service.call_async(CallTool.Request(
                 call_id=call_id, name=tool_name, arguments=arguments_json))
             call._forget = lambda: self._service.remove_pending_request(future)
-            future.add_done_callback(lambda f: finish(_service_outcome(f.result())))
+            self._when_done(future, lambda f: finish(_service_outcome(f.result())))
             return call
 
         def feedback(message: Any) -> None:
@@ -262,12 +276,12 @@ class ExecutorClient:
             call._goal_handle = handle
             if call.cancel_requested:
                 handle.cancel_goal_async()
-            handle.get_result_async().add_done_callback(
-                lambda f: finish(_action_outcome(f.result(), self.name)))
+            self._when_done(handle.get_result_async(),
+                            lambda f: finish(_action_outcome(f.result(), self.name)))
 
-        self._action.send_goal_async(
+        self._when_done(self._action.send_goal_async(
             RunTool.Goal(call_id=call_id, name=tool_name, arguments=arguments_json),
-            feedback_callback=feedback).add_done_callback(accepted)
+            feedback_callback=feedback), accepted)
         return call
 
     def destroy(self) -> None:
