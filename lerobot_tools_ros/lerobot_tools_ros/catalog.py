@@ -358,6 +358,11 @@ def _non_finite_path(value: Any, path: str) -> str | None:
     return None
 
 
+def _is_readable_file(path: pathlib.Path) -> bool:
+    """Tell whether `path` can be read as a file: regular, a named pipe or a device."""
+    return path.exists() and not path.is_dir()
+
+
 def read_info_json(path: str | os.PathLike) -> Any:
     """Read and decode an info.json, or raise ``CatalogError`` naming the file and the problem."""
     try:
@@ -449,18 +454,19 @@ class ToolCatalog:
         Load from a dataset root, an ``info.json`` path, or a LeRobot repo id.
 
         ``None`` or ``''`` loads the sample dataset shipped with this package. An existing local
-        path always wins over a repo id of the same spelling.
+        path always wins over a repo id of the same spelling. Any readable non-directory is read
+        as a file (a named pipe too: a generator can hand over its catalog without a temp file).
         """
         if source is None or source == '':
             source = SAMPLE_DATASET
         path = pathlib.Path(os.fspath(source)).expanduser()
         if path.is_dir():
             for candidate in (path / 'meta' / 'info.json', path / 'info.json'):
-                if candidate.is_file():
+                if _is_readable_file(candidate):
                     return cls._load_file(candidate, strict=strict)
             raise CatalogError(f'{path}: no meta/info.json in this directory (tried '
                                f'{path / "meta" / "info.json"}, {path / "info.json"})')
-        if path.is_file():
+        if _is_readable_file(path):
             return cls._load_file(path, strict=strict)
         text = os.fspath(source)
         if isinstance(text, str) and _REPO_ID_PATTERN.fullmatch(text):

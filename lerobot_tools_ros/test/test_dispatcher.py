@@ -371,6 +371,84 @@ def test_reload_catalog_reports_what_changed(stack, ros_node, dataset):
     assert gone.error_code == ErrorCodes.UNKNOWN_TOOL
 
 
+def _dispatcher_clients_of(node, tool: str) -> list[str]:
+    """Client names (CallTool, and the RunTool action's own) the dispatcher holds for `tool`."""
+    service = f'/lerobot_tools/{tool}'
+    return [name for name, _ in node.get_client_names_and_types_by_node('dispatcher', '/')
+            if name == service or name.startswith(service + '/')]
+
+
+def test_reload_that_removes_a_tool_destroys_its_executor_client(stack, ros_node, dataset):
+    from std_srvs.srv import Trigger
+    stack()
+    assert spin_until(ros_node, lambda: len(_dispatcher_clients_of(ros_node, 'echo')) > 1, 20.0)
+    assert _dispatcher_clients_of(ros_node, 'say')
+    info_path = dataset / 'meta' / 'info.json'
+    info = json.loads(info_path.read_text())
+    info['tools'] = [tool for tool in info['tools'] if tool['function']['name'] != 'echo']
+    info_path.write_text(json.dumps(info))
+    reload = ros_node.create_client(Trigger, '/dispatcher/reload_catalog')
+    assert spin_until(ros_node, reload.service_is_ready, 10.0)
+    future = reload.call_async(Trigger.Request())
+    assert spin_until(ros_node, future.done, 20.0)
+    assert future.result().success and "removed ['echo']" in future.result().message
+    # Gone from the graph: before, every client ever created stayed until the node ended.
+    assert spin_until(ros_node, lambda: not _dispatcher_clients_of(ros_node, 'echo'), 20.0), \
+        _dispatcher_clients_of(ros_node, 'echo')
+    assert _dispatcher_clients_of(ros_node, 'say')  # the tools kept keep theirs
+
+
+def test_a_call_during_a_catalog_load_is_answered_before_the_reload_completes(
+        stack, ros_node, dataset):
+    import errno
+    import os
+    from std_srvs.srv import Trigger
+    policy, dispatcher, _ = stack()
+    available = _executor_available(ros_node)
+    assert spin_until(ros_node, lambda: available() == 'True', 20.0)
+    info_path = dataset / 'meta' / 'info.json'
+    big = json.loads(info_path.read_text())
+    big['tools'] += [{'type': 'function', 'function': {
+        'name': f'tool_{i}', 'description': f'Tool {i}.', 'parameters': {
+            'type': 'object', 'properties': {'target': {'type': 'string', 'maxLength': 64 + i}},
+            'required': ['target']}}} for i in range(2000)]
+    # A named pipe as info.json: the load blocks reading it until this test writes the catalog,
+    # so "while the catalog is being loaded" is a state the test holds, not a race it times.
+    info_path.unlink()
+    os.mkfifo(info_path)
+    reload = ros_node.create_client(Trigger, '/dispatcher/reload_catalog')
+    assert spin_until(ros_node, reload.service_is_ready, 10.0)
+    reloaded = reload.call_async(Trigger.Request())
+    writer = None
+
+    def loading() -> bool:  # the dispatcher has the pipe open: it is reading the catalog
+        nonlocal writer
+        if writer is None:  # one writer only: a second would keep the pipe from ending
+            try:
+                writer = os.open(info_path, os.O_WRONLY | os.O_NONBLOCK)
+            except OSError as exc:
+                assert exc.errno == errno.ENXIO, exc  # no reader yet
+        return writer is not None
+    try:
+        assert spin_until(ros_node, loading, 20.0), dispatcher.output()[-2000:]
+        policy.text_pub.publish(String(data='<echo>during the load</echo>'))
+        assert spin_until(ros_node, lambda: len(policy.results) == 1, 20.0), \
+            'the call waited for the catalog load\n' + dispatcher.output()[-2000:]
+        # The order of events: the call has its result while the reload is still loading.
+        assert not reloaded.done(), reloaded.result()
+        assert policy.results[0].success, policy.results[0].error_message
+        os.set_blocking(writer, True)
+        os.write(writer, json.dumps(big).encode())
+    finally:
+        if writer is not None:
+            os.close(writer)
+    assert spin_until(ros_node, reloaded.done, 60.0), dispatcher.output()[-2000:]
+    assert reloaded.result().success, reloaded.result().message
+    assert "added ['tool_0', 'tool_1'" in reloaded.result().message
+    (after,) = policy.say('<echo>after</echo>', 1)
+    assert after.success, after.error_message
+
+
 def test_unknown_format_name_fails_at_start_with_the_known_names(start_node, dataset):
     proc = start_node(DISPATCHER, '-p', f'dataset:={dataset}', '-p', 'formats:=[hermes, yaml]')
     assert proc.proc.wait(30) == 1

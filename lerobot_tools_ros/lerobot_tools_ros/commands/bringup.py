@@ -184,8 +184,9 @@ def run(args: argparse.Namespace) -> int:
         for node in nodes:
             executor.add_node(node)
         dispatcher = nodes[0]
+        text_topic = dispatcher.resolve_topic_name(dispatcher.params.input_topic)
         print(f'[bringup] ready: {", ".join(n.get_name() for n in nodes[:-1])}; policy text '
-              f'goes to {dispatcher.resolve_topic_name(dispatcher.input_topic)}', flush=True)
+              f'goes to {text_topic}', flush=True)
         _spin(executor, dispatcher, policy, args.duration, interrupted)
         _settle(executor, 0.5)
     except (KeyboardInterrupt, ExternalShutdownException):

@@ -52,15 +52,13 @@ from lerobot_tools_interfaces.msg import (
 from lerobot_tools_interfaces.srv import Approve, CallTool, CancelCalls
 from lerobot_tools_ros import errors, names
 from lerobot_tools_ros.catalog import CatalogError, ToolCatalog
-from lerobot_tools_ros.dispatch import (APPROVAL_MODES, AuditLog, diagnostics, DispatchCore,
-                                        DispatchSettings, effects as fx, ToolSettings)
+from lerobot_tools_ros.dispatch import AuditLog, diagnostics, DispatchCore, effects as fx
+from lerobot_tools_ros.nodes.dispatcher_params import DispatcherParameters
 from lerobot_tools_ros.nodes.executor_client import ExecutorClient, Outcome
-from lerobot_tools_ros.nodes.params import (
-    ALL, declare, means_all, overrides_with_prefix, string_list)
 from lerobot_tools_ros.nodes.runner import run_node
 from lerobot_tools_ros.parsing import parse
 from lerobot_tools_ros.untrusted import log_text, ros_string
-from rcl_interfaces.msg import ParameterDescriptor
+from rcl_interfaces.msg import SetParametersResult
 import rclpy
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.clock import Clock, ClockType
@@ -72,19 +70,14 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
 from std_srvs.srv import SetBool, Trigger
 
-# Settings a parameters file may give per tool as tool.<name>.<setting>.
-_PER_TOOL_SETTINGS = ('timeout_s', 'rate_limit_hz', 'burst', 'repeat_window_s', 'approval')
-# Seconds in which an identical call of a tool is a duplicate, unless tool.<name>.repeat_window_s
-# says otherwise: on for say (a VLA emits the same <say> with every action chunk), off elsewhere
-# (record_observation: repeating is the point).
-_DEFAULT_REPEAT_WINDOW_S = {'say': 3.0}
-# Threads of ~/call: requests waiting for their results at once (more wait in the queue).
+# Threads of ~/call and ~/reload_catalog: requests waiting at once (more wait in the queue).
 _CALL_THREADS = 16
+# A catalog of at most this many tools gets its executor clients at once (discovery and the
+# readiness probe start before the first call); a larger one per tool at its first call: each
+# client is a CallTool client and a RunTool action client (6 DDS endpoints), and 1,000 of them
+# took ~100 s and ~550 MB to create here.
+_EAGER_CLIENTS = 100
 _CALL_SOURCE_DEFAULT = 'call_service'
-# Dispatcher parameters that are DispatchSettings fields of the same name.
-_CORE_SETTINGS = ('formats', 'allowed_tools', 'max_pending', 'serialize_per_tool',
-                  'max_input_bytes', 'stream_idle_timeout_s', 'max_open_streams',
-                  'max_stream_bytes')
 
 
 def _json(message: dict) -> str:
@@ -121,24 +114,25 @@ class Dispatcher(Node):
         self._waiters: dict[Any, _Waiter] = {}  # ~/call requests by their call
         self._call_waiters: set = set()  # every ~/call request still waiting (for shutdown)
         self._call_node: Node | None = None
-        self._declare_parameters()
+        self.params = params = DispatcherParameters(self)
         # Write failures are reported by the log itself, at most once per 10 s.
-        self._audit = AuditLog(self.audit_log_path, on_error=self.get_logger().error) \
-            if self.audit_log_path else None
+        self._audit = AuditLog(params.audit_log_path, on_error=self.get_logger().error) \
+            if params.audit_log_path else None
         catalog = self._load_catalog()
         # Registered first, so values from a parameters file are checked like `ros2 param set`.
         self.add_on_set_parameters_callback(self._on_set_parameters)
-        self._declare_tool_parameters(catalog)
-        parse('', catalog, self.formats)  # an unknown format name fails here, not per message
+        params.declare_tool_parameters(catalog)
+        parse('', catalog, params.formats)  # an unknown format name fails here, not per message
         self._core = DispatchCore(
-            catalog, DispatchSettings(**{name: getattr(self, name) for name in _CORE_SETTINGS}),
-            self._tool_settings, id_prefix=os.urandom(4).hex(),  # unique per dispatcher run
+            catalog, params.core_settings(), params.tool_settings,
+            id_prefix=os.urandom(4).hex(),  # unique per dispatcher run
             describe_executor=self._service_name)
         self._group = MutuallyExclusiveCallbackGroup()
         self._posted: deque = deque()  # work from other threads, run in the group (_post)
         self._post_guard = self.create_guard_condition(self._run_posted,
                                                        callback_group=self._group)
-        self._tool_clients: dict[str, Any] = {}
+        self._tool_clients: dict[str, ExecutorClient] = {}
+        self._retiring: dict[str, ExecutorClient] = {}  # of removed tools, until their calls end
         self._clock = self.get_clock()
         self._handlers = {
             fx.Send: self._send, fx.StopOnExecutor: self._stop_on_executor,
@@ -159,12 +153,10 @@ class Dispatcher(Node):
             ApprovalRequest, names.APPROVAL_REQUESTS_TOPIC,
             QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE,
                        durability=DurabilityPolicy.TRANSIENT_LOCAL))
-        text_sub = self.create_subscription(String, self.input_topic, self._on_text, reliable,
+        text_sub = self.create_subscription(String, params.input_topic, self._on_text, reliable,
                                             callback_group=self._group)
-        stream_sub = self.create_subscription(TextChunk, self.stream_topic, self._on_chunk,
+        stream_sub = self.create_subscription(TextChunk, params.stream_topic, self._on_chunk,
                                               reliable, callback_group=self._group)
-        self.create_service(Trigger, '~/reload_catalog', self._on_reload,
-                            callback_group=self._group)
         self.create_service(SetBool, '~/set_enabled', self._on_set_enabled,
                             callback_group=self._group)
         self.create_service(Approve, '~/approve', self._on_approve, callback_group=self._group)
@@ -175,15 +167,16 @@ class Dispatcher(Node):
         self._wake.cancel()
         self._armed_for = float('inf')
         self.create_timer(1.0, self._publish_diagnostics, callback_group=self._group)
-        for name in catalog.names:
-            self._client(name)
+        if len(catalog) <= _EAGER_CLIENTS:
+            for name in catalog.names:
+                self._client(name)
         self._serve_calls(reliable)
-        allowed = ', '.join(self.allowed_tools) if self.allowed_tools else 'all catalog tools'
-        services = self.resolve_service_name(names.tool_service_name(self.service_prefix, 'x'))
+        allowed = ', '.join(params.allowed_tools) or 'all catalog tools'
+        services = self.resolve_service_name(names.tool_service_name(params.service_prefix, 'x'))
         self.get_logger().info(
             f'dispatching {", ".join(catalog.names)} from {text_sub.topic_name} and '
             f'{stream_sub.topic_name} to {services[:-1]}<tool> (allowed: '
-            f'{allowed}; formats: {", ".join(self.formats)})')
+            f'{allowed}; formats: {", ".join(params.formats)})')
 
     @property
     def catalog(self) -> ToolCatalog:
@@ -193,207 +186,39 @@ class Dispatcher(Node):
     def enabled(self) -> bool:
         return self._core.enabled
 
-    # -- parameters ------------------------------------------------------------------------
+    # -- parameters (declared and checked in dispatcher_params) ------------------------------
 
-    def _declare_parameters(self) -> None:
-        self.dataset = declare(
-            self, 'dataset', '', 'Catalog source: a dataset root, an info.json path or a LeRobot '
-            "repo id. Empty: the package's sample dataset. Re-read with ~/reload_catalog.",
-            read_only=True)
-        self.input_topic = declare(
-            self, 'input_topic', names.INPUT_TOPIC,
-            'std_msgs/String topic carrying one complete policy generation per message.',
-            read_only=True)
-        self.stream_topic = declare(
-            self, 'stream_topic', names.STREAM_TOPIC,
-            'lerobot_tools_interfaces/TextChunk topic carrying streamed generations.',
-            read_only=True)
-        self.formats = declare(
-            self, 'formats', ['auto'],
-            "Model output formats to recognise: ['auto'] or names such as hermes, pythonic, "
-            'lerobot_marker, openai_json, llama_json, mistral, qwen3_coder_xml, fenced_json.')
-        self.service_prefix = declare(
-            self, 'service_prefix', names.SERVICE_PREFIX,
-            'Prefix of the executors: <prefix>/<tool name> (RunTool action or CallTool service).',
-            read_only=True)
-        self.executor_interface = declare(
-            self, 'executor_interface', 'auto',
-            "How calls reach executors: 'auto' (the RunTool action when offered: progress and "
-            "cancel; else the CallTool service), 'action', or 'service' (one DDS round trip, "
-            'about 4x cheaper than an action, but no progress and no cancel of running calls).',
-            read_only=True)
-        if self.executor_interface not in ('auto', 'action', 'service'):
-            raise errors.ConfigurationError(
-                "parameter 'executor_interface' must be auto, action or service, got "
-                f"'{log_text(self.executor_interface, 40)}'")
-        self.allowed_tools = self._allowed(declare(
-            self, 'allowed_tools', [ALL],
-            f"Tools the policy may call; ['{ALL}'] or []: every catalog tool. Others get "
-            'not_allowed.'))
-        self.timeout_s = declare(
-            self, 'timeout_s', 10.0,
-            'Seconds a call may take, including waiting for its executor to come up; per tool: '
-            'tool.<name>.timeout_s.')
-        self.rate_limit_hz = declare(
-            self, 'rate_limit_hz', 0.0,
-            'Calls per second allowed per tool (0: unlimited); per tool: '
-            'tool.<name>.rate_limit_hz.')
-        self.burst = declare(
-            self, 'burst', 5, 'Calls allowed at once above the rate limit; per tool: '
-            'tool.<name>.burst.')
-        self.max_pending = declare(
-            self, 'max_pending', 256,
-            'Most calls queued or in flight at once; further calls get busy immediately.')
-        self.serialize_per_tool = declare(
-            self, 'serialize_per_tool', True,
-            'Run calls of one tool one after another (a second say waits for the first).')
-        self.audit_log_path = declare(
-            self, 'audit_log', '', 'JSON-lines file recording every call and result; empty: off.',
-            read_only=True)
-        self.max_input_bytes = declare(
-            self, 'max_input_bytes', 65536,
-            'Largest generation parsed; larger ones get one parse_error result.')
-        self.stream_idle_timeout_s = declare(
-            self, 'stream_idle_timeout_s', 30.0,
-            'A streamed generation without a chunk for this long is finished as if final.')
-        self.max_open_streams = declare(
-            self, 'max_open_streams', 64,
-            'Most streamed generations open at once; beyond it the least recently fed one is '
-            'finished early (its unfinished call gets parse_error).')
-        self.max_stream_bytes = declare(
-            self, 'max_stream_bytes', 8 << 20,
-            'Most characters all open streams hold together; beyond it the least recently fed '
-            'streams are finished early.')
-        for key in overrides_with_prefix(self, 'tool.'):
-            tool, _, setting = key.rpartition('.')
-            if setting not in _PER_TOOL_SETTINGS:
-                self.get_logger().warning(
-                    f"ignoring parameter 'tool.{key}': per-tool settings are "
-                    f'{", ".join(_PER_TOOL_SETTINGS)}')
-
-    @staticmethod
-    def _allowed(names: list[str]) -> list[str]:
-        """allowed_tools as the dispatcher keeps it: [] for every tool (given as [] or ['*'])."""
-        return [] if means_all(names) else names
-
-    def _declare_tool_parameters(self, catalog: ToolCatalog) -> None:
-        """Declare tool.<name>.<setting> for every catalog tool: unset means the global value."""
-        for name in catalog.names:
-            for setting in _PER_TOOL_SETTINGS:
-                parameter = f'tool.{name}.{setting}'
-                if not self.has_parameter(parameter):
-                    initial, description = self._tool_parameter_default(name, setting)
-                    self.declare_parameter(parameter, initial, ParameterDescriptor(
-                        name=parameter, dynamic_typing=True, description=description))
-
-    @staticmethod
-    def _tool_parameter_default(name: str, setting: str) -> tuple[Any, str]:
-        """Return (initial value, description) of tool.<name>.<setting>."""
-        if setting == 'repeat_window_s':
-            return _DEFAULT_REPEAT_WINDOW_S.get(name, 0.0), (
-                f"Seconds in which a call of '{name}' with the same arguments as a running or "
-                'recent one is answered duplicate instead of run (0: off).')
-        if setting == 'approval':
-            return 'auto', (
-                f"'{name}' calls: auto (run), confirm (wait for ~/approve, announced on "
-                'lerobot_tools/approval_requests) or deny (refused).')
-        return None, f"{setting} for '{name}' only; unset: {setting}"
-
-    def _per_tool(self, name: str, setting: str, default: Any) -> Any:
-        parameter = f'tool.{name}.{setting}'
-        value = self.get_parameter(parameter).value if self.has_parameter(parameter) else None
-        try:
-            return default if value is None else type(default)(value)
-        except (TypeError, ValueError):  # checked on set; kept as a last line of defence
-            return default
-
-    # Parameters that can change while running (ros2 param set), and how each is checked.
-    _RUNTIME_PARAMETERS = {
-        'formats': list, 'allowed_tools': list, 'timeout_s': float, 'rate_limit_hz': float,
-        'burst': int, 'max_pending': int, 'serialize_per_tool': bool, 'max_input_bytes': int,
-        'stream_idle_timeout_s': float, 'max_open_streams': int, 'max_stream_bytes': int}
-
-    def _on_set_parameters(self, parameters: list):
-        from rcl_interfaces.msg import SetParametersResult
-        updates = {}
-        changed_tools = False
-        for parameter in parameters:
-            if parameter.name.startswith('tool.'):
-                setting = parameter.name.rpartition('.')[2]
-                value = parameter.value
-                if setting == 'approval':
-                    if value is not None and value not in APPROVAL_MODES:
-                        return SetParametersResult(successful=False, reason=(
-                            f'{parameter.name} must be one of {", ".join(APPROVAL_MODES)}, '
-                            f'got {value!r}'))
-                elif value is not None and (isinstance(value, bool)
-                                            or not isinstance(value, (int, float)) or value < 0):
-                    return SetParametersResult(successful=False, reason=(
-                        f'{parameter.name} must be a non-negative number, got {value!r}'))
-                if setting in _PER_TOOL_SETTINGS:
-                    changed_tools = True
-                continue
-            kind = self._RUNTIME_PARAMETERS.get(parameter.name)
-            if kind is None:
-                continue
-            value = parameter.value
-            if kind is float and isinstance(value, int) and not isinstance(value, bool):
-                value = float(value)
-            if kind is list:
-                try:
-                    value = string_list(parameter.name, value)
-                except ValueError as exc:
-                    return SetParametersResult(successful=False, reason=str(exc))
-                if parameter.name == 'allowed_tools':
-                    value = self._allowed(value)
-            if not isinstance(value, kind) or (kind in (int, float) and value < 0):
-                return SetParametersResult(successful=False, reason=(
-                    f'{parameter.name} must be a non-negative {kind.__name__}, got {value!r}'))
-            updates[parameter.name] = value
-        if 'formats' in updates and self._core is not None:
-            try:
-                parse('', self.catalog, updates['formats'])
-            except ValueError as exc:
-                return SetParametersResult(successful=False, reason=str(exc))
+    def _on_set_parameters(self, parameters: list) -> SetParametersResult:
+        refused, updates, changed_tools = self.params.check(
+            parameters, self._core.catalog if self._core is not None else None)
+        if refused:
+            return SetParametersResult(successful=False, reason=refused)
         if self._core is None:  # declaring: the values become the core's settings
             return SetParametersResult(successful=True)
         with self._lock:
-            for name, value in updates.items():
-                setattr(self, name, value)
-                if name in _CORE_SETTINGS:
-                    setattr(self._core.settings, name, value)
-            if changed_tools or {'timeout_s', 'rate_limit_hz', 'burst'} & set(updates):
+            if self.params.update(updates, self._core.settings) or changed_tools:
                 self._core.settings_changed(time.monotonic())  # per-tool values re-read
         if updates:
             self.get_logger().info(f'parameters changed: {log_text(updates, 500)}')
         return SetParametersResult(successful=True)
 
     def _load_catalog(self) -> ToolCatalog:
-        catalog = ToolCatalog.load(self.dataset or None)
+        catalog = ToolCatalog.load(self.params.dataset or None)
         for problem in catalog.problems:
             self.get_logger().warning(problem)
         return catalog
 
-    def _tool_settings(self, name: str) -> ToolSettings:
-        """Per-tool settings for the core: tool.<name>.<setting>, else the global value."""
-        return ToolSettings(timeout_s=self._per_tool(name, 'timeout_s', self.timeout_s),
-                            rate_limit_hz=self._per_tool(name, 'rate_limit_hz',
-                                                         self.rate_limit_hz),
-                            burst=self._per_tool(name, 'burst', self.burst),
-                            repeat_window_s=self._per_tool(
-                                name, 'repeat_window_s', _DEFAULT_REPEAT_WINDOW_S.get(name, 0.0)),
-                            approval=self._per_tool(name, 'approval', 'auto'))
-
     def _service_name(self, name: str) -> str:
         """Return the fully resolved name of a tool's service, for messages people read."""
-        return self.resolve_service_name(names.tool_service_name(self.service_prefix, name))
+        return self.resolve_service_name(names.tool_service_name(self.params.service_prefix,
+                                                                 name))
 
     def _client(self, name: str) -> ExecutorClient:
         client = self._tool_clients.get(name)
         if client is None:
             client = ExecutorClient(
-                self, names.tool_service_name(self.service_prefix, name),
-                mode=self.executor_interface, callback_group=self._group,
+                self, names.tool_service_name(self.params.service_prefix, name),
+                mode=self.params.executor_interface, callback_group=self._group,
                 on_ready=lambda name=name: self._on_ready(name), post=self._in_group)
             self._tool_clients[name] = client
             client.poll()  # discovery and the readiness probe start before the first call
@@ -462,8 +287,13 @@ class Dispatcher(Node):
         self._call_node = rclpy.create_node(
             f'{self.get_name()}_call', namespace=self.get_namespace(), context=self.context,
             start_parameter_services=False, use_global_arguments=False)
+        group = ReentrantCallbackGroup()
         self._call_node.create_service(CallTool, service, self._on_call, qos_profile=qos,
-                                       callback_group=ReentrantCallbackGroup())
+                                       callback_group=group)
+        # Loading and checking a catalog can take seconds (10,000 tools): on these threads the
+        # dispatch thread keeps answering calls meanwhile; only the swap runs in the group.
+        self._call_node.create_service(Trigger, self.resolve_service_name('~/reload_catalog'),
+                                       self._on_reload, callback_group=group)
         self._call_executor = MultiThreadedExecutor(num_threads=_CALL_THREADS,
                                                     context=self.context)
         self._call_executor.add_node(self._call_node)
@@ -703,38 +533,72 @@ class Dispatcher(Node):
         return response
 
     def _on_reload(self, request: Trigger.Request, response: Trigger.Response):
+        """Load and check the new catalog here (a ~/call thread); swap it in the group."""
         try:
             catalog = self._load_catalog()
         except CatalogError as exc:
             response.success = False
             response.message = f'kept the old catalog: {exc}'
             return response
+        swapped = _Waiter()
+        self._call_waiters.add(swapped)
+        try:
+            self._post(lambda: self._swap_catalog(catalog, swapped))
+            while not swapped.answered.wait(1.0) and self.context.ok():
+                pass  # the swap is quick; this only notices shutdown
+        finally:
+            self._call_waiters.discard(swapped)
+        response.success, response.message = swapped.result or (
+            False, 'the dispatcher shut down before the new catalog was swapped in')
+        return response
+
+    def _swap_catalog(self, catalog: ToolCatalog, swapped: _Waiter) -> None:
+        """In the group: make `catalog` the core's, retire the clients of removed tools."""
         old = {name: self.catalog.schema(name) for name in self.catalog.names}
         new = {name: catalog.schema(name) for name in catalog.names}
         added = sorted(set(new) - set(old))
         removed = sorted(set(old) - set(new))
         changed = sorted(name for name in set(old) & set(new) if old[name] != new[name])
         try:
-            self._declare_tool_parameters(catalog)
+            self.params.declare_tool_parameters(catalog)
         except ParameterException as exc:
-            response.success = False
-            response.message = f'kept the old catalog: a new tool has a bad setting: {exc}'
-            return response
+            swapped.result = (False, f'kept the old catalog: a new tool has a bad setting: {exc}')
+            swapped.answered.set()
+            return
         with self._lock:
             self._core.catalog = catalog
             self._core.settings_changed(time.monotonic())
-        for name in catalog.names:
-            self._client(name)
-        response.success = True
-        response.message = (f'reloaded {catalog.source}: added {added or "none"}, removed '
-                            f'{removed or "none"}, changed {changed or "none"}')
-        self.get_logger().info(response.message)
-        return response
+            for name in removed:
+                client = self._tool_clients.pop(name, None)
+                if client is not None:
+                    self._retiring[name] = client
+            self._retire_idle_clients()
+        if len(catalog) <= _EAGER_CLIENTS:
+            for name in added:
+                self._client(name)
+        message = (f'reloaded {catalog.source}: added {added or "none"}, removed '
+                   f'{removed or "none"}, changed {changed or "none"}')
+        self.get_logger().info(message)
+        swapped.result = (True, message)
+        swapped.answered.set()
+
+    def _retire_idle_clients(self) -> None:
+        """Destroy the clients of removed tools once none of their calls is still out."""
+        if not self._retiring:
+            return
+        busy = {call.name for call in self._core.active_calls()}
+        for name in [name for name in self._retiring if name not in busy]:
+            self._retiring.pop(name).destroy()
+
+    def _executor_available(self, name: str) -> bool:
+        """For diagnostics: a tool not called yet in a large catalog has no client to ask."""
+        client = self._tool_clients.get(name)
+        return client is not None and client.poll()
 
     def _publish_diagnostics(self) -> None:
         with self._lock:
-            found = diagnostics.statuses(self._core, self._audit,
-                                         lambda name: self._client(name).poll(),
+            self._retire_idle_clients()
+            found = diagnostics.statuses(self._core, self._audit, self._executor_available,
                                          self._service_name)
         array = DiagnosticArray()
         array.header.stamp = self._clock.now().to_msg()
