@@ -38,22 +38,19 @@ cannot answer a service request later and an awaiting coroutine would busy-poll 
 """
 
 from collections import deque
-import json
 import os
 import sys
 import threading
 import time
 from typing import Any
 
-from builtin_interfaces.msg import Duration
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from lerobot_tools_interfaces.msg import (
-    ApprovalRequest, TextChunk, ToolCall, ToolProgress, ToolResult)
+from lerobot_tools_interfaces.msg import TextChunk
 from lerobot_tools_interfaces.srv import Approve, CallTool, CancelCalls
 from lerobot_tools_ros import errors, names
 from lerobot_tools_ros.catalog import CatalogError, ToolCatalog
 from lerobot_tools_ros.dispatch import AuditLog, diagnostics, DispatchCore, effects as fx
 from lerobot_tools_ros.nodes.dispatcher_params import DispatcherParameters
+from lerobot_tools_ros.nodes.dispatcher_topics import DispatcherTopics
 from lerobot_tools_ros.nodes.executor_client import ExecutorClient, Outcome
 from lerobot_tools_ros.nodes.runner import run_node
 from lerobot_tools_ros.parsing import parse
@@ -66,7 +63,7 @@ from rclpy.exceptions import ParameterException
 from rclpy.executors import (ExternalShutdownException, MultiThreadedExecutor,
                              SingleThreadedExecutor)
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.qos import QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
 from std_srvs.srv import SetBool, Trigger
 
@@ -78,17 +75,6 @@ _CALL_THREADS = 16
 # took ~100 s and ~550 MB to create here.
 _EAGER_CLIENTS = 100
 _CALL_SOURCE_DEFAULT = 'call_service'
-
-
-def _json(message: dict) -> str:
-    """Encode JSON for a ROS string; lone surrogates stay recoverable as JSON escapes."""
-    return json.dumps(message, ensure_ascii=False).encode('utf-8', 'backslashreplace').decode()
-
-
-def _duration(seconds: float) -> Duration:
-    seconds = max(0.0, seconds)
-    whole = int(seconds)
-    return Duration(sec=whole, nanosec=int((seconds - whole) * 1e9))
 
 
 class _Waiter:
@@ -134,25 +120,14 @@ class Dispatcher(Node):
         self._tool_clients: dict[str, ExecutorClient] = {}
         self._retiring: dict[str, ExecutorClient] = {}  # of removed tools, until their calls end
         self._clock = self.get_clock()
+        reliable = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
+        self._topics = topics = DispatcherTopics(self, reliable)
         self._handlers = {
             fx.Send: self._send, fx.StopOnExecutor: self._stop_on_executor,
-            fx.PublishCall: self._publish_call, fx.PublishResult: self._publish_result,
-            fx.PublishChat: self._publish_chat, fx.Audit: self._write_audit, fx.Log: self._log,
-            fx.PublishProgress: self._publish_progress,
-            fx.RequestApproval: self._request_approval,
+            fx.PublishCall: topics.call, fx.PublishResult: self._publish_result,
+            fx.PublishChat: topics.chat, fx.Audit: self._write_audit, fx.Log: self._log,
+            fx.PublishProgress: topics.progress, fx.RequestApproval: self._request_approval,
             fx.ApprovalClosed: self._close_approval}
-
-        reliable = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
-        self._calls_pub = self.create_publisher(ToolCall, names.CALLS_TOPIC, reliable)
-        self._results_pub = self.create_publisher(ToolResult, names.RESULTS_TOPIC, reliable)
-        self._chat_pub = self.create_publisher(String, names.CHAT_TOPIC, reliable)
-        self._progress_pub = self.create_publisher(ToolProgress, names.PROGRESS_TOPIC, reliable)
-        self._diag_pub = self.create_publisher(DiagnosticArray, names.DIAGNOSTICS_TOPIC, 10)
-        # Transient local: an operator tool started later still sees recent requests.
-        self._approval_pub = self.create_publisher(
-            ApprovalRequest, names.APPROVAL_REQUESTS_TOPIC,
-            QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE,
-                       durability=DurabilityPolicy.TRANSIENT_LOCAL))
         text_sub = self.create_subscription(String, params.input_topic, self._on_text, reliable,
                                             callback_group=self._group)
         stream_sub = self.create_subscription(TextChunk, params.stream_topic, self._on_chunk,
@@ -366,7 +341,7 @@ class Dispatcher(Node):
                 error_code=outcome.error_code, error_message=outcome.error_message))
 
     def _on_feedback(self, call: Any, stage: str, progress: float, detail: str) -> None:
-        if not self._progress_pub.get_subscription_count():
+        if not self._topics.progress_followed:
             return  # nobody follows progress: skip it (hot path)
         with self._lock:
             self._apply(self._core.progress(call.call_id, stage, progress, detail))
@@ -402,26 +377,9 @@ class Dispatcher(Node):
 
     # -- effects out ------------------------------------------------------------------------------
 
-    def _publish_call(self, effect: fx.PublishCall) -> None:
-        if not self._calls_pub.get_subscription_count():
-            return  # nobody listens: skip building the message (hot path)
-        call = effect.call
-        msg = ToolCall(call_id=call.call_id, name=ros_string(call.name),
-                       arguments=ros_string(call.arguments_json), format=call.format,
-                       generation_id=call.generation_id, source=call.source)
-        msg.header.stamp = self._clock.now().to_msg()
-        self._calls_pub.publish(msg)
-
     def _publish_result(self, effect: fx.PublishResult) -> None:
+        self._topics.result(effect)
         call = effect.call
-        message = ros_string(effect.error_message)
-        msg = ToolResult(call_id=call.call_id, generation_id=call.generation_id,
-                         source=call.source, name=ros_string(call.name),
-                         arguments=ros_string(call.arguments_json), success=effect.success,
-                         content=ros_string(effect.content), error_code=effect.error_code,
-                         error_message=message, duration=_duration(effect.duration_s))
-        msg.header.stamp = self._clock.now().to_msg()
-        self._results_pub.publish(msg)
         waiter = self._waiters.pop(call, None)
         if waiter is not None:  # a ~/call request waits for this result
             waiter.result = effect
@@ -431,22 +389,9 @@ class Dispatcher(Node):
                 f'{log_text(call.name)} [{log_text(call.call_id)}] {effect.error_code}: '
                 f'{log_text(effect.error_message, 500)}')
 
-    def _publish_chat(self, effect: fx.PublishChat) -> None:
-        if not self._chat_pub.get_subscription_count():
-            return  # nobody listens: skip the JSON encoding (hot path)
-        self._chat_pub.publish(String(data=_json(effect.message)))
-
-    def _publish_progress(self, effect: fx.PublishProgress) -> None:
-        call = effect.call
-        msg = ToolProgress(call_id=call.call_id, name=ros_string(call.name),
-                           stage=ros_string(effect.stage), progress=float(effect.progress),
-                           detail=ros_string(effect.detail))
-        msg.header.stamp = self._clock.now().to_msg()
-        self._progress_pub.publish(msg)
-
     def _request_approval(self, effect: fx.RequestApproval) -> None:
         call = effect.call
-        self._publish_approval(call, effect.reason, effect.timeout_s)
+        self._topics.approval(call, effect.reason, effect.timeout_s)
         self.get_logger().info(
             f'{log_text(call.name)} [{log_text(call.call_id)}] waits for approval '
             f'({log_text(effect.reason)}); decide with ~/approve within {effect.timeout_s:g} s')
@@ -454,14 +399,7 @@ class Dispatcher(Node):
     def _close_approval(self, effect: fx.ApprovalClosed) -> None:
         # timeout_s 0: nothing left to decide. The topic keeps recent requests (transient
         # local), so a tool started later sees which requests are closed.
-        self._publish_approval(effect.call, f'closed: {effect.outcome}', 0.0)
-
-    def _publish_approval(self, call: Any, reason: str, timeout_s: float) -> None:
-        msg = ApprovalRequest(call_id=call.call_id, name=ros_string(call.name),
-                              arguments=ros_string(call.arguments_json), source=call.source,
-                              reason=ros_string(reason), timeout_s=timeout_s)
-        msg.header.stamp = self._clock.now().to_msg()
-        self._approval_pub.publish(msg)
+        self._topics.approval(effect.call, f'closed: {effect.outcome}', 0.0)
 
     def _write_audit(self, effect: fx.Audit) -> None:
         if self._audit:
@@ -600,15 +538,7 @@ class Dispatcher(Node):
             self._retire_idle_clients()
             found = diagnostics.statuses(self._core, self._audit, self._executor_available,
                                          self._service_name)
-        array = DiagnosticArray()
-        array.header.stamp = self._clock.now().to_msg()
-        array.status = [DiagnosticStatus(
-            level=DiagnosticStatus.WARN if status.warn else DiagnosticStatus.OK,
-            name=f'{self.get_name()}: {status.name}', hardware_id=status.hardware_id,
-            message=status.message,
-            values=[KeyValue(key=key, value=str(value)) for key, value in status.values.items()])
-            for status in found]
-        self._diag_pub.publish(array)
+        self._topics.diagnostics(found)
 
     @property
     def pending_calls(self) -> int:

@@ -1,0 +1,121 @@
+# Copyright 2026 lerobot_tools_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+What the dispatcher publishes: its topics, and the core's effects turned into their messages.
+
+Every string that came from a model or a caller is made a valid ROS string here (`ros_string`)
+before it goes out. Topics nobody subscribes to are skipped where building the message costs
+something on the hot path (calls, chat).
+"""
+
+import json
+from typing import Any
+
+from builtin_interfaces.msg import Duration
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from lerobot_tools_interfaces.msg import ApprovalRequest, ToolCall, ToolProgress, ToolResult
+from lerobot_tools_ros import names
+from lerobot_tools_ros.dispatch import effects as fx
+from lerobot_tools_ros.untrusted import ros_string
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from std_msgs.msg import String
+
+
+def _json(message: dict) -> str:
+    """Encode JSON for a ROS string; lone surrogates stay recoverable as JSON escapes."""
+    return json.dumps(message, ensure_ascii=False).encode('utf-8', 'backslashreplace').decode()
+
+
+def _duration(seconds: float) -> Duration:
+    seconds = max(0.0, seconds)
+    whole = int(seconds)
+    return Duration(sec=whole, nanosec=int((seconds - whole) * 1e9))
+
+
+class DispatcherTopics:
+    """The dispatcher's publishers (calls, results, chat, progress, approvals, diagnostics)."""
+
+    def __init__(self, node: Node, reliable: QoSProfile) -> None:
+        self._node = node
+        self._clock = node.get_clock()
+        self._calls = node.create_publisher(ToolCall, names.CALLS_TOPIC, reliable)
+        self._results = node.create_publisher(ToolResult, names.RESULTS_TOPIC, reliable)
+        self._chat = node.create_publisher(String, names.CHAT_TOPIC, reliable)
+        self._progress = node.create_publisher(ToolProgress, names.PROGRESS_TOPIC, reliable)
+        self._diagnostics = node.create_publisher(DiagnosticArray, names.DIAGNOSTICS_TOPIC, 10)
+        # Transient local: an operator tool started later still sees recent requests.
+        self._approvals = node.create_publisher(
+            ApprovalRequest, names.APPROVAL_REQUESTS_TOPIC,
+            QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE,
+                       durability=DurabilityPolicy.TRANSIENT_LOCAL))
+
+    def _stamp(self, msg: Any) -> Any:
+        msg.header.stamp = self._clock.now().to_msg()
+        return msg
+
+    @property
+    def progress_followed(self) -> bool:
+        """Return whether anyone subscribes to progress (else feedback is not worth relaying)."""
+        return bool(self._progress.get_subscription_count())
+
+    def call(self, effect: fx.PublishCall) -> None:
+        if not self._calls.get_subscription_count():
+            return  # nobody listens: skip building the message (hot path)
+        call = effect.call
+        self._calls.publish(self._stamp(ToolCall(
+            call_id=call.call_id, name=ros_string(call.name),
+            arguments=ros_string(call.arguments_json), format=call.format,
+            generation_id=call.generation_id, source=call.source)))
+
+    def result(self, effect: fx.PublishResult) -> None:
+        call = effect.call
+        self._results.publish(self._stamp(ToolResult(
+            call_id=call.call_id, generation_id=call.generation_id, source=call.source,
+            name=ros_string(call.name), arguments=ros_string(call.arguments_json),
+            success=effect.success, content=ros_string(effect.content),
+            error_code=effect.error_code, error_message=ros_string(effect.error_message),
+            duration=_duration(effect.duration_s))))
+
+    def chat(self, effect: fx.PublishChat) -> None:
+        if not self._chat.get_subscription_count():
+            return  # nobody listens: skip the JSON encoding (hot path)
+        self._chat.publish(String(data=_json(effect.message)))
+
+    def progress(self, effect: fx.PublishProgress) -> None:
+        call = effect.call
+        self._progress.publish(self._stamp(ToolProgress(
+            call_id=call.call_id, name=ros_string(call.name), stage=ros_string(effect.stage),
+            progress=float(effect.progress), detail=ros_string(effect.detail))))
+
+    def approval(self, call: Any, reason: str, timeout_s: float) -> None:
+        """Announce a call waiting for approval, or (timeout_s 0) that its request is closed."""
+        self._approvals.publish(self._stamp(ApprovalRequest(
+            call_id=call.call_id, name=ros_string(call.name),
+            arguments=ros_string(call.arguments_json), source=call.source,
+            reason=ros_string(reason), timeout_s=timeout_s)))
+
+    def diagnostics(self, statuses: list) -> None:
+        """Publish `dispatch.diagnostics.Status` values as one DiagnosticArray."""
+        node_name = self._node.get_name()
+        array = DiagnosticArray()
+        array.header.stamp = self._clock.now().to_msg()
+        array.status = [DiagnosticStatus(
+            level=DiagnosticStatus.WARN if status.warn else DiagnosticStatus.OK,
+            name=f'{node_name}: {status.name}', hardware_id=status.hardware_id,
+            message=status.message,
+            values=[KeyValue(key=key, value=str(value)) for key, value in status.values.items()])
+            for status in statuses]
+        self._diagnostics.publish(array)
