@@ -257,6 +257,7 @@ class ExecutorClient:
             future = self._service.call_async(CallTool.Request(
                 call_id=call_id, name=tool_name, arguments=arguments_json))
             call._forget = lambda: self._service.remove_pending_request(future)
+            _callbacks_when_taken(future)
             self._when_done(future, lambda f: finish(_service_outcome(f.result())))
             return call
 
@@ -292,6 +293,19 @@ class ExecutorClient:
         if self._action is not None:
             self._action.destroy()
             self._action = None
+
+
+def _callbacks_when_taken(future: Future) -> None:
+    """
+    Run a service future's callbacks where its response is taken, not as a task of their own.
+
+    rclpy attaches the executor to a client's future just before it sets the result (Humble to
+    Kilted), and a future with an executor schedules each callback as a new task: more executor
+    passes (a wait set rebuilt each) per call; without it the dispatcher's service path took 3.6
+    instead of 5.9 passes per round trip here. Without an executor the callbacks run at once, in
+    the client's callback group.
+    """
+    future._set_executor = lambda _executor: None
 
 
 def _service_outcome(response: Any) -> Outcome:
