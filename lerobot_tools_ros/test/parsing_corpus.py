@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 import json
 import logging
 import random
+import sys
+from typing import Callable
 
 from lerobot_tools_ros.catalog import ToolCatalog
 from lerobot_tools_ros.parsing import (CallEvent, ContentEvent, IssueEvent, parse, ParseResult,
@@ -446,6 +448,42 @@ def guard_fails():
         yield
     finally:
         logger.removeHandler(handler)
+
+
+def operations(run: Callable[[], object]) -> int:
+    """
+    Count the Python and C function calls that ``run()`` makes.
+
+    A deterministic measure of work (the same on a loaded machine as on an idle one), so tests
+    can check that the parser's work grows linearly without timing anything.
+    """
+    count = 0
+
+    def profile(frame, event: str, arg) -> None:
+        nonlocal count
+        if event == 'call' or event == 'c_call':
+            count += 1
+
+    previous = sys.getprofile()
+    sys.setprofile(profile)
+    try:
+        run()
+    finally:
+        sys.setprofile(previous)
+    return count
+
+
+def growth(make: Callable[[int], str], run: Callable[[str], object], size: int) -> float:
+    """
+    Return operations(run(make(2 * size))) / operations(run(make(size))).
+
+    About 2 for linear work, about 4 for quadratic work. One run first fills the caches (the
+    compiled plan) so they are not counted.
+    """
+    run(make(size))
+    small = operations(lambda: run(make(size)))
+    large = operations(lambda: run(make(2 * size)))
+    return large / max(small, 1)
 
 
 def by_id(case_id: str) -> Case:
