@@ -91,6 +91,8 @@ CASES = {
     'cohere': (f'{PROSE}<|START_ACTION|>[{{"tool_call_id": "0", "tool_name": "say", '
                f'"parameters": {json.dumps(CALL["arguments"])}}}]<|END_ACTION|>', CALL_JSON),
     'longcat': (f'{PROSE}<longcat_tool_call>{CALL_JSON}</longcat_tool_call>', CALL_JSON),
+    'hunyuan': (f'{PROSE}\n<tool_calls>\n<tool_call>say<tool_sep>\n<arg_key>text</arg_key>\n'
+                f'<arg_value>{SPEECH}</arg_value>\n</tool_call>\n</tool_calls>', CALL_JSON),
 }
 JSON_BASED = ('openai_json', 'hermes', 'llama_json', 'mistral', 'fenced_json')
 

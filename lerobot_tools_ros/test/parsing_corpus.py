@@ -92,6 +92,7 @@ PH = 'phi4_mini'
 IN = 'internlm'
 CO = 'cohere'
 LC = 'longcat'
+HY = 'hunyuan'
 
 CASES = [
     # --- LeRobot marker
@@ -362,6 +363,24 @@ CASES = [
          '<think>plan</think>\n<answer>\n<tool_calls>[{"name": "say", "arguments": {"text": '
          '"hi"}}]</tool_calls>\n</answer>',
          [('say', SAY_HI, TC)], content='<think>plan</think>\n<answer>\n</answer>'),
+    # --- Hunyuan's second format (HY v3): <tool_call>NAME<tool_sep> + GLM-like pairs
+    Case('hunyuan_v3_two',
+         'Moving, then saying it.\n<tool_calls>\n<tool_call>move_to<tool_sep>\n<arg_key>x'
+         '</arg_key>\n<arg_value>1.5</arg_value>\n<arg_key>y</arg_key>\n<arg_value>-2'
+         '</arg_value>\n</tool_call>\n<tool_call>say<tool_sep>\n<arg_key>text</arg_key>\n'
+         '<arg_value>Ça va, "ok" \\n</arg_value>\n</tool_call>\n</tool_calls>\nDone.',
+         [('move_to', {'x': 1.5, 'y': -2}, HY), ('say', {'text': 'Ça va, "ok" \\n'}, HY)],
+         content='Moving, then saying it.\nDone.'),
+    Case('hunyuan_v3_typed_no_section_end',
+         '<tool_calls><tool_call>set_gripper<tool_sep><arg_key>open</arg_key><arg_value>true'
+         '</arg_value><arg_key>force</arg_key><arg_value>null</arg_value></tool_call>',
+         [('set_gripper', {'open': True, 'force': None}, HY)]),
+    Case('hunyuan_v3_zero_arguments_bare',
+         'Looking.<tool_call>record_observation<tool_sep></tool_call>',
+         [('record_observation', {}, HY)], content='Looking.'),
+    Case('hunyuan_v3_truncated',
+         '<tool_calls><tool_call>say<tool_sep><arg_key>text</arg_key><arg_value>hel',
+         errors=[('truncated', 'say')]),
     # --- Seed-OSS
     Case('seed_oss',
          '<seed:think>Greet first.</seed:think>Sure.<seed:tool_call>\n<function=say>\n'
@@ -530,7 +549,8 @@ _FRAGMENTS = [
     '<tool_calls>', '</tool_calls>', '<seed:tool_call>', '<|tool_call|>', '<function_call>',
     '<start_function_call>', 'call:say{', '<escape>', '<end_function_call>', '```tool_code\n',
     'functools[', '<|action_start|><|plugin|>', '<|START_ACTION|>', '\nAction: ```json\n',
-    '<longcat_tool_call>', '<|tool_call_start|>', '<|tool_call_end|>',
+    '<longcat_tool_call>', '<|tool_call_start|>', '<|tool_call_end|>', '<tool_sep>',
+    '<tool_call>say<tool_sep>',
 ]
 
 

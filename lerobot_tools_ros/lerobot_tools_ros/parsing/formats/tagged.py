@@ -139,8 +139,9 @@ def match_section(text: str, pos: int, ctx, fmt: str, tokens: tuple[str, str, st
     Match a section of calls: ``begin``, calls that start with ``call``, then ``end``.
 
     ``tokens`` is ``(begin, end, call)``; ``read_call(text, k, ctx)`` reads one call at ``k``
-    and returns ``(end, items)`` or a matcher result. The closing token may be missing at the end
-    of the text when the calls are complete (DeepSeek, Kimi K2).
+    and returns ``(end, items)``, None (not such a call) or a matcher result. The closing token
+    may be missing at the end of the text when the calls are complete (DeepSeek, Kimi K2,
+    Hunyuan).
     """
     begin, end, call = tokens
     k = after_tag(text, pos, begin, ctx, fmt, f'expected {call}')
@@ -164,6 +165,8 @@ def match_section(text: str, pos: int, ctx, fmt: str, tokens: tuple[str, str, st
                 return need_closing(end, call)
             return Match(k, items) if items else None
         result = read_call(text, k, ctx)
+        if result is None:  # not a call of this family: the section ends before it
+            return Match(k, items) if items else None
         if type(result) is not tuple:
             if type(result) is Match and items:  # keep the complete calls before it
                 return Match(result.end, items + result.items)
