@@ -438,6 +438,47 @@ CASES = [
          '{"x": 1, "y": 2}}]', [('say', SAY_HI, O), ('move_to', {'x': 1, 'y': 2}, O)]),
     Case('xlam_fenced', '```json\n[{"name": "say", "arguments": {"text": "hi"}}]\n```',
          [('say', SAY_HI, F)]),
+    # --- calls inside reasoning spans: reported (call_in_reasoning), never dispatched
+    Case('think_call_inside',
+         '<think>I could <say>hi</say> first.</think>\nSaying it.\n<say>Hello.</say>',
+         [('say', {'text': 'Hello.'}, M)], [('call_in_reasoning', 'say')],
+         content='<think>I could first.</think>\nSaying it.'),
+    Case('think_unclosed_at_the_end',
+         'Sure.\n<think>Maybe <tool_call>{"name": "say", "arguments": {"text": "x"}}</tool_call>'
+         ' later', errors=[('call_in_reasoning', 'say')], content='Sure.\n<think>Maybe later'),
+    Case('think_r1_then_call',
+         '<think>\nGreet the user.\n</think>\n\n<tool_call>\n{"name": "say", "arguments": '
+         '{"text": "hi"}}\n</tool_call>', [('say', SAY_HI, H)],
+         content='<think>\nGreet the user.\n</think>'),
+    Case('think_closing_token_inside_a_value',
+         '<think><tool_call>{"name": "say", "arguments": {"text": "</think>"}}</tool_call>',
+         errors=[('call_in_reasoning', 'say')], content='<think></think>"}}</tool_call>'),
+    Case('think_qwen3_coder',
+         '<think>Option: <function=move_to><parameter=x>1</parameter><parameter=y>2</parameter>'
+         '</function></think><function=say><parameter=text>hi</parameter></function>',
+         [('say', SAY_HI, Q)], [('call_in_reasoning', 'move_to')],
+         content='<think>Option: </think>'),
+    Case('think_bare_pythonic_and_unknown_tool',
+         '<think>say(text="a") and [get_weather(city="x")]</think>ok',
+         errors=[('call_in_reasoning', 'say'), ('call_in_reasoning', 'get_weather')],
+         content='<think>and </think>ok'),
+    Case('seed_think_call',
+         '<seed:think>Try <seed:tool_call><function=say><parameter=text>x</parameter></function>'
+         '</seed:tool_call></seed:think>Done.', errors=[('call_in_reasoning', 'say')],
+         content='<seed:think>Try </seed:think>Done.'),
+    Case('cohere_thinking_call',
+         '<|START_THINKING|>Plan: <|START_ACTION|>[{"tool_name": "say", "parameters": {"text": '
+         '"x"}}]<|END_ACTION|><|END_THINKING|><|START_ACTION|>[{"tool_name": "say", '
+         '"parameters": {"text": "hi"}}]<|END_ACTION|>',
+         [('say', SAY_HI, CO)], [('call_in_reasoning', 'say')],
+         content='<|START_THINKING|>Plan: <|END_THINKING|>'),
+    Case('magistral_think',
+         '[THINK]Maybe [TOOL_CALLS]say{"text": "x"}[/THINK][TOOL_CALLS]say{"text": "hi"}',
+         [('say', SAY_HI, MI)], [('call_in_reasoning', 'say')], content='[THINK]Maybe [/THINK]'),
+    Case('harmony_analysis_call',
+         '<|channel|>analysis<|message|>I might write <say>x</say> here.<|end|><|start|>assistant'
+         '<|channel|>commentary to=functions.say<|message|>{"text": "hi"}<|call|>',
+         [('say', SAY_HI, HA)], [('call_in_reasoning', 'say')]),
     Case('lone_surrogate_prose', '\udcff<tool_call>{"name": "say", "arguments": {"text": "hi"}}',
          [('say', SAY_HI, H)], content='\udcff'),
 ]
@@ -550,7 +591,8 @@ _FRAGMENTS = [
     '<start_function_call>', 'call:say{', '<escape>', '<end_function_call>', '```tool_code\n',
     'functools[', '<|action_start|><|plugin|>', '<|START_ACTION|>', '\nAction: ```json\n',
     '<longcat_tool_call>', '<|tool_call_start|>', '<|tool_call_end|>', '<tool_sep>',
-    '<tool_call>say<tool_sep>',
+    '<tool_call>say<tool_sep>', '<think>', '</think>', '<seed:think>', '</seed:think>',
+    '[THINK]', '[/THINK]', '<|START_THINKING|>', '<|END_THINKING|>', '<|channel|>analysis',
 ]
 
 

@@ -31,7 +31,10 @@ FAMILIES = ['deepseek', 'kimi_k2', 'glm45', 'harmony', 'minimax_m2', 'tool_calls
 
 
 def family_cases(fmt: str) -> list:
-    return [case for case in CASES if case.calls and all(call[2] == fmt for call in case.calls)]
+    # (cases with calls inside reasoning spans mix families on purpose: the one in the span is
+    # call markup only when its family is selected too)
+    return [case for case in CASES if case.calls and all(call[2] == fmt for call in case.calls)
+            and all(error[0] != 'call_in_reasoning' for error in case.errors)]
 
 
 def both(text: str, tools=CATALOG, formats='auto'):

@@ -44,7 +44,24 @@ class FormatSpec:
 
 
 FORMATS: dict[str, FormatSpec] = {}
+REASONING: dict[str, str] = {}  # opening token -> closing token of a reasoning span
 _state = {'version': 0}
+
+
+def register_reasoning(open_token: str, close_token: str) -> None:
+    """
+    Declare ``open_token``...``close_token`` a reasoning span (``<think>``...``</think>``).
+
+    Calls written inside one are plans, not requests: they are reported as
+    ``call_in_reasoning`` issues and never dispatched (serving engines split reasoning off and
+    run their tool parsers on the content only). An unclosed span runs to the end of the text.
+    Every registered span applies whatever formats are selected.
+    """
+    for token in (open_token, close_token):
+        if not isinstance(token, str) or not token:
+            raise ValueError(f'reasoning tokens must be non-empty strings, got {token!r}')
+    REASONING[open_token] = close_token
+    _state['version'] += 1
 
 
 def register_format(name: str, handlers: Sequence[tuple[object, Callable]], *,
@@ -186,7 +203,11 @@ class Plan:
                     entries.append((spec.priority, order, literal, matcher))
                     order += 1
         entries.sort(key=lambda entry: (entry[0], entry[1]))
-        literals = sorted({entry[2] for entry in entries}, key=lambda lit: (-len(lit), lit))
+        # Reasoning tokens are searched for with the triggers; the scanner handles them itself.
+        self.reasoning = dict(REASONING)
+        self.reasoning_tokens = frozenset(REASONING) | frozenset(REASONING.values())
+        literals = sorted({entry[2] for entry in entries} | self.reasoning_tokens,
+                          key=lambda lit: (-len(lit), lit))
         self.triggers = tuple(literals)
         # The regex alternation lists longer triggers first, so a match is the longest trigger
         # at that position; every handler whose trigger is a prefix of it applies there.

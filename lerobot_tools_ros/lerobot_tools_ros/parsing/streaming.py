@@ -37,7 +37,7 @@ issue follows, and the rest of the input is ignored.
 import re
 from typing import Sequence
 
-from .api import internal_error_issue, too_large_issue, utf8_size
+from .api import internal_error_issue, report_reasoning, too_large_issue, utf8_size
 from .core import Content, Ctx, Match, scan
 from .registry import get_plan
 from .results import (CallEvent, ContentEvent, DEFAULT_MAX_INPUT_BYTES, IssueEvent,
@@ -77,12 +77,15 @@ class StreamingParser:
 
     __slots__ = ('_asleep', '_base', '_buf', '_chunks', '_content', '_failed', '_finished',
                  '_flush_at', '_held', '_idle', '_key_search', '_limit', '_memo', '_overflow',
-                 '_partial', '_plan', '_prev', '_quiet', '_room', '_room_base', '_seen', '_size',
-                 '_waiting', '_wake', '_wake_search', '_words')
+                 '_partial', '_plan', '_prev', '_quiet', '_reasoning', '_report', '_room',
+                 '_room_base', '_seen', '_size', '_waiting', '_wake', '_wake_search', '_words')
 
     def __init__(self, catalog=None, formats: str | Sequence[str] = 'auto', *,
-                 max_input_bytes: int = DEFAULT_MAX_INPUT_BYTES) -> None:
+                 max_input_bytes: int = DEFAULT_MAX_INPUT_BYTES,
+                 reasoning_calls: str = 'report') -> None:
         plan = self._plan = get_plan(catalog, formats)
+        self._report = report_reasoning(reasoning_calls)
+        self._reasoning: str | None = None  # the closing token of the open reasoning span
         self._limit = max_input_bytes
         self._buf = ''
         self._chunks: list[str] = []
@@ -313,8 +316,10 @@ class StreamingParser:
         return events
 
     def _scan(self, text: str, final: bool) -> list:
-        pieces, stop, need = scan(text, Ctx(self._plan, final, self._base, self._prev,
-                                            self._memo))
+        ctx = Ctx(self._plan, final, self._base, self._prev, self._memo, self._reasoning,
+                  self._report)
+        pieces, stop, need = scan(text, ctx)
+        self._reasoning = ctx.reasoning
         wake = need.wake if need is not None else None
         events: list = []
         content = self._content

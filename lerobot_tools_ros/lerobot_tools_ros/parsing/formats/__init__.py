@@ -34,6 +34,7 @@ from . import openai_json  # noqa: F401
 from . import phi4  # noqa: F401
 from . import pythonic  # noqa: F401
 from . import qwen3_coder  # noqa: F401
+from . import reasoning  # noqa: F401
 from . import seed_oss  # noqa: F401
 from . import step3  # noqa: F401
 from . import tool_calls_tag  # noqa: F401
