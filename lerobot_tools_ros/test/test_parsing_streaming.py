@@ -18,7 +18,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from lerobot_tools_ros.parsing import (CallEvent, ContentEvent, IssueEvent, parse,
                                        StreamingParser)
-from lerobot_tools_ros.parsing.streaming import FLUSH_CHARS
 from parsing_corpus import CASES, catalog, growth, stream, summary
 import pytest
 
@@ -77,8 +76,8 @@ def test_partial_marker_is_held_back_then_released_as_prose():
 
 def test_trailing_whitespace_waits_for_the_next_word():
     parser = StreamingParser(CATALOG)
-    assert kinds(parser.feed('Plan. ')) == []  # plain prose is batched (see below)
-    assert kinds(parser.feed('\n')) == [('content', 'Plan.')]
+    assert kinds(parser.feed('Plan. ')) == [('content', 'Plan.')]
+    assert kinds(parser.feed('\n')) == []
     assert kinds(parser.feed('<say>x</say>')) == [('call', 'say', {'text': 'x'})]
     assert kinds(parser.finish()) == []  # whitespace before final markup is dropped
 
@@ -94,8 +93,8 @@ def test_truncated_call_is_reported_at_finish():
 
 def test_finish_twice_and_feed_after_finish():
     parser = StreamingParser()
-    assert kinds(parser.feed('hello ')) == []
-    assert kinds(parser.finish()) == [('content', 'hello'), ('content', ' ')]
+    assert kinds(parser.feed('hello ')) == [('content', 'hello')]
+    assert kinds(parser.finish()) == [('content', ' ')]
     assert parser.finish() == []
     with pytest.raises(RuntimeError):
         parser.feed('more')
@@ -208,16 +207,18 @@ def test_long_prose_in_small_deltas_is_linear():
                   5_000) < 2.5
 
 
-def test_plain_prose_is_batched_but_never_late_for_a_call():
+def test_prose_is_released_at_once_except_a_possible_trigger_start():
+    # what a robot speaks must not wait for a newline: only trailing whitespace (the content
+    # rule) and a tail that may still become a trigger are held back
     parser = StreamingParser(CATALOG)
-    assert parser.feed('I see ') == [] and parser.feed('the cup') == []
-    assert kinds(parser.feed(' now.\nNext')) == [('content', 'I see the cup now.\nNext')]
-    assert kinds(parser.feed(' <say>Hi</say>')) == [('call', 'say', {'text': 'Hi'})]
-    words = ['word '] * (FLUSH_CHARS // 5 + 1)
-    events = [kinds(parser.feed(word)) for word in words]
-    assert events[:-1] == [[]] * (len(words) - 1)  # delivered after FLUSH_CHARS characters
-    assert events[-1] == [('content', ' ' + ' '.join(['word'] * len(words)))]
-    assert kinds(parser.finish()) == [('content', ' ')]
+    assert kinds(parser.feed('I see ')) == [('content', 'I see')]
+    assert kinds(parser.feed('the cup')) == [('content', ' the cup')]
+    assert kinds(parser.feed(' now, sa')) == [('content', ' now,')]  # sa... may be say(
+    assert kinds(parser.feed('ying hi <to')) == [('content', ' saying hi')]
+    assert kinds(parser.feed('ol_call>{"name": "say", "arguments": {"text": "x"}}</tool_call>'
+                             )) == [('call', 'say', {'text': 'x'})]
+    assert kinds(parser.feed(' Done, é')) == [('content', ' Done, é')]  # the space before <
+    assert kinds(parser.finish()) == []
 
 
 def test_wake_string_split_before_a_long_delta_still_wakes():
