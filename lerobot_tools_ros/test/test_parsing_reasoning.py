@@ -100,9 +100,9 @@ def test_tokens_of_other_spans_inside_a_span_do_not_end_it():
 def test_reasoning_prose_is_streamed_before_the_span_closes():
     parser = StreamingParser(CATALOG)
     events = parser.feed('<think>Let me see.\n')
-    events += parser.feed('The cup is red.\n')
+    events += parser.feed('The cup is red, the bin is blue.\n')
     assert ''.join(event.text for event in events if isinstance(event, ContentEvent)) == (
-        '<think>Let me see.\nThe cup is red.')
+        '<think>Let me see.\nThe cup is red, the bin is blue.')
     events = parser.feed('<say>x</say></think>') + parser.finish()
     assert [event.issue.code for event in events if isinstance(event, IssueEvent)] == [
         CALL_IN_REASONING]

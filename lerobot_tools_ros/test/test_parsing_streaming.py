@@ -76,9 +76,10 @@ def test_partial_marker_is_held_back_then_released_as_prose():
 
 def test_trailing_whitespace_waits_for_the_next_word():
     parser = StreamingParser(CATALOG)
-    assert kinds(parser.feed('Plan. ')) == [('content', 'Plan.')]
+    assert kinds(parser.feed('Plan. ')) == []  # shorter than lag_chars: not delivered yet
     assert kinds(parser.feed('\n')) == []
-    assert kinds(parser.feed('<say>x</say>')) == [('call', 'say', {'text': 'x'})]
+    assert kinds(parser.feed('<say>x</say>')) == [
+        ('content', 'Plan.'), ('call', 'say', {'text': 'x'})]
     assert kinds(parser.finish()) == []  # whitespace before final markup is dropped
 
 
@@ -93,8 +94,8 @@ def test_truncated_call_is_reported_at_finish():
 
 def test_finish_twice_and_feed_after_finish():
     parser = StreamingParser()
-    assert kinds(parser.feed('hello ')) == [('content', 'hello')]
-    assert kinds(parser.finish()) == [('content', ' ')]
+    assert kinds(parser.feed('hello ')) == []
+    assert kinds(parser.finish()) == [('content', 'hello'), ('content', ' ')]
     assert parser.finish() == []
     with pytest.raises(RuntimeError):
         parser.feed('more')
@@ -207,17 +208,22 @@ def test_long_prose_in_small_deltas_is_linear():
                   5_000) < 2.5
 
 
-def test_prose_is_released_at_once_except_a_possible_trigger_start():
-    # what a robot speaks must not wait for a newline: only trailing whitespace (the content
-    # rule) and a tail that may still become a trigger are held back
+def test_prose_lags_by_at_most_a_trigger_prefix():
+    # what a robot speaks must not wait for a newline: prose is held back no longer than a
+    # partial trigger would be (the longest trigger prefix), plus trailing whitespace
     parser = StreamingParser(CATALOG)
-    assert kinds(parser.feed('I see ')) == [('content', 'I see')]
-    assert kinds(parser.feed('the cup')) == [('content', ' the cup')]
-    assert kinds(parser.feed(' now, sa')) == [('content', ' now,')]  # sa... may be say(
-    assert kinds(parser.feed('ying hi <to')) == [('content', ' saying hi')]
-    assert kinds(parser.feed('ol_call>{"name": "say", "arguments": {"text": "x"}}</tool_call>'
-                             )) == [('call', 'say', {'text': 'x'})]
-    assert kinds(parser.feed(' Done, é')) == [('content', ' Done, é')]  # the space before <
+    lag = parser.lag_chars
+    assert lag == max(len(trigger) for trigger in parser._plan.triggers) - 1
+    delivered, fed = '', ''
+    for word in ('The ', 'red ', 'cup ', 'is ', 'on ', 'the ', 'left; ', 'I ', 'will ',
+                 'take ', 'it ', 'now ', 'and ', 'put ', 'it ', 'in ', 'the ', 'bin.'):
+        fed += word
+        delivered += ''.join(event.text for event in parser.feed(word))
+        assert fed.startswith(delivered)
+        assert len(fed.rstrip()) - len(delivered) < lag + len(word)
+    assert kinds(parser.feed(' Now sa')) == []
+    assert kinds(parser.feed('y(text="hi")')) == [('content', fed[len(delivered):] + ' Now'),
+                                                  ('call', 'say', {'text': 'hi'})]
     assert kinds(parser.finish()) == []
 
 

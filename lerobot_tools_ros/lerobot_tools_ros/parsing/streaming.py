@@ -22,9 +22,12 @@ partial trigger (``<tool_ca``) and trailing whitespace are held back.
 Per token the common cases cost little more than a string append. While nothing is held back,
 a delta without any *key character* (one per trigger that every occurrence of it contains,
 ``plan.key_chars``: ``<``, ``[``, ``{``, ``(``...) cannot complete a trigger, so it is prose
-without scanning: it is delivered at once, except trailing whitespace (the content rule) and a
-trailing word that may begin a trigger such as ``say(`` (held back until the next delta). The
-scanner runs only on a delta that holds a key character, and only from the held-back tail on.
+that is never scanned: it is appended, and delivered as soon as the undelivered prose reaches
+``lag_chars`` (the length of the longest trigger prefix, so prose never lags behind the text
+by more than a held-back partial trigger would), before the next scanned delta, and at
+``finish``; trailing whitespace (the content rule) and a trailing word that may begin a trigger
+such as ``say(`` wait for the next delta. The scanner runs only on a delta that holds a key
+character, and only from that word on.
 While a call is pending, a delta only wakes the scanner when it completes one of the matcher's
 wake strings (checked by their last character first) or, for an optional closing tag, brings a
 character that is not whitespace or part of that tag (``NeedMore.quiet``). The bracket scanner
@@ -81,7 +84,8 @@ class StreamingParser:
     """Incremental tool-call parser for one generation; ``feed`` deltas, then ``finish``."""
 
     __slots__ = ('_asleep', '_base', '_buf', '_chunks', '_content', '_extra', '_failed',
-                 '_finished', '_idle', '_key_search', '_limit', '_memo', '_overflow', '_partial',
+                 '_finished', '_held', '_idle', '_key_search', '_limit', '_memo', '_overflow',
+                 '_partial', '_release_at', 'lag_chars',
                  '_plan', '_prev', '_quiet', '_reasoning', '_report', '_room', '_room_base',
                  '_seen', '_size', '_waiting', '_wake', '_wake_search', '_word', '_words')
 
@@ -118,15 +122,20 @@ class StreamingParser:
         self._waiting = False
         self._room = self._room_base = max_input_bytes
         self._extra = 0
+        self._held: list[str] = []  # idle: prose not delivered yet (never needs a scan)
+        self.lag_chars = max(1, plan.hold_len)
+        """Prose is delivered once this many characters of it are pending (bytes, for UTF-8)."""
+        self._release_at = max_input_bytes - self.lag_chars
         self._word = ''  # idle: a trailing word that may begin a trigger (say( functools[)
 
     def feed(self, delta: str) -> list:
         """
         Add text; return the events it made final (possibly none).
 
-        Prose is delivered at once, except trailing whitespace and a trailing partial trigger
-        (``<tool_ca``, ``sa``), which wait for the next delta. Calls and issues are delivered
-        as soon as their markup is complete.
+        Prose is delivered once ``lag_chars`` characters of it are pending, before a call or
+        issue, and at ``finish``; trailing whitespace and a trailing partial trigger
+        (``<tool_ca``, ``sa``) wait for the next delta. Calls and issues are delivered as soon
+        as their markup is complete.
         """
         if type(delta) is str:
             if self._idle:
@@ -137,10 +146,10 @@ class StreamingParser:
                         self._extra += n - len(delta)
                     if n <= self._room:
                         self._room -= n
-                        if self._word:
-                            delta = self._word + delta
-                            self._word = ''
-                        return self._prose(delta)
+                        self._held.append(delta)
+                        if self._room > self._release_at:
+                            return _EMPTY
+                        return self._release()
             elif self._waiting:
                 n = len(delta)
                 if not delta.isascii():
@@ -165,6 +174,16 @@ class StreamingParser:
             self._seen += used - self._extra
             self._extra = 0
             self._room_base = self._room
+
+    def _release(self) -> list:
+        """Deliver the prose the fast path took (it holds no trigger; it is not scanned)."""
+        text = ''.join(self._held)
+        self._held.clear()
+        if self._word:
+            text = self._word + text
+            self._word = ''
+        self._release_at = self._room - self.lag_chars
+        return self._prose(text)
 
     def _prose(self, delta: str) -> list:
         """
@@ -246,14 +265,20 @@ class StreamingParser:
         if not delta or self._failed:
             return []
         self._settle()
-        word = self._word
-        if word:  # the held word is fed again with the delta (it is ASCII: one byte a char)
-            self._word = ''
-            self._size -= len(word)
-            self._seen -= len(word)
-            delta = word + delta
         try:
-            return self._feed(delta)
+            first = self._release() if self._held else _EMPTY  # prose before the delta
+            word = self._word
+            if word:  # fed again with the delta (it is ASCII: one byte a character)
+                self._word = ''
+                self._size -= len(word)
+                self._seen -= len(word)
+                delta = word + delta
+            events = self._feed(delta)
+            if not first:
+                return events
+            if events and type(events[0]) is ContentEvent:  # one event for adjacent prose
+                return [ContentEvent(first[0].text + events[0].text)] + events[1:]
+            return first + events
         except Exception as exc:  # noqa: B902 - model text must never take the caller down
             return self._fail(exc)
 
@@ -308,10 +333,12 @@ class StreamingParser:
         self._finished = True
         if self._overflow:
             return []
+        events = list(self._release()) if self._held else []
         text = self._word + self._buf + ''.join(self._chunks)
         self._word = ''
         self._chunks = []
-        events = self._scan(text, True) if text else []
+        if text:
+            events += self._scan(text, True)
         tail = self._content.finish()
         if tail:
             events.append(ContentEvent(tail))
@@ -364,6 +391,7 @@ class StreamingParser:
             self._asleep = _quiet_check(need.quiet) if need.quiet else None
         self._idle = not text and not final and self._key_search is not None
         self._room = self._room_base = self._limit - self._size
+        self._release_at = self._room - self.lag_chars
         return events
 
     def _overflowed(self) -> list:
