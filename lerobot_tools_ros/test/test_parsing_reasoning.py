@@ -118,3 +118,16 @@ def test_reasoning_prose_is_streamed_before_the_span_closes():
 def test_corpus_reasoning_cases_stream_at_every_split(case_id):
     case = by_id(case_id)
     assert summary(every_split_agrees(case.text)) == (case.calls, case.errors, case.content)
+
+
+@pytest.mark.parametrize('text', [
+    '<|START_THINKING|><tool_call><|END_THINKING|>',
+    '[THINK]<minimax:tool_call>[/THINK]',
+    '<|START_THINKING|><|tool_calls_section_begin|><|END_THINKING|>',
+    '<think>[say(text="a")</think>',
+])
+def test_call_cut_by_the_end_of_its_span_streams_like_one_shot(text):
+    # found by the 100k fuzz: a delta ending inside the closing token (<|E, [/) must not let
+    # the matcher read those characters as part of the call
+    result = every_split_agrees(text)
+    assert result.calls == [] and [issue.code for issue in result.errors] == [CALL_IN_REASONING]

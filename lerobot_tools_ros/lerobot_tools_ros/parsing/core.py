@@ -261,11 +261,18 @@ def in_reasoning(text: str, p: int, literal: str, ctx):
     The span ends at its closing token: matchers see the text up to it as complete (so a call
     never runs past the span), or the text so far while the closing token has not arrived.
     """
-    close = ctx.find(text, ctx.reasoning, p)
+    token = ctx.reasoning
+    close = ctx.find(text, token, p)
     inner = ctx
     if close != -1:
         text = text[:close]
         inner = Ctx(ctx.plan, True, ctx.base, ctx.prev)
+    elif not ctx.final:
+        # The text may end with the start of the closing token (</thi): the span may end
+        # there, so the matcher must not see those characters as part of the call yet.
+        for k in range(min(len(token) - 1, len(text) - p), 0, -1):
+            if text.endswith(token[:k]):
+                return NEED_ANY
     result = None
     for trigger, matcher in ctx.plan.by_trigger[literal]:
         result = matcher(text, p, trigger, inner)
