@@ -76,7 +76,8 @@ def lookup(context: Any, name: str) -> LocalHost | None:
     return host if host is not None and host.context is context else None
 
 
-def registered() -> list[str]:
-    """Return the names offered in this process (for logs and tests)."""
+def registered(context: Any = None) -> list[str]:
+    """Return the names offered in this process (in ``context`` only, when given)."""
     with _lock:
-        return sorted(name for _, name in _hosts)
+        return sorted(name for (key, name), host in _hosts.items()
+                      if context is None or host.context is context)

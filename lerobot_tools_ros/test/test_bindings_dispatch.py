@@ -23,9 +23,10 @@ run as real processes, everything over DDS in a domain reserved for this module.
 import json
 import os
 import pathlib
-import sys
 import time
 
+from bound_stack import LIGHT_TOOL, light_binding, node_commands, tool_schema
+from bound_stack import write_stack_files
 from conftest import NodeProcess, reserve_test_domain, spin_until
 from lerobot_tools_interfaces.msg import ErrorCodes, ToolResult
 from lerobot_tools_interfaces.srv import CallTool
@@ -40,33 +41,18 @@ RELIABLE = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
 PACKAGE_DIR = pathlib.Path(__file__).resolve().parent.parent
 
 
-def _tool(name: str, properties: dict, required: list[str] | None = None) -> dict:
-    return {'type': 'function', 'function': {
-        'name': name, 'description': f'{name} (bound)',
-        'parameters': {'type': 'object', 'properties': properties,
-                       'required': required or []}}}
-
-
 CATALOG = [
-    _tool('set_light', {'on': {'type': 'boolean'}}, ['on']),
-    _tool('move_gripper', {'steps': {'type': 'integer', 'minimum': 0}}, ['steps']),
-    _tool('slow_gripper', {'steps': {'type': 'integer', 'minimum': 0}}, ['steps']),
-    _tool('drive', {'speed': {'type': 'number', 'minimum': -1, 'maximum': 1},
-                    'turn': {'type': 'number', 'default': 0.0}}, ['speed']),
-    _tool('get_battery', {}),
-    _tool('missing_light', {'on': {'type': 'boolean'}}, ['on']),
+    LIGHT_TOOL,
+    tool_schema('move_gripper', {'steps': {'type': 'integer', 'minimum': 0}}, ['steps']),
+    tool_schema('slow_gripper', {'steps': {'type': 'integer', 'minimum': 0}}, ['steps']),
+    tool_schema('drive', {'speed': {'type': 'number', 'minimum': -1, 'maximum': 1},
+                          'turn': {'type': 'number', 'default': 0.0}}, ['speed']),
+    tool_schema('get_battery', {}),
+    tool_schema('missing_light', {'on': {'type': 'boolean'}}, ['on']),
     ECHO_SCHEMA,
 ]
 
-BINDINGS = f"""
-bindings:
-  set_light:
-    kind: service
-    service: {LIGHT_SERVICE}
-    type: std_srvs/srv/SetBool
-    request: {{data: $on}}
-    result: {{success: success, message: message}}
-    timeout_s: 5.0
+BINDINGS = light_binding(LIGHT_SERVICE) + f"""
   move_gripper:
     kind: action
     action: {GRIPPER_ACTION}
@@ -108,12 +94,7 @@ class Stack:
     def __init__(self, domain: int, tmp: pathlib.Path) -> None:
         import rclpy
         from rclpy.executors import SingleThreadedExecutor
-        root = tmp / 'dataset'
-        (root / 'meta').mkdir(parents=True)
-        (root / 'meta' / 'info.json').write_text(json.dumps(
-            {'codebase_version': 'v3.0', 'fps': 30, 'features': {}, 'tools': CATALOG}))
-        bindings = tmp / 'bindings.yaml'
-        bindings.write_text(BINDINGS)
+        root, bindings = write_stack_files(tmp, CATALOG, BINDINGS)
         env = dict(os.environ, ROS_DOMAIN_ID=str(domain), PYTHONUNBUFFERED='1',
                    ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST', RCUTILS_COLORIZED_OUTPUT='0',
                    ROS_LOG_DIR=str(tmp / 'ros_log'))
@@ -130,14 +111,9 @@ class Stack:
         self.node.create_subscription(ToolResult, '/lerobot_tools/results', self.results.append,
                                       RELIABLE)
         self.text = self.node.create_publisher(String, '/policy/text', RELIABLE)
-        module = [sys.executable, '-m']
-        self.server = NodeProcess(
-            [*module, 'lerobot_tools_ros.nodes.tool_server', '--ros-args', '-p', 'tools:=[echo]',
-             '-p', f'dataset:={root}', '-p', f'bindings_file:={bindings}'],
-            env, tmp / 'tool_server.log')
-        self.dispatcher = NodeProcess(
-            [*module, 'lerobot_tools_ros.nodes.dispatcher', '--ros-args',
-             '-p', f'dataset:={root}', '-p', 'timeout_s:=10.0'], env, tmp / 'dispatcher.log')
+        commands = node_commands(root, bindings, dispatcher=('-p', 'timeout_s:=10.0'))
+        self.server = NodeProcess(commands['tool_server'], env, tmp / 'tool_server.log')
+        self.dispatcher = NodeProcess(commands['dispatcher'], env, tmp / 'dispatcher.log')
         clients = [self.node.create_client(CallTool, f'/lerobot_tools/{tool["function"]["name"]}')
                    for tool in CATALOG]
         up = spin_until(self.node, lambda: all(c.service_is_ready() for c in clients), 30.0)
