@@ -30,11 +30,12 @@ import importlib
 import json
 import os
 import pathlib
-import signal
 import subprocess
 import sys
 import tempfile
 import time
+
+from common import stop_all
 
 # Services every rclpy node makes by itself (parameters, type description): not mirrored.
 _AUTOMATIC_SERVICES = ('/describe_parameters', '/get_parameter_types', '/get_parameters',
@@ -180,13 +181,7 @@ def _measure(args: argparse.Namespace, stack_domain: int, plain_domain: int) -> 
         print(f'  ratio stack/plain                          {ratio:6.2f}x   (target: <= 1.5x)')
         return 0
     finally:
-        for proc in procs:
-            proc.send_signal(signal.SIGINT)
-        for proc in procs:
-            try:
-                proc.wait(15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+        stop_all(procs, 15.0)
 
 
 if __name__ == '__main__':
