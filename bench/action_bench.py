@@ -115,6 +115,7 @@ class Bench(Driver):
         from lerobot_tools_interfaces.msg import ToolResult
         from lerobot_tools_ros.nodes.executor_client import ExecutorClient
         from rclpy.action import ActionClient
+        from rclpy.logging import LoggingSeverity
         super().__init__()
         String = self.String
         self.RunTool = RunTool
@@ -128,6 +129,7 @@ class Bench(Driver):
         self.node.create_subscription(ToolResult, '/lerobot_tools/results', self._on_project,
                                       qos())
         self.raw_action = ActionClient(self.node, RunTool, '/bench/noop')
+        self.node.get_logger().set_level(LoggingSeverity.WARN)  # the client's path notes
         self.tool_server = ExecutorClient(self.node, '/lerobot_tools/echo', mode='action')
         self.failures: list[str] = []
 

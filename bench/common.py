@@ -29,6 +29,7 @@ only what it uses.
 """
 
 import contextlib
+import importlib
 import json
 import os
 import pathlib
@@ -40,9 +41,17 @@ import time
 from typing import Any, Callable, Iterator
 
 RELIABLE_DEPTH = 10000
+TEST_DIR = pathlib.Path(__file__).resolve().parents[1] / 'lerobot_tools_ros' / 'test'
 NOOP_SERVICE = '/bench/noop'
 RAW_TEXT = '/bench/raw_text'
 RAW_RESULTS = '/bench/raw_results'
+
+
+def test_helper(name: str) -> Any:
+    """Import a helper module of the package's tests (a setup a test and a bench share)."""
+    if str(TEST_DIR) not in sys.path:
+        sys.path.append(str(TEST_DIR))
+    return importlib.import_module(name)
 
 
 def qos(depth: int = RELIABLE_DEPTH):
