@@ -25,7 +25,7 @@ import os
 import pathlib
 import time
 
-from bound_stack import LIGHT_TOOL, light_binding, node_commands, tool_schema
+from bound_stack import light_binding, LIGHT_TOOL, node_commands, tool_schema
 from bound_stack import write_stack_files
 from conftest import NodeProcess, reserve_test_domain, spin_until
 from lerobot_tools_interfaces.msg import ErrorCodes, ToolResult

@@ -25,7 +25,7 @@ tool_server, with the same result, cancel, timeout and progress; a tool_server t
 import json
 import os
 
-from bound_stack import InProcessStack, LIGHT_TOOL, light_binding, node_commands, tool_schema
+from bound_stack import InProcessStack, light_binding, LIGHT_TOOL, node_commands, tool_schema
 from bound_stack import write_stack_files
 from conftest import NodeProcess, PACKAGE_DIR, reserve_test_domain, spin_until
 from lerobot_tools_interfaces.msg import ErrorCodes, ToolCall, ToolProgress, ToolResult
@@ -153,7 +153,7 @@ def world(tmp_path_factory):
 
 @pytest.fixture
 def own_world(tmp_path):
-    """A world of the test's own, for tests that take the tool_server away."""
+    """Make worlds of the test's own, for tests that take the tool_server away."""
     made = []
 
     def make(**kwargs) -> World:

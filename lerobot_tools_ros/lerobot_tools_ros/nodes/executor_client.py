@@ -58,6 +58,11 @@ SERVICE = 'service'
 LOCAL = 'in-process'
 _MODES = ('auto', ACTION, SERVICE)
 _MAX_PROBE_WAIT_S = 5.0
+_PATH_NOTES = {  # logged when the way calls go changes (the first time: at startup)
+    LOCAL: 'calls go in-process (its tool_server runs in this process; no DDS round trip)',
+    ACTION: 'calls go over DDS as RunTool goals',
+    SERVICE: 'calls go over DDS as CallTool requests (no progress, no cancel)',
+    '': 'its in-process tool_server is gone; looking for it over DDS'}
 
 
 @dataclass(frozen=True)
@@ -151,6 +156,8 @@ class ExecutorClient:
             self._send_local = send_local
         self.path = ''  # how calls go now, as logged: LOCAL, or the proven DDS kind
 
+    # -- readiness -----------------------------------------------------------------------------
+
     def _local(self) -> Any:
         """Return the in-process host of this executor (None: over DDS), noting path changes."""
         host = None
@@ -167,18 +174,11 @@ class ExecutorClient:
     def _note_path(self, path: str) -> None:
         if path != self.path:
             self.path = path
-            self._node.get_logger().info(f'{self._resolved}: ' + {
-                LOCAL: 'calls go in-process (its tool_server runs in this process; no '
-                              'DDS round trip)',
-                ACTION: 'calls go over DDS as RunTool goals',
-                SERVICE: 'calls go over DDS as CallTool requests (no progress, no cancel)',
-                '': 'its in-process tool_server is gone; looking for it over DDS'}[path])
-
-    # -- readiness -----------------------------------------------------------------------------
+            self._node.get_logger().info(f'{self._resolved}: {_PATH_NOTES[path]}')
 
     @property
     def ready(self) -> bool:
-        """Return True once a probe proved that the executor's answers reach this client."""
+        """Return True in process, else once a probe proved that the executor's answers reach us."""
         return self._local() is not None or bool(self.kind)
 
     def offered(self) -> str:
