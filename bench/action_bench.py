@@ -40,7 +40,8 @@ import statistics
 import sys
 import time
 
-from common import bench_domain, catalog_dir, Driver, percentile, Processes, qos, spin
+from common import (answer_noop, bench_domain, Driver, percentile, Processes, qos, spin,
+                    start_echo_stack)
 
 
 def role_noop_servers() -> None:
@@ -52,17 +53,11 @@ def role_noop_servers() -> None:
     rclpy.init()
     node = rclpy.create_node('bench_noop_servers')
 
-    def handle(request, response):
-        response.success = True
-        response.call_id = request.call_id
-        response.content = request.arguments
-        return response
-
     def execute(goal_handle):
         goal_handle.succeed()
         return RunTool.Result(success=True, call_id=goal_handle.request.call_id,
                               content=goal_handle.request.arguments)
-    node.create_service(CallTool, '/bench/noop', handle)
+    node.create_service(CallTool, '/bench/noop', answer_noop)
     # Results kept 1 s, as tool_server keeps them (the status message lists every kept goal).
     ActionServer(node, RunTool, '/bench/noop', execute, result_timeout=1)
     spin(node)
@@ -199,16 +194,10 @@ def main() -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from lerobot_tools_ros.catalog import DEFAULT_TOOLS
-    from lerobot_tools_ros.tools.echo import ECHO_SCHEMA
-    workdir = catalog_dir('action_bench_', [ECHO_SCHEMA, *DEFAULT_TOOLS])
     with Processes(__file__) as procs:
         procs.role('noop_servers')
         procs.role('raw_relay')
-        procs.node('tool_server', 'lerobot_tools_ros.nodes.tool_server', '-p', 'tools:=[echo]',
-                   '-p', f'dataset:={workdir}', '--log-level', 'warn')
-        procs.node('dispatcher', 'lerobot_tools_ros.nodes.dispatcher', '-p',
-                   f'dataset:={workdir}', '-p', 'max_pending:=100000', '--log-level', 'warn')
+        start_echo_stack(procs, 'action_bench_')
         bench = Bench()
         ready = bench.spin_until(lambda: (
             all(pub.get_subscription_count() > 0 for pub in bench.pubs.values())

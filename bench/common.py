@@ -80,19 +80,21 @@ def spin(*nodes: Any) -> None:
         rclpy.try_shutdown()
 
 
+def answer_noop(request: Any, response: Any) -> Any:
+    """Answer a CallTool request at once: success, its call_id, its arguments as content."""
+    response.success = True
+    response.call_id = request.call_id
+    response.content = request.arguments
+    return response
+
+
 def role_noop_server(service: str = NOOP_SERVICE) -> None:
     """Answer every CallTool request at once (the floor's executor)."""
     import rclpy
     from lerobot_tools_interfaces.srv import CallTool
     rclpy.init()
     node = rclpy.create_node('bench_noop_server')
-
-    def handle(request, response):
-        response.success = True
-        response.call_id = request.call_id
-        response.content = request.arguments
-        return response
-    node.create_service(CallTool, service, handle)
+    node.create_service(CallTool, service, answer_noop)
     spin(node)
 
 
@@ -185,6 +187,17 @@ class Processes:
 
     def __exit__(self, *exc: Any) -> None:
         stop_all(list(self.procs.values()))
+
+
+def start_echo_stack(procs: 'Processes', prefix: str, *dispatcher: str) -> None:
+    """Start a tool_server hosting echo and a dispatcher (two processes) on a fresh catalog."""
+    from lerobot_tools_ros.catalog import DEFAULT_TOOLS
+    from lerobot_tools_ros.tools.echo import ECHO_SCHEMA
+    workdir = catalog_dir(prefix, [ECHO_SCHEMA, *DEFAULT_TOOLS])
+    procs.node('tool_server', 'lerobot_tools_ros.nodes.tool_server', '-p', 'tools:=[echo]',
+               '-p', f'dataset:={workdir}', '--log-level', 'warn')
+    procs.node('dispatcher', 'lerobot_tools_ros.nodes.dispatcher', '-p', f'dataset:={workdir}',
+               '-p', 'max_pending:=100000', *dispatcher, '--log-level', 'warn')
 
 
 class Driver:

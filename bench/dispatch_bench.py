@@ -20,8 +20,8 @@ import statistics
 import sys
 import time
 
-from common import (bench_domain, catalog_dir, Driver, percentile, Processes, qos,
-                    RAW_RESULTS, RAW_TEXT, role_noop_relay, role_noop_server)
+from common import (bench_domain, Driver, percentile, Processes, qos, RAW_RESULTS, RAW_TEXT,
+                    role_noop_relay, role_noop_server, start_echo_stack)
 
 
 class Bench(Driver):
@@ -150,17 +150,10 @@ def main() -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from lerobot_tools_ros.catalog import DEFAULT_TOOLS
-    from lerobot_tools_ros.tools.echo import ECHO_SCHEMA
-    workdir = catalog_dir('dispatch_bench_', [ECHO_SCHEMA, *DEFAULT_TOOLS])
     with Processes(__file__) as procs:
         procs.role('noop_server')
         procs.role('raw_relay')
-        procs.node('tool_server', 'lerobot_tools_ros.nodes.tool_server', '-p', 'tools:=[echo]',
-                   '-p', f'dataset:={workdir}', '--log-level', 'warn')
-        procs.node('dispatcher', 'lerobot_tools_ros.nodes.dispatcher', '-p',
-                   f'dataset:={workdir}', '-p', 'max_pending:=100000',
-                   '-p', f'executor_interface:={args.interface}', '--log-level', 'warn')
+        start_echo_stack(procs, 'dispatch_bench_', '-p', f'executor_interface:={args.interface}')
         bench = Bench()
         ready = bench.spin_until(lambda: (
             bench.raw_pub.get_subscription_count() > 0

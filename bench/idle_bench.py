@@ -35,7 +35,7 @@ import sys
 import tempfile
 import time
 
-from common import stop_all
+from common import spin, stop_all
 
 # Services every rclpy node makes by itself (parameters, type description): not mirrored.
 _AUTOMATIC_SERVICES = ('/describe_parameters', '/get_parameter_types', '/get_parameters',
@@ -53,10 +53,9 @@ def _interface(type_name: str):
 def role_plain(spec_path: str) -> None:
     """Create plain nodes with the entities in the spec file, each with a 1 Hz timer; spin."""
     import rclpy
-    from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
     spec = json.loads(pathlib.Path(spec_path).read_text())
     rclpy.init()
-    executor = SingleThreadedExecutor()
+    nodes = []
     for node_name, entities in spec.items():
         node = rclpy.create_node(node_name)
         for topic, types in entities['publishers']:
@@ -69,13 +68,8 @@ def role_plain(spec_path: str) -> None:
         for service, types in entities['clients']:
             node.create_client(_interface(types[0]), service)
         node.create_timer(1.0, lambda: None)
-        executor.add_node(node)
-    try:
-        executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        rclpy.try_shutdown()
+        nodes.append(node)
+    spin(*nodes)
 
 
 def _graph_spec(probe, node_names: list[str]) -> dict:

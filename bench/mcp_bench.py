@@ -35,7 +35,7 @@ import subprocess
 import sys
 import time
 
-from common import bench_domain, catalog_dir, Driver, percentile, Processes
+from common import bench_domain, Driver, percentile, Processes, start_echo_stack
 
 
 class DirectCaller(Driver):
@@ -160,15 +160,8 @@ def main() -> int:
     parser.add_argument('--round-trips', type=int, default=300)
     parser.add_argument('--http', action='store_true', help='also measure Streamable HTTP')
     args = parser.parse_args()
-    from lerobot_tools_ros.catalog import DEFAULT_TOOLS
-    from lerobot_tools_ros.tools.echo import ECHO_SCHEMA
-
     with bench_domain() as domain, Processes(__file__) as procs:
-        workdir = catalog_dir('mcp_bench_', [ECHO_SCHEMA, *DEFAULT_TOOLS])
-        procs.node('tool_server', 'lerobot_tools_ros.nodes.tool_server', '-p', 'tools:=[echo]',
-                   '-p', f'dataset:={workdir}', '--log-level', 'warn')
-        procs.node('dispatcher', 'lerobot_tools_ros.nodes.dispatcher', '-p',
-                   f'dataset:={workdir}', '-p', 'max_pending:=100000', '--log-level', 'warn')
+        start_echo_stack(procs, 'mcp_bench_')
         direct = DirectCaller()
         ready = direct.spin_until(lambda: direct.client.service_is_ready() and (
             '/lerobot_tools/echo' in dict(direct.node.get_service_names_and_types())), 60.0)

@@ -20,11 +20,24 @@ The stack is a dispatcher and a tool_server with a bindings file, either as two 
 `lerobot-tools-ros bringup` runs them), on the caller's rclpy context.
 """
 
+import contextlib
 import json
 import pathlib
 import sys
 import threading
-from typing import Any
+from typing import Any, Callable, Iterator
+
+
+@contextlib.contextmanager
+def in_own_domain(make: Callable[[int], Any]) -> Iterator[Any]:
+    """Yield ``make(domain)`` in a domain reserved for it; ``close()`` it at the end."""
+    from conftest import reserve_test_domain
+    with reserve_test_domain() as domain:
+        running = make(domain)
+        try:
+            yield running
+        finally:
+            running.close()
 
 
 def tool_schema(name: str, properties: dict, required: list[str] | None = None) -> dict:
@@ -48,6 +61,18 @@ def light_binding(service: str) -> str:
     request: {{data: $on}}
     result: {{success: success, message: message}}
     timeout_s: 5.0
+"""
+
+
+def gripper_binding(tool: str, action: str, timeout_s: float) -> str:
+    """Return a bindings-file entry binding ``tool`` ({steps}) to a Fibonacci action."""
+    return f"""
+  {tool}:
+    kind: action
+    action: {action}
+    type: test_msgs/action/Fibonacci
+    goal: {{order: $steps}}
+    timeout_s: {timeout_s}
 """
 
 
@@ -84,6 +109,75 @@ def node_commands(dataset: pathlib.Path, bindings: pathlib.Path, *, server: tupl
         'dispatcher': [*python, 'lerobot_tools_ros.nodes.dispatcher',
                        *dispatcher_args(dataset, *dispatcher)],
     }
+
+
+class Policy:
+    """
+    The policy's node: publishes text, collects results, calls and progress; cancels calls.
+
+    Made once the dispatcher is up: it waits until results reach it (``logs()`` explains a
+    failure).
+    """
+
+    def __init__(self, context: Any, logs: Callable[[], str] = lambda: '') -> None:
+        # Imported here: bench/binding_bench.py imports this module without the tests' conftest.
+        from conftest import spin_until
+        from lerobot_tools_interfaces.msg import ToolCall, ToolProgress, ToolResult
+        from lerobot_tools_interfaces.srv import CancelCalls
+        from lerobot_tools_ros import names
+        import rclpy
+        from rclpy.executors import SingleThreadedExecutor
+        from rclpy.qos import QoSProfile, ReliabilityPolicy
+        from std_msgs.msg import String
+        self.String = String
+        self.spin_until = lambda predicate, timeout: spin_until(self.node, predicate, timeout)
+        self.logs = logs
+        self.node = rclpy.create_node('policy', context=context)
+        self.node.executor_for_test = SingleThreadedExecutor(context=context)
+        self.node.executor_for_test.add_node(self.node)
+        reliable = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
+        self.results: list[ToolResult] = []
+        self.calls: list[ToolCall] = []
+        self.progress: list[ToolProgress] = []
+        self.node.create_subscription(ToolResult, '/' + names.RESULTS_TOPIC,
+                                      self.results.append, reliable)
+        self.node.create_subscription(ToolCall, '/' + names.CALLS_TOPIC, self.calls.append,
+                                      reliable)
+        self.node.create_subscription(ToolProgress, '/' + names.PROGRESS_TOPIC,
+                                      self.progress.append, reliable)
+        self.text = self.node.create_publisher(String, '/policy/text', reliable)
+        self.cancel = self.node.create_client(CancelCalls, '/dispatcher/cancel')
+        assert self.spin_until(lambda: self.text.get_subscription_count() > 0
+                               and self.node.count_publishers('/' + names.RESULTS_TOPIC) > 0
+                               and self.node.count_publishers('/' + names.PROGRESS_TOPIC) > 0
+                               and self.cancel.service_is_ready(), 30.0), logs()
+        # A result published before the dispatcher's writer matched our reader would be lost:
+        # probe with an unknown tool (answered by the dispatcher itself) until one arrives.
+        for _ in range(60):
+            self.send('probe', {})
+            if self.spin_until(lambda: bool(self.results), 0.5):
+                break
+        assert self.results, logs()
+        self.spin_until(lambda: False, 0.2)
+        self.results.clear()
+        self.calls.clear()
+
+    def send(self, name: str, arguments: dict) -> None:
+        call = json.dumps({'name': name, 'arguments': arguments})
+        self.text.publish(self.String(data=f'Doing it.\n<tool_call>{call}</tool_call>'))
+
+    def call(self, name: str, arguments: dict, timeout: float = 15.0) -> Any:
+        """Publish one call as policy text; return its one result (checked to be the only)."""
+        before = len(self.results)
+        self.send(name, arguments)
+        assert self.spin_until(lambda: len(self.results) > before, timeout), self.logs()
+        self.spin_until(lambda: False, 0.3)  # a second result would show here
+        assert len(self.results) == before + 1, self.results[before:]
+        return self.results[-1]
+
+    def close(self) -> None:
+        self.node.executor_for_test.shutdown()
+        self.node.destroy_node()
 
 
 class InProcessStack:

@@ -25,92 +25,24 @@ tool_server, with the same result, cancel, timeout and progress; a tool_server t
 import json
 import os
 
-from bound_stack import InProcessStack, light_binding, LIGHT_TOOL, node_commands, tool_schema
-from bound_stack import write_stack_files
+from bound_stack import gripper_binding, in_own_domain, InProcessStack, light_binding, LIGHT_TOOL
+from bound_stack import node_commands, Policy, tool_schema, write_stack_files
 from conftest import NodeProcess, PACKAGE_DIR, reserve_test_domain, spin_until
-from lerobot_tools_interfaces.msg import ErrorCodes, ToolCall, ToolProgress, ToolResult
+from lerobot_tools_interfaces.msg import ErrorCodes
 from lerobot_tools_interfaces.srv import CancelCalls
-from lerobot_tools_ros import inprocess, names
+from lerobot_tools_ros import inprocess
 from lerobot_tools_ros.nodes.executor_client import ACTION, LOCAL
 from lerobot_tools_ros.tools.echo import ECHO_SCHEMA
 import pytest
-from rclpy.qos import QoSProfile, ReliabilityPolicy
 from robot_servers import GRIPPER_ACTION, LIGHT_SERVICE, RobotServers
-from std_msgs.msg import String
 
-RELIABLE = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
 STEPS = {'steps': {'type': 'integer', 'minimum': 0}}
 CATALOG = [LIGHT_TOOL, ECHO_SCHEMA, tool_schema('move_gripper', STEPS, ['steps']),
            tool_schema('slow_gripper', STEPS, ['steps'])]
-BINDINGS = light_binding(LIGHT_SERVICE) + f"""
-  move_gripper:
-    kind: action
-    action: {GRIPPER_ACTION}
-    type: test_msgs/action/Fibonacci
-    goal: {{order: $steps}}
-    timeout_s: 8.0
-  slow_gripper:
-    kind: action
-    action: {GRIPPER_ACTION}
-    type: test_msgs/action/Fibonacci
-    goal: {{order: $steps}}
-    timeout_s: 8.0
-"""
+BINDINGS = (light_binding(LIGHT_SERVICE) + gripper_binding('move_gripper', GRIPPER_ACTION, 8.0)
+            + gripper_binding('slow_gripper', GRIPPER_ACTION, 8.0))
 # The dispatcher, not the binding, times slow_gripper out; a removed tool_server shows quickly.
 DISPATCHER = ('-p', 'tool.slow_gripper.timeout_s:=0.8', '-p', 'tool.set_light.timeout_s:=3.0')
-
-
-class Policy:
-    """The policy's node: publishes text, collects results, calls, progress; cancels calls."""
-
-    def __init__(self, context) -> None:
-        import rclpy
-        from rclpy.executors import SingleThreadedExecutor
-        self.node = rclpy.create_node('policy', context=context)
-        self.node.executor_for_test = SingleThreadedExecutor(context=context)
-        self.node.executor_for_test.add_node(self.node)
-        self.results: list[ToolResult] = []
-        self.calls: list[ToolCall] = []
-        self.progress: list[ToolProgress] = []
-        self.node.create_subscription(ToolResult, '/' + names.RESULTS_TOPIC,
-                                      self.results.append, RELIABLE)
-        self.node.create_subscription(ToolCall, '/' + names.CALLS_TOPIC, self.calls.append,
-                                      RELIABLE)
-        self.node.create_subscription(ToolProgress, '/' + names.PROGRESS_TOPIC,
-                                      self.progress.append, RELIABLE)
-        self.text = self.node.create_publisher(String, '/policy/text', RELIABLE)
-        self.cancel = self.node.create_client(CancelCalls, '/dispatcher/cancel')
-        assert spin_until(self.node, lambda: self.text.get_subscription_count() > 0
-                          and self.node.count_publishers('/' + names.RESULTS_TOPIC) > 0
-                          and self.node.count_publishers('/' + names.PROGRESS_TOPIC) > 0
-                          and self.cancel.service_is_ready(), 30.0)
-        # A result published before the dispatcher's writer matched our reader would be lost:
-        # probe with an unknown tool (answered by the dispatcher itself) until one arrives.
-        for _ in range(60):
-            self.send('probe', {})
-            if spin_until(self.node, lambda: bool(self.results), 0.5):
-                break
-        assert self.results
-        spin_until(self.node, lambda: False, 0.2)
-        self.results.clear()
-        self.calls.clear()
-
-    def send(self, name: str, arguments: dict) -> None:
-        call = json.dumps({'name': name, 'arguments': arguments})
-        self.text.publish(String(data=f'<tool_call>{call}</tool_call>'))
-
-    def call(self, name: str, arguments: dict, timeout: float = 15.0) -> ToolResult:
-        """Publish one call as policy text; return its one result (checked to be the only)."""
-        before = len(self.results)
-        self.send(name, arguments)
-        assert spin_until(self.node, lambda: len(self.results) > before, timeout)
-        spin_until(self.node, lambda: False, 0.3)  # a second result would show here
-        assert len(self.results) == before + 1, self.results[before:]
-        return self.results[-1]
-
-    def close(self) -> None:
-        self.node.executor_for_test.shutdown()
-        self.node.destroy_node()
 
 
 class World:
@@ -143,12 +75,8 @@ class World:
 
 @pytest.fixture(scope='module')
 def world(tmp_path_factory):
-    with reserve_test_domain() as domain:
-        running = World(domain, tmp_path_factory.mktemp('inprocess'))
-        try:
-            yield running
-        finally:
-            running.close()
+    with in_own_domain(lambda domain: World(domain, tmp_path_factory.mktemp('inproc'))) as running:
+        yield running
 
 
 @pytest.fixture

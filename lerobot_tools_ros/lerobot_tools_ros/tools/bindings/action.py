@@ -80,7 +80,6 @@ class ActionBinding(BoundTool):
                                    f'{self.log_feedback!r:.60}')
         reader.done()
         self._logger: Any = None
-        self._ros: RosClientNode | None = None
 
     def describe(self) -> str:
         return f'action {self.type_name} at {self.action}'
@@ -114,13 +113,8 @@ class ActionBinding(BoundTool):
     def _run(self, goal: Any, context: CallContext) -> str:
         stopped = self._stopped(context)
         deadline = time.monotonic() + self.timeout_s
-        outcome = self._ros.wait_ready(self._client.server_is_ready, deadline, stopped)
-        if outcome == 'timeout':
-            raise ToolError(errors.UNAVAILABLE,
-                            f'{self.name}: action server {self.action} ({self.type_name}) is not '
-                            f'available (waited {self.timeout_s:g} s)')
-        if outcome == 'stopped':
-            raise self._stop_error(context, 'before the goal was sent')
+        self._wait_for_server(self._client.server_is_ready, deadline, context,
+                              f'action server {self.action}', 'before the goal was sent')
         sent = self._client.send_goal_async(goal, feedback_callback=self._relay(context))
         outcome = self._ros.wait(sent.done, deadline, stopped)
         if outcome != 'done':

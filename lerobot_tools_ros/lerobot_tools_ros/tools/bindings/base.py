@@ -274,6 +274,7 @@ class BoundTool:
         self._closing = threading.Event()
         self._lock = threading.Lock()  # one call at a time; close() waits for it
         self._client: Any = None  # the ROS client of kinds that call a server (bind_ros)
+        self._ros: RosClientNode | None = None  # the node that client lives on
 
     def describe(self) -> str:
         """One line for logs: kind, type and ROS name."""
@@ -320,6 +321,16 @@ class BoundTool:
             if self._closing.is_set():
                 raise self._stop_error(context, before)
             yield message, context
+
+    def _wait_for_server(self, is_ready: Callable[[], bool], deadline: float,
+                         context: CallContext, server: str, before: str) -> None:
+        """Return once ``server`` is up; else ``unavailable`` at ``deadline``, or the stop."""
+        outcome = self._ros.wait_ready(is_ready, deadline, self._stopped(context))
+        if outcome == 'timeout':
+            raise ToolError(errors.UNAVAILABLE, f'{self.name}: {server} ({self.type_name}) is '
+                                                f'not available (waited {self.timeout_s:g} s)')
+        if outcome == 'stopped':
+            raise self._stop_error(context, before)
 
     def _stopped(self, context: CallContext) -> Callable[[], bool]:
         return lambda: context.cancelled.is_set() or self._closing.is_set()

@@ -63,7 +63,6 @@ class ServiceBinding(BoundTool):
                                    if self.service_type else None)
         self.timeout_s = reader.number('timeout_s', 5.0, positive=True)
         reader.done()
-        self._ros: RosClientNode | None = None
 
     def describe(self) -> str:
         return f'service {self.type_name} at {self.service}'
@@ -80,13 +79,8 @@ class ServiceBinding(BoundTool):
                            'before the request was sent') as (request, context):
             stopped = self._stopped(context)
             deadline = time.monotonic() + self.timeout_s
-            outcome = self._ros.wait_ready(self._client.service_is_ready, deadline, stopped)
-            if outcome == 'timeout':
-                raise ToolError(errors.UNAVAILABLE,
-                                f'{self.name}: service {self.service} ({self.type_name}) is not '
-                                f'available (waited {self.timeout_s:g} s)')
-            if outcome == 'stopped':
-                raise self._stop_error(context, 'before the request was sent')
+            self._wait_for_server(self._client.service_is_ready, deadline, context,
+                                  f'service {self.service}', 'before the request was sent')
             future = self._client.call_async(request)
             outcome = self._ros.wait(future.done, deadline, stopped)
             if outcome != 'done':
