@@ -178,7 +178,7 @@ class ExecutorClient:
 
     @property
     def ready(self) -> bool:
-        """Return True in process, else once a probe proved that the executor's answers reach us."""
+        """Return True in process, else once a probe proved that the executor's answers come."""
         return self._local() is not None or bool(self.kind)
 
     def offered(self) -> str:
