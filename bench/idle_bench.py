@@ -42,12 +42,19 @@ _AUTOMATIC_SERVICES = ('/describe_parameters', '/get_parameter_types', '/get_par
                        '/list_parameters', '/set_parameters', '/set_parameters_atomically',
                        '/get_type_description')
 _AUTOMATIC_TOPICS = ('/rosout', '/parameter_events')
+# How the graph names an action's parts, and where rclpy keeps their types (Action.Impl).
+_ACTION_PARTS = {'FeedbackMessage': 'FeedbackMessage', 'SendGoal': 'SendGoalService',
+                 'GetResult': 'GetResultService'}
 
 
 def _interface(type_name: str):
     """Import a ROS interface class from 'pkg/msg/Name'."""
     package, kind, name = type_name.split('/')
-    return getattr(importlib.import_module(f'{package}.{kind}'), name)
+    module = importlib.import_module(f'{package}.{kind}')
+    if kind == 'action' and not hasattr(module, name):  # an action's hidden topic or service
+        action, _, part = name.rpartition('_')  # RunTool_FeedbackMessage, RunTool_SendGoal, ...
+        return getattr(getattr(module, action).Impl, _ACTION_PARTS[part])
+    return getattr(module, name)
 
 
 def role_plain(spec_path: str) -> None:
