@@ -29,7 +29,8 @@ Measured in the same run, interleaved so every path sees the same machine load:
 - call alone: in this process, ``ServiceBinding.call`` alone against a raw rclpy client call
   (``call_async`` + ``spin_until_future_complete``) to the same server: the binding's own cost.
 Every process runs on this machine over DDS on loopback, in a reserved domain of its own.
-``--profile FILE`` writes a cProfile of the in-process stack (dispatcher + tool_server).
+``--profile FILE`` writes a cProfile of the in-process stack (dispatcher + tool_server);
+``--inner`` prints the p50 of the bound call made on that stack's worker thread (at its exit).
 
     scripts/with_env.sh python bench/binding_bench.py [--round-trips 500] [--interface auto]
 """
@@ -99,7 +100,27 @@ def role_raw_relay(service: str, suffix: str) -> None:
                results_topic=RAW_RESULTS + suffix)
 
 
-def role_stack(dataset: str, bindings: str, interface: str, profile: str) -> None:
+def _time_binding_calls() -> None:
+    """Time every ServiceBinding.call in this process; print the p50 at exit (``--inner``)."""
+    import atexit
+
+    from lerobot_tools_ros.tools.bindings.service import ServiceBinding
+    spans: list[float] = []
+    call = ServiceBinding.call
+
+    def timed(self, arguments, context=None):
+        start = time.perf_counter()
+        try:
+            return call(self, arguments, context)
+        finally:
+            spans.append(time.perf_counter() - start)
+    ServiceBinding.call = timed
+    atexit.register(lambda: spans and print(
+        "inner: ServiceBinding.call on the in-process stack's worker thread p50 "
+        f'{percentile(spans, 0.5) * 1e3:.3f} ms ({len(spans)} calls)', flush=True))
+
+
+def role_stack(dataset: str, bindings: str, interface: str, profile: str, inner: bool) -> None:
     """Run dispatcher and tool_server in this one process, on one executor (as bringup)."""
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
@@ -109,6 +130,8 @@ def role_stack(dataset: str, bindings: str, interface: str, profile: str) -> Non
     from lerobot_tools_ros.nodes.tool_server import ToolServer
     # Ctrl-C stops the spin, then the nodes go in order while the context is valid (bringup).
     rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
+    if inner:
+        _time_binding_calls()
     extra = ('-r', f'__ns:={IN_PROCESS}', '--log-level', 'warn')
     nodes = [Dispatcher(cli_args=stack.dispatcher_args(
         pathlib.Path(dataset), '-p', f'executor_interface:={interface}', *extra))]
@@ -245,11 +268,13 @@ def main() -> int:
                         'RunTool action)')
     parser.add_argument('--profile', default='', metavar='FILE',
                         help='write a cProfile of the in-process stack to FILE')
+    parser.add_argument('--inner', action='store_true',
+                        help="also time the bound call on the in-process stack's worker thread")
     args = parser.parse_args()
     roles = {'light_server': role_light_server, 'hop_server': role_hop_server,
              'raw_relay': lambda: role_raw_relay(LIGHT_SERVICE, ''),
              'raw_relay2': lambda: role_raw_relay(HOP_SERVICE, '2'),
-             'stack': lambda: role_stack(*args.files, args.interface, args.profile)}
+             'stack': lambda: role_stack(*args.files, args.interface, args.profile, args.inner)}
     if args.role:
         roles[args.role]()
         return 0
@@ -269,7 +294,8 @@ def _run(args: argparse.Namespace) -> int:
         for role in ('light_server', 'hop_server', 'raw_relay', 'raw_relay2'):
             procs.role(role)
         procs.role('stack', '--files', str(dataset), str(bindings), '--interface',
-                   args.interface, *(('--profile', args.profile) if args.profile else ()))
+                   args.interface, *(('--profile', args.profile) if args.profile else ()),
+                   *(('--inner',) if args.inner else ()))
         for name, command in commands.items():
             procs.start(name, command)
         bench = Bench()
