@@ -35,7 +35,6 @@ domain of its own.
 
 import argparse
 import json
-import random
 import statistics
 import sys
 import time
@@ -114,7 +113,6 @@ class Bench(Driver):
         super().__init__()
         String = self.String
         self.RunTool = RunTool
-        self.arrived: dict[str, float] = {}
         self.pubs = {
             'relay': self.node.create_publisher(String, '/bench/raw_text', qos()),
             'action_relay': self.node.create_publisher(String, '/bench/raw_action_text', qos()),
@@ -155,17 +153,6 @@ class Bench(Driver):
         else:  # tool_server through ExecutorClient
             self.tool_server.send(key, 'echo', '{}', lambda _: self.arrived.__setitem__(
                 key, time.perf_counter()))
-
-    def round_trips(self, path: str, count: int) -> list[float]:
-        latencies = []
-        for index in range(count):
-            key = f'{path}{index}-{random.random()}'
-            start = time.perf_counter()
-            self.send(path, key)
-            if not self.spin_until(lambda: key in self.arrived, 10.0):
-                raise RuntimeError(f'no result for {path} round trip {index} ({key})')
-            latencies.append(self.arrived.pop(key) - start)
-        return latencies
 
 
 PATHS = {

@@ -33,6 +33,7 @@ import importlib
 import json
 import os
 import pathlib
+import random
 import signal
 import subprocess
 import sys
@@ -201,7 +202,12 @@ def start_echo_stack(procs: 'Processes', prefix: str, *dispatcher: str) -> None:
 
 
 class Driver:
-    """The measuring node in the bench's process: a SingleThreadedExecutor it spins itself."""
+    """
+    The measuring node in the bench's process: a SingleThreadedExecutor it spins itself.
+
+    A bench's ``send(path, key)`` sends one request carrying ``key``; its result callbacks put
+    the arrival time in ``arrived[key]``.
+    """
 
     def __init__(self, name: str = 'bench_driver') -> None:
         import rclpy
@@ -212,6 +218,23 @@ class Driver:
         self.executor = SingleThreadedExecutor()
         self.executor.add_node(self.node)
         self.String = String
+        self.arrived: dict[str, float] = {}
+
+    def send(self, path: Any, key: str) -> None:
+        raise NotImplementedError
+
+    def round_trips(self, path: Any, count: int, prefix: str = '') -> list[float]:
+        """Send ``count`` requests one after another on ``path``; return their round trips."""
+        latencies = []
+        prefix = prefix or str(path)
+        for index in range(count):
+            key = f'{prefix}{index}-{random.random()}'
+            start = time.perf_counter()
+            self.send(path, key)
+            if not self.spin_until(lambda: key in self.arrived, 10.0):
+                raise RuntimeError(f'no result for {prefix} round trip {index} ({key})')
+            latencies.append(self.arrived.pop(key) - start)
+        return latencies
 
     def spin_until(self, predicate: Callable[[], bool], timeout: float) -> bool:
         deadline = time.monotonic() + timeout

@@ -31,7 +31,6 @@ class Bench(Driver):
         from lerobot_tools_interfaces.msg import ToolResult
         super().__init__()
         String = self.String
-        self.arrived: dict[str, float] = {}
         self.results = 0
         self.raw_pub = self.node.create_publisher(String, RAW_TEXT, qos())
         self.text_pub = self.node.create_publisher(String, '/policy/text', qos())
@@ -70,15 +69,7 @@ class Bench(Driver):
         return arrived
 
     def round_trips(self, project: bool, count: int) -> list[float]:
-        latencies = []
-        for index in range(count):
-            key = f'{"p" if project else "r"}{index}-{random.random()}'
-            start = time.perf_counter()
-            self.send(project, key)
-            if not self.spin_until(lambda: key in self.arrived, 10.0):
-                raise RuntimeError(f'no result for round trip {index} ({key})')
-            latencies.append(self.arrived.pop(key) - start)
-        return latencies
+        return super().round_trips(project, count, 'p' if project else 'r')
 
     def flood(self, count: int, prefix: str) -> tuple[float, int, float]:
         """Publish `count` generations at once; return (publish rate, results, results/s)."""
