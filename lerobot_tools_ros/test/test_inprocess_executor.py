@@ -198,3 +198,32 @@ def test_a_tool_server_in_another_process_is_called_over_dds(own_world, tmp_path
         assert '/lerobot_tools/set_light' not in inprocess.registered(world.context)
     finally:
         server.stop()
+
+
+class _Host:
+    """A stand-in host for the registry alone (it never runs a call here)."""
+
+    def __init__(self, context: object) -> None:
+        self.context = context
+
+    def start(self, call_id, name, arguments_json, context, answer) -> None:
+        raise AssertionError('the registry never calls a host')
+
+
+def test_the_registry_finds_a_host_only_in_its_own_context_and_name():
+    mine, other = object(), object()  # the registry only compares contexts by identity
+    host = _Host(mine)
+    inprocess.register('/ns/lerobot_tools/x', host)
+    try:
+        assert inprocess.lookup(mine, '/ns/lerobot_tools/x') is host
+        assert inprocess.lookup(other, '/ns/lerobot_tools/x') is None  # another domain/context
+        assert inprocess.lookup(mine, '/lerobot_tools/x') is None  # another namespace
+        assert inprocess.registered(mine) == ['/ns/lerobot_tools/x']
+        newer = _Host(mine)
+        inprocess.register('/ns/lerobot_tools/x', newer)  # a second tool_server took the name
+        inprocess.unregister('/ns/lerobot_tools/x', host)  # the first leaving keeps the second
+        assert inprocess.lookup(mine, '/ns/lerobot_tools/x') is newer
+        inprocess.unregister('/ns/lerobot_tools/x', newer)
+        assert inprocess.lookup(mine, '/ns/lerobot_tools/x') is None
+    finally:
+        inprocess.unregister('/ns/lerobot_tools/x', host)
