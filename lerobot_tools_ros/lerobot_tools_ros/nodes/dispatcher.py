@@ -151,7 +151,8 @@ class Dispatcher(Node):
         self.get_logger().info(
             f'dispatching {", ".join(catalog.names)} from {text_sub.topic_name} and '
             f'{stream_sub.topic_name} to {services[:-1]}<tool> (allowed: '
-            f'{allowed}; formats: {", ".join(params.formats)})')
+            f'{allowed}; formats: {", ".join(params.formats)}; in-process executors: '
+            f'{"on" if params.in_process_executors else "off"})')
 
     @property
     def catalog(self) -> ToolCatalog:
@@ -194,7 +195,8 @@ class Dispatcher(Node):
             client = ExecutorClient(
                 self, names.tool_service_name(self.params.service_prefix, name),
                 mode=self.params.executor_interface, callback_group=self._group,
-                on_ready=lambda name=name: self._on_ready(name), post=self._in_group)
+                on_ready=lambda name=name: self._on_ready(name), post=self._in_group,
+                in_process=self.params.in_process_executors)
             self._tool_clients[name] = client
             client.poll()  # discovery and the readiness probe start before the first call
         return client

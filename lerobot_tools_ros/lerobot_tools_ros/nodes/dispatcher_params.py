@@ -88,6 +88,11 @@ class DispatcherParameters:
             "cancel; else the CallTool service), 'action', or 'service' (one DDS round trip, "
             'about 4x cheaper than an action, but no progress and no cancel of running calls).',
             read_only=True)
+        self.in_process_executors = declare(
+            node, 'in_process_executors', True,
+            'Call a tool hosted by a tool_server in this same process (bringup) directly, '
+            'without the DDS round trip (same gates, cancel, progress and timeout); false: '
+            'always over DDS.', read_only=True)
         if self.executor_interface not in ('auto', 'action', 'service'):
             raise errors.ConfigurationError(
                 "parameter 'executor_interface' must be auto, action or service, got "

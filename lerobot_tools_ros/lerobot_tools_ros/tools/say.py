@@ -65,7 +65,7 @@ _STATUS_QOS_DEPTH = 50
 _POLL_S = 0.05  # how often a waiting call looks at progress, cancel and the graph
 _FEEDBACK_PERIOD_S = 0.1
 _CANCEL_REPORT_S = 1.0  # how long a cancelled call waits for the speaker's account of it
-_LAST_STATUS_GRACE_S = 0.5  # a speaker that exited cleanly may have reported the end just now
+_LAST_STATUS_GRACE_S = 2.0  # a speaker that exited cleanly may have reported the end just now
 # How often a call's watcher looks at its context's `cancelled` (a host's plain Event): the
 # speaker is told within this of a cancel, whatever the backend or the call thread is doing.
 _CANCEL_POLL_S = 0.005
