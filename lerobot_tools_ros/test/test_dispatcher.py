@@ -411,7 +411,7 @@ def test_a_call_during_a_catalog_load_is_answered_before_the_reload_completes(
     big['tools'] += [{'type': 'function', 'function': {
         'name': f'tool_{i}', 'description': f'Tool {i}.', 'parameters': {
             'type': 'object', 'properties': {'target': {'type': 'string', 'maxLength': 64 + i}},
-            'required': ['target']}}} for i in range(2000)]
+            'required': ['target']}}} for i in range(300)]  # more than get clients at once
     # A named pipe as info.json: the load blocks reading it until this test writes the catalog,
     # so "while the catalog is being loaded" is a state the test holds, not a race it times.
     info_path.unlink()
