@@ -321,9 +321,7 @@ class Dispatcher(Node):
     def _send(self, effect: fx.Send) -> None:
         call = effect.call
         client = self._client(call.name)
-        # poll(), not only `ready`: an executor that left the graph since it was proven must not
-        # be sent a call (it would end in timeout after the full timeout, not unavailable).
-        if not client.poll():
+        if not (client.ready or client.poll()):
             self._apply(self._core.executor_missing(call.call_id, time.monotonic()))
             return
         call.handle = client.send(
