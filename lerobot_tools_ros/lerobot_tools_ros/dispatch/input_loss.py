@@ -72,7 +72,7 @@ class Verdict:
 @dataclass(slots=True)
 class _Publisher:
     last: int = 0
-    open: OrderedDict = field(default_factory=OrderedDict)  # streams it fed, not yet final
+    streams: OrderedDict = field(default_factory=OrderedDict)  # streams it fed, not yet final
 
 
 class InputLoss:
@@ -141,14 +141,14 @@ class InputLoss:
             dropped.popitem(last=False)
         state = self._publishers.get((topic, publisher)) if sequence is not None else None
         if verdict.lost and state is not None:
-            if generation_id not in state.open and generation_id not in dropped:
+            if generation_id not in state.streams and generation_id not in dropped:
                 verdict.headless = generation_id  # its first chunks may be among the lost
                 self._drop(generation_id, now)
-            for suspect in state.open:
+            for suspect in state.streams:
                 if suspect not in dropped:
                     verdict.abandon.append(suspect)
                 self._drop(suspect, now)
-            state.open.clear()
+            state.streams.clear()
         if generation_id in dropped:
             self.chunks_discarded += 1
             if final:
@@ -160,12 +160,12 @@ class InputLoss:
             return verdict
         if state is not None:
             if final:
-                state.open.pop(generation_id, None)
+                state.streams.pop(generation_id, None)
             else:
-                state.open[generation_id] = None
-                state.open.move_to_end(generation_id)
-                if len(state.open) > self._max_streams:
-                    state.open.popitem(last=False)
+                state.streams[generation_id] = None
+                state.streams.move_to_end(generation_id)
+                if len(state.streams) > self._max_streams:
+                    state.streams.popitem(last=False)
         return verdict
 
     @staticmethod
@@ -186,7 +186,7 @@ class InputLoss:
         parts = [f'{count} on {describe(topic)}' for topic, count in self._unreported.items()]
         self._unreported.clear()
         return (f'input lost: {", ".join(parts)} message(s) never reached the dispatcher '
-                f'({self.total_lost} in total; gaps in the publishers\' sequence numbers): the '
+                f"({self.total_lost} in total; gaps in the publishers' sequence numbers): the "
                 'input queue overflowed because messages arrived faster than they were '
                 'processed; publish more slowly or split the load')
 
