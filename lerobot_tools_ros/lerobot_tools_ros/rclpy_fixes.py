@@ -30,11 +30,23 @@ from typing import Any
 def send_goal_async(client: Any, goal: Any, **kwargs: Any) -> Any:
     """Send a goal like `client.send_goal_async`, dropping the orphan future rclpy may leave."""
     futures = getattr(client, '_futures', None)
-    before = len(futures) if isinstance(futures, list) else -1
+    if not isinstance(futures, list):
+        return client.send_goal_async(goal, **kwargs)
+    # Executor threads may add and remove futures meanwhile (MultiThreadedExecutor): find the
+    # orphan by identity, never by position. `before` keeps the known ones alive (ids stay unique).
+    before = list(futures)
+    known = {id(f) for f in before}
     future = client.send_goal_async(goal, **kwargs)
-    if before >= 0 and len(futures) == before + 2 and futures[-1] is future:
-        orphan = futures[-2]
-        pending = getattr(client, '_pending_goal_requests', {})
-        if not orphan.done() and all(orphan is not f for f in pending.values()):
-            del futures[-2]  # never completed, never removed by rclpy
+    added = [f for f in list(futures) if id(f) not in known and f is not future]
+    # Read after `added`: rclpy files a future as pending before it adds it to `_futures`, and
+    # unfiles it only once done, so every live future in `added` is in here but the orphan.
+    pending = [f for name in ('_pending_goal_requests', '_pending_result_requests',
+                              '_pending_cancel_requests')
+               for f in list(getattr(client, name, {}).values())]
+    for candidate in added:
+        if not candidate.done() and all(candidate is not p for p in pending):
+            try:
+                futures.remove(candidate)  # never completed, never removed by rclpy
+            except ValueError:
+                pass
     return future
