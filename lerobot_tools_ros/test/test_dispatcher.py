@@ -862,9 +862,14 @@ def test_cancel_answers_queued_and_running_calls_once(stack, ros_node):
     policy, _, _ = stack('-p', 'tool.echo.timeout_s:=20.0')
     client = ros_node.create_client(CancelCalls, '/dispatcher/cancel')
     assert spin_until(ros_node, client.service_is_ready, 10.0)
-    policy.text_pub.publish(String(data='[echo(text="long", delay_s=1.5), echo(text="queued")]'))
+    from lerobot_tools_interfaces.msg import ToolProgress
+    progress = []
+    ros_node.create_subscription(ToolProgress, '/lerobot_tools/progress', progress.append, 50)
+    policy.text_pub.publish(String(data='[echo(text="long", delay_s=5), echo(text="queued")]'))
     assert spin_until(ros_node, lambda: len(policy.calls) >= 2, 10.0)
-    spin_until(ros_node, lambda: False, 0.3)  # the first call now runs on its executor
+    # The first call runs on its executor once its own progress comes back (the second queues).
+    first = policy.calls[0].call_id
+    assert spin_until(ros_node, lambda: any(p.call_id == first for p in progress), 10.0)
     generation = policy.calls[0].generation_id
     future = client.call_async(CancelCalls.Request(generation_id=generation))
     assert spin_until(ros_node, future.done, 10.0)

@@ -17,6 +17,8 @@
 import importlib.util
 import json
 import pathlib
+import shutil
+import tempfile
 import threading
 import time
 
@@ -169,13 +171,15 @@ def _processes_mentioning(marker: str) -> list[str]:
     return found
 
 
-def test_shell_metacharacters_are_spoken_not_run(say_stack, ros_node, tmp_path):
+def test_shell_metacharacters_are_spoken_not_run(say_stack, ros_node, request):
     # Long audio: the speaker writes it as fast as it comes rather than at speaking pace.
     call, heard, out, _, _ = say_stack('wait_for_playback:=true',
                                        speaker_params=('realtime:=false',))
-    victim = tmp_path / 'victim'
+    # A short directory: the whole text must fit in say's 500 characters wherever pytest runs.
+    victim = pathlib.Path(tempfile.mkdtemp(prefix='lt'))
+    request.addfinalizer(lambda: shutil.rmtree(victim, ignore_errors=True))
     keep = victim / 'keep'
-    keep.mkdir(parents=True)
+    keep.mkdir()
     text = (f'"; touch {victim}/a; $(touch {victim}/b) `touch {victim}/c` '
             f'| sleep 31.4159 & --help -v xx\n'
             f"rm -rf {keep} '$HOME' > {victim}/d $(sleep 27.1828) ${{IFS}} && exit 1")

@@ -38,12 +38,14 @@ from lerobot_tools_ros.nodes.params import declare
 from lerobot_tools_ros.nodes.runner import run_node
 from lerobot_tools_ros.untrusted import ros_string
 from rcl_interfaces.msg import ParameterDescriptor
+from rclpy.duration import Duration
 from rclpy.node import Node
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 
 # Deep enough for a whole long utterance in flight (espeak-ng sends ~16 KiB per message).
 _AUDIO_DEPTH = 200
 _STATUS_DEPTH = 50
+_LAST_STATUS_ACK_S = 2.0  # at most this long at shutdown for subscribers to take the last status
 
 
 def _reliable(depth: int) -> QoSProfile:
@@ -184,6 +186,9 @@ class Speaker(Node):
 
     def destroy_node(self) -> None:
         self.player.close()
+        # The last statuses (an utterance finished on Ctrl-C) reach the say tools before this
+        # node leaves the graph, so a clean stop is never mistaken for a crash.
+        self._status_publisher.wait_for_all_acked(Duration(seconds=_LAST_STATUS_ACK_S))
         super().destroy_node()
 
 

@@ -94,13 +94,16 @@ class EchoTool:
         started = time.monotonic()
         while True:
             elapsed = time.monotonic() - started
-            if elapsed >= delay or self._closed.is_set():
+            # A cancel or a shutdown that came during the delay ends it as cancelled, never as
+            # a delay that ran its course, whichever of the two this thread notices first.
+            if context.cancelled.is_set() or self._closed.is_set():
+                reason = 'cancelled' if context.cancelled.is_set() else 'stopped (shutting down)'
+                raise ToolError(CANCELLED, f'echo {reason} after {elapsed:.2f} s of a '
+                                           f'{delay:g} s delay')
+            if elapsed >= delay:
                 break
             context.feedback('running', elapsed / delay, f'{delay - elapsed:.1f} s left')
-            if context.cancelled.wait(min(PROGRESS_INTERVAL_S, delay - elapsed)):
-                waited = time.monotonic() - started
-                raise ToolError(CANCELLED, f'echo cancelled after {waited:.2f} s of a '
-                                           f'{delay:g} s delay')
+            context.cancelled.wait(min(PROGRESS_INTERVAL_S, delay - elapsed))
         context.feedback('running', 1.0, 'done')
 
     def close(self) -> None:
