@@ -35,22 +35,12 @@ domain of its own.
 
 import argparse
 import json
-import os
-import pathlib
-import random
-import signal
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 
-RELIABLE_DEPTH = 10000
-
-
-def _qos():
-    from rclpy.qos import QoSProfile, ReliabilityPolicy
-    return QoSProfile(depth=RELIABLE_DEPTH, reliability=ReliabilityPolicy.RELIABLE)
+from common import (answer_noop, bench_domain, Driver, percentile, Processes, qos, spin,
+                    start_echo_stack)
 
 
 def role_noop_servers() -> None:
@@ -62,20 +52,14 @@ def role_noop_servers() -> None:
     rclpy.init()
     node = rclpy.create_node('bench_noop_servers')
 
-    def handle(request, response):
-        response.success = True
-        response.call_id = request.call_id
-        response.content = request.arguments
-        return response
-
     def execute(goal_handle):
         goal_handle.succeed()
         return RunTool.Result(success=True, call_id=goal_handle.request.call_id,
                               content=goal_handle.request.arguments)
-    node.create_service(CallTool, '/bench/noop', handle)
+    node.create_service(CallTool, '/bench/noop', answer_noop)
     # Results kept 1 s, as tool_server keeps them (the status message lists every kept goal).
     ActionServer(node, RunTool, '/bench/noop', execute, result_timeout=1)
-    _spin(node)
+    spin(node)
 
 
 def role_raw_relay() -> None:
@@ -90,7 +74,7 @@ def role_raw_relay() -> None:
     node = rclpy.create_node('bench_raw_relay')
     client = node.create_client(CallTool, '/bench/noop')
     action = ActionClient(node, RunTool, '/bench/noop')
-    pub = node.create_publisher(ToolResult, '/bench/raw_results', _qos())
+    pub = node.create_publisher(ToolResult, '/bench/raw_results', qos())
 
     def on_text(msg):
         future = client.call_async(CallTool.Request(call_id=msg.data, name='noop',
@@ -112,51 +96,33 @@ def role_raw_relay() -> None:
                                        content=result.content))
             fut.result().get_result_async().add_done_callback(done)
         action.send_goal_async(goal).add_done_callback(accepted)
-    node.create_subscription(String, '/bench/raw_text', on_text, _qos())
-    node.create_subscription(String, '/bench/raw_action_text', on_action_text, _qos())
-    _spin(node)
+    node.create_subscription(String, '/bench/raw_text', on_text, qos())
+    node.create_subscription(String, '/bench/raw_action_text', on_action_text, qos())
+    spin(node)
 
 
-def _spin(node) -> None:
-    import rclpy
-    from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
-    executor = SingleThreadedExecutor()
-    executor.add_node(node)
-    try:
-        executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        rclpy.try_shutdown()
-
-
-class Bench:
+class Bench(Driver):
     """The measuring side: publishes requests or sends goals, times the results."""
 
     def __init__(self) -> None:
-        import rclpy
         from lerobot_tools_interfaces.action import RunTool
         from lerobot_tools_interfaces.msg import ToolResult
         from lerobot_tools_ros.nodes.executor_client import ExecutorClient
         from rclpy.action import ActionClient
-        from rclpy.executors import SingleThreadedExecutor
-        from std_msgs.msg import String
-        rclpy.init()
-        self.node = rclpy.create_node('bench_driver')
-        self.executor = SingleThreadedExecutor()
-        self.executor.add_node(self.node)
-        self.String = String
+        from rclpy.logging import LoggingSeverity
+        super().__init__()
+        String = self.String
         self.RunTool = RunTool
-        self.arrived: dict[str, float] = {}
         self.pubs = {
-            'relay': self.node.create_publisher(String, '/bench/raw_text', _qos()),
-            'action_relay': self.node.create_publisher(String, '/bench/raw_action_text', _qos()),
-            'project': self.node.create_publisher(String, '/policy/text', _qos()),
+            'relay': self.node.create_publisher(String, '/bench/raw_text', qos()),
+            'action_relay': self.node.create_publisher(String, '/bench/raw_action_text', qos()),
+            'project': self.node.create_publisher(String, '/policy/text', qos()),
         }
-        self.node.create_subscription(ToolResult, '/bench/raw_results', self._on_result, _qos())
+        self.node.create_subscription(ToolResult, '/bench/raw_results', self._on_result, qos())
         self.node.create_subscription(ToolResult, '/lerobot_tools/results', self._on_project,
-                                      _qos())
+                                      qos())
         self.raw_action = ActionClient(self.node, RunTool, '/bench/noop')
+        self.node.get_logger().set_level(LoggingSeverity.WARN)  # the client's path notes
         self.tool_server = ExecutorClient(self.node, '/lerobot_tools/echo', mode='action')
         self.failures: list[str] = []
 
@@ -170,12 +136,6 @@ class Bench:
         else:
             key = json.loads(msg.content)['text']
         self.arrived[key] = time.perf_counter()
-
-    def spin_until(self, predicate, timeout: float) -> bool:
-        deadline = time.monotonic() + timeout
-        while not predicate() and time.monotonic() < deadline:
-            self.executor.spin_once(timeout_sec=0.01)
-        return predicate()
 
     def send(self, path: str, key: str) -> None:
         if path == 'project':
@@ -193,22 +153,6 @@ class Bench:
         else:  # tool_server through ExecutorClient
             self.tool_server.send(key, 'echo', '{}', lambda _: self.arrived.__setitem__(
                 key, time.perf_counter()))
-
-    def round_trips(self, path: str, count: int) -> list[float]:
-        latencies = []
-        for index in range(count):
-            key = f'{path}{index}-{random.random()}'
-            start = time.perf_counter()
-            self.send(path, key)
-            if not self.spin_until(lambda: key in self.arrived, 10.0):
-                raise RuntimeError(f'no result for {path} round trip {index} ({key})')
-            latencies.append(self.arrived.pop(key) - start)
-        return latencies
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 PATHS = {
@@ -232,30 +176,15 @@ def main() -> int:
         role_raw_relay()
         return 0
 
-    os.environ.setdefault('ROS_DOMAIN_ID', str(random.randrange(101, 200) % 101 + 1))
-    os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
-    workdir = pathlib.Path(tempfile.mkdtemp(prefix='action_bench_'))
-    from lerobot_tools_ros.catalog import DEFAULT_TOOLS
-    from lerobot_tools_ros.tools.echo import ECHO_SCHEMA
-    (workdir / 'meta').mkdir()
-    (workdir / 'meta' / 'info.json').write_text(json.dumps({'tools': [ECHO_SCHEMA,
-                                                                      *DEFAULT_TOOLS]}))
-    env = dict(os.environ, PYTHONUNBUFFERED='1')
-    me = [sys.executable, str(pathlib.Path(__file__).resolve())]
-    node = [sys.executable, '-m']
-    procs = {
-        'noop_servers': subprocess.Popen(me + ['--role', 'noop_servers'], env=env),
-        'raw_relay': subprocess.Popen(me + ['--role', 'raw_relay'], env=env),
-        'tool_server': subprocess.Popen(node + ['lerobot_tools_ros.nodes.tool_server',
-                                                '--ros-args', '-p', 'tools:=[echo]',
-                                                '-p', f'dataset:={workdir}',
-                                                '--log-level', 'warn'], env=env),
-        'dispatcher': subprocess.Popen(node + ['lerobot_tools_ros.nodes.dispatcher',
-                                               '--ros-args', '-p', f'dataset:={workdir}',
-                                               '-p', 'max_pending:=100000',
-                                               '--log-level', 'warn'], env=env),
-    }
-    try:
+    with bench_domain():
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
+    with Processes(__file__) as procs:
+        procs.role('noop_servers')
+        procs.role('raw_relay')
+        start_echo_stack(procs, 'action_bench_')
         bench = Bench()
         ready = bench.spin_until(lambda: (
             all(pub.get_subscription_count() > 0 for pub in bench.pubs.values())
@@ -287,14 +216,6 @@ def main() -> int:
         if bench.failures:
             print(f'  failures: {len(bench.failures)}, first: {bench.failures[0]}')
         return 0
-    finally:
-        for proc in procs.values():
-            proc.send_signal(signal.SIGINT)
-        for proc in procs.values():
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
 
 
 if __name__ == '__main__':

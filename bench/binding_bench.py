@@ -16,54 +16,43 @@
 Bound-tool latency: policy text -> dispatcher -> tool_server -> a bound std_srvs/SetBool service.
 
 Measured in the same run, interleaved so every path sees the same machine load:
-- floor: a raw rclpy relay (subscribe text, call the SetBool service asynchronously, publish a
-  ToolResult; SingleThreadedExecutor, callbacks), the floor dispatch_bench.py uses, pointed at
-  the same SetBool server;
-- echo: the same runtime calling the built-in echo tool (one service hop after the dispatcher);
-- bound: the runtime calling ``set_light``, bound in a bindings file to the SetBool server (two
-  service hops: dispatcher -> tool_server -> robot service);
-- floor2: the raw rclpy relay calling a raw rclpy hop server (an async SetBool service that
-  calls the SetBool server and answers): the same two hops, written the fast way;
-- call: in this process, ``ServiceBinding.call`` alone against a raw rclpy client call
+- floor: the raw rclpy relay floor of dispatch_bench.py (a std_msgs/String in, the SetBool
+  service awaited on a SingleThreadedExecutor, a String out: one hop), pointed at the same
+  SetBool server;
+- floor2: the same relay calling a raw rclpy hop server (an async SetBool service that calls
+  the SetBool server and answers): two hops, written the fast way;
+- echo, bound: dispatcher and tool_server as two processes (the built-in echo tool; ``set_light``
+  bound in a bindings file to the SetBool server): dispatcher -> tool_server over DDS;
+- echo in-proc, bound in-proc: dispatcher and tool_server in one process, as
+  ``lerobot-tools-ros bringup`` runs them (under the namespace /inproc): the dispatcher calls
+  the tool_server directly (``in_process_executors``), no DDS hop between them;
+- call alone: in this process, ``ServiceBinding.call`` alone against a raw rclpy client call
   (``call_async`` + ``spin_until_future_complete``) to the same server: the binding's own cost.
-Every process runs on this machine over DDS on loopback, in a domain of its own.
+Every process runs on this machine over DDS on loopback, in a reserved domain of its own.
+``--profile FILE`` writes a cProfile of the in-process stack (dispatcher + tool_server);
+``--inner`` prints the p50 of the bound call made on that stack's worker thread (at its exit).
 
-    scripts/with_env.sh python bench/binding_bench.py [--round-trips 500]
+    scripts/with_env.sh python bench/binding_bench.py [--round-trips 500] [--interface auto]
 """
 
 import argparse
 import json
-import os
 import pathlib
 import random
-import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 
+from common import (bench_domain, Driver, percentile, Processes, qos, RAW_RESULTS, RAW_TEXT,
+                    relay_main, spin, test_helper)
+
+# The stack's files and command lines are the binding tests' (test/bound_stack.py).
+stack = test_helper('bound_stack')
+
 LIGHT_SERVICE = '/bench/light'
 HOP_SERVICE = '/bench/hop'
-DEPTH = 1000
-
-
-def _qos():
-    from rclpy.qos import QoSProfile, ReliabilityPolicy
-    return QoSProfile(depth=DEPTH, reliability=ReliabilityPolicy.RELIABLE)
-
-
-def _spin(node) -> None:
-    import rclpy
-    from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
-    executor = SingleThreadedExecutor()
-    executor.add_node(node)
-    try:
-        executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        rclpy.try_shutdown()
+IN_PROCESS = '/inproc'  # namespace of the in-process stack (its own topics and executors)
 
 
 def role_light_server() -> None:
@@ -78,7 +67,7 @@ def role_light_server() -> None:
         response.message = 'on' if request.data else 'off'
         return response
     node.create_service(SetBool, LIGHT_SERVICE, handle)
-    _spin(node)
+    spin(node)
 
 
 def role_hop_server() -> None:
@@ -100,80 +89,122 @@ def role_hop_server() -> None:
         response.message = answer.message
         return response
     node.create_service(SetBool, HOP_SERVICE, handle, callback_group=group)
-    _spin(node)
+    spin(node)
 
 
-def role_raw_relay(service: str = LIGHT_SERVICE, suffix: str = '') -> None:
-    """Subscribe text, call SetBool asynchronously, publish the answer (the floor)."""
-    import rclpy
-    from lerobot_tools_interfaces.msg import ToolResult
-    from std_msgs.msg import String
+def role_raw_relay(service: str, suffix: str) -> None:
+    """Run the floor: String in, SetBool awaited, String out."""
     from std_srvs.srv import SetBool
-    rclpy.init()
-    node = rclpy.create_node(f'bench_raw_relay{suffix}')
-    client = node.create_client(SetBool, service)
-    pub = node.create_publisher(ToolResult, f'/bench/raw_results{suffix}', _qos())
-
-    def on_text(msg):
-        future = client.call_async(SetBool.Request(data=True))
-
-        def done(fut, call_id=msg.data):
-            response = fut.result()
-            pub.publish(ToolResult(call_id=call_id, success=response.success,
-                                   content=response.message))
-        future.add_done_callback(done)
-    node.create_subscription(String, f'/bench/raw_text{suffix}', on_text, _qos())
-    _spin(node)
+    relay_main(SetBool, service, lambda _key: SetBool.Request(data=True),
+               name=f'bench_raw_relay{suffix}', text_topic=RAW_TEXT + suffix,
+               results_topic=RAW_RESULTS + suffix)
 
 
-class Bench:
+def _time_binding_calls() -> None:
+    """Time every ServiceBinding.call in this process; print the p50 at exit (``--inner``)."""
+    import atexit
+
+    from lerobot_tools_ros.tools.bindings.service import ServiceBinding
+    spans: list[float] = []
+    call = ServiceBinding.call
+
+    def timed(self, arguments, context=None):
+        start = time.perf_counter()
+        try:
+            return call(self, arguments, context)
+        finally:
+            spans.append(time.perf_counter() - start)
+    ServiceBinding.call = timed
+    atexit.register(lambda: spans and print(
+        "inner: ServiceBinding.call on the in-process stack's worker thread p50 "
+        f'{percentile(spans, 0.5) * 1e3:.3f} ms ({len(spans)} calls)', flush=True))
+
+
+def role_stack(dataset: str, bindings: str, interface: str, profile: str, inner: bool) -> None:
+    """Run dispatcher and tool_server in this one process, on one executor (as bringup)."""
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+    from rclpy.signals import SignalHandlerOptions
+
+    from lerobot_tools_ros.nodes.dispatcher import Dispatcher
+    from lerobot_tools_ros.nodes.tool_server import ToolServer
+    # Ctrl-C stops the spin, then the nodes go in order while the context is valid (bringup).
+    rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
+    if inner:
+        _time_binding_calls()
+    extra = ('-r', f'__ns:={IN_PROCESS}', '--log-level', 'warn')
+    nodes = [Dispatcher(cli_args=stack.dispatcher_args(
+        pathlib.Path(dataset), '-p', f'executor_interface:={interface}', *extra))]
+    nodes.append(ToolServer(cli_args=stack.tool_server_args(
+        pathlib.Path(dataset), pathlib.Path(bindings), *extra)))
+    executor = SingleThreadedExecutor()
+    for node in nodes:
+        executor.add_node(node)
+    profiler = None
+    if profile:
+        import cProfile
+        profiler = cProfile.Profile()
+        profiler.enable()
+    try:
+        executor.spin()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        if profiler is not None:
+            profiler.disable()
+            profiler.dump_stats(profile)
+        for node in reversed(nodes):
+            executor.remove_node(node)
+            node.destroy_node()
+        rclpy.try_shutdown()
+
+
+class Bench(Driver):
     """The measuring side: publishes one generation at a time, times its result."""
 
-    def __init__(self) -> None:
-        import rclpy
-        from lerobot_tools_interfaces.msg import ToolResult
-        from rclpy.executors import SingleThreadedExecutor
-        from std_msgs.msg import String
-        rclpy.init()
-        self.node = rclpy.create_node('bench_driver')
-        self.executor = SingleThreadedExecutor()
-        self.executor.add_node(self.node)
-        self.String = String
-        self.results: list = []
-        self.raw_pub = self.node.create_publisher(String, '/bench/raw_text', _qos())
-        self.raw2_pub = self.node.create_publisher(String, '/bench/raw_text2', _qos())
-        self.text_pub = self.node.create_publisher(String, '/policy/text', _qos())
-        for topic in ('/bench/raw_results', '/bench/raw_results2', '/lerobot_tools/results'):
-            self.node.create_subscription(
-                ToolResult, topic, lambda msg: self.results.append((time.perf_counter(), msg)),
-                _qos())
+    TEXT = {'floor': RAW_TEXT, 'floor2': RAW_TEXT + '2', 'echo': '/policy/text',
+            'bound': '/policy/text', 'echo in-proc': f'{IN_PROCESS}/policy/text',
+            'bound in-proc': f'{IN_PROCESS}/policy/text'}
 
-    def spin_until(self, predicate, timeout: float) -> bool:
-        deadline = time.monotonic() + timeout
-        while not predicate() and time.monotonic() < deadline:
-            self.executor.spin_once(timeout_sec=0.01)
-        return predicate()
+    def __init__(self) -> None:
+        from lerobot_tools_interfaces.msg import ToolResult
+        super().__init__()
+        self.results: list = []
+        self.pubs = {topic: self.node.create_publisher(self.String, topic, qos())
+                     for topic in set(self.TEXT.values())}
+        for topic, kind in ((RAW_RESULTS, self.String), (RAW_RESULTS + '2', self.String),
+                            ('/lerobot_tools/results', ToolResult),
+                            (f'{IN_PROCESS}/lerobot_tools/results', ToolResult)):
+            self.node.create_subscription(
+                kind, topic, lambda msg: self.results.append((time.perf_counter(), msg)), qos())
+
+    def connected(self) -> bool:
+        return (all(pub.get_subscription_count() > 0 for pub in self.pubs.values())
+                and self.node.count_publishers('/lerobot_tools/results') > 0
+                and self.node.count_publishers(f'{IN_PROCESS}/lerobot_tools/results') > 0)
 
     def once(self, path: str) -> float:
-        """One round trip on ``path`` (floor, floor2, echo or bound); return seconds."""
+        """One round trip on ``path`` (a key of TEXT); return seconds."""
         before = len(self.results)
-        if path in ('floor', 'floor2'):
+        if path.startswith('floor'):
             message = self.String(data=f'r{random.random()}')
-            start = time.perf_counter()
-            (self.raw_pub if path == 'floor' else self.raw2_pub).publish(message)
         else:
-            call = ({'name': 'echo', 'arguments': {'text': 'hi'}} if path == 'echo'
+            call = ({'name': 'echo', 'arguments': {'text': 'hi'}} if path.startswith('echo')
                     else {'name': 'set_light', 'arguments': {'on': True}})
             message = self.String(data=f'Plan.\n<tool_call>{json.dumps(call)}</tool_call>')
-            start = time.perf_counter()
-            self.text_pub.publish(message)
+        publisher = self.pubs[self.TEXT[path]]
+        start = time.perf_counter()
+        publisher.publish(message)
         if not self.spin_until(lambda: len(self.results) > before, 10.0):
             raise RuntimeError(f'no result on the {path} path')
         arrived, result = self.results[before]
-        if not result.success:
+        if path.startswith('floor'):
+            if result.data != message.data:
+                raise RuntimeError(f'{path}: unexpected answer {result.data!r}')
+        elif not result.success:
             raise RuntimeError(f'{path}: {result.error_code}: {result.error_message}')
-        if path == 'bound' and result.content != 'on':
-            raise RuntimeError(f'bound: unexpected content {result.content!r}')
+        elif path.startswith('bound') and result.content != 'on':
+            raise RuntimeError(f'{path}: unexpected content {result.content!r}')
         return arrived - start
 
 
@@ -185,7 +216,7 @@ def call_alone(host, count: int) -> tuple[list[float], list[float]]:
 
     from lerobot_tools_ros.catalog import ToolCatalog
     from lerobot_tools_ros.tools.bindings.loader import parse_bindings
-    catalog = ToolCatalog.from_tools([LIGHT_TOOL])
+    catalog = ToolCatalog.from_tools([stack.LIGHT_TOOL])
     tool = parse_bindings(BINDINGS, catalog)['set_light']
     tool.bind_ros(host)
     node = rclpy.create_node('bench_raw_client')
@@ -216,87 +247,67 @@ def call_alone(host, count: int) -> tuple[list[float], list[float]]:
     return binding, raw
 
 
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+BINDINGS = 'bindings:\n' + stack.light_binding(LIGHT_SERVICE)
 
-
-LIGHT_TOOL = {'type': 'function', 'function': {
-    'name': 'set_light', 'description': 'Switch the light.',
-    'parameters': {'type': 'object', 'properties': {'on': {'type': 'boolean'}},
-                   'required': ['on']}}}
-
-BINDINGS = f"""
-bindings:
-  set_light:
-    kind: service
-    service: {LIGHT_SERVICE}
-    type: std_srvs/srv/SetBool
-    request: {{data: $on}}
-    result: {{success: success, message: message}}
-    timeout_s: 5.0
-"""
+LABELS = {'floor': 'floor: raw rclpy relay -> SetBool server',
+          'floor2': 'floor2: raw relay -> hop server -> SetBool',
+          'echo': 'echo: dispatcher, tool_server (2 processes)',
+          'bound': 'bound: dispatcher, tool_server -> SetBool',
+          'echo in-proc': 'echo in-proc: dispatcher + tool_server',
+          'bound in-proc': 'bound in-proc: ... + tool_server -> SetBool'}
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
     parser.add_argument('--role', choices=['light_server', 'hop_server', 'raw_relay',
-                                           'raw_relay2'], help=argparse.SUPPRESS)
+                                           'raw_relay2', 'stack'], help=argparse.SUPPRESS)
+    parser.add_argument('--files', nargs=2, help=argparse.SUPPRESS)
     parser.add_argument('--round-trips', type=int, default=500)
+    parser.add_argument('--interface', choices=['auto', 'action', 'service'], default='auto',
+                        help="the dispatchers' executor_interface (over DDS; default auto: the "
+                        'RunTool action)')
+    parser.add_argument('--profile', default='', metavar='FILE',
+                        help='write a cProfile of the in-process stack to FILE')
+    parser.add_argument('--inner', action='store_true',
+                        help="also time the bound call on the in-process stack's worker thread")
     args = parser.parse_args()
-    if args.role == 'light_server':
-        role_light_server()
+    roles = {'light_server': role_light_server, 'hop_server': role_hop_server,
+             'raw_relay': lambda: role_raw_relay(LIGHT_SERVICE, ''),
+             'raw_relay2': lambda: role_raw_relay(HOP_SERVICE, '2'),
+             'stack': lambda: role_stack(*args.files, args.interface, args.profile, args.inner)}
+    if args.role:
+        roles[args.role]()
         return 0
-    if args.role == 'hop_server':
-        role_hop_server()
-        return 0
-    if args.role == 'raw_relay':
-        role_raw_relay()
-        return 0
-    if args.role == 'raw_relay2':
-        role_raw_relay(HOP_SERVICE, '2')
-        return 0
+    with bench_domain():
+        return _run(args)
 
-    os.environ.setdefault('ROS_DOMAIN_ID', str(random.randrange(101, 200) % 101 + 1))
-    os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
-    workdir = pathlib.Path(tempfile.mkdtemp(prefix='binding_bench_'))
+
+def _run(args: argparse.Namespace) -> int:
     from lerobot_tools_ros.tools.echo import ECHO_SCHEMA
-    (workdir / 'meta').mkdir()
-    (workdir / 'meta' / 'info.json').write_text(json.dumps({'tools': [ECHO_SCHEMA, LIGHT_TOOL]}))
-    (workdir / 'bindings.yaml').write_text(BINDINGS)
-    env = dict(os.environ, PYTHONUNBUFFERED='1')
-    me = [sys.executable, str(pathlib.Path(__file__).resolve())]
-    node = [sys.executable, '-m']
-    procs = {
-        'light_server': subprocess.Popen(me + ['--role', 'light_server'], env=env),
-        'hop_server': subprocess.Popen(me + ['--role', 'hop_server'], env=env),
-        'raw_relay': subprocess.Popen(me + ['--role', 'raw_relay'], env=env),
-        'raw_relay2': subprocess.Popen(me + ['--role', 'raw_relay2'], env=env),
-        'tool_server': subprocess.Popen(node + [
-            'lerobot_tools_ros.nodes.tool_server', '--ros-args', '-p', 'tools:=[echo]',
-            '-p', f'dataset:={workdir}', '-p', f'bindings_file:={workdir / "bindings.yaml"}',
-            '--log-level', 'warn'], env=env),
-        'dispatcher': subprocess.Popen(node + [
-            'lerobot_tools_ros.nodes.dispatcher', '--ros-args', '-p', f'dataset:={workdir}',
-            '--log-level', 'warn'], env=env),
-    }
-    try:
+    workdir = pathlib.Path(tempfile.mkdtemp(prefix='binding_bench_'))
+    dataset, bindings = stack.write_stack_files(workdir, [ECHO_SCHEMA, stack.LIGHT_TOOL],
+                                                stack.light_binding(LIGHT_SERVICE))
+    quiet = ('--log-level', 'warn')
+    commands = stack.node_commands(dataset, bindings, server=quiet, dispatcher=(
+        '-p', f'executor_interface:={args.interface}', *quiet))
+    with Processes(__file__) as procs:
+        for role in ('light_server', 'hop_server', 'raw_relay', 'raw_relay2'):
+            procs.role(role)
+        procs.role('stack', '--files', str(dataset), str(bindings), '--interface',
+                   args.interface, *(('--profile', args.profile) if args.profile else ()),
+                   *(('--inner',) if args.inner else ()))
+        for name, command in commands.items():
+            procs.start(name, command)
         bench = Bench()
         services = ('/lerobot_tools/echo', '/lerobot_tools/set_light', LIGHT_SERVICE,
-                    HOP_SERVICE)
-        ready = bench.spin_until(lambda: (
-            bench.raw_pub.get_subscription_count() > 0
-            and bench.raw2_pub.get_subscription_count() > 0
-            and bench.text_pub.get_subscription_count() > 0
-            and bench.node.count_publishers('/lerobot_tools/results') > 0
-            and all(bench.node.count_services(name) if hasattr(bench.node, 'count_services')
-                    else name in dict(bench.node.get_service_names_and_types())
-                    for name in services)), 30.0)
+                    HOP_SERVICE, f'{IN_PROCESS}/lerobot_tools/set_light')
+        ready = bench.spin_until(lambda: bench.connected() and all(
+            name in dict(bench.node.get_service_names_and_types()) for name in services), 30.0)
         if not ready:
             print('error: the bench processes did not come up', file=sys.stderr)
             return 1
         time.sleep(1.0)  # let every response path match (a first answer can be lost)
-        times: dict[str, list[float]] = {'floor': [], 'floor2': [], 'echo': [], 'bound': []}
+        times: dict[str, list[float]] = {path: [] for path in LABELS}
         for path in times:  # warm up: discovery, first-call allocations
             for _ in range(50):
                 bench.once(path)
@@ -304,21 +315,18 @@ def main() -> int:
             for path in times:
                 times[path] += [bench.once(path) for _ in range(args.round_trips // 10)]
         f50, f99 = percentile(times['floor'], 0.5), percentile(times['floor'], 0.99)
-        print(f'round trips ({len(times["floor"])} each, ms)                     p50      p99'
-              '     mean   p50/floor  p99/floor')
-        labels = {'floor': 'floor: raw rclpy relay -> SetBool server',
-                  'floor2': 'floor2: raw relay -> hop server -> SetBool',
-                  'echo': 'echo: dispatcher + tool_server (built-in)',
-                  'bound': 'bound: dispatcher + tool_server -> SetBool'}
+        print(f'round trips ({len(times["floor"])} each, ms; executor_interface '
+              f'{args.interface})          p50      p99     mean   p50/floor  p99/floor')
         for path, values in times.items():
             p50, p99 = percentile(values, 0.5), percentile(values, 0.99)
-            print(f'  {labels[path]:<44} {p50 * 1e3:7.3f}  {p99 * 1e3:7.3f}  '
+            print(f'  {LABELS[path]:<44} {p50 * 1e3:7.3f}  {p99 * 1e3:7.3f}  '
                   f'{statistics.mean(values) * 1e3:7.3f}   {p50 / f50:6.2f}x    {p99 / f99:6.2f}x')
-        b50 = percentile(times['bound'], 0.5)
-        e50 = percentile(times['echo'], 0.5)
-        g50 = percentile(times['floor2'], 0.5)
-        print(f'bound p50 / floor p50 = {b50 / f50:.2f}x (target <= 1.5x); bound p50 / floor2 '
-              f'p50 = {b50 / g50:.2f}x; bound - echo p50 = {(b50 - e50) * 1e3:+.3f} ms')
+        p50 = {path: percentile(values, 0.5) for path, values in times.items()}
+        print(f'bound in-proc p50 / floor p50 = {p50["bound in-proc"] / f50:.2f}x (target <= '
+              f'1.5x); two processes: bound / floor {p50["bound"] / f50:.2f}x, bound / floor2 '
+              f'{p50["bound"] / p50["floor2"]:.2f}x; bound - echo p50 = '
+              f'{(p50["bound"] - p50["echo"]) * 1e3:+.3f} ms (in-proc '
+              f'{(p50["bound in-proc"] - p50["echo in-proc"]) * 1e3:+.3f} ms)')
         binding, raw = call_alone(bench.node, args.round_trips)
         print(f'call alone ({len(binding)} each, ms): ServiceBinding.call p50 '
               f'{percentile(binding, 0.5) * 1e3:.3f} p99 {percentile(binding, 0.99) * 1e3:.3f}; '
@@ -326,14 +334,6 @@ def main() -> int:
               f'{percentile(raw, 0.99) * 1e3:.3f}; ratio p50 '
               f'{percentile(binding, 0.5) / percentile(raw, 0.5):.2f}x')
         return 0
-    finally:
-        for proc in procs.values():
-            proc.send_signal(signal.SIGINT)
-        for proc in procs.values():
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
 
 
 if __name__ == '__main__':

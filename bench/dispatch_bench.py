@@ -15,93 +15,28 @@ ratios (both sides of one batch saw the same machine load).
 
 import argparse
 import json
-import os
-import pathlib
 import random
-import signal
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 
-RELIABLE_DEPTH = 10000
+from common import (bench_domain, Driver, percentile, Processes, qos, RAW_RESULTS, RAW_TEXT,
+                    role_noop_relay, role_noop_server, start_echo_stack)
 
 
-def _qos():
-    from rclpy.qos import QoSProfile, ReliabilityPolicy
-    return QoSProfile(depth=RELIABLE_DEPTH, reliability=ReliabilityPolicy.RELIABLE)
-
-
-def role_noop_server() -> None:
-    """Answer every CallTool request at once (the floor's executor)."""
-    import rclpy
-    from lerobot_tools_interfaces.srv import CallTool
-    rclpy.init()
-    node = rclpy.create_node('bench_noop_server')
-
-    def handle(request, response):
-        response.success = True
-        response.call_id = request.call_id
-        response.content = request.arguments
-        return response
-    node.create_service(CallTool, '/bench/noop', handle)
-    _spin(node)
-
-
-def role_raw_relay() -> None:
-    """Subscribe text, await the no-op service, publish the answer: the leanest relay (floor)."""
-    import rclpy
-    from lerobot_tools_interfaces.srv import CallTool
-    from rclpy.callback_groups import ReentrantCallbackGroup
-    from std_msgs.msg import String
-    rclpy.init()
-    node = rclpy.create_node('bench_raw_relay')
-    group = ReentrantCallbackGroup()
-    client = node.create_client(CallTool, '/bench/noop', callback_group=group)
-    pub = node.create_publisher(String, '/bench/raw_results', _qos())
-
-    async def on_text(msg):
-        response = await client.call_async(CallTool.Request(call_id=msg.data, name='noop',
-                                                            arguments='{}'))
-        pub.publish(String(data=response.call_id))
-    node.create_subscription(String, '/bench/raw_text', on_text, _qos(), callback_group=group)
-    _spin(node)
-
-
-def _spin(node) -> None:
-    import rclpy
-    from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
-    executor = SingleThreadedExecutor()
-    executor.add_node(node)
-    try:
-        executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        rclpy.try_shutdown()
-
-
-class Bench:
+class Bench(Driver):
     """The measuring side: publishes requests, times the results."""
 
     def __init__(self) -> None:
-        import rclpy
         from lerobot_tools_interfaces.msg import ToolResult
-        from rclpy.executors import SingleThreadedExecutor
-        from std_msgs.msg import String
-        rclpy.init()
-        self.node = rclpy.create_node('bench_driver')
-        self.executor = SingleThreadedExecutor()
-        self.executor.add_node(self.node)
-        self.String = String
-        self.arrived: dict[str, float] = {}
+        super().__init__()
+        String = self.String
         self.results = 0
-        self.raw_pub = self.node.create_publisher(String, '/bench/raw_text', _qos())
-        self.text_pub = self.node.create_publisher(String, '/policy/text', _qos())
-        self.node.create_subscription(String, '/bench/raw_results', self._on_result, _qos())
+        self.raw_pub = self.node.create_publisher(String, RAW_TEXT, qos())
+        self.text_pub = self.node.create_publisher(String, '/policy/text', qos())
+        self.node.create_subscription(String, RAW_RESULTS, self._on_result, qos())
         self.node.create_subscription(ToolResult, '/lerobot_tools/results', self._on_project,
-                                      _qos())
+                                      qos())
         self.failures: list[str] = []
 
     def _on_result(self, msg) -> None:
@@ -116,12 +51,6 @@ class Bench:
             key = json.loads(msg.content)['text']
         self.arrived[key] = time.perf_counter()
         self.results += 1
-
-    def spin_until(self, predicate, timeout: float) -> bool:
-        deadline = time.monotonic() + timeout
-        while not predicate() and time.monotonic() < deadline:
-            self.executor.spin_once(timeout_sec=0.01)
-        return predicate()
 
     def send(self, project: bool, key: str) -> None:
         if project:
@@ -140,15 +69,7 @@ class Bench:
         return arrived
 
     def round_trips(self, project: bool, count: int) -> list[float]:
-        latencies = []
-        for index in range(count):
-            key = f'{"p" if project else "r"}{index}-{random.random()}'
-            start = time.perf_counter()
-            self.send(project, key)
-            if not self.spin_until(lambda: key in self.arrived, 10.0):
-                raise RuntimeError(f'no result for round trip {index} ({key})')
-            latencies.append(self.arrived.pop(key) - start)
-        return latencies
+        return super().round_trips(project, count, 'p' if project else 'r')
 
     def flood(self, count: int, prefix: str) -> tuple[float, int, float]:
         """Publish `count` generations at once; return (publish rate, results, results/s)."""
@@ -189,11 +110,6 @@ class Bench:
         return total, received, received / max(1e-9, last - start)
 
 
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
-
-
 def rss_mb(pid: int) -> float:
     import psutil
     return psutil.Process(pid).memory_info().rss / 2**20
@@ -217,40 +133,18 @@ def main() -> int:
         role_noop_server()
         return 0
     if args.role == 'raw_relay':
-        role_raw_relay()
+        role_noop_relay()
         return 0
 
-    from domain_coordinator import domain_id
-    with domain_id() as domain:  # reserved: no other process's traffic in the bench's domain
-        os.environ['ROS_DOMAIN_ID'] = str(domain)
-        os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
+    with bench_domain():  # reserved: no other process's traffic in the bench's domain
         return _run(args)
 
 
 def _run(args: argparse.Namespace) -> int:
-    workdir = pathlib.Path(tempfile.mkdtemp(prefix='dispatch_bench_'))
-    from lerobot_tools_ros.catalog import DEFAULT_TOOLS
-    from lerobot_tools_ros.tools.echo import ECHO_SCHEMA
-    (workdir / 'meta').mkdir()
-    (workdir / 'meta' / 'info.json').write_text(json.dumps({'tools': [ECHO_SCHEMA,
-                                                                      *DEFAULT_TOOLS]}))
-    env = dict(os.environ, PYTHONUNBUFFERED='1')
-    me = [sys.executable, str(pathlib.Path(__file__).resolve())]
-    node = [sys.executable, '-m']
-    procs = {
-        'noop_server': subprocess.Popen(me + ['--role', 'noop_server'], env=env),
-        'raw_relay': subprocess.Popen(me + ['--role', 'raw_relay'], env=env),
-        'tool_server': subprocess.Popen(node + ['lerobot_tools_ros.nodes.tool_server',
-                                                '--ros-args', '-p', 'tools:=[echo]',
-                                                '-p', f'dataset:={workdir}',
-                                                '--log-level', 'warn'], env=env),
-        'dispatcher': subprocess.Popen(node + ['lerobot_tools_ros.nodes.dispatcher',
-                                               '--ros-args', '-p', f'dataset:={workdir}',
-                                               '-p', 'max_pending:=100000',
-                                               '-p', f'executor_interface:={args.interface}',
-                                               '--log-level', 'warn'], env=env),
-    }
-    try:
+    with Processes(__file__) as procs:
+        procs.role('noop_server')
+        procs.role('raw_relay')
+        start_echo_stack(procs, 'dispatch_bench_', '-p', f'executor_interface:={args.interface}')
         bench = Bench()
         ready = bench.spin_until(lambda: (
             bench.raw_pub.get_subscription_count() > 0
@@ -315,14 +209,6 @@ def _run(args: argparse.Namespace) -> int:
         print(f'memory: dispatcher RSS {before:.1f} MB -> {after:.1f} MB over {received} calls '
               f'({after - before:+.2f} MB; target: < 5 MB)')
         return 0
-    finally:
-        for proc in procs.values():
-            proc.send_signal(signal.SIGINT)
-        for proc in procs.values():
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
 
 
 if __name__ == '__main__':

@@ -30,32 +30,39 @@ import importlib
 import json
 import os
 import pathlib
-import signal
 import subprocess
 import sys
 import tempfile
 import time
+
+from common import spin, stop_all
 
 # Services every rclpy node makes by itself (parameters, type description): not mirrored.
 _AUTOMATIC_SERVICES = ('/describe_parameters', '/get_parameter_types', '/get_parameters',
                        '/list_parameters', '/set_parameters', '/set_parameters_atomically',
                        '/get_type_description')
 _AUTOMATIC_TOPICS = ('/rosout', '/parameter_events')
+# How the graph names an action's parts, and where rclpy keeps their types (Action.Impl).
+_ACTION_PARTS = {'FeedbackMessage': 'FeedbackMessage', 'SendGoal': 'SendGoalService',
+                 'GetResult': 'GetResultService'}
 
 
 def _interface(type_name: str):
     """Import a ROS interface class from 'pkg/msg/Name'."""
     package, kind, name = type_name.split('/')
-    return getattr(importlib.import_module(f'{package}.{kind}'), name)
+    module = importlib.import_module(f'{package}.{kind}')
+    if kind == 'action' and not hasattr(module, name):  # an action's hidden topic or service
+        action, _, part = name.rpartition('_')  # RunTool_FeedbackMessage, RunTool_SendGoal, ...
+        return getattr(getattr(module, action).Impl, _ACTION_PARTS[part])
+    return getattr(module, name)
 
 
 def role_plain(spec_path: str) -> None:
     """Create plain nodes with the entities in the spec file, each with a 1 Hz timer; spin."""
     import rclpy
-    from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
     spec = json.loads(pathlib.Path(spec_path).read_text())
     rclpy.init()
-    executor = SingleThreadedExecutor()
+    nodes = []
     for node_name, entities in spec.items():
         node = rclpy.create_node(node_name)
         for topic, types in entities['publishers']:
@@ -68,13 +75,8 @@ def role_plain(spec_path: str) -> None:
         for service, types in entities['clients']:
             node.create_client(_interface(types[0]), service)
         node.create_timer(1.0, lambda: None)
-        executor.add_node(node)
-    try:
-        executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        rclpy.try_shutdown()
+        nodes.append(node)
+    spin(*nodes)
 
 
 def _graph_spec(probe, node_names: list[str]) -> dict:
@@ -180,13 +182,7 @@ def _measure(args: argparse.Namespace, stack_domain: int, plain_domain: int) -> 
         print(f'  ratio stack/plain                          {ratio:6.2f}x   (target: <= 1.5x)')
         return 0
     finally:
-        for proc in procs:
-            proc.send_signal(signal.SIGINT)
-        for proc in procs:
-            try:
-                proc.wait(15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+        stop_all(procs, 15.0)
 
 
 if __name__ == '__main__':

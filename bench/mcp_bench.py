@@ -26,44 +26,27 @@ machine load; the figures are per-call wall times and the MCP layer's added p50.
 
 import argparse
 import asyncio
-import contextlib
 import json
 import os
-import pathlib
 import signal
 import socket
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+from common import bench_domain, Driver, percentile, Processes, start_echo_stack
 
 
-class DirectCaller:
+class DirectCaller(Driver):
     """Calls the dispatcher's ~/call from an rclpy node in this process (the baseline)."""
 
     def __init__(self) -> None:
-        import rclpy
         from lerobot_tools_interfaces.srv import CallTool
-        from rclpy.executors import SingleThreadedExecutor
-        rclpy.init()
+        super().__init__('mcp_bench_direct')
         self.CallTool = CallTool
-        self.node = rclpy.create_node('mcp_bench_direct')
-        self.executor = SingleThreadedExecutor()
-        self.executor.add_node(self.node)
         self.client = self.node.create_client(CallTool, '/dispatcher/call')
         self.count = 0
-
-    def spin_until(self, predicate, timeout: float) -> bool:
-        deadline = time.monotonic() + timeout
-        while not predicate() and time.monotonic() < deadline:
-            self.executor.spin_once(timeout_sec=0.01)
-        return predicate()
 
     def call(self) -> float:
         self.count += 1
@@ -177,48 +160,19 @@ def main() -> int:
     parser.add_argument('--round-trips', type=int, default=300)
     parser.add_argument('--http', action='store_true', help='also measure Streamable HTTP')
     args = parser.parse_args()
-    from domain_coordinator import domain_id
-    from lerobot_tools_ros.catalog import DEFAULT_TOOLS
-    from lerobot_tools_ros.tools.echo import ECHO_SCHEMA
-
-    with contextlib.ExitStack() as stack:
-        domain = stack.enter_context(domain_id())
-        os.environ['ROS_DOMAIN_ID'] = str(domain)
-        os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
-        workdir = pathlib.Path(tempfile.mkdtemp(prefix='mcp_bench_'))
-        (workdir / 'meta').mkdir()
-        (workdir / 'meta' / 'info.json').write_text(json.dumps({'tools': [ECHO_SCHEMA,
-                                                                          *DEFAULT_TOOLS]}))
-        env = dict(os.environ, PYTHONUNBUFFERED='1')
-        node = [sys.executable, '-m']
-        procs = [
-            subprocess.Popen(node + ['lerobot_tools_ros.nodes.tool_server', '--ros-args', '-p',
-                                     'tools:=[echo]', '-p', f'dataset:={workdir}',
-                                     '--log-level', 'warn'], env=env),
-            subprocess.Popen(node + ['lerobot_tools_ros.nodes.dispatcher', '--ros-args', '-p',
-                                     f'dataset:={workdir}', '-p', 'max_pending:=100000',
-                                     '--log-level', 'warn'], env=env),
-        ]
-        try:
-            direct = DirectCaller()
-            ready = direct.spin_until(lambda: direct.client.service_is_ready() and (
-                '/lerobot_tools/echo' in dict(direct.node.get_service_names_and_types())), 60.0)
-            if not ready:
-                print('error: the dispatcher (with ~/call) or tool_server did not come up',
-                      file=sys.stderr)
-                return 1
-            print(f'domain {domain}; echo via dispatcher + tool_server; '
-                  f'{os.cpu_count()} cores')
-            asyncio.run(run(args, env, direct))
-            return 0
-        finally:
-            for proc in procs:
-                proc.send_signal(signal.SIGINT)
-            for proc in procs:
-                try:
-                    proc.wait(10)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
+    with bench_domain() as domain, Processes(__file__) as procs:
+        start_echo_stack(procs, 'mcp_bench_')
+        direct = DirectCaller()
+        ready = direct.spin_until(lambda: direct.client.service_is_ready() and (
+            '/lerobot_tools/echo' in dict(direct.node.get_service_names_and_types())), 60.0)
+        if not ready:
+            print('error: the dispatcher (with ~/call) or tool_server did not come up',
+                  file=sys.stderr)
+            return 1
+        print(f'domain {domain}; echo via dispatcher + tool_server; '
+              f'{os.cpu_count()} cores')
+        asyncio.run(run(args, procs.env, direct))
+        return 0
 
 
 if __name__ == '__main__':

@@ -3,6 +3,7 @@ Benchmark of the tool-call parser: one-shot and streamed, next to json.loads.
 
     python bench/parse_bench.py              # the table (about 30 s)
     python bench/parse_bench.py --quick      # fewer rounds
+    python bench/parse_bench.py --family     # each text with only its own family selected
     python bench/parse_bench.py --fuzz 100000  # never-raises + streaming-equivalence fuzz
 
 For each format: a ~300-byte message with one call is parsed with the sample catalog (as the
@@ -12,6 +13,8 @@ noise hits both alike. Times are CPU time of this process (other processes on a 
 do not inflate them); medians over rounds; ratio = parse / json.loads. Streaming is timed
 feeding the whole text in one delta (overhead of the streaming API) and in 64-, 16- and
 4-character deltas (4: about one token each), as a ratio to parse() in the same round.
+By default every format is detected (``formats='auto'``, as the dispatcher runs); ``--family``
+selects only the text's own family, for parse and streaming alike.
 """
 
 import argparse
@@ -91,6 +94,8 @@ CASES = {
     'cohere': (f'{PROSE}<|START_ACTION|>[{{"tool_call_id": "0", "tool_name": "say", '
                f'"parameters": {json.dumps(CALL["arguments"])}}}]<|END_ACTION|>', CALL_JSON),
     'longcat': (f'{PROSE}<longcat_tool_call>{CALL_JSON}</longcat_tool_call>', CALL_JSON),
+    'hunyuan': (f'{PROSE}\n<tool_calls>\n<tool_call>say<tool_sep>\n<arg_key>text</arg_key>\n'
+                f'<arg_value>{SPEECH}</arg_value>\n</tool_call>\n</tool_calls>', CALL_JSON),
 }
 JSON_BASED = ('openai_json', 'hermes', 'llama_json', 'mistral', 'fenced_json')
 
@@ -103,24 +108,25 @@ def per_call(fn, number: int) -> float:
     return (time.process_time() - start) / number
 
 
-def stream_whole(text: str, catalog) -> None:
-    parser = StreamingParser(catalog)
+def stream_whole(text: str, catalog, formats) -> None:
+    parser = StreamingParser(catalog, formats)
     parser.feed(text)
     parser.finish()
 
 
-def stream_chunks(chunks: list[str], catalog) -> None:
-    parser = StreamingParser(catalog)
+def stream_chunks(chunks: list[str], catalog, formats) -> None:
+    parser = StreamingParser(catalog, formats)
     feed = parser.feed
     for chunk in chunks:
         feed(chunk)
     parser.finish()
 
 
-def run_table(rounds: int, number: int) -> int:
+def run_table(rounds: int, number: int, family: bool) -> int:
     catalog = ToolCatalog.from_tools(TOOLS)
+    selection = "each text's own family" if family else 'auto'
     print(f'python {sys.version.split()[0]}, {rounds} rounds x {number} calls; medians over '
-          'rounds; catalog: say, record_observation\n')
+          f'rounds; catalog: say, record_observation; formats: {selection}\n')
     header = (f'{"format":<16} {"bytes":>5} {"parses/s":>10} {"parse us":>9} {"json us":>8} '
               f'{"ratio":>6} {"stream1":>8} {"stream64":>9} {"stream16":>9} {"stream4":>8}')
     print(header)
@@ -129,22 +135,24 @@ def run_table(rounds: int, number: int) -> int:
     over4: list[str] = []
     over64: list[str] = []
     for fmt, (text, payload) in CASES.items():
-        result = parse(text, catalog)
+        formats = fmt if family else 'auto'
+        result = parse(text, catalog, formats)
         assert [call.format for call in result.calls] == [fmt], (fmt, result)
         splits = {size: [text[i:i + size] for i in range(0, len(text), size)]
                   for size in (64, 16, 4)}
         parse_times, json_times, ratios = [], [], []
         stream = {key: [] for key in ('whole', 64, 16, 4)}
         for _ in range(rounds):
-            parse_time = per_call(lambda: parse(text, catalog), number)
+            parse_time = per_call(lambda: parse(text, catalog, formats), number)
             json_time = per_call(lambda: json.loads(payload), number)
             parse_times.append(parse_time)
             json_times.append(json_time)
             ratios.append(parse_time / json_time)
-            whole = per_call(lambda: stream_whole(text, catalog), number)
+            whole = per_call(lambda: stream_whole(text, catalog, formats), number)
             stream['whole'].append(whole / parse_time)
             for size, chunks in splits.items():
-                took = per_call(lambda: stream_chunks(chunks, catalog), max(1, number // 8))
+                took = per_call(lambda: stream_chunks(chunks, catalog, formats),
+                                max(1, number // 8))
                 stream[size].append(took / parse_time)
         med_parse = statistics.median(parse_times)
         ratio = statistics.median(ratios)
@@ -188,6 +196,8 @@ def run_fuzz(count: int, seed: int) -> int:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
     parser.add_argument('--quick', action='store_true', help='fewer rounds')
+    parser.add_argument('--family', action='store_true',
+                        help="select only each text's own family (default: auto)")
     parser.add_argument('--fuzz', type=int, default=0, metavar='N',
                         help='run the fuzz with N generated inputs instead of the table')
     parser.add_argument('--seed', type=int, default=int(os.environ.get('SEED', '1')))
@@ -195,7 +205,7 @@ def main() -> int:
     if args.fuzz:
         return run_fuzz(args.fuzz, args.seed)
     random.seed(args.seed)
-    return run_table(10 if args.quick else 40, 200 if args.quick else 400)
+    return run_table(10 if args.quick else 40, 200 if args.quick else 400, args.family)
 
 
 if __name__ == '__main__':

@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 import json
 import logging
 import random
+import sys
+from typing import Callable
 
 from lerobot_tools_ros.catalog import ToolCatalog
 from lerobot_tools_ros.parsing import (CallEvent, ContentEvent, IssueEvent, parse, ParseResult,
@@ -90,6 +92,7 @@ PH = 'phi4_mini'
 IN = 'internlm'
 CO = 'cohere'
 LC = 'longcat'
+HY = 'hunyuan'
 
 CASES = [
     # --- LeRobot marker
@@ -360,6 +363,24 @@ CASES = [
          '<think>plan</think>\n<answer>\n<tool_calls>[{"name": "say", "arguments": {"text": '
          '"hi"}}]</tool_calls>\n</answer>',
          [('say', SAY_HI, TC)], content='<think>plan</think>\n<answer>\n</answer>'),
+    # --- Hunyuan's second format (HY v3): <tool_call>NAME<tool_sep> + GLM-like pairs
+    Case('hunyuan_v3_two',
+         'Moving, then saying it.\n<tool_calls>\n<tool_call>move_to<tool_sep>\n<arg_key>x'
+         '</arg_key>\n<arg_value>1.5</arg_value>\n<arg_key>y</arg_key>\n<arg_value>-2'
+         '</arg_value>\n</tool_call>\n<tool_call>say<tool_sep>\n<arg_key>text</arg_key>\n'
+         '<arg_value>Ça va, "ok" \\n</arg_value>\n</tool_call>\n</tool_calls>\nDone.',
+         [('move_to', {'x': 1.5, 'y': -2}, HY), ('say', {'text': 'Ça va, "ok" \\n'}, HY)],
+         content='Moving, then saying it.\nDone.'),
+    Case('hunyuan_v3_typed_no_section_end',
+         '<tool_calls><tool_call>set_gripper<tool_sep><arg_key>open</arg_key><arg_value>true'
+         '</arg_value><arg_key>force</arg_key><arg_value>null</arg_value></tool_call>',
+         [('set_gripper', {'open': True, 'force': None}, HY)]),
+    Case('hunyuan_v3_zero_arguments_bare',
+         'Looking.<tool_call>record_observation<tool_sep></tool_call>',
+         [('record_observation', {}, HY)], content='Looking.'),
+    Case('hunyuan_v3_truncated',
+         '<tool_calls><tool_call>say<tool_sep><arg_key>text</arg_key><arg_value>hel',
+         errors=[('truncated', 'say')]),
     # --- Seed-OSS
     Case('seed_oss',
          '<seed:think>Greet first.</seed:think>Sure.<seed:tool_call>\n<function=say>\n'
@@ -417,6 +438,47 @@ CASES = [
          '{"x": 1, "y": 2}}]', [('say', SAY_HI, O), ('move_to', {'x': 1, 'y': 2}, O)]),
     Case('xlam_fenced', '```json\n[{"name": "say", "arguments": {"text": "hi"}}]\n```',
          [('say', SAY_HI, F)]),
+    # --- calls inside reasoning spans: reported (call_in_reasoning), never dispatched
+    Case('think_call_inside',
+         '<think>I could <say>hi</say> first.</think>\nSaying it.\n<say>Hello.</say>',
+         [('say', {'text': 'Hello.'}, M)], [('call_in_reasoning', 'say')],
+         content='<think>I could first.</think>\nSaying it.'),
+    Case('think_unclosed_at_the_end',
+         'Sure.\n<think>Maybe <tool_call>{"name": "say", "arguments": {"text": "x"}}</tool_call>'
+         ' later', errors=[('call_in_reasoning', 'say')], content='Sure.\n<think>Maybe later'),
+    Case('think_r1_then_call',
+         '<think>\nGreet the user.\n</think>\n\n<tool_call>\n{"name": "say", "arguments": '
+         '{"text": "hi"}}\n</tool_call>', [('say', SAY_HI, H)],
+         content='<think>\nGreet the user.\n</think>'),
+    Case('think_closing_token_inside_a_value',
+         '<think><tool_call>{"name": "say", "arguments": {"text": "</think>"}}</tool_call>',
+         errors=[('call_in_reasoning', 'say')], content='<think></think>"}}</tool_call>'),
+    Case('think_qwen3_coder',
+         '<think>Option: <function=move_to><parameter=x>1</parameter><parameter=y>2</parameter>'
+         '</function></think><function=say><parameter=text>hi</parameter></function>',
+         [('say', SAY_HI, Q)], [('call_in_reasoning', 'move_to')],
+         content='<think>Option: </think>'),
+    Case('think_bare_pythonic_and_unknown_tool',
+         '<think>say(text="a") and [get_weather(city="x")]</think>ok',
+         errors=[('call_in_reasoning', 'say'), ('call_in_reasoning', 'get_weather')],
+         content='<think>and </think>ok'),
+    Case('seed_think_call',
+         '<seed:think>Try <seed:tool_call><function=say><parameter=text>x</parameter></function>'
+         '</seed:tool_call></seed:think>Done.', errors=[('call_in_reasoning', 'say')],
+         content='<seed:think>Try </seed:think>Done.'),
+    Case('cohere_thinking_call',
+         '<|START_THINKING|>Plan: <|START_ACTION|>[{"tool_name": "say", "parameters": {"text": '
+         '"x"}}]<|END_ACTION|><|END_THINKING|><|START_ACTION|>[{"tool_name": "say", '
+         '"parameters": {"text": "hi"}}]<|END_ACTION|>',
+         [('say', SAY_HI, CO)], [('call_in_reasoning', 'say')],
+         content='<|START_THINKING|>Plan: <|END_THINKING|>'),
+    Case('magistral_think',
+         '[THINK]Maybe [TOOL_CALLS]say{"text": "x"}[/THINK][TOOL_CALLS]say{"text": "hi"}',
+         [('say', SAY_HI, MI)], [('call_in_reasoning', 'say')], content='[THINK]Maybe [/THINK]'),
+    Case('harmony_analysis_call',
+         '<|channel|>analysis<|message|>I might write <say>x</say> here.<|end|><|start|>assistant'
+         '<|channel|>commentary to=functions.say<|message|>{"text": "hi"}<|call|>',
+         [('say', SAY_HI, HA)], [('call_in_reasoning', 'say')]),
     Case('lone_surrogate_prose', '\udcff<tool_call>{"name": "say", "arguments": {"text": "hi"}}',
          [('say', SAY_HI, H)], content='\udcff'),
 ]
@@ -446,6 +508,42 @@ def guard_fails():
         yield
     finally:
         logger.removeHandler(handler)
+
+
+def operations(run: Callable[[], object]) -> int:
+    """
+    Count the Python and C function calls that ``run()`` makes.
+
+    A deterministic measure of work (the same on a loaded machine as on an idle one), so tests
+    can check that the parser's work grows linearly without timing anything.
+    """
+    count = 0
+
+    def profile(frame, event: str, arg) -> None:
+        nonlocal count
+        if event == 'call' or event == 'c_call':
+            count += 1
+
+    previous = sys.getprofile()
+    sys.setprofile(profile)
+    try:
+        run()
+    finally:
+        sys.setprofile(previous)
+    return count
+
+
+def growth(make: Callable[[int], str], run: Callable[[str], object], size: int) -> float:
+    """
+    Return operations(run(make(2 * size))) / operations(run(make(size))).
+
+    About 2 for linear work, about 4 for quadratic work. One run first fills the caches (the
+    compiled plan) so they are not counted.
+    """
+    run(make(size))
+    small = operations(lambda: run(make(size)))
+    large = operations(lambda: run(make(2 * size)))
+    return large / max(small, 1)
 
 
 def by_id(case_id: str) -> Case:
@@ -492,7 +590,9 @@ _FRAGMENTS = [
     '<tool_calls>', '</tool_calls>', '<seed:tool_call>', '<|tool_call|>', '<function_call>',
     '<start_function_call>', 'call:say{', '<escape>', '<end_function_call>', '```tool_code\n',
     'functools[', '<|action_start|><|plugin|>', '<|START_ACTION|>', '\nAction: ```json\n',
-    '<longcat_tool_call>', '<|tool_call_start|>', '<|tool_call_end|>',
+    '<longcat_tool_call>', '<|tool_call_start|>', '<|tool_call_end|>', '<tool_sep>',
+    '<tool_call>say<tool_sep>', '<think>', '</think>', '<seed:think>', '</seed:think>',
+    '[THINK]', '[/THINK]', '<|START_THINKING|>', '<|END_THINKING|>', '<|channel|>analysis',
 ]
 
 

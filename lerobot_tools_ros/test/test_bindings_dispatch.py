@@ -23,62 +23,34 @@ run as real processes, everything over DDS in a domain reserved for this module.
 import json
 import os
 import pathlib
-import sys
 import time
 
-from conftest import NodeProcess, reserve_test_domain, spin_until
+from bound_stack import gripper_binding, in_own_domain, light_binding, LIGHT_TOOL, node_commands
+from bound_stack import Policy, tool_schema, write_stack_files
+from conftest import NodeProcess, spin_until
 from lerobot_tools_interfaces.msg import ErrorCodes, ToolResult
 from lerobot_tools_interfaces.srv import CallTool
 from lerobot_tools_ros.tools.echo import ECHO_SCHEMA
 import pytest
-from rclpy.qos import QoSProfile, ReliabilityPolicy
 from robot_servers import BATTERY_TOPIC, CMD_VEL_TOPIC, GRIPPER_ACTION, LIGHT_SERVICE
 from robot_servers import RobotServers
-from std_msgs.msg import String
 
-RELIABLE = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
 PACKAGE_DIR = pathlib.Path(__file__).resolve().parent.parent
 
 
-def _tool(name: str, properties: dict, required: list[str] | None = None) -> dict:
-    return {'type': 'function', 'function': {
-        'name': name, 'description': f'{name} (bound)',
-        'parameters': {'type': 'object', 'properties': properties,
-                       'required': required or []}}}
-
-
 CATALOG = [
-    _tool('set_light', {'on': {'type': 'boolean'}}, ['on']),
-    _tool('move_gripper', {'steps': {'type': 'integer', 'minimum': 0}}, ['steps']),
-    _tool('slow_gripper', {'steps': {'type': 'integer', 'minimum': 0}}, ['steps']),
-    _tool('drive', {'speed': {'type': 'number', 'minimum': -1, 'maximum': 1},
-                    'turn': {'type': 'number', 'default': 0.0}}, ['speed']),
-    _tool('get_battery', {}),
-    _tool('missing_light', {'on': {'type': 'boolean'}}, ['on']),
+    LIGHT_TOOL,
+    tool_schema('move_gripper', {'steps': {'type': 'integer', 'minimum': 0}}, ['steps']),
+    tool_schema('slow_gripper', {'steps': {'type': 'integer', 'minimum': 0}}, ['steps']),
+    tool_schema('drive', {'speed': {'type': 'number', 'minimum': -1, 'maximum': 1},
+                          'turn': {'type': 'number', 'default': 0.0}}, ['speed']),
+    tool_schema('get_battery', {}),
+    tool_schema('missing_light', {'on': {'type': 'boolean'}}, ['on']),
     ECHO_SCHEMA,
 ]
 
-BINDINGS = f"""
-bindings:
-  set_light:
-    kind: service
-    service: {LIGHT_SERVICE}
-    type: std_srvs/srv/SetBool
-    request: {{data: $on}}
-    result: {{success: success, message: message}}
-    timeout_s: 5.0
-  move_gripper:
-    kind: action
-    action: {GRIPPER_ACTION}
-    type: test_msgs/action/Fibonacci
-    goal: {{order: $steps}}
-    timeout_s: 8.0
-  slow_gripper:
-    kind: action
-    action: {GRIPPER_ACTION}
-    type: test_msgs/action/Fibonacci
-    goal: {{order: $steps}}
-    timeout_s: 0.6
+BINDINGS = light_binding(LIGHT_SERVICE) + gripper_binding('move_gripper', GRIPPER_ACTION, 8.0) \
+    + gripper_binding('slow_gripper', GRIPPER_ACTION, 0.6) + f"""
   drive:
     kind: publish
     topic: {CMD_VEL_TOPIC}
@@ -107,13 +79,7 @@ class Stack:
 
     def __init__(self, domain: int, tmp: pathlib.Path) -> None:
         import rclpy
-        from rclpy.executors import SingleThreadedExecutor
-        root = tmp / 'dataset'
-        (root / 'meta').mkdir(parents=True)
-        (root / 'meta' / 'info.json').write_text(json.dumps(
-            {'codebase_version': 'v3.0', 'fps': 30, 'features': {}, 'tools': CATALOG}))
-        bindings = tmp / 'bindings.yaml'
-        bindings.write_text(BINDINGS)
+        root, bindings = write_stack_files(tmp, CATALOG, BINDINGS)
         env = dict(os.environ, ROS_DOMAIN_ID=str(domain), PYTHONUNBUFFERED='1',
                    ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST', RCUTILS_COLORIZED_OUTPUT='0',
                    ROS_LOG_DIR=str(tmp / 'ros_log'))
@@ -123,38 +89,15 @@ class Stack:
         self.context = rclpy.Context()
         rclpy.init(context=self.context, domain_id=domain)
         self.robot = RobotServers(self.context)
-        self.node = rclpy.create_node('policy', context=self.context)
-        self.node.executor_for_test = SingleThreadedExecutor(context=self.context)
-        self.node.executor_for_test.add_node(self.node)
-        self.results: list[ToolResult] = []
-        self.node.create_subscription(ToolResult, '/lerobot_tools/results', self.results.append,
-                                      RELIABLE)
-        self.text = self.node.create_publisher(String, '/policy/text', RELIABLE)
-        module = [sys.executable, '-m']
-        self.server = NodeProcess(
-            [*module, 'lerobot_tools_ros.nodes.tool_server', '--ros-args', '-p', 'tools:=[echo]',
-             '-p', f'dataset:={root}', '-p', f'bindings_file:={bindings}'],
-            env, tmp / 'tool_server.log')
-        self.dispatcher = NodeProcess(
-            [*module, 'lerobot_tools_ros.nodes.dispatcher', '--ros-args',
-             '-p', f'dataset:={root}', '-p', 'timeout_s:=10.0'], env, tmp / 'dispatcher.log')
+        commands = node_commands(root, bindings, dispatcher=('-p', 'timeout_s:=10.0'))
+        self.server = NodeProcess(commands['tool_server'], env, tmp / 'tool_server.log')
+        self.dispatcher = NodeProcess(commands['dispatcher'], env, tmp / 'dispatcher.log')
+        self.policy = Policy(self.context, self.logs)
+        self.node, self.results = self.policy.node, self.policy.results
         clients = [self.node.create_client(CallTool, f'/lerobot_tools/{tool["function"]["name"]}')
                    for tool in CATALOG]
         up = spin_until(self.node, lambda: all(c.service_is_ready() for c in clients), 30.0)
         assert up, self.logs()
-        connected = spin_until(self.node, lambda: self.text.get_subscription_count() > 0
-                               and self.node.count_publishers('/lerobot_tools/results') > 0, 30.0)
-        assert connected, self.logs()
-        # A result published before the dispatcher's writer matched our reader would be lost:
-        # probe with an unknown tool (answered by the dispatcher itself) until one arrives.
-        for _ in range(60):
-            self.text.publish(String(data='<tool_call>{"name": "probe", "arguments": {}}'
-                                          '</tool_call>'))
-            if spin_until(self.node, lambda: bool(self.results), 0.5):
-                break
-        assert self.results, self.logs()
-        spin_until(self.node, lambda: False, 0.2)
-        self.results.clear()
 
     def logs(self) -> str:
         return ('--- tool_server\n' + self.server.output()[-3000:] + '\n--- dispatcher\n'
@@ -162,32 +105,21 @@ class Stack:
 
     def call(self, name: str, arguments: dict, timeout: float = 15.0) -> ToolResult:
         """Publish one Hermes-format call as policy text and return its one result."""
-        before = len(self.results)
-        call = json.dumps({'name': name, 'arguments': arguments})
-        self.text.publish(String(data=f'Doing it.\n<tool_call>{call}</tool_call>'))
-        assert spin_until(self.node, lambda: len(self.results) > before, timeout), self.logs()
-        spin_until(self.node, lambda: False, 0.1)
-        assert len(self.results) == before + 1, self.results[before:]
-        return self.results[-1]
+        return self.policy.call(name, arguments, timeout)
 
     def close(self) -> None:
         import rclpy
         for proc in (self.dispatcher, self.server):
             proc.stop()
         self.robot.close()
-        self.node.executor_for_test.shutdown()
-        self.node.destroy_node()
+        self.policy.close()
         rclpy.shutdown(context=self.context)
 
 
 @pytest.fixture(scope='module')
 def stack(tmp_path_factory):
-    with reserve_test_domain() as domain:
-        running = Stack(domain, tmp_path_factory.mktemp('bindings'))
-        try:
-            yield running
-        finally:
-            running.close()
+    with in_own_domain(lambda domain: Stack(domain, tmp_path_factory.mktemp('bindings'))) as up:
+        yield up
 
 
 def test_bound_service_gets_the_mapped_request_and_answers_its_message(stack):

@@ -17,12 +17,11 @@
 import json
 import random
 import sys
-import time
 import traceback
 
 from lerobot_tools_ros.parsing import DEFAULT_MAX_INPUT_BYTES, IssueEvent, parse, StreamingParser
 from lerobot_tools_ros.parsing.values import MAX_DEPTH
-from parsing_corpus import catalog, summary
+from parsing_corpus import catalog, growth, summary
 import pytest
 
 CATALOG = catalog()
@@ -142,10 +141,10 @@ def test_one_megabyte_of_noise():
     assert len(noise.encode('utf-8', 'surrogatepass')) > DEFAULT_MAX_INPUT_BYTES
     result = parse(noise, CATALOG)
     assert [issue.code for issue in result.errors] == ['too_large']
-    started = time.perf_counter()
     result = parse(noise, CATALOG, max_input_bytes=4_000_000)
-    assert time.perf_counter() - started < 10  # linear: about a second on a slow machine
     assert all(issue.code != 'too_large' for issue in result.errors)
+    # linear: twice the noise is about twice the work (counted in function calls, not timed)
+    assert growth(lambda size: noise[:size], lambda text: parse(text, CATALOG), 20_000) < 2.5
 
 
 @pytest.mark.parametrize('text', [
@@ -159,9 +158,7 @@ def test_one_megabyte_of_noise():
     '<|python_tag|>' + '{"x": ' * 30_000,
 ])
 def test_deeply_nested_brackets_do_not_raise(text):
-    started = time.perf_counter()
     result = parse(text, CATALOG, max_input_bytes=1_000_000)
-    assert time.perf_counter() - started < 2
     assert result.calls == []
 
 
@@ -226,38 +223,49 @@ def test_limit_counts_utf8_bytes():
     assert parse('\ud800' * 20_001, max_input_bytes=60_000).errors[0].code == 'too_large'
 
 
+# (prefix, repeated unit, count, suffix): inputs that made other parsers (or earlier versions
+# of this one) hang, backtrack or recurse. Each is parsed at full size (it must not raise), and
+# its work (function calls, not time) at count/20 and count/10 repetitions is compared: it must
+# grow linearly.
 ADVERSARIAL = [
-    '<tool_call>' * 20_000,
-    '[' * 100_000,
-    '{"a":' * 50_000,
-    'say(' * 20_000,
-    '"' * 100_000,
-    "'" * 100_000,
-    '[say(text="' * 20_000,
-    '<say>' * 20_000,
-    '<function=say><parameter=text>' * 5_000,
-    '<parameter=' * 20_000,
-    '```json\n{' * 20_000,
-    '[TOOL_CALLS]' * 20_000,
-    '[TOOL_CALLS]say' * 20_000,
-    '<|python_tag|>{"name": "say", "parameters": {}};' * 5_000,
-    '{"name": "say", "arguments": {"text": "' + '\\' * 100_000,
-    '[a(' * 30_000,
-    '[{' * 50_000,
-    '{"' * 50_000,
-    '{"name": "x", "arguments": {}} ' * 5_000,
-    'say(text="a") ' * 10_000,
-    '\\"' * 50_000,
-    ' ' * 200_000 + '<tool_call>',
+    ('', '<tool_call>', 20_000, ''),
+    ('', '[', 100_000, ''),
+    ('', '{"a":', 50_000, ''),
+    ('', 'say(', 20_000, ''),
+    ('', '"', 100_000, ''),
+    ('', "'", 100_000, ''),
+    ('', '[say(text="', 20_000, ''),
+    ('', '<say>', 20_000, ''),
+    ('', '<function=say><parameter=text>', 5_000, ''),
+    ('', '<parameter=', 20_000, ''),
+    ('', '```json\n{', 20_000, ''),
+    ('', '[TOOL_CALLS]', 20_000, ''),
+    ('', '[TOOL_CALLS]say', 20_000, ''),
+    ('', '<|python_tag|>{"name": "say", "parameters": {}};', 5_000, ''),
+    ('{"name": "say", "arguments": {"text": "', '\\', 100_000, ''),
+    ('', '[a(', 30_000, ''),
+    ('', '[{', 50_000, ''),
+    ('', '{"', 50_000, ''),
+    ('', '{"name": "x", "arguments": {}} ', 5_000, ''),
+    ('', 'say(text="a") ', 10_000, ''),
+    ('', '\\"', 50_000, ''),
+    ('', ' ', 200_000, '<tool_call>'),
+    ('', '<think>', 20_000, ''),
+    ('', '<think><tool_call>', 10_000, ''),
+    ('', '<think>a</think>', 10_000, ''),
 ]
 
 
-@pytest.mark.parametrize('text', ADVERSARIAL, ids=[repr(text[:24]) for text in ADVERSARIAL])
-def test_adversarial_input_finishes_quickly(text):
-    started = time.perf_counter()
+def _both(text: str) -> None:
     parse(text, CATALOG, max_input_bytes=1_000_000)
     parse(text, None, max_input_bytes=1_000_000)
-    assert time.perf_counter() - started < 2
+
+
+@pytest.mark.parametrize('prefix, unit, count, suffix', ADVERSARIAL,
+                         ids=[repr((case[0] + case[1])[:24]) for case in ADVERSARIAL])
+def test_adversarial_input_takes_linear_work(prefix, unit, count, suffix):
+    _both(prefix + unit * count + suffix)
+    assert growth(lambda size: prefix + unit * size + suffix, _both, count // 20) < 2.5
 
 
 HUGE = '9' * 5000  # beyond Python's 4300-digit limit for int(str)

@@ -14,14 +14,11 @@
 
 """StreamingParser: early events, held-back partial markers, and exact equality with parse()."""
 
-import time
-
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from lerobot_tools_ros.parsing import (CallEvent, ContentEvent, IssueEvent, parse,
                                        StreamingParser)
-from lerobot_tools_ros.parsing.streaming import FLUSH_CHARS
-from parsing_corpus import CASES, catalog, stream, summary
+from parsing_corpus import CASES, catalog, growth, stream, summary
 import pytest
 
 CATALOG = catalog()
@@ -79,9 +76,10 @@ def test_partial_marker_is_held_back_then_released_as_prose():
 
 def test_trailing_whitespace_waits_for_the_next_word():
     parser = StreamingParser(CATALOG)
-    assert kinds(parser.feed('Plan. ')) == []  # plain prose is batched (see below)
-    assert kinds(parser.feed('\n')) == [('content', 'Plan.')]
-    assert kinds(parser.feed('<say>x</say>')) == [('call', 'say', {'text': 'x'})]
+    assert kinds(parser.feed('Plan. ')) == []  # shorter than lag_chars: not delivered yet
+    assert kinds(parser.feed('\n')) == []
+    assert kinds(parser.feed('<say>x</say>')) == [
+        ('content', 'Plan.'), ('call', 'say', {'text': 'x'})]
     assert kinds(parser.finish()) == []  # whitespace before final markup is dropped
 
 
@@ -158,60 +156,75 @@ def test_any_split_of_concatenated_cases_equals_parse(parts, data):
     assert stream(text, cuts, None, 'hermes') == parse(text, None, 'hermes')
 
 
+# name -> (prefix, repeated unit, suffix): one long call (or prose) arriving in small deltas.
 LONG_PENDING = {
-    'string': '<tool_call>{"name": "say", "arguments": {"text": "' + 'w}rd ' * 10_000 + '"}}',
-    'escapes': '<tool_call>{"name": "say", "arguments": {"text": "' + '\\\\' * 20_000 + '"}}',
-    'closers': '<tool_call>{"name": "plan_path", "arguments": {"waypoints": ['
-               + ', '.join(f'[{i}, {i}]' for i in range(4_000)) + ']}}</tool_call>',
-    'nesting': '{"a": ' * 5_000 + '1' + '}' * 5_000,
-    'literal': "<tool_call>{'name': 'say', 'arguments': {'text': '" + "'" * 2 + 'a}b ' * 10_000
-               + "'" * 3 + '}}</tool_call>',
-    'pythonic': '[plan_path(waypoints=[' + ', '.join(f'({i}, {i})' for i in range(4_000))
-                + '])]',
-    'marker': '<say>' + 'a < b </sa ' * 5_000 + '</say>',
-    'qwen3': '<function=say><parameter=text>' + 'x</p ' * 10_000 + '</parameter></function>',
+    'string': ('<tool_call>{"name": "say", "arguments": {"text": "', 'w}rd ', '"}}'),
+    'escapes': ('<tool_call>{"name": "say", "arguments": {"text": "', '\\\\', '"}}'),
+    'closers': ('<tool_call>{"name": "plan_path", "arguments": {"waypoints": [[0, 0], ',
+                '[1, 1], ', '[2, 2]]}}</tool_call>'),
+    'nesting': ('', '{"a": ', '1'),
+    'literal': ("<tool_call>{'name': 'say', 'arguments': {'text': " + "'" * 3, 'a}b ',
+                "'" * 3 + '}}</tool_call>'),
+    'pythonic': ('[plan_path(waypoints=[(0, 0), ', '(1, 1), ', '(2, 2)])]'),
+    'marker': ('<say>', 'a < b </sa ', '</say>'),
+    'qwen3': ('<function=say><parameter=text>', 'x</p ', '</parameter></function>'),
 }
+
+
+def _stream_in_deltas(text: str, size: int) -> list:
+    parser = StreamingParser(CATALOG, max_input_bytes=1_000_000)
+    events = []
+    for i in range(0, len(text), size):
+        events += parser.feed(text[i:i + size])
+    return events + parser.finish()
 
 
 @pytest.mark.parametrize('name', list(LONG_PENDING))
 def test_long_pending_call_in_small_deltas_is_not_rescanned_per_delta(name):
-    text = LONG_PENDING[name]
-    parser = StreamingParser(CATALOG, max_input_bytes=1_000_000)
-    started = time.perf_counter()
-    events = []
-    for i in range(0, len(text), 4):
-        events += parser.feed(text[i:i + 4])
-    events += parser.finish()
-    assert time.perf_counter() - started < 2  # rescanning per delta: tens of seconds
+    prefix, unit, suffix = LONG_PENDING[name]
+
+    def make(count: int) -> str:
+        if name == 'nesting':
+            return unit * count + suffix + '}' * count
+        return prefix + unit * count + suffix
+
+    text = make(5_000)
+    events = _stream_in_deltas(text, 4)
     expected = parse(text, CATALOG, max_input_bytes=1_000_000)
     assert [event.call for event in events if isinstance(event, CallEvent)] == expected.calls
     assert [event.issue for event in events if isinstance(event, IssueEvent)] == expected.errors
     assert len(expected.calls) == (0 if name == 'nesting' else 1)
+    # rescanning the pending call per delta would make twice the text four times the work
+    # (2000 repetitions: past the length where long strings take the streaming decoder)
+    assert growth(make, lambda text: _stream_in_deltas(text, 4), 2_000) < 2.5
 
 
 def test_long_prose_in_small_deltas_is_linear():
     text = ('The robot looks at the table; {the cup} is [red]. ' * 1200)[:60_000]
-    parser = StreamingParser(CATALOG)
-    started = time.perf_counter()
-    events = []
-    for i in range(0, len(text), 3):
-        events += parser.feed(text[i:i + 3])
-    events += parser.finish()
-    assert time.perf_counter() - started < 2
+    events = _stream_in_deltas(text, 3)
     assert ''.join(event.text for event in events) == text
     assert not any(isinstance(event, (CallEvent, IssueEvent)) for event in events)
+    assert growth(lambda size: text[:size], lambda text: _stream_in_deltas(text, 3),
+                  5_000) < 2.5
 
 
-def test_plain_prose_is_batched_but_never_late_for_a_call():
+def test_prose_lags_by_at_most_a_trigger_prefix():
+    # what a robot speaks must not wait for a newline: prose is held back no longer than a
+    # partial trigger would be (the longest trigger prefix), plus trailing whitespace
     parser = StreamingParser(CATALOG)
-    assert parser.feed('I see ') == [] and parser.feed('the cup') == []
-    assert kinds(parser.feed(' now.\nNext')) == [('content', 'I see the cup now.\nNext')]
-    assert kinds(parser.feed(' <say>Hi</say>')) == [('call', 'say', {'text': 'Hi'})]
-    words = ['word '] * (FLUSH_CHARS // 5 + 1)
-    events = [kinds(parser.feed(word)) for word in words]
-    assert events[:-1] == [[]] * (len(words) - 1)  # delivered after FLUSH_CHARS characters
-    assert events[-1] == [('content', ' ' + ' '.join(['word'] * len(words)))]
-    assert kinds(parser.finish()) == [('content', ' ')]
+    lag = parser.lag_chars
+    assert lag == max(len(trigger) for trigger in parser._plan.triggers) - 1
+    delivered, fed = '', ''
+    for word in ('The ', 'red ', 'cup ', 'is ', 'on ', 'the ', 'left; ', 'I ', 'will ',
+                 'take ', 'it ', 'now ', 'and ', 'put ', 'it ', 'in ', 'the ', 'bin.'):
+        fed += word
+        delivered += ''.join(event.text for event in parser.feed(word))
+        assert fed.startswith(delivered)
+        assert len(fed.rstrip()) - len(delivered) < lag + len(word)
+    assert kinds(parser.feed(' Now sa')) == []
+    assert kinds(parser.feed('y(text="hi")')) == [('content', fed[len(delivered):] + ' Now'),
+                                                  ('call', 'say', {'text': 'hi'})]
+    assert kinds(parser.finish()) == []
 
 
 def test_wake_string_split_before_a_long_delta_still_wakes():

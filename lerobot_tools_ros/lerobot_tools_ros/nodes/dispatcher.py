@@ -171,7 +171,8 @@ class Dispatcher(Node):
         self.get_logger().info(
             f'dispatching {", ".join(catalog.names)} from {text_sub.topic_name} and '
             f'{stream_sub.topic_name} to {services[:-1]}<tool> (allowed: '
-            f'{allowed}; formats: {", ".join(self.formats)})')
+            f'{allowed}; formats: {", ".join(self.formats)}; in-process executors: '
+            f'{"on" if self.in_process_executors else "off"})')
 
     @property
     def catalog(self) -> ToolCatalog:
@@ -210,6 +211,11 @@ class Dispatcher(Node):
             "cancel; else the CallTool service), 'action', or 'service' (one DDS round trip, "
             'about 4x cheaper than an action, but no progress and no cancel of running calls).',
             read_only=True)
+        self.in_process_executors = declare(
+            self, 'in_process_executors', True,
+            'Call a tool hosted by a tool_server in this same process (bringup) directly, '
+            'without the DDS round trip (same gates, cancel, progress and timeout); false: '
+            'always over DDS.', read_only=True)
         if self.executor_interface not in ('auto', 'action', 'service'):
             raise errors.ConfigurationError(
                 "parameter 'executor_interface' must be auto, action or service, got "
@@ -382,7 +388,8 @@ class Dispatcher(Node):
             client = ExecutorClient(
                 self, names.tool_service_name(self.service_prefix, name),
                 mode=self.executor_interface, callback_group=self._group,
-                on_ready=lambda name=name: self._on_ready(name))
+                on_ready=lambda name=name: self._on_ready(name),
+                in_process=self.in_process_executors)
             self._tool_clients[name] = client
             client.poll()  # discovery and the readiness probe start before the first call
         return client

@@ -27,6 +27,12 @@ Two things make a first call reliable, and both live here so every caller gets t
   `names.READINESS_PROBE`, answered at once without running anything) has come back on the
   very path the calls will use. A lost probe is simply sent again; a lost call never is.
 
+**In process, no DDS.** When the executor is a tool_server in this very process (same rclpy
+context, same resolved name; `lerobot_tools_ros.inprocess`), calls go to it directly
+(`inprocess_executor`): the same validation, queue, cancel, progress and one answer, without
+the DDS round trip. `in_process=False` keeps every call on DDS. The path each executor takes is
+logged when it is first found and whenever it changes.
+
 The client never blocks and never spins: it works from the caller's executor through future
 callbacks. The owner calls `poll()` now and then (a timer) to advance discovery and probing, and
 `mark_unproven()` after a call went unanswered (the executor may have restarted), so the path is
@@ -40,18 +46,24 @@ from typing import Any, Callable
 from action_msgs.msg import GoalStatus
 from lerobot_tools_interfaces.action import RunTool
 from lerobot_tools_interfaces.srv import CallTool
-from lerobot_tools_ros import errors, names
+from lerobot_tools_ros import errors, inprocess, names
 from lerobot_tools_ros.rclpy_fixes import send_goal_async
 from rclpy.action import ActionClient
 from rclpy.node import Node
 from rclpy.task import Future
 
-__all__ = ['ACTION', 'ExecutorCall', 'ExecutorClient', 'Outcome', 'SERVICE']
+__all__ = ['ACTION', 'ExecutorCall', 'ExecutorClient', 'LOCAL', 'Outcome', 'SERVICE']
 
 ACTION = 'action'
 SERVICE = 'service'
+LOCAL = 'in-process'
 _MODES = ('auto', ACTION, SERVICE)
 _MAX_PROBE_WAIT_S = 5.0
+_PATH_NOTES = {  # logged when the way calls go changes (the first time: at startup)
+    LOCAL: 'calls go in-process (its tool_server runs in this process; no DDS round trip)',
+    ACTION: 'calls go over DDS as RunTool goals',
+    SERVICE: 'calls go over DDS as CallTool requests (no progress, no cancel)',
+    '': 'its in-process tool_server is gone; looking for it over DDS'}
 
 
 @dataclass(frozen=True)
@@ -112,11 +124,12 @@ class ExecutorClient:
     `mode`: 'auto' (the action when offered, else the service), or force ACTION or SERVICE.
     `on_ready`: called (on the executor thread) each time the client becomes ready, so callers
     waiting for it can send at once instead of at their next poll.
+    `in_process`: call a tool_server in this process directly when it hosts the tool.
     """
 
     def __init__(self, node: Node, name: str, *, mode: str = 'auto', callback_group: Any = None,
                  probe_interval_s: float = 0.25, action_grace_s: float = 0.5,
-                 on_ready: Callable[[], None] | None = None) -> None:
+                 on_ready: Callable[[], None] | None = None, in_process: bool = True) -> None:
         if mode not in _MODES:
             raise ValueError(f"mode must be one of {', '.join(_MODES)}, got {mode!r}")
         self._node = node
@@ -137,13 +150,37 @@ class ExecutorClient:
         self._probe_wait_s = probe_interval_s  # doubles while probes go unanswered (max 5 s)
         self._service_probes: list[Future] = []
         self._service_seen_at: float | None = None
+        self._send_local = None
+        self._resolved = node.resolve_service_name(name)  # as the tool_server registers it
+        if in_process:
+            from lerobot_tools_ros.nodes.inprocess_executor import send_local
+            self._send_local = send_local
+        self.path = ''  # how calls go now, as logged: LOCAL, or the proven DDS kind
 
     # -- readiness -----------------------------------------------------------------------------
 
+    def _local(self) -> Any:
+        """Return the in-process host of this executor (None: over DDS), noting path changes."""
+        host = None
+        if self._send_local is not None and self._node.executor is not None:
+            host = inprocess.lookup(self._node.context, self._resolved)
+        if host is not None:
+            self._note_path(LOCAL)
+        elif self.path == LOCAL:
+            # Its tool_server is gone, and with it whatever DDS proof there was: prove again.
+            self.mark_unproven()
+            self._note_path('')
+        return host
+
+    def _note_path(self, path: str) -> None:
+        if path != self.path:
+            self.path = path
+            self._node.get_logger().info(f'{self._resolved}: {_PATH_NOTES[path]}')
+
     @property
     def ready(self) -> bool:
-        """Return True once a probe proved that the executor's answers reach this client."""
-        return bool(self.kind)
+        """Return True in process, else once a probe proved that the executor's answers come."""
+        return self._local() is not None or bool(self.kind)
 
     def offered(self) -> str:
         """Return what the executor offers right now (ACTION, SERVICE or '')."""
@@ -155,6 +192,8 @@ class ExecutorClient:
 
     def poll(self, now: float | None = None) -> bool:
         """Advance discovery and probing; return `ready`. Cheap; call it from a timer."""
+        if self._local() is not None:
+            return True  # nothing to discover or prove
         now = time.monotonic() if now is None else now
         offered = self.offered()
         if offered != ACTION:
@@ -209,6 +248,8 @@ class ExecutorClient:
             return  # an answer from before readiness was lost, or nothing new
         self.kind = kind  # the first proof, or the action proven after the service
         self._probe_kind = ''
+        if self.path != LOCAL:
+            self._note_path(kind)
         self._drop_service_probes()
         if self.on_ready is not None:
             self.on_ready()
@@ -231,6 +272,10 @@ class ExecutorClient:
         request (see `ExecutorCall.cancel`). `on_feedback` gets the goal's feedback (actions
         only).
         """
+        host = self._local()
+        if host is not None:
+            return self._send_local(host, self._node.executor, call_id, tool_name,
+                                    arguments_json, on_done, on_feedback)
         if not self.kind:
             raise RuntimeError(f'{self.name}: not ready (poll() until ready is True)')
         call = ExecutorCall(call_id, self.kind)

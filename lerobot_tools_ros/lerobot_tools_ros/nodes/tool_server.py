@@ -42,6 +42,7 @@ from lerobot_tools_interfaces.action import RunTool
 from lerobot_tools_interfaces.srv import CallTool
 from lerobot_tools_ros import errors, names
 from lerobot_tools_ros.catalog import ToolArgumentError, ToolCatalog
+from lerobot_tools_ros.nodes.inprocess_executor import HostedToolOffer
 from lerobot_tools_ros.nodes.params import declare, overrides_with_prefix
 from lerobot_tools_ros.nodes.runner import run_node
 from lerobot_tools_ros.tools import TOOL_REGISTRY
@@ -95,6 +96,7 @@ class _HostedTool:
     contexts: set = field(default_factory=set)  # CallContexts of calls queued or running
     goal_contexts: dict = field(default_factory=dict)  # goal id bytes -> CallContext
     in_flight: int = 0  # requests and goals not yet answered
+    offer: HostedToolOffer | None = None  # to callers in this process (no DDS hop)
 
 
 class _Feedback:
@@ -258,6 +260,8 @@ class ToolServer(Node):
         hosted.thread = threading.Thread(target=self._spin, args=(hosted,), daemon=True,
                                          name=f'tool-{tool_name}')
         hosted.thread.start()
+        hosted.offer = HostedToolOffer(self, hosted, service_name)
+        hosted.offer.offer()
         self.get_logger().info(f"hosting '{tool_name}' ({type(tool).__name__}) at {service_name}"
                                ' (CallTool service and RunTool action)')
 
@@ -462,6 +466,8 @@ class ToolServer(Node):
             time.sleep(_ANSWER_GRACE_S)  # let the last answers reach their callers
         for hosted in hosted_tools:
             hosted.stop.set()
+            if hosted.offer is not None:
+                hosted.offer.withdraw()
         for hosted in hosted_tools:
             if hosted.thread is not None:
                 hosted.thread.join(timeout=2.0)

@@ -23,7 +23,9 @@ Find the tool calls in model output text, in every common format, complete or st
 Formats (the ``format`` field of calls and issues): ``lerobot_marker``, ``openai_json``,
 ``hermes``, ``llama_json``, ``pythonic``, ``mistral``, ``qwen3_coder_xml``, ``fenced_json``.
 Issue codes: ``truncated``, ``unparseable_arguments``, ``invalid_call``, ``unknown_tool``,
-``too_large`` (see ``results``). Spans are [start, end) character offsets into the input.
+``too_large``, ``call_in_reasoning`` (see ``results``). Spans are [start, end) character
+offsets into the input. Calls inside reasoning spans (``<think>``...``</think>`` and each
+family's own, see ``register_reasoning``) are ``call_in_reasoning`` issues, not calls.
 
 Content rule: call markup (calls and issues) takes the whitespace right after it; when the text
 ends with markup, the whitespace right before that markup goes too; nothing else changes.
@@ -32,15 +34,17 @@ ends with markup, the whitespace right before that markup goes too; nothing else
 from . import formats  # noqa: F401  (registers the built-in formats)
 from .api import parse
 from .core import Ctx, Match, NeedMore, Skip
-from .registry import FORMATS, FormatSpec, register_format, unregister_format
-from .results import (CallEvent, ContentEvent, DEFAULT_MAX_INPUT_BYTES, INVALID_CALL,
-                      ISSUE_CODES, IssueEvent, ParsedCall, ParseIssue, ParseResult, TOO_LARGE,
-                      TRUNCATED, UNKNOWN_TOOL, UNPARSEABLE_ARGUMENTS)
+from .registry import (FORMATS, FormatSpec, REASONING, register_format, register_reasoning,
+                       unregister_format)
+from .results import (CALL_IN_REASONING, CallEvent, ContentEvent, DEFAULT_MAX_INPUT_BYTES,
+                      INVALID_CALL, ISSUE_CODES, IssueEvent, ParsedCall, ParseIssue, ParseResult,
+                      TOO_LARGE, TRUNCATED, UNKNOWN_TOOL, UNPARSEABLE_ARGUMENTS)
 from .streaming import StreamingParser
 
 __all__ = [
-    'CallEvent', 'ContentEvent', 'Ctx', 'DEFAULT_MAX_INPUT_BYTES', 'FORMATS', 'FormatSpec',
-    'INVALID_CALL', 'ISSUE_CODES', 'IssueEvent', 'Match', 'NeedMore', 'parse', 'ParsedCall',
-    'ParseIssue', 'ParseResult', 'register_format', 'Skip', 'StreamingParser', 'TOO_LARGE',
-    'TRUNCATED', 'UNKNOWN_TOOL', 'unregister_format', 'UNPARSEABLE_ARGUMENTS',
+    'CALL_IN_REASONING', 'CallEvent', 'ContentEvent', 'Ctx', 'DEFAULT_MAX_INPUT_BYTES', 'FORMATS',
+    'FormatSpec', 'INVALID_CALL', 'ISSUE_CODES', 'IssueEvent', 'Match', 'NeedMore', 'parse',
+    'ParsedCall', 'ParseIssue', 'ParseResult', 'REASONING', 'register_format',
+    'register_reasoning', 'Skip', 'StreamingParser', 'TOO_LARGE', 'TRUNCATED', 'UNKNOWN_TOOL',
+    'unregister_format', 'UNPARSEABLE_ARGUMENTS',
 ]

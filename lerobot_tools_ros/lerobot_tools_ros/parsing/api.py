@@ -41,21 +41,36 @@ def too_large_issue(size: int, limit: int, start: int, end: int) -> ParseIssue:
                       'parsed', (start, end), '')
 
 
+REASONING_CALLS = ('report', 'dispatch')
+
+
+def report_reasoning(reasoning_calls: str) -> bool:
+    """Check the ``reasoning_calls`` option; True when calls in reasoning become issues."""
+    if reasoning_calls not in REASONING_CALLS:
+        raise ValueError(f'reasoning_calls must be one of {", ".join(REASONING_CALLS)}, got '
+                         f'{reasoning_calls!r}')
+    return reasoning_calls == 'report'
+
+
 def parse(text: str, catalog=None, formats: str | Sequence[str] = 'auto', *,
-          max_input_bytes: int = DEFAULT_MAX_INPUT_BYTES) -> ParseResult:
+          max_input_bytes: int = DEFAULT_MAX_INPUT_BYTES,
+          reasoning_calls: str = 'report') -> ParseResult:
     """
     Find every tool call in ``text``; never raises for any ``str``.
 
     ``catalog`` (a ``ToolCatalog``) makes unknown names ``unknown_tool`` issues, enables the
     ``<NAME>`` marker and bare ``name(...)`` calls for its tools, and types Qwen3-Coder
     parameters. ``formats`` is ``'auto'`` or one or more names from ``FORMATS``; an unknown
-    name raises ValueError (a configuration error, not a property of the text).
+    name raises ValueError (a configuration error, not a property of the text). Calls inside
+    reasoning spans (``<think>``...``</think>``, harmony ``analysis`` messages) are
+    ``call_in_reasoning`` issues, or with ``reasoning_calls='dispatch'`` calls like any other.
     """
     if not isinstance(text, str):
         raise TypeError(f'parse() needs a str, got {type(text).__name__}')
     plan = get_plan(catalog, formats)
+    report = report_reasoning(reasoning_calls)
     try:
-        return _parse(text, plan, max_input_bytes)
+        return _parse(text, plan, max_input_bytes, report)
     except Exception as exc:  # noqa: B902 - model text must never take the caller down
         return ParseResult(text, [], [internal_error_issue(exc, len(text))])
 
@@ -77,13 +92,13 @@ def internal_error_issue(exc: Exception, end: int) -> ParseIssue:
                       f'{str(exc)[:200]}); please report it with the text', (0, end), '')
 
 
-def _parse(text: str, plan, max_input_bytes: int) -> ParseResult:
+def _parse(text: str, plan, max_input_bytes: int, report: bool) -> ParseResult:
     n = len(text)
     if n * 4 > max_input_bytes:
         size = utf8_size(text)
         if size > max_input_bytes:
             return ParseResult('', [], [too_large_issue(size, max_input_bytes, 0, n)])
-    pieces = scan(text, Ctx(plan, True))[0]
+    pieces = scan(text, Ctx(plan, True, report=report))[0]
     if len(pieces) == 1 and type(pieces[0]) is str:
         return ParseResult(text, [], [])
     return assemble(pieces)

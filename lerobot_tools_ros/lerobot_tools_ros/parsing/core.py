@@ -36,7 +36,7 @@ exact: the streaming parser reruns the same scan on the unconsumed tail, commits
 before the first ``NeedMore``, and holds back a suffix that could still grow into a trigger.
 """
 
-from .results import ParsedCall, ParseIssue, TRUNCATED, UNKNOWN_TOOL
+from .results import CALL_IN_REASONING, ParsedCall, ParseIssue, TRUNCATED, UNKNOWN_TOOL
 from .values import decode_arguments, short, skip_ws
 
 # ParsedCall is a frozen dataclass; its generated __init__ sets each field through
@@ -109,16 +109,21 @@ def need_closing(*tokens: str) -> NeedMore:
 class Ctx:
     """What a matcher may use: the plan (formats, catalog view), finality, offsets."""
 
-    __slots__ = ('plan', 'view', 'final', 'base', 'prev', 'memo', '_finds')
+    __slots__ = ('plan', 'view', 'final', 'base', 'prev', 'memo', 'reasoning', 'report',
+                 '_finds')
 
     def __init__(self, plan, final: bool, base: int = 0, prev: str = '',
-                 memo: dict | None = None) -> None:
+                 memo: dict | None = None, reasoning: str | None = None,
+                 report: bool = True) -> None:
         self.plan = plan
         self.view = plan.view
         self.final = final
         self.base = base  # offset of the scanned text in the whole input
         self.prev = prev  # the character just before the scanned text ('' at the start)
         self.memo = memo  # streaming only: scanner state kept between feeds
+        # inside a reasoning span: its closing token (scan updates it as it goes), else None
+        self.reasoning = reasoning
+        self.report = report  # calls in reasoning become issues (False: they are dispatched)
         self._finds: dict[str, tuple[int, int]] | None = None
 
     def find(self, text: str, needle: str, start: int) -> int:
@@ -189,22 +194,34 @@ def scan(text: str, ctx: Ctx) -> tuple[list, int, tuple[str, ...] | None]:
         hold_len = plan.hold_len
         prefix_set = plan.prefix_set
         word_triggers = plan.word_triggers
+        tokens = plan.reasoning_tokens
         while True:
             m = search(text, pos)
             if m is None:
                 break
             p = m.start()
             literal = m.group()
+            if literal in tokens:  # a reasoning span opens or closes (kept in the content)
+                inside = ctx.reasoning
+                if inside is None:
+                    ctx.reasoning = plan.reasoning.get(literal)
+                elif literal == inside:
+                    ctx.reasoning = None
+                pos = p + len(literal)
+                continue
             if literal in word_triggers:  # starts with a name character: only at a word start
                 before = text[p - 1] if p else ctx.prev
                 if before and (before.isalnum() or before in '_.'):
                     pos = p + 1
                     continue
             result = None
-            for trigger, matcher in by_trigger[literal]:
-                result = matcher(text, p, trigger, ctx)
-                if result is not None:
-                    break
+            if ctx.reasoning is not None:
+                result = in_reasoning(text, p, literal, ctx)
+            else:
+                for trigger, matcher in by_trigger[literal]:
+                    result = matcher(text, p, trigger, ctx)
+                    if result is not None:
+                        break
             if result is None:
                 if not final and n - p <= hold_len and text[p:] in prefix_set:
                     # a longer trigger may still form here (``` -> ```tool_code)
@@ -235,6 +252,65 @@ def scan(text: str, ctx: Ctx) -> tuple[list, int, tuple[str, ...] | None]:
     if stop > prose:
         pieces.append(text[prose:stop])
     return pieces, stop, None
+
+
+def in_reasoning(text: str, p: int, literal: str, ctx):
+    """
+    Match call markup at ``p`` inside a reasoning span; its calls become issues.
+
+    The span ends at its closing token: matchers see the text up to it as complete (so a call
+    never runs past the span), or the text so far while the closing token has not arrived.
+    """
+    token = ctx.reasoning
+    close = ctx.find(text, token, p)
+    inner = ctx
+    if close != -1:
+        text = text[:close]
+        inner = Ctx(ctx.plan, True, ctx.base, ctx.prev)
+    elif not ctx.final:
+        # The text may end with the start of the closing token (</thi): the span may end
+        # there, so the matcher must not see those characters as part of the call yet.
+        for k in range(min(len(token) - 1, len(text) - p), 0, -1):
+            if text.endswith(token[:k]):
+                return NEED_ANY
+    result = None
+    for trigger, matcher in ctx.plan.by_trigger[literal]:
+        result = matcher(text, p, trigger, inner)
+        if result is not None:
+            break
+    if type(result) is Match and ctx.report:
+        return Match(result.end, reasoning_issues(result.items), result.content)
+    return result
+
+
+def scan_reasoning(text: str, start: int, stop: int, ctx) -> list:
+    """
+    Return the items for the call markup in ``text[start:stop]``, a complete reasoning span.
+
+    For families whose reasoning is a message of its own (gpt-oss ``analysis``): its calls
+    become ``call_in_reasoning`` issues (dispatched only with ``reasoning_calls='dispatch'``).
+    """
+    inner = Ctx(ctx.plan, True, ctx.base + start, text[start - 1] if start else ctx.prev,
+                report=ctx.report)
+    items = [item for piece in scan(text[start:stop], inner)[0] if type(piece) is Match
+             for item in piece.items]
+    return reasoning_issues(items) if ctx.report else items
+
+
+def reasoning_issues(items: list) -> list:
+    """Turn calls (and issues) found inside a reasoning span into ``call_in_reasoning`` issues."""
+    out = []
+    for item in items:
+        start, end = item.span
+        if type(item) is ParsedCall:
+            what = f'{item.format} call {short(item.name)}'
+        else:
+            what = f'{item.format or "a"} call markup ({item.code}: {item.message})'
+        out.append(ParseIssue(
+            CALL_IN_REASONING, f'{what} at chars {start}-{end} is inside a reasoning span: not '
+            'dispatched (a call written while reasoning is a plan, not a request)',
+            item.span, item.format, item.name))
+    return out
 
 
 class Content:

@@ -19,8 +19,8 @@ A format declares handlers, each a trigger (a literal string, or a function of t
 returning several, e.g. ``<say>`` for every marker-capable tool) and a matcher (see ``core``).
 A trigger that starts with a name character (a letter, digit, ``_`` or ``.``, like ``say(``
 or ``functools[``) is only tried at the start of a word, never right after a name character.
-Triggers from all selected formats are compiled into one regular expression that is an
-alternation of escaped literals (no quantifiers, so searching is linear); a text with none of
+Triggers from all selected formats are compiled into one regular expression, a trie of
+escaped literals (no repetition, so searching is linear); a text with none of
 them costs one C-level search. Plans are cached per catalog object and format selection.
 """
 
@@ -31,6 +31,7 @@ import weakref
 
 DEFAULT_MARKERS = {'say': 'text'}  # LeRobot's DEFAULT_TOOLS: say(text: str)
 NAME_CHARS = '_.'  # with letters and digits: what a key character is not
+ASCII_NAME_CHARS = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789' + NAME_CHARS
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,24 @@ class FormatSpec:
 
 
 FORMATS: dict[str, FormatSpec] = {}
+REASONING: dict[str, str] = {}  # opening token -> closing token of a reasoning span
 _state = {'version': 0}
+
+
+def register_reasoning(open_token: str, close_token: str) -> None:
+    """
+    Declare ``open_token``...``close_token`` a reasoning span (``<think>``...``</think>``).
+
+    Calls written inside one are plans, not requests: they are reported as
+    ``call_in_reasoning`` issues and never dispatched (serving engines split reasoning off and
+    run their tool parsers on the content only). An unclosed span runs to the end of the text.
+    Every registered span applies whatever formats are selected.
+    """
+    for token in (open_token, close_token):
+        if not isinstance(token, str) or not token:
+            raise ValueError(f'reasoning tokens must be non-empty strings, got {token!r}')
+    REASONING[open_token] = close_token
+    _state['version'] += 1
 
 
 def register_format(name: str, handlers: Sequence[tuple[object, Callable]], *,
@@ -162,6 +180,34 @@ class CatalogView:
                 if all(part.isidentifier() for part in name.split('.'))]
 
 
+def trie_pattern(literals: Iterable[str]) -> str:
+    """
+    Return a regular expression matching the longest of ``literals`` at a position.
+
+    The literals are merged into a trie (``<(?:say>|tool_call(?:>|s>))``): the regex engine
+    then follows one branch per character instead of trying every literal at every position,
+    which makes a search over a short delta about twice as fast.
+    """
+    trie: dict = {}
+    for literal in literals:
+        node = trie
+        for char in literal:
+            node = node.setdefault(char, {})
+        node[''] = {}
+
+    def emit(node: dict) -> str:
+        branches = [re.escape(char) + emit(child) for char, child in sorted(node.items())
+                    if char]
+        if not branches:
+            return ''
+        ends = '' in node
+        if len(branches) == 1 and not ends:
+            return branches[0]
+        return '(?:' + '|'.join(branches) + (')?' if ends else ')')
+
+    return emit(trie)
+
+
 class Plan:
     """Compiled triggers for one (catalog, format selection)."""
 
@@ -186,19 +232,32 @@ class Plan:
                     entries.append((spec.priority, order, literal, matcher))
                     order += 1
         entries.sort(key=lambda entry: (entry[0], entry[1]))
-        literals = sorted({entry[2] for entry in entries}, key=lambda lit: (-len(lit), lit))
+        # Reasoning tokens are searched for with the triggers; the scanner handles them itself.
+        self.reasoning = dict(REASONING)
+        self.reasoning_tokens = frozenset(REASONING) | frozenset(REASONING.values())
+        literals = sorted({entry[2] for entry in entries} | self.reasoning_tokens,
+                          key=lambda lit: (-len(lit), lit))
         self.triggers = tuple(literals)
         # The regex alternation lists longer triggers first, so a match is the longest trigger
         # at that position; every handler whose trigger is a prefix of it applies there.
         ordered = [(literal, matcher) for _, _, literal, matcher in entries]
         self.by_trigger = {literal: [(t, m) for t, m in ordered if literal.startswith(t)]
                            for literal in literals}
-        self.rx = re.compile('|'.join(map(re.escape, literals))) if literals else None
+        self.rx = re.compile(trie_pattern(literals)) if literals else None
         prefixes = {literal[:k] for literal in literals for k in range(1, len(literal))}
         firsts = ''.join(sorted({literal[0] for literal in literals}))
         self.first_rx = re.compile('[' + re.escape(firsts) + ']') if firsts else None
         self.hold_len = max((len(literal) for literal in literals), default=1) - 1
         self.prefix_set = frozenset(prefixes)
+        # held_start looks at two kinds of candidates: positions of a first character that is
+        # not a name character (few in prose), and the trailing run of name characters (the
+        # start of say( or functools[). That covers every prefix unless a trigger starting with
+        # a name character has a prefix holding other characters: then it tries them all.
+        others = ''.join(sorted({c for c in firsts if not (c.isalnum() or c in NAME_CHARS)}))
+        self.other_first_rx = re.compile('[' + re.escape(others) + ']') if others else None
+        self.slow_hold = any(
+            not all(c.isalnum() or c in NAME_CHARS for c in prefix)
+            for prefix in prefixes if prefix[0].isalnum() or prefix[0] in NAME_CHARS)
         # One character per trigger that any full occurrence contains (the first one that is
         # not a name character): a delta without any of them cannot hold a whole trigger, so
         # the streaming parser skips the scanner for it. None: some trigger has no such char.
@@ -233,7 +292,29 @@ class Plan:
         if self.first_rx is None:
             return -1
         n = len(text)
-        i = max(start, n - self.hold_len)
+        lo = max(start, n - self.hold_len)
+        prefixes = self.prefix_set
+        if self.slow_hold:
+            return self._held_start_any(text, lo)
+        if self.other_first_rx is not None:
+            search = self.other_first_rx.search
+            i = lo
+            while True:
+                found = search(text, i)
+                if found is None:
+                    break
+                i = found.start()
+                if text[i:] in prefixes:
+                    return i
+                i += 1
+        if self.word_max:
+            i = len(text.rstrip(ASCII_NAME_CHARS))
+            if i < n and n - i <= self.word_max and i >= lo and text[i:] in prefixes:
+                return i
+        return -1
+
+    def _held_start_any(self, text: str, i: int) -> int:
+        """``held_start`` trying every position that holds a trigger's first character."""
         search = self.first_rx.search
         prefixes = self.prefix_set
         while True:

@@ -36,7 +36,11 @@ UNKNOWN_TOOL = 'unknown_tool'
 TOO_LARGE = 'too_large'
 """The input is above ``max_input_bytes`` (UTF-8); nothing beyond the limit is parsed."""
 
-ISSUE_CODES = (TRUNCATED, UNPARSEABLE_ARGUMENTS, INVALID_CALL, UNKNOWN_TOOL, TOO_LARGE)
+CALL_IN_REASONING = 'call_in_reasoning'
+"""Call markup inside a reasoning span (``<think>``, an ``analysis`` message): not dispatched."""
+
+ISSUE_CODES = (TRUNCATED, UNPARSEABLE_ARGUMENTS, INVALID_CALL, UNKNOWN_TOOL, TOO_LARGE,
+               CALL_IN_REASONING)
 
 
 @dataclass(frozen=True, slots=True)

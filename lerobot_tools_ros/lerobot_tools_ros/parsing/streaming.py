@@ -19,14 +19,20 @@ Each ``feed`` appends a delta and reruns the scanner over the unconsumed tail on
 calls before the first undecided position are emitted and dropped from the buffer; a trailing
 partial trigger (``<tool_ca``) and trailing whitespace are held back.
 
-Per token the common cases cost about a list append: while nothing is held back, an ASCII
-delta without any character that could start a trigger (``plan.key_rx``) or a newline is kept
-as prose and delivered in one ContentEvent at the next newline, call or issue, after
-``FLUSH_CHARS`` characters, or at ``finish``. While a call is pending, a delta only wakes the
-scanner when it completes one of the matcher's wake strings (checked by their last character
-first) or, for an optional closing tag, brings a character that is not whitespace or part of
-that tag (``NeedMore.quiet``). The bracket scanner resumes where it stopped
-(``values.scan_brackets``), so a long call arriving in small deltas is scanned once.
+Per token the common cases cost little more than a string append. While nothing is held back,
+a delta without any *key character* (one per trigger that every occurrence of it contains,
+``plan.key_chars``: ``<``, ``[``, ``{``, ``(``...) cannot complete a trigger, so it is prose
+that is never scanned: it is appended, and delivered as soon as the undelivered prose reaches
+``lag_chars`` (the length of the longest trigger prefix, so prose never lags behind the text
+by more than a held-back partial trigger would), before the next scanned delta, and at
+``finish``; trailing whitespace (the content rule) and a trailing word that may begin a trigger
+such as ``say(`` wait for the next delta. The scanner runs only on a delta that holds a key
+character, and only from that word on.
+While a call is pending, a delta only wakes the scanner when it completes one of the matcher's
+wake strings (checked by their last character first) or, for an optional closing tag, brings a
+character that is not whitespace or part of that tag (``NeedMore.quiet``). The bracket scanner
+resumes where it stopped (``values.scan_brackets``), so a long call arriving in small deltas is
+scanned once.
 
 For every split of a text into deltas, the concatenated ContentEvents, the CallEvents and the
 IssueEvents equal ``parse(text)``'s content, calls and errors (tested with hypothesis). The one
@@ -37,14 +43,16 @@ issue follows, and the rest of the input is ignored.
 import re
 from typing import Sequence
 
-from .api import internal_error_issue, too_large_issue, utf8_size
+from .api import internal_error_issue, report_reasoning, too_large_issue, utf8_size
 from .core import Content, Ctx, Match, scan
 from .registry import get_plan
 from .results import (CallEvent, ContentEvent, DEFAULT_MAX_INPUT_BYTES, IssueEvent,
                       ParsedCall)
 
 _TAIL = 64  # longer than any wake string
-FLUSH_CHARS = 256  # prose is delivered at the latest after this many characters
+_SPACE = frozenset(' \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u2001\u2002'
+                   '\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f'
+                   '\u205f\u3000')  # what str.isspace() and str.rstrip() take
 _ASCII_NAME = ('abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.')
 _EMPTY: list = []  # returned (never mutated) when a delta makes nothing final
 _new_event = object.__new__  # frozen dataclasses: set the slot directly (half the cost)
@@ -75,14 +83,18 @@ def _wake_search(wake: tuple[str, ...]):
 class StreamingParser:
     """Incremental tool-call parser for one generation; ``feed`` deltas, then ``finish``."""
 
-    __slots__ = ('_asleep', '_base', '_buf', '_chunks', '_content', '_failed', '_finished',
-                 '_flush_at', '_held', '_idle', '_key_search', '_limit', '_memo', '_overflow',
-                 '_partial', '_plan', '_prev', '_quiet', '_room', '_room_base', '_seen', '_size',
-                 '_waiting', '_wake', '_wake_search', '_words')
+    __slots__ = ('_asleep', '_base', '_buf', '_chunks', '_content', '_extra', '_failed',
+                 '_finished', '_held', '_idle', '_key_search', '_limit', '_memo', '_overflow',
+                 '_partial', '_release_at', 'lag_chars',
+                 '_plan', '_prev', '_quiet', '_reasoning', '_report', '_room', '_room_base',
+                 '_seen', '_size', '_waiting', '_wake', '_wake_search', '_word', '_words')
 
     def __init__(self, catalog=None, formats: str | Sequence[str] = 'auto', *,
-                 max_input_bytes: int = DEFAULT_MAX_INPUT_BYTES) -> None:
+                 max_input_bytes: int = DEFAULT_MAX_INPUT_BYTES,
+                 reasoning_calls: str = 'report') -> None:
         plan = self._plan = get_plan(catalog, formats)
+        self._report = report_reasoning(reasoning_calls)
+        self._reasoning: str | None = None  # the closing token of the open reasoning span
         self._limit = max_input_bytes
         self._buf = ''
         self._chunks: list[str] = []
@@ -100,39 +112,50 @@ class StreamingParser:
         self._failed = False
         self._memo: dict = {}
         self._key_search = plan.key_rx.search if plan.key_rx is not None else None
-        self._quiet = plan.quiet_chars.isdisjoint
+        self._quiet = plan.key_chars.isdisjoint
         self._words = plan.word_prefixes
-        # _idle: nothing held back and no call pending, so a delta without a key character
-        # (or a newline) is prose, kept in _held until a flush (the fast path). _waiting: a
-        # call is pending on one of the wake strings. In both, ASCII deltas only spend _room
-        # (bytes left under max_input_bytes); _settle() books them.
+        # _idle: nothing held back and no call pending, so a delta without a key character is
+        # prose (the fast path). _waiting: a call is pending on one of the wake strings. In
+        # both, deltas only spend _room (bytes left under max_input_bytes; _extra: the bytes
+        # above one per character); _settle() books them.
         self._idle = self._key_search is not None
         self._waiting = False
-        self._held: list[str] = []
         self._room = self._room_base = max_input_bytes
-        self._flush_at = max_input_bytes - FLUSH_CHARS
+        self._extra = 0
+        self._held: list[str] = []  # idle: prose not delivered yet (never needs a scan)
+        self.lag_chars = max(1, plan.hold_len)
+        """Prose is delivered once this many characters of it are pending (bytes, for UTF-8)."""
+        self._release_at = max_input_bytes - self.lag_chars
+        self._word = ''  # idle: a trailing word that may begin a trigger (say( functools[)
 
     def feed(self, delta: str) -> list:
         """
         Add text; return the events it made final (possibly none).
 
-        Prose without any character that could start a call is delivered in batches: at the
-        latest after ``FLUSH_CHARS`` characters, at a newline, before the next call or issue,
-        and at ``finish``. Calls and issues are delivered as soon as their markup is complete.
+        Prose is delivered once ``lag_chars`` characters of it are pending, before a call or
+        issue, and at ``finish``; trailing whitespace and a trailing partial trigger
+        (``<tool_ca``, ``sa``) wait for the next delta. Calls and issues are delivered as soon
+        as their markup is complete.
         """
         if type(delta) is str:
             if self._idle:
-                if self._quiet(delta):
+                if self._quiet(delta) and delta:
                     n = len(delta)
-                    if n <= self._room and delta.isascii():
+                    if not delta.isascii():
+                        n = utf8_size(delta)
+                        self._extra += n - len(delta)
+                    if n <= self._room:
                         self._room -= n
                         self._held.append(delta)
-                        if self._room > self._flush_at:
+                        if self._room > self._release_at:
                             return _EMPTY
-                        return self._guarded(self._flush)
+                        return self._release()
             elif self._waiting:
                 n = len(delta)
-                if n <= self._room and delta.isascii():
+                if not delta.isascii():
+                    n = utf8_size(delta)
+                    self._extra += n - len(delta)
+                if n <= self._room:
                     self._room -= n
                     self._chunks.append(delta)
                     asleep = self._asleep
@@ -144,19 +167,22 @@ class StreamingParser:
         return self._slow_feed(delta)
 
     def _settle(self) -> None:
-        """Book the characters the fast paths took (ASCII: one byte each)."""
+        """Book the bytes and characters the fast paths took."""
         used = self._room_base - self._room
         if used:
             self._size += used
-            self._seen += used
+            self._seen += used - self._extra
+            self._extra = 0
             self._room_base = self._room
 
-    def _flush(self) -> list:
-        """Deliver the prose held by the fast path."""
-        self._settle()
+    def _release(self) -> list:
+        """Deliver the prose the fast path took (it holds no trigger; it is not scanned)."""
         text = ''.join(self._held)
         self._held.clear()
-        self._flush_at = self._room - FLUSH_CHARS
+        if self._word:
+            text = self._word + text
+            self._word = ''
+        self._release_at = self._room - self.lag_chars
         return self._prose(text)
 
     def _prose(self, delta: str) -> list:
@@ -164,41 +190,39 @@ class StreamingParser:
         Take a delta that holds no key character while nothing is held back.
 
         Only a trailing word can still become a trigger (``say(``, ``functools[``): it is held
-        back when it is a prefix of one and starts a word. The rest is prose under the
-        content whitespace rule (``core.Content``), inlined here because this runs per token.
+        back (``_word``, still on the fast path) when it is a prefix of one and starts a word.
+        The rest is prose under the content whitespace rule (``core.Content``), inlined here
+        because this runs per token.
         """
-        n = len(delta)
-        cut = n
         if self._words:
-            run = n - len(delta.rstrip(_ASCII_NAME))
-            prev = self._prev
-            if run and (run < n or not prev or not (prev.isalnum() or prev in '_.')):
-                if delta[n - run:] in self._words:
-                    cut = n - run
-                    self._buf = delta[cut:]
-                    self._idle = False
-                    if not cut:
+            body = delta.rstrip(_ASCII_NAME)
+            if len(body) != len(delta) and delta[len(body):] in self._words:
+                if body or not self._prev or not (self._prev.isalnum() or self._prev in '_.'):
+                    self._word = delta[len(body):]
+                    if not body:
                         return _EMPTY
-                    delta = delta[:cut]
+                    delta = body
         self._prev = delta[-1]
-        self._base += cut
+        self._base += len(delta)
         content = self._content
         if content.after:
             delta = delta.lstrip()
             if not delta:
                 return _EMPTY
             content.after = False
-        if content.pending:
-            delta = content.pending + delta
-        body = delta.rstrip()
-        if len(body) == len(delta):
-            content.pending = ''
-        else:
+        pending = content.pending
+        if pending:
+            delta = pending + delta
+        if delta[-1] in _SPACE:
+            body = delta.rstrip()
             content.pending = delta[len(body):]
             if not body:
                 return _EMPTY
+            delta = body
+        elif pending:
+            content.pending = ''
         event = _new_event(ContentEvent)
-        _set_text(event, body)
+        _set_text(event, delta)
         return [event]
 
     def _woken(self, delta: str) -> bool:
@@ -241,14 +265,20 @@ class StreamingParser:
         if not delta or self._failed:
             return []
         self._settle()
-        if self._held:  # the prose held by the fast path comes first
-            held = ''.join(self._held)
-            self._held.clear()
-            self._size -= len(held)
-            self._seen -= len(held)
-            delta = held + delta
         try:
-            return self._feed(delta)
+            first = self._release() if self._held else _EMPTY  # prose before the delta
+            word = self._word
+            if word:  # fed again with the delta (it is ASCII: one byte a character)
+                self._word = ''
+                self._size -= len(word)
+                self._seen -= len(word)
+                delta = word + delta
+            events = self._feed(delta)
+            if not first:
+                return events
+            if events and type(events[0]) is ContentEvent:  # one event for adjacent prose
+                return [ContentEvent(first[0].text + events[0].text)] + events[1:]
+            return first + events
         except Exception as exc:  # noqa: B902 - model text must never take the caller down
             return self._fail(exc)
 
@@ -303,18 +333,22 @@ class StreamingParser:
         self._finished = True
         if self._overflow:
             return []
-        text = self._buf + ''.join(self._held) + ''.join(self._chunks)
-        self._held.clear()
+        events = list(self._release()) if self._held else []
+        text = self._word + self._buf + ''.join(self._chunks)
+        self._word = ''
         self._chunks = []
-        events = self._scan(text, True) if text else []
+        if text:
+            events += self._scan(text, True)
         tail = self._content.finish()
         if tail:
             events.append(ContentEvent(tail))
         return events
 
     def _scan(self, text: str, final: bool) -> list:
-        pieces, stop, need = scan(text, Ctx(self._plan, final, self._base, self._prev,
-                                            self._memo))
+        ctx = Ctx(self._plan, final, self._base, self._prev, self._memo, self._reasoning,
+                  self._report)
+        pieces, stop, need = scan(text, ctx)
+        self._reasoning = ctx.reasoning
         wake = need.wake if need is not None else None
         events: list = []
         content = self._content
@@ -357,7 +391,7 @@ class StreamingParser:
             self._asleep = _quiet_check(need.quiet) if need.quiet else None
         self._idle = not text and not final and self._key_search is not None
         self._room = self._room_base = self._limit - self._size
-        self._flush_at = self._room - FLUSH_CHARS
+        self._release_at = self._room - self.lag_chars
         return events
 
     def _overflowed(self) -> list:

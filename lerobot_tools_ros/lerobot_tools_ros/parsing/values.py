@@ -59,6 +59,7 @@ _WS = re.compile(r'\s*')
 IDENT = re.compile(r'[A-Za-z_][A-Za-z0-9_.]*')  # a (dotted) name; ast checks the rest
 _MAX_SHOWN = 60
 _DIRECT_DECODE_BEFORE = 4096  # see read_value
+_CLOSERS = {'{': '}', '[': ']', '(': ')'}
 _SMALL_PENDING = 2048
 MAX_DEPTH = 200  # deepest JSON nesting accepted (Python's parser stops at 200 too)
 _TOO_DEEP = f'nested more than {MAX_DEPTH} levels deep'
@@ -463,6 +464,12 @@ def read_value(text: str, start: int, ctx) -> tuple[int, object, int, str]:
 
 
 def _read_value(text: str, start: int, ctx, memo) -> tuple[int, object, int, str]:
+    if not ctx.final:
+        closer = _CLOSERS.get(text[start])
+        if closer is not None and text.find(closer, start + 1) == -1:
+            # cannot be complete yet: skip the decoder (a failed decode raises, which costs
+            # more than the rest of a streamed scan)
+            return READ_NEED, None, start, ''
     state = -1
     if start < _DIRECT_DECODE_BEFORE and (memo is None or (ctx.base + start, False) not in memo):
         try:

@@ -22,6 +22,7 @@ from . import glm  # noqa: F401
 from . import granite  # noqa: F401
 from . import harmony  # noqa: F401
 from . import hermes  # noqa: F401
+from . import hunyuan  # noqa: F401
 from . import internlm  # noqa: F401
 from . import kimi_k2  # noqa: F401
 from . import llama  # noqa: F401
@@ -33,6 +34,7 @@ from . import openai_json  # noqa: F401
 from . import phi4  # noqa: F401
 from . import pythonic  # noqa: F401
 from . import qwen3_coder  # noqa: F401
+from . import reasoning  # noqa: F401
 from . import seed_oss  # noqa: F401
 from . import step3  # noqa: F401
 from . import tool_calls_tag  # noqa: F401
@@ -41,7 +43,7 @@ from ..registry import FORMATS
 NAMES = ('lerobot_marker', 'openai_json', 'hermes', 'llama_json', 'pythonic', 'mistral',
          'qwen3_coder_xml', 'fenced_json', 'deepseek', 'kimi_k2', 'glm45', 'harmony',
          'minimax_m2', 'tool_calls_json', 'seed_oss', 'step3', 'granite', 'gemma', 'phi4_mini',
-         'internlm', 'cohere', 'longcat')
+         'internlm', 'cohere', 'longcat', 'hunyuan')
 
 for _name in NAMES:  # list them in this documented order (modules import one another)
     FORMATS[_name] = FORMATS.pop(_name)

@@ -18,14 +18,15 @@ Cohere Command: ``<|START_ACTION|>`` JSON ``<|END_ACTION|>``, and ``Action:`` wi
 ``<|START_ACTION|>[{"tool_call_id": "0", "tool_name": ..., "parameters": {...}}]
 <|END_ACTION|>`` is Command A and R7B; for Command R / R+ a line ``Action:`` followed by a
 ```` ```json ```` fence holding ``[{"tool_name": ..., "parameters": {...}}]``. ``tool_name`` is
-the name and ``parameters`` the arguments.
+the name and ``parameters`` the arguments. ``<|START_THINKING|>``...``<|END_THINKING|>`` is a
+reasoning span (calls in it are reported, not dispatched).
 """
 
 import re
 
 from . import tagged
 from ..core import NEED_ANY
-from ..registry import register_format
+from ..registry import register_format, register_reasoning
 
 FORMAT = 'cohere'
 _FENCE = re.compile(r'\s*```[A-Za-z_]*\s*')
@@ -71,3 +72,4 @@ def match_plain_action(text: str, pos: int, trigger: str, ctx):
 register_format(FORMAT, [(ACTION.open, match_action_tokens),
                          (PLAIN.open, match_plain_action)], priority=25,
                 description='<|START_ACTION|>[{"tool_name": ..., "parameters": {...}}]')
+register_reasoning('<|START_THINKING|>', '<|END_THINKING|>')

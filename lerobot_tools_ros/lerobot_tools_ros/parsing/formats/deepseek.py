@@ -32,10 +32,11 @@ closing token at the end of the text is tolerated when the call itself is comple
 
 import re
 
+from . import tagged
 from .invoke_xml import Invokes, read_invokes
 from ..core import after_tag, Match, need_closing, NeedMore
 from ..registry import register_format
-from ..results import INVALID_CALL, TRUNCATED, UNPARSEABLE_ARGUMENTS
+from ..results import INVALID_CALL
 from ..values import guess_name, invalid_end, READ_NEED, READ_OK, READ_TRUNCATED, read_value
 from ..values import skip_ws
 
@@ -55,39 +56,8 @@ _WAKE = ('}', ']', CALL_END)
 
 def match_section(text: str, pos: int, trigger: str, ctx):
     """Match ``<｜tool▁calls▁begin｜>`` and the calls in it."""
-    k = after_tag(text, pos, CALLS_BEGIN, ctx, FORMAT, f'expected {CALL_BEGIN}')
-    if type(k) is not int:
-        return k
-    n = len(text)
-    items: list = []
-    while True:
-        k = skip_ws(text, k)
-        if text.startswith(CALLS_END, k):
-            return Match(k + len(CALLS_END), items)
-        if k >= n or (not ctx.final and CALLS_END.startswith(text[k:k + len(CALLS_END)])):
-            if not ctx.final:
-                return need_closing(CALLS_END, CALL_BEGIN)
-            if not items:
-                return Match(n, [ctx.issue(TRUNCATED, f'{CALLS_BEGIN} at char '
-                                           f'{ctx.base + pos}: the text ended before a call',
-                                           pos, n, FORMAT)])
-            return Match(k, items)  # the closing token never came; the calls are complete
-        if not text.startswith(CALL_BEGIN, k):
-            if not ctx.final and CALL_BEGIN.startswith(text[k:k + len(CALL_BEGIN)]):
-                return need_closing(CALLS_END, CALL_BEGIN)
-            return Match(k, items) if items else None
-        result = read_call(text, k, ctx)
-        if type(result) is not tuple:
-            return _relocate(result, items, pos)
-        k, call_items = result
-        items.extend(call_items)
-
-
-def _relocate(result, items: list, pos: int):
-    """Keep complete calls before a call's own (truncated) Match."""
-    if type(result) is Match and items:
-        return Match(result.end, items + result.items)
-    return result
+    return tagged.match_section(text, pos, ctx, FORMAT, (CALLS_BEGIN, CALLS_END, CALL_BEGIN),
+                                read_call)
 
 
 def match_call(text: str, pos: int, trigger: str, ctx):
@@ -163,28 +133,13 @@ def _after_call(text: str, end: int, ctx):
 
 
 def _truncated(text: str, pos: int, ctx, name: str):
-    if not ctx.final:
-        return NeedMore(_WAKE)
-    n = len(text)
-    return Match(n, [ctx.issue(TRUNCATED, f'{CALL_BEGIN} at char {ctx.base + pos}: the text '
-                               'ended inside the call', pos, n, FORMAT, name)])
+    return tagged.truncated_call(text, pos, ctx, FORMAT, CALL_BEGIN, name, _WAKE)
 
 
-def _bad(text: str, pos: int, stop: int, ctx, name: str, reason: str,
-         found_at: int = -1):
+def _bad(text: str, pos: int, stop: int, ctx, name: str, reason: str, found_at: int = -1):
     """Report the call as unparseable; it runs to its closing token (``{found}``: an excerpt)."""
-    end = ctx.find(text, CALL_END, stop)
-    if end == -1:
-        if not ctx.final:
-            return NeedMore((CALL_END,))
-        end = len(text)
-    else:
-        end += len(CALL_END)
-    if found_at != -1:
-        found = text[found_at:min(found_at + 20, end)]
-        reason = reason.replace('{found!r}', repr(found))
-    return end, [ctx.issue(UNPARSEABLE_ARGUMENTS, f'{CALL_BEGIN} at char {ctx.base + pos}: '
-                           f'{reason}', pos, end, FORMAT, name)]
+    return tagged.bad_call(text, pos, stop, ctx, FORMAT, (CALL_BEGIN, CALL_END), name, reason,
+                           found_at)
 
 
 def match_dsml(text: str, pos: int, trigger: str, ctx):

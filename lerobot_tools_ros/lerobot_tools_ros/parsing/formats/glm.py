@@ -61,13 +61,25 @@ def match_glm(text: str, pos: int, trigger: str, ctx):
                 KEY.startswith(rest) or CLOSE.startswith(rest)):
             return NEED_ANY
         return None
+    result = read_arguments(text, pos, k, name, ctx, FORMAT)
+    return Match(result[0], result[1]) if type(result) is tuple else result
+
+
+def read_arguments(text: str, pos: int, k: int, name: str, ctx, fmt: str):
+    """
+    Read ``<arg_key>``/``<arg_value>`` pairs from ``k`` through ``</tool_call>``.
+
+    Return ``(end, items)`` for the call that started at ``pos``, or what the matcher should
+    return (wait for more text, or a truncated Match). Shared with Hunyuan's ``<tool_sep>`` form.
+    """
+    n = len(text)
     arguments: dict = {}
     problems: list[str] = []
     props = ctx.view.properties(name)
     while text.startswith(KEY, k):
-        pair = _read_pair(text, k, ctx)
+        pair = read_pair(text, k, ctx)
         if type(pair) is not tuple:
-            return _truncated(text, pos, ctx, name) if pair is None else pair
+            return _truncated(text, pos, ctx, name, fmt) if pair is None else pair
         key, raw, k = pair
         if key in arguments:
             problems.append(f'argument {key!r} is given twice')
@@ -80,20 +92,20 @@ def match_glm(text: str, pos: int, trigger: str, ctx):
                                        or KEY.startswith(text[k:k + len(KEY)]))):
         if not ctx.final:
             return _NEED_CLOSE
-        return _truncated(text, pos, ctx, name)
+        return _truncated(text, pos, ctx, name, fmt)
     else:
         stop = k  # stray text before </tool_call>: the call ends with its last pair
     items: list = []
     if problems:
         items.append(ctx.issue(UNPARSEABLE_ARGUMENTS, f'<tool_call>{name} at char '
-                               f'{ctx.base + pos}: ' + '; '.join(problems), pos, stop, FORMAT,
+                               f'{ctx.base + pos}: ' + '; '.join(problems), pos, stop, fmt,
                                name))
     else:
-        ctx.add_call(items, name, arguments, FORMAT, pos, stop)
-    return Match(stop, items)
+        ctx.add_call(items, name, arguments, fmt, pos, stop)
+    return stop, items
 
 
-def _read_pair(text: str, k: int, ctx):
+def read_pair(text: str, k: int, ctx):
     """``<arg_key>K</arg_key><arg_value>V</arg_value>`` at ``k``: (key, raw, end) or None."""
     key_end = ctx.find(text, KEY_END, k)
     if key_end == -1:
@@ -111,12 +123,12 @@ def _read_pair(text: str, k: int, ctx):
     return key, text[v + len(VALUE):value_end], value_end + len(VALUE_END)
 
 
-def _truncated(text: str, pos: int, ctx, name: str):
+def _truncated(text: str, pos: int, ctx, name: str, fmt: str):
     if not ctx.final:
         return NeedMore(_WAKE)
     n = len(text)
     return Match(n, [ctx.issue(TRUNCATED, f'<tool_call>{name} at char {ctx.base + pos}: the '
-                               f'text ended inside the call (expected {CLOSE!r})', pos, n, FORMAT,
+                               f'text ended inside the call (expected {CLOSE!r})', pos, n, fmt,
                                name)])
 
 

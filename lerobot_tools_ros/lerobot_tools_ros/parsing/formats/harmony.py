@@ -26,13 +26,15 @@ A message header runs from ``<|start|>`` or ``<|channel|>`` to ``<|message|>``; 
 the JSON arguments, ended by ``<|call|>`` (or ``<|end|>``, ``<|return|>``, the next
 ``<|start|>``). Without a recipient, the header tokens are markup and the message text is
 content, except that ``analysis`` messages (the model's reasoning, which engines return
-separately) are dropped from the content. A stray ``<|end|>``/``<|return|>``/``<|call|>`` is
-markup too.
+separately) are dropped from the content; call markup of any family written inside one is a
+``call_in_reasoning`` issue, not a call. A message with a recipient is a call whatever its
+channel (harmony addresses calls by recipient; engines dispatch them so). A stray
+``<|end|>``/``<|return|>``/``<|call|>`` is markup too.
 """
 
 import re
 
-from ..core import Match, NEED_ANY, need_closing, NeedMore
+from ..core import Match, NEED_ANY, need_closing, NeedMore, scan_reasoning
 from ..registry import register_format
 from ..results import TRUNCATED, UNPARSEABLE_ARGUMENTS
 from ..values import guess_name, invalid_end, READ_NEED, READ_OK, READ_TRUNCATED, read_value
@@ -66,7 +68,12 @@ def match_header(text: str, pos: int, trigger: str, ctx):
         end = _message_end(text, k, ctx)
         if end is None:
             return NeedMore(ENDS + (START,))
-        return Match(end, [])
+        body_end = end
+        for token in ENDS:
+            if text.startswith(token, end - len(token)) and end - len(token) >= k:
+                body_end = end - len(token)
+                break
+        return Match(end, scan_reasoning(text, k, body_end, ctx))
     return Match(k, [])
 
 

@@ -27,9 +27,9 @@ prefix (optional) and the ``:INDEX`` suffix. Section tokens are optional around 
 
 import re
 
-from ..core import after_tag, Match, need_closing, NeedMore
+from . import tagged
+from ..core import Match, need_closing, NeedMore
 from ..registry import register_format
-from ..results import TRUNCATED, UNPARSEABLE_ARGUMENTS
 from ..values import guess_name, invalid_end, READ_NEED, READ_OK, READ_TRUNCATED, read_value
 from ..values import skip_ws
 
@@ -45,33 +45,7 @@ _WAKE = ('}', ']', CALL_END)
 
 def match_section(text: str, pos: int, trigger: str, ctx):
     """Match a call section and every call in it."""
-    k = after_tag(text, pos, SECTION, ctx, FORMAT, f'expected {CALL}')
-    if type(k) is not int:
-        return k
-    n = len(text)
-    items: list = []
-    while True:
-        k = skip_ws(text, k)
-        if text.startswith(SECTION_END, k):
-            return Match(k + len(SECTION_END), items)
-        if k >= n or (not ctx.final and SECTION_END.startswith(text[k:k + len(SECTION_END)])):
-            if not ctx.final:
-                return need_closing(SECTION_END, CALL)
-            if items:
-                return Match(k, items)
-            return Match(n, [ctx.issue(TRUNCATED, f'{SECTION} at char {ctx.base + pos}: the '
-                                       'text ended before a call', pos, n, FORMAT)])
-        if not text.startswith(CALL, k):
-            if not ctx.final and CALL.startswith(text[k:k + len(CALL)]):
-                return need_closing(SECTION_END, CALL)
-            return Match(k, items) if items else None
-        result = read_call(text, k, ctx)
-        if type(result) is not tuple:
-            if type(result) is Match and items:
-                return Match(result.end, items + result.items)
-            return result
-        k, call_items = result
-        items.extend(call_items)
+    return tagged.match_section(text, pos, ctx, FORMAT, (SECTION, SECTION_END, CALL), read_call)
 
 
 def match_call(text: str, pos: int, trigger: str, ctx):
@@ -125,28 +99,13 @@ def read_call(text: str, pos: int, ctx):
 
 
 def _truncated(text: str, pos: int, ctx, name: str):
-    if not ctx.final:
-        return NeedMore(_WAKE)
-    n = len(text)
-    return Match(n, [ctx.issue(TRUNCATED, f'{CALL} at char {ctx.base + pos}: the text ended '
-                               'inside the call', pos, n, FORMAT, name)])
+    return tagged.truncated_call(text, pos, ctx, FORMAT, CALL, name, _WAKE)
 
 
-def _bad(text: str, pos: int, stop: int, ctx, name: str, reason: str,
-         found_at: int = -1):
+def _bad(text: str, pos: int, stop: int, ctx, name: str, reason: str, found_at: int = -1):
     """Report the call as unparseable; it runs to its closing token (``{found}``: an excerpt)."""
-    end = ctx.find(text, CALL_END, stop)
-    if end == -1:
-        if not ctx.final:
-            return NeedMore((CALL_END,))
-        end = len(text)
-    else:
-        end += len(CALL_END)
-    if found_at != -1:
-        found = text[found_at:min(found_at + 20, end)]
-        reason = reason.replace('{found!r}', repr(found))
-    return end, [ctx.issue(UNPARSEABLE_ARGUMENTS, f'{CALL} at char {ctx.base + pos}: {reason}',
-                           pos, end, FORMAT, name)]
+    return tagged.bad_call(text, pos, stop, ctx, FORMAT, (CALL, CALL_END), name, reason,
+                           found_at)
 
 
 register_format(FORMAT, [(SECTION, match_section), (CALL, match_call)], priority=25,

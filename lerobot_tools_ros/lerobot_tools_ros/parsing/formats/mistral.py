@@ -22,7 +22,7 @@ Newer tokenizers write ``[TOOL_CALLS]say[ARGS]{...}`` (optionally ``[CALL_ID]id`
 import re
 
 from ..core import after_tag, Match, NEED_ANY, NeedMore
-from ..registry import register_format
+from ..registry import register_format, register_reasoning
 from ..results import INVALID_CALL, TRUNCATED, UNPARSEABLE_ARGUMENTS
 from ..values import (add_value_calls, invalid_end, READ_NEED, READ_OK, READ_TRUNCATED,
                       read_value, skip_ws)
@@ -119,3 +119,4 @@ def match_mistral(text: str, pos: int, trigger: str, ctx):
 
 register_format(FORMAT, [(TAG, match_mistral)], priority=10,
                 description='[TOOL_CALLS][{...}] and [TOOL_CALLS]name{...}')
+register_reasoning('[THINK]', '[/THINK]')  # Magistral: calls in it are not dispatched

@@ -18,12 +18,13 @@ ByteDance Seed-OSS: Qwen3-Coder's function body inside ``<seed:tool_call>``.
 ``<seed:tool_call><function=NAME><parameter=K>V</parameter></function></seed:tool_call>``:
 Qwen3-Coder's body in Seed's own wrapper, read by the same code (values
 typed by the catalog schema, markup inside values, repeated parameters).
-``<seed:think>`` reasoning is not a call and stays text.
+``<seed:think>``...``</seed:think>`` is a reasoning span: calls inside it are reported, not
+dispatched, and its text stays in the content.
 """
 
 from .qwen3_coder import FUNC, read_function
 from ..core import after_tag, Match, NEED_ANY
-from ..registry import register_format
+from ..registry import register_format, register_reasoning
 from ..results import UNPARSEABLE_ARGUMENTS
 
 FORMAT = 'seed_oss'
@@ -55,3 +56,4 @@ def match_seed(text: str, pos: int, trigger: str, ctx):
 
 register_format(FORMAT, [(OPEN, match_seed)], priority=25,
                 description='<seed:tool_call><function=NAME><parameter=K>v</parameter>')
+register_reasoning('<seed:think>', '</seed:think>')

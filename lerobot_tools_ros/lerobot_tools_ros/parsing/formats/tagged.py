@@ -131,3 +131,77 @@ def _invalid(text: str, pos: int, k: int, end: int, note: str, spec: Tagged, ctx
                                    f'{ctx.base + pos}: the call is {note}; expected JSON like '
                                    f'{spec.example}', pos, close, spec.fmt,
                                    guess_name(text[k:stop]))])
+
+
+def match_section(text: str, pos: int, ctx, fmt: str, tokens: tuple[str, str, str],
+                  read_call: Callable):
+    """
+    Match a section of calls: ``begin``, calls that start with ``call``, then ``end``.
+
+    ``tokens`` is ``(begin, end, call)``; ``read_call(text, k, ctx)`` reads one call at ``k``
+    and returns ``(end, items)``, None (not such a call) or a matcher result. The closing token
+    may be missing at the end of the text when the calls are complete (DeepSeek, Kimi K2,
+    Hunyuan).
+    """
+    begin, end, call = tokens
+    k = after_tag(text, pos, begin, ctx, fmt, f'expected {call}')
+    if type(k) is not int:
+        return k
+    n = len(text)
+    items: list = []
+    while True:
+        k = skip_ws(text, k)
+        if text.startswith(end, k):
+            return Match(k + len(end), items)
+        if k >= n or (not ctx.final and end.startswith(text[k:k + len(end)])):
+            if not ctx.final:
+                return need_closing(end, call)
+            if items:
+                return Match(k, items)  # the closing token never came; the calls are complete
+            return Match(n, [ctx.issue(TRUNCATED, f'{begin} at char {ctx.base + pos}: the text '
+                                       'ended before a call', pos, n, fmt)])
+        if not text.startswith(call, k):
+            if not ctx.final and call.startswith(text[k:k + len(call)]):
+                return need_closing(end, call)
+            return Match(k, items) if items else None
+        result = read_call(text, k, ctx)
+        if result is None:  # not a call of this family: the section ends before it
+            return Match(k, items) if items else None
+        if type(result) is not tuple:
+            if type(result) is Match and items:  # keep the complete calls before it
+                return Match(result.end, items + result.items)
+            return result
+        k, call_items = result
+        items.extend(call_items)
+
+
+def truncated_call(text: str, pos: int, ctx, fmt: str, call: str, name: str, wake: tuple):
+    """Answer for text that ended inside a call: wait for ``wake``, or (final) report it."""
+    if not ctx.final:
+        return NeedMore(wake)
+    n = len(text)
+    return Match(n, [ctx.issue(TRUNCATED, f'{call} at char {ctx.base + pos}: the text ended '
+                               'inside the call', pos, n, fmt, name)])
+
+
+def bad_call(text: str, pos: int, stop: int, ctx, fmt: str, tokens: tuple[str, str], name: str,
+             reason: str, found_at: int = -1):
+    """
+    Report a ``call`` token's call as unparseable: ``(end, items)``, or NeedMore.
+
+    ``tokens`` is ``(call, call_end)``; the call runs to ``call_end`` (or the end of the text).
+    ``{found!r}`` in ``reason`` becomes an excerpt from ``found_at``.
+    """
+    call, call_end = tokens
+    end = ctx.find(text, call_end, stop)
+    if end == -1:
+        if not ctx.final:
+            return NeedMore((call_end,))
+        end = len(text)
+    else:
+        end += len(call_end)
+    if found_at != -1:
+        found = text[found_at:min(found_at + 20, end)]
+        reason = reason.replace('{found!r}', repr(found))
+    return end, [ctx.issue(UNPARSEABLE_ARGUMENTS, f'{call} at char {ctx.base + pos}: {reason}',
+                           pos, end, fmt, name)]

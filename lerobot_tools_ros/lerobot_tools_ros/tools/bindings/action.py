@@ -46,7 +46,7 @@ from lerobot_tools_ros.tools.base import CallContext
 from lerobot_tools_ros.tools.bindings.base import (
     BoundTool, ConfigReader, content_json, ResultFields, RosClientNode,
 )
-from lerobot_tools_ros.tools.bindings.interfaces import ConversionError, message_to_json
+from lerobot_tools_ros.tools.bindings.interfaces import message_to_json
 from lerobot_tools_ros.untrusted import log_text
 
 __all__ = ['ActionBinding', 'FEEDBACK_STAGE']
@@ -81,8 +81,6 @@ class ActionBinding(BoundTool):
                                    f'{self.log_feedback!r:.60}')
         reader.done()
         self._logger: Any = None
-        self._ros: RosClientNode | None = None
-        self._client: Any = None
 
     def describe(self) -> str:
         return f'action {self.type_name} at {self.action}'
@@ -97,16 +95,8 @@ class ActionBinding(BoundTool):
 
     def call(self, arguments: dict, context: CallContext | None = None) -> str:
         """Run one goal to its end (or cancel it); return the result as JSON."""
-        context = self._context(context)
-        try:
-            goal = self.goal.build(arguments)
-        except ConversionError as exc:
-            raise ToolError(errors.INVALID_ARGUMENTS, f'{self.name}: {exc}') from None
-        if self._client is None:
-            raise ToolError(errors.UNAVAILABLE, f'{self.name}: not bound to ROS')
-        with self._lock:
-            if self._closing.is_set():
-                raise self._stop_error(context, 'before the goal was sent')
+        with self._calling(self.goal, arguments, context,
+                           'before the goal was sent') as (goal, context):
             return self._run(goal, context)
 
     def _relay(self, context: CallContext):
@@ -124,13 +114,8 @@ class ActionBinding(BoundTool):
     def _run(self, goal: Any, context: CallContext) -> str:
         stopped = self._stopped(context)
         deadline = time.monotonic() + self.timeout_s
-        outcome = self._ros.wait_ready(self._client.server_is_ready, deadline, stopped)
-        if outcome == 'timeout':
-            raise ToolError(errors.UNAVAILABLE,
-                            f'{self.name}: action server {self.action} ({self.type_name}) is not '
-                            f'available (waited {self.timeout_s:g} s)')
-        if outcome == 'stopped':
-            raise self._stop_error(context, 'before the goal was sent')
+        self._wait_for_server(self._client.server_is_ready, deadline, context,
+                              f'action server {self.action}', 'before the goal was sent')
         sent = send_goal_async(self._client, goal, feedback_callback=self._relay(context))
         outcome = self._ros.wait(sent.done, deadline, stopped)
         if outcome != 'done':

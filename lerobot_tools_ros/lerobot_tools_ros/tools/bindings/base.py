@@ -23,16 +23,17 @@ the ``bind_ros(node)`` and ``close()`` hooks ``tool_server`` calls. The construc
 (``BindingProblems`` carries every problem of the entry); ROS objects are made in ``bind_ros``.
 """
 
+from contextlib import contextmanager
 import json
 import threading
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from lerobot_tools_ros import errors
 from lerobot_tools_ros.errors import ToolError
 from lerobot_tools_ros.tools.base import CallContext, tool_name_from_schema
 from lerobot_tools_ros.tools.bindings.interfaces import (
-    fields_of, InterfaceError, message_to_json, resolve_type, type_name,
+    ConversionError, fields_of, InterfaceError, message_to_json, resolve_type, type_name,
 )
 from lerobot_tools_ros.tools.bindings.mapping import compile_mapping, default_mapping, Mapping
 from rosidl_parser import definition as idl
@@ -272,6 +273,8 @@ class BoundTool:
         self.config = config
         self._closing = threading.Event()
         self._lock = threading.Lock()  # one call at a time; close() waits for it
+        self._client: Any = None  # the ROS client of kinds that call a server (bind_ros)
+        self._ros: RosClientNode | None = None  # the node that client lives on
 
     def describe(self) -> str:
         """One line for logs: kind, type and ROS name."""
@@ -295,6 +298,39 @@ class BoundTool:
 
     def _context(self, context: CallContext | None) -> CallContext:
         return context if context is not None else CallContext()
+
+    @contextmanager
+    def _calling(self, mapping: Any, arguments: dict, context: CallContext | None,
+                 before: str) -> Iterator[tuple[Any, CallContext]]:
+        """
+        Open one call to the bound server: yield (message built from ``arguments``, context).
+
+        Bad arguments are ``invalid_arguments`` before anything is sent, an unbound tool is
+        ``unavailable``; the body runs holding the call lock (one call at a time, ``close()``
+        waits for it), and not at all once the tool server is closing (``before``: what was
+        not sent, for the message).
+        """
+        context = self._context(context)
+        try:
+            message = mapping.build(arguments)
+        except ConversionError as exc:
+            raise ToolError(errors.INVALID_ARGUMENTS, f'{self.name}: {exc}') from None
+        if self._client is None:
+            raise ToolError(errors.UNAVAILABLE, f'{self.name}: not bound to ROS')
+        with self._lock:
+            if self._closing.is_set():
+                raise self._stop_error(context, before)
+            yield message, context
+
+    def _wait_for_server(self, is_ready: Callable[[], bool], deadline: float,
+                         context: CallContext, server: str, before: str) -> None:
+        """Return once ``server`` is up; else ``unavailable`` at ``deadline``, or the stop."""
+        outcome = self._ros.wait_ready(is_ready, deadline, self._stopped(context))
+        if outcome == 'timeout':
+            raise ToolError(errors.UNAVAILABLE, f'{self.name}: {server} ({self.type_name}) is '
+                                                f'not available (waited {self.timeout_s:g} s)')
+        if outcome == 'stopped':
+            raise self._stop_error(context, before)
 
     def _stopped(self, context: CallContext) -> Callable[[], bool]:
         return lambda: context.cancelled.is_set() or self._closing.is_set()

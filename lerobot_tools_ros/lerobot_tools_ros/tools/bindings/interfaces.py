@@ -29,6 +29,7 @@ import math
 import re
 from typing import Any
 
+from lerobot_tools_ros.parsing.values import json_type  # JSON Schema's names, as in parse errors
 from lerobot_tools_ros.untrusted import ros_string
 from rosidl_parser import definition as idl
 
@@ -138,22 +139,6 @@ def slot_description(slot_type: Any) -> str:
     return str(slot_type)
 
 
-def _json_type(value: Any) -> str:
-    if value is None:
-        return 'null'
-    if isinstance(value, bool):
-        return 'boolean'
-    if isinstance(value, (int, float)):
-        return 'number'
-    if isinstance(value, str):
-        return 'string'
-    if isinstance(value, list):
-        return 'array'
-    if isinstance(value, dict):
-        return 'object'
-    return type(value).__name__
-
-
 def _short(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + '...'
@@ -163,13 +148,13 @@ def _basic(value: Any, typename: str, path: str) -> Any:
     if typename == 'boolean':
         if isinstance(value, bool):
             return value
-        raise ConversionError(path, f'expects a boolean, got {_json_type(value)} {_short(value)}')
+        raise ConversionError(path, f'expects a boolean, got {json_type(value)} {_short(value)}')
     if typename in INTEGER_RANGES:
         if isinstance(value, float) and not isinstance(value, bool) and value.is_integer():
             value = int(value)
         if not isinstance(value, int) or isinstance(value, bool):
             raise ConversionError(path, f'expects an integer ({_basic_name(typename)}), got '
-                                        f'{_json_type(value)} {_short(value)}')
+                                        f'{json_type(value)} {_short(value)}')
         low, high = INTEGER_RANGES[typename]
         if not low <= value <= high:
             raise ConversionError(path, f'{value} is out of the {_basic_name(typename)} range '
@@ -177,7 +162,7 @@ def _basic(value: Any, typename: str, path: str) -> Any:
         return bytes([value]) if typename == 'octet' else value
     if typename in FLOAT_TYPES:
         if not isinstance(value, (int, float)) or isinstance(value, bool):
-            raise ConversionError(path, f'expects a number, got {_json_type(value)} '
+            raise ConversionError(path, f'expects a number, got {json_type(value)} '
                                         f'{_short(value)}')
         try:
             number = float(value)
@@ -207,7 +192,7 @@ def from_json(value: Any, slot_type: Any, path: str) -> Any:
         return _basic(value, slot_type.typename, path)
     if isinstance(slot_type, idl.AbstractString):
         if not isinstance(value, str):
-            raise ConversionError(path, f'expects a string, got {_json_type(value)} '
+            raise ConversionError(path, f'expects a string, got {json_type(value)} '
                                         f'{_short(value)}')
         value = ros_string(value)  # model text may hold lone surrogates; ROS needs UTF-8
         bound = getattr(slot_type, 'maximum_size', None)
@@ -220,12 +205,12 @@ def from_json(value: Any, slot_type: Any, path: str) -> Any:
     if isinstance(slot_type, idl.NamespacedType):
         if not isinstance(value, dict):
             raise ConversionError(path, f'expects an object ({slot_description(slot_type)}), '
-                                        f'got {_json_type(value)} {_short(value)}')
+                                        f'got {json_type(value)} {_short(value)}')
         return message_from_json(nested_class(slot_type), value, path)
     if isinstance(slot_type, idl.AbstractNestedType):
         if not isinstance(value, list):
             raise ConversionError(path, f'expects an array ({slot_description(slot_type)}), '
-                                        f'got {_json_type(value)} {_short(value)}')
+                                        f'got {json_type(value)} {_short(value)}')
         if isinstance(slot_type, idl.Array) and len(value) != slot_type.size:
             raise ConversionError(path, f'expects exactly {slot_type.size} items, got '
                                         f'{len(value)}')

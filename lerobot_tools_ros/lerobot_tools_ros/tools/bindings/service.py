@@ -40,7 +40,6 @@ from lerobot_tools_ros.tools.base import CallContext
 from lerobot_tools_ros.tools.bindings.base import (
     BoundTool, ConfigReader, ResultFields, RosClientNode,
 )
-from lerobot_tools_ros.tools.bindings.interfaces import ConversionError
 
 __all__ = ['ServiceBinding']
 
@@ -64,8 +63,6 @@ class ServiceBinding(BoundTool):
                                    if self.service_type else None)
         self.timeout_s = reader.number('timeout_s', 5.0, positive=True)
         reader.done()
-        self._ros: RosClientNode | None = None
-        self._client: Any = None
 
     def describe(self) -> str:
         return f'service {self.type_name} at {self.service}'
@@ -78,25 +75,12 @@ class ServiceBinding(BoundTool):
 
     def call(self, arguments: dict, context: CallContext | None = None) -> str:
         """Send the request; return the response as JSON (or per ``result``)."""
-        context = self._context(context)
-        try:
-            request = self.request.build(arguments)
-        except ConversionError as exc:
-            raise ToolError(errors.INVALID_ARGUMENTS, f'{self.name}: {exc}') from None
-        if self._client is None:
-            raise ToolError(errors.UNAVAILABLE, f'{self.name}: not bound to ROS')
-        with self._lock:
-            if self._closing.is_set():
-                raise self._stop_error(context, 'before the request was sent')
+        with self._calling(self.request, arguments, context,
+                           'before the request was sent') as (request, context):
             stopped = self._stopped(context)
             deadline = time.monotonic() + self.timeout_s
-            outcome = self._ros.wait_ready(self._client.service_is_ready, deadline, stopped)
-            if outcome == 'timeout':
-                raise ToolError(errors.UNAVAILABLE,
-                                f'{self.name}: service {self.service} ({self.type_name}) is not '
-                                f'available (waited {self.timeout_s:g} s)')
-            if outcome == 'stopped':
-                raise self._stop_error(context, 'before the request was sent')
+            self._wait_for_server(self._client.service_is_ready, deadline, context,
+                                  f'service {self.service}', 'before the request was sent')
             future = self._client.call_async(request)
             outcome = self._ros.wait(future.done, deadline, stopped)
             if outcome != 'done':

@@ -1,0 +1,141 @@
+# Copyright 2026 lerobot_tools_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Both ends of the in-process executor path (see `lerobot_tools_ros.inprocess`).
+
+- `HostedToolOffer` (tool_server side): one hosted tool, offered to callers in this process.
+  A call goes through the tool_server's own `_submit` (name check, catalog validation, the
+  closing check, the tool's queue and worker thread), exactly like a `RunTool` goal.
+- `send_local` (dispatcher side): one call to such a tool, as an `ExecutorCall`. The tool runs
+  on the tool_server's worker thread; its answer and progress reach the caller's executor
+  thread as executor tasks (`Executor.create_task` wakes the executor through its guard
+  condition), so the caller's callbacks run where the DDS path would run them.
+
+A tool_server that closes answers `unavailable` (shutting down) and then withdraws its offer; a
+tool_server that is gone (its node collected) answers `unavailable` too. Either way the caller
+then finds no offer and goes back to DDS, where nobody answers: `unavailable` at its timeout.
+"""
+
+import time
+from types import SimpleNamespace
+from typing import Any, Callable
+import weakref
+
+from lerobot_tools_ros import errors, inprocess
+from lerobot_tools_ros.nodes.executor_client import (
+    ExecutorCall, FeedbackCallback, LOCAL, Outcome)
+from lerobot_tools_ros.tools.base import CallContext
+from lerobot_tools_ros.untrusted import ros_string
+
+__all__ = ['HostedToolOffer', 'LocalCall', 'send_local']
+
+# As the RunTool feedback of the DDS path: a stage's reports at most this often (the first of a
+# stage and progress 1 always go).
+_PROGRESS_MIN_INTERVAL_S = 0.02
+
+
+class HostedToolOffer:
+    """A tool hosted by `server` (a ToolServer), offered at `name` in this process."""
+
+    def __init__(self, server: Any, hosted: Any, name: str) -> None:
+        self._server = weakref.ref(server)  # the offer must not keep a destroyed server alive
+        self._hosted = hosted
+        self.name = name
+        self.context = server.context
+
+    def start(self, call_id: str, name: str, arguments_json: str, context: CallContext,
+              answer: inprocess.Answer) -> None:
+        server = self._server()
+        if server is None or not self.context.ok():
+            answer(errors.UNAVAILABLE, f'the tool_server hosting {self.name} is gone; the call '
+                                       'did not run')
+            return
+        request = SimpleNamespace(call_id=call_id, name=name, arguments=arguments_json)
+        try:
+            done = server._submit(self._hosted, request, context)
+        except Exception as exc:  # noqa: B902 - every call gets an answer, as over DDS
+            answer(errors.EXECUTION_FAILED, f'{type(exc).__name__}: {exc}')
+            return
+        # Set by the tool's worker thread (or already, for a call refused at once).
+        done.add_done_callback(lambda future: answer(*future.result()))
+
+    def offer(self) -> None:
+        inprocess.register(self.name, self)
+
+    def withdraw(self) -> None:
+        inprocess.unregister(self.name, self)
+
+
+class LocalCall(ExecutorCall):
+    """A call running on a tool hosted in this process: cancel reaches the tool directly."""
+
+    def __init__(self, call_id: str) -> None:
+        super().__init__(call_id, LOCAL)
+        self.context: CallContext | None = None
+
+    def cancel(self) -> bool:
+        """Cancel the call's context: the tool stops and answers `cancelled` (or its result)."""
+        if self.done:
+            return False
+        self.cancel_requested = True
+        if self.context is not None:
+            self.context.cancel()
+        return True
+
+
+class _Progress:
+    """A tool's progress reports, rate-limited per stage, handed to the caller's executor."""
+
+    def __init__(self, relay: Callable[[str, float, str], None]) -> None:
+        self._relay = relay
+        self._stage = ''
+        self._at = 0.0
+
+    def __call__(self, stage: str, progress: float, detail: str) -> None:
+        now = time.monotonic()
+        if stage == self._stage and progress < 1.0 and now - self._at < _PROGRESS_MIN_INTERVAL_S:
+            return
+        self._stage, self._at = stage, now
+        self._relay(ros_string(str(stage)), float(progress), ros_string(str(detail)))
+
+
+def send_local(host: inprocess.LocalHost, executor: Any, call_id: str, tool_name: str,
+               arguments_json: str, on_done: Callable[[Outcome], None],
+               on_feedback: FeedbackCallback | None) -> LocalCall:
+    """
+    Start one call on `host`; `on_done` and `on_feedback` run as tasks of `executor`.
+
+    `on_done` gets exactly one `Outcome`, as `ExecutorClient.send` promises, unless the call is
+    forgotten first; feedback after the outcome is dropped.
+    """
+    call = LocalCall(call_id)
+
+    def finish(code: str, text: str) -> None:  # on the caller's executor thread
+        if call.done:
+            return
+        call.done = True
+        text = ros_string(text)  # as a RunTool result carries it: valid UTF-8
+        on_done(Outcome(True, content=text, call_id=call_id) if not code else
+                Outcome(False, error_code=code, error_message=text, call_id=call_id))
+
+    def feedback(stage: str, progress: float, detail: str) -> None:
+        if on_feedback is not None and not call.done:
+            on_feedback(stage, progress, detail)
+
+    call.context = CallContext(call_id, _Progress(
+        lambda *report: executor.create_task(feedback, *report)))
+    host.start(call_id, tool_name, arguments_json, call.context,
+               lambda code, text: executor.create_task(finish, code, text))
+    return call
