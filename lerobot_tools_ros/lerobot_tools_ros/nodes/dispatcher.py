@@ -49,6 +49,8 @@ from lerobot_tools_interfaces.srv import Approve, CallTool, CancelCalls
 from lerobot_tools_ros import errors, names
 from lerobot_tools_ros.catalog import CatalogError, ToolCatalog
 from lerobot_tools_ros.dispatch import AuditLog, diagnostics, DispatchCore, effects as fx
+from lerobot_tools_ros.dispatch.core import stream_key
+from lerobot_tools_ros.dispatch.input_loss import InputLoss, message_origin
 from lerobot_tools_ros.nodes.dispatcher_params import DispatcherParameters
 from lerobot_tools_ros.nodes.dispatcher_topics import DispatcherTopics
 from lerobot_tools_ros.nodes.executor_client import ExecutorClient, Outcome
@@ -64,6 +66,7 @@ from rclpy.executors import (ExternalShutdownException, MultiThreadedExecutor,
                              SingleThreadedExecutor)
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rclpy.subscription import Subscription
 from std_msgs.msg import String
 from std_srvs.srv import SetBool, Trigger
 
@@ -75,6 +78,9 @@ _CALL_THREADS = 16
 # took ~100 s and ~550 MB to create here.
 _EAGER_CLIENTS = 100
 _CALL_SOURCE_DEFAULT = 'call_service'
+# rclpy >= Iron hands a two-argument subscription callback the MessageInfo (sequence numbers,
+# from which lost input is counted); Humble's calls every callback with the message alone.
+_MESSAGE_INFO = hasattr(Subscription, 'CallbackType')
 
 
 class _Waiter:
@@ -128,10 +134,14 @@ class Dispatcher(Node):
             fx.PublishChat: topics.chat, fx.Audit: self._write_audit, fx.Log: self._log,
             fx.PublishProgress: topics.progress, fx.RequestApproval: self._request_approval,
             fx.ApprovalClosed: self._close_approval}
-        text_sub = self.create_subscription(String, params.input_topic, self._on_text, reliable,
-                                            callback_group=self._group)
-        stream_sub = self.create_subscription(TextChunk, params.stream_topic, self._on_chunk,
-                                              reliable, callback_group=self._group)
+        self._input_loss = InputLoss()
+        text_sub = self._text_sub = self.create_subscription(
+            String, params.input_topic, self._on_text if _MESSAGE_INFO else self._on_text_only,
+            reliable, callback_group=self._group)
+        stream_sub = self._stream_sub = self.create_subscription(
+            TextChunk, params.stream_topic,
+            self._on_chunk if _MESSAGE_INFO else self._on_chunk_only, reliable,
+            callback_group=self._group)
         self.create_service(SetBool, '~/set_enabled', self._on_set_enabled,
                             callback_group=self._group)
         self.create_service(Approve, '~/approve', self._on_approve, callback_group=self._group)
@@ -203,14 +213,42 @@ class Dispatcher(Node):
 
     # -- events into the core ------------------------------------------------------------------
 
-    def _on_text(self, msg: String) -> None:
+    def _on_text(self, msg: String, info: Any) -> None:
         with self._lock:
+            if self._input_loss.message('text', *message_origin(info),
+                                        self._text_sub.get_publisher_count):
+                self._warn_input_lost()
             self._apply(self._core.text(msg.data, time.monotonic()))
 
-    def _on_chunk(self, msg: TextChunk) -> None:
+    def _on_chunk(self, msg: TextChunk, info: Any) -> None:
+        now = time.monotonic()
         with self._lock:
-            self._apply(self._core.chunk(msg.generation_id, msg.text, msg.final,
-                                         time.monotonic()))
+            verdict = self._input_loss.chunk(
+                'stream', *message_origin(info), self._stream_sub.get_publisher_count,
+                stream_key(msg.generation_id), msg.final, now,
+                self._core.settings.stream_idle_timeout_s)
+            if verdict.lost:
+                self._warn_input_lost()
+            for generation_id in (*verdict.abandon, verdict.headless):
+                if generation_id:
+                    self._apply(self._core.abandon_stream(
+                        generation_id, self._input_loss.abandoned_message(verdict, generation_id),
+                        now, only_open=generation_id != verdict.headless))
+            if verdict.take:
+                self._apply(self._core.chunk(msg.generation_id, msg.text, msg.final, now))
+
+    def _on_text_only(self, msg: String) -> None:
+        self._on_text(msg, None)  # Humble: no MessageInfo, so no loss count
+
+    def _on_chunk_only(self, msg: TextChunk) -> None:
+        self._on_chunk(msg, None)
+
+    def _warn_input_lost(self) -> None:
+        """Log input loss, at most once per 10 s (diagnostics count every message)."""
+        line = self._input_loss.warning(time.monotonic(), lambda topic: (
+            self._text_sub if topic == 'text' else self._stream_sub).topic_name)
+        if line:
+            self.get_logger().warning(line)
 
     def _on_wake(self) -> None:
         with self._lock:
@@ -537,7 +575,7 @@ class Dispatcher(Node):
         with self._lock:
             self._retire_idle_clients()
             found = diagnostics.statuses(self._core, self._audit, self._executor_available,
-                                         self._service_name)
+                                         self._service_name, self._input_loss)
         self._topics.diagnostics(found)
 
     @property

@@ -50,6 +50,7 @@ from action_msgs.msg import GoalStatus
 from lerobot_tools_interfaces.action import RunTool
 from lerobot_tools_interfaces.srv import CallTool
 from lerobot_tools_ros import errors, inprocess, names
+from lerobot_tools_ros.rclpy_fixes import send_goal_async
 from rclpy.action import ActionClient
 from rclpy.node import Node
 from rclpy.task import Future
@@ -246,7 +247,7 @@ class ExecutorClient:
             handle = future.result()
             if handle is not None and handle.accepted:  # rejected: the executor is closing
                 self._when_done(handle.get_result_async(), lambda _: self._proven(ACTION, epoch))
-        self._when_done(self._action.send_goal_async(RunTool.Goal(name=names.READINESS_PROBE)),
+        self._when_done(send_goal_async(self._action, RunTool.Goal(name=names.READINESS_PROBE)),
                         accepted)
 
     def _when_done(self, future: Future, callback: Callable[[Future], None]) -> None:
@@ -333,8 +334,8 @@ class ExecutorClient:
             self._when_done(handle.get_result_async(),
                             lambda f: finish(_action_outcome(f.result(), self.name)))
 
-        self._when_done(self._action.send_goal_async(
-            RunTool.Goal(call_id=call_id, name=tool_name, arguments=arguments_json),
+        self._when_done(send_goal_async(
+            self._action, RunTool.Goal(call_id=call_id, name=tool_name, arguments=arguments_json),
             feedback_callback=feedback), accepted)
         return call
 
