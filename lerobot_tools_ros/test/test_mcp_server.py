@@ -596,3 +596,53 @@ def test_a_tool_bound_with_kind_read_is_listed_read_only(
             assert listed['echo'].read_only_hint is False
 
     asyncio.run(session())
+
+
+def test_a_list_sent_before_the_dispatcher_is_up_waits_for_it(
+        start_node, ros_node, ros_env, dataset, tmp_path):
+    """A client that connects at launch gets the robot's tools, not an empty list."""
+    _mcp()
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    command = server_command('--discovery-wait-s', '60')  # generous: a loaded machine
+    catalog = ToolCatalog.load(str(dataset))
+
+    async def session() -> None:
+        params = StdioServerParameters(command=command[0], args=command[1:], env=ros_env)
+        with open(tmp_path / 'mcp-stderr.log', 'w') as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write):
+                async with ClientSession(read, write) as client:
+                    await within(client.initialize(), 60.0)
+                    listing = asyncio.ensure_future(client.list_tools())
+                    await asyncio.sleep(0.5)
+                    assert not listing.done(), 'the list answered before a dispatcher existed'
+                    start_node('lerobot_tools_ros.nodes.dispatcher', '-p', f'dataset:={dataset}')
+                    listed = (await within(listing, 60.0)).tools
+                    assert [t.name for t in listed] == catalog.names
+
+    asyncio.run(session())
+    assert 'listing no tools' not in (tmp_path / 'mcp-stderr.log').read_text()
+
+
+def test_without_a_dispatcher_the_list_is_empty_and_the_log_says_why(ros_env, tmp_path):
+    _mcp()
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    command = server_command('--discovery-wait-s', '1.0')
+
+    async def session() -> list:
+        params = StdioServerParameters(command=command[0], args=command[1:], env=ros_env)
+        with open(tmp_path / 'mcp-stderr.log', 'w') as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write):
+                async with ClientSession(read, write) as client:
+                    await within(client.initialize(), 60.0)
+                    first = (await within(client.list_tools())).tools
+                    again = (await within(client.list_tools())).tools
+                    return [first, again]
+
+    assert asyncio.run(session()) == [[], []]
+    log = (tmp_path / 'mcp-stderr.log').read_text()
+    assert log.count('listing no tools: no dispatcher at /dispatcher within discovery_wait_s '
+                     '1 s (it was not discovered') == 1, log

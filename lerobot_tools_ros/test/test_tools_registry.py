@@ -31,7 +31,7 @@ from lerobot_tools_ros.tools import (
     get_tools, register_tool, reload_entry_points, Tool, TOOL_REGISTRY, ToolLoadError,
     ToolParameter, ToolRegistry, ToolSet,
 )
-from lerobot_tools_ros.tools.base import declared_parameters
+from lerobot_tools_ros.tools.base import CallContext, declared_parameters
 from lerobot_tools_ros.tools.echo import ECHO_SCHEMA, EchoTool
 import pytest
 
@@ -374,3 +374,16 @@ def test_declared_parameters_rejects_bad_shapes():
         declared_parameters(WrongType)
     with pytest.raises(TypeError, match='must be a Python identifier'):
         declared_parameters(BadKey)
+
+
+def test_cancel_runs_callbacks_in_the_cancelling_thread_once():
+    context = CallContext('c')
+    seen: list = []
+    context.on_cancel(lambda: seen.append(('first', threading.get_ident())))
+    forget = context.on_cancel(lambda: seen.append(('forgotten', threading.get_ident())))
+    forget()
+    context.cancel()
+    context.cancel()  # a second cancel runs nothing again
+    assert seen == [('first', threading.get_ident())] and context.cancelled.is_set()
+    context.on_cancel(lambda: seen.append(('late', threading.get_ident())))  # at once
+    assert [name for name, _ in seen] == ['first', 'late']

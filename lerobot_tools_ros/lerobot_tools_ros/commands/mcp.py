@@ -50,6 +50,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--actuating-tools', nargs='*', default=None, metavar='TOOL',
                         help='tools to list with destructiveHint (approval confirm/deny tools '
                         'always are)')
+    parser.add_argument('--discovery-wait-s', type=float, default=None, metavar='SECONDS',
+                        help='how long after start a tools/list waits for the dispatcher to '
+                        'be discovered (default 5)')
     parser.add_argument('--params', type=pathlib.Path, default=None, metavar='FILE',
                         help='ROS parameters file for the mcp_server node')
     parser.add_argument('--log-level', default='info', choices=['debug', 'info', 'warn', 'error'])
@@ -73,6 +76,8 @@ def ros_arguments(args: argparse.Namespace) -> list[str]:
         param('token_file', args.token_file.expanduser().resolve())
     if args.dispatcher:
         param('dispatcher', args.dispatcher)
+    if args.discovery_wait_s is not None:
+        param('discovery_wait_s', float(args.discovery_wait_s))
     for name in ('read_only_tools', 'actuating_tools'):
         tools = getattr(args, name)
         if tools is not None:

@@ -49,6 +49,11 @@ POLICY_SOURCE = 'policy'
 MAX_CALL_ID_CHARS = 128
 
 
+def stream_key(generation_id: str) -> str:
+    """Return the key a streamed generation is held under (chunks without an id share one)."""
+    return generation_id or 'stream'
+
+
 @dataclass(frozen=True, slots=True)
 class ToolSettings:
     """Per-tool settings (parameters tool.<name>.<setting>, else the global values)."""
@@ -213,7 +218,7 @@ class DispatchCore:
 
     def chunk(self, generation_id: str, text: str, final: bool, now: float) -> list:
         """Handle one streamed delta of a generation (`final`: the generation ends here)."""
-        generation_id = generation_id or 'stream'
+        generation_id = stream_key(generation_id)
         stream = self._streams.pop(generation_id, None)
         if stream is None:
             stream = _Stream(StreamingParser(self.catalog, self.settings.formats,
@@ -227,6 +232,31 @@ class DispatchCore:
         if final:
             self._finish_stream(generation_id, now)
         self._bound_streams(now)
+        return self._take()
+
+    def abandon_stream(self, generation_id: str, message: str, now: float, *,
+                       only_open: bool = True) -> list:
+        """
+        End a streamed generation that lost chunks, with one `busy` result instead of parsing.
+
+        Calls it completed before the loss were admitted as usual; what it held unfinished is
+        dropped, not parsed into a garbled call. Without an open stream (it lost its start, or
+        it already ended) there is a result only when `only_open` is False.
+        """
+        generation_id = stream_key(generation_id)
+        stream = self._streams.pop(generation_id, None)
+        if stream is None and only_open:
+            return self._take()
+        call_id = self._new_id('call_')
+        call = Call(call_id, generation_id, '', {}, '', '', POLICY_SOURCE, now, stream=stream)
+        if stream is None:
+            self._out.append(fx.PublishChat(assistant_message('', [(call_id, '', {})])))
+            self._result(call, errors.BUSY, message, now)
+            return self._take()
+        self._stream_bytes -= stream.size
+        stream.chat_calls.append((call_id, '', {}))
+        self._result(call, errors.BUSY, message, now)
+        self._close_stream(stream)
         return self._take()
 
     def _bound_streams(self, now: float) -> None:
@@ -680,6 +710,9 @@ class DispatchCore:
             return
         self._stream_bytes -= stream.size
         self._stream_events(generation_id, stream, stream.parser.finish(), now)
+        self._close_stream(stream)
+
+    def _close_stream(self, stream: _Stream) -> None:
         # The assistant message lists every call of the stream; tool messages held so far
         # follow it, and later results of this stream go out directly (stream.closed).
         self._out.append(fx.PublishChat(assistant_message(''.join(stream.content),

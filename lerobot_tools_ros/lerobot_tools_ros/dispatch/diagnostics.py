@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from .core import DispatchCore, NOT_IN_CATALOG
+from .input_loss import InputLoss
 from .records import AuditLog, ToolStats
 
 
@@ -38,9 +39,14 @@ class Status:
 
 
 def statuses(core: DispatchCore, audit: AuditLog | None, available: Callable[[str], bool],
-             service: Callable[[str], str]) -> list[Status]:
-    """Return the audit log's, the streams' and every tool's status (unknown tools once)."""
+             service: Callable[[str], str], input_loss: InputLoss | None = None) -> list[Status]:
+    """Return the audit log's, the input's, the streams' and every tool's status."""
     found = []
+    if input_loss is not None:
+        lost = input_loss.total_lost
+        found.append(Status(
+            'input', f'{lost} input message(s) lost before they were taken (queue overflow)'
+            if lost else 'ok', bool(lost), values=input_loss.values()))
     if audit is not None:
         found.append(Status('audit_log', audit.last_error or 'ok', bool(audit.write_errors),
                             str(audit.path), {'write_failures': audit.write_errors}))

@@ -49,6 +49,8 @@ from lerobot_tools_ros import errors, names
 from lerobot_tools_ros.catalog import CatalogError, ToolCatalog
 from lerobot_tools_ros.dispatch import (APPROVAL_MODES, AuditLog, diagnostics, DispatchCore,
                                         DispatchSettings, effects as fx, ToolSettings)
+from lerobot_tools_ros.dispatch.core import stream_key
+from lerobot_tools_ros.dispatch.input_loss import InputLoss, message_origin
 from lerobot_tools_ros.nodes.executor_client import ExecutorClient, Outcome
 from lerobot_tools_ros.nodes.params import (
     ALL, declare, means_all, overrides_with_prefix, string_list)
@@ -63,6 +65,7 @@ from rclpy.exceptions import ParameterException
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.subscription import Subscription
 from std_msgs.msg import String
 from std_srvs.srv import SetBool, Trigger
 
@@ -75,6 +78,9 @@ _DEFAULT_REPEAT_WINDOW_S = {'say': 3.0}
 # Threads of ~/call: requests waiting for their results at once (more wait in the queue).
 _CALL_THREADS = 16
 _CALL_SOURCE_DEFAULT = 'call_service'
+# rclpy >= Iron hands a two-argument subscription callback the MessageInfo (sequence numbers,
+# from which lost input is counted); Humble's calls every callback with the message alone.
+_MESSAGE_INFO = hasattr(Subscription, 'CallbackType')
 # Dispatcher parameters that are DispatchSettings fields of the same name.
 _CORE_SETTINGS = ('formats', 'allowed_tools', 'max_pending', 'serialize_per_tool',
                   'max_input_bytes', 'stream_idle_timeout_s', 'max_open_streams',
@@ -138,10 +144,13 @@ class Dispatcher(Node):
             ApprovalRequest, names.APPROVAL_REQUESTS_TOPIC,
             QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE,
                        durability=DurabilityPolicy.TRANSIENT_LOCAL))
-        text_sub = self.create_subscription(String, self.input_topic, self._on_text, reliable,
-                                            callback_group=self._group)
-        stream_sub = self.create_subscription(TextChunk, self.stream_topic, self._on_chunk,
-                                              reliable, callback_group=self._group)
+        self._input_loss = InputLoss()
+        text_sub = self._text_sub = self.create_subscription(
+            String, self.input_topic, self._on_text if _MESSAGE_INFO else self._on_text_only,
+            reliable, callback_group=self._group)
+        stream_sub = self._stream_sub = self.create_subscription(
+            TextChunk, self.stream_topic, self._on_chunk if _MESSAGE_INFO else self._on_chunk_only,
+            reliable, callback_group=self._group)
         self.create_service(Trigger, '~/reload_catalog', self._on_reload,
                             callback_group=self._group)
         self.create_service(SetBool, '~/set_enabled', self._on_set_enabled,
@@ -387,14 +396,42 @@ class Dispatcher(Node):
 
     # -- events into the core ------------------------------------------------------------------
 
-    def _on_text(self, msg: String) -> None:
+    def _on_text(self, msg: String, info: Any) -> None:
         with self._lock:
+            if self._input_loss.message('text', *message_origin(info),
+                                        self._text_sub.get_publisher_count):
+                self._warn_input_lost()
             self._apply(self._core.text(msg.data, time.monotonic()))
 
-    def _on_chunk(self, msg: TextChunk) -> None:
+    def _on_chunk(self, msg: TextChunk, info: Any) -> None:
+        now = time.monotonic()
         with self._lock:
-            self._apply(self._core.chunk(msg.generation_id, msg.text, msg.final,
-                                         time.monotonic()))
+            verdict = self._input_loss.chunk(
+                'stream', *message_origin(info), self._stream_sub.get_publisher_count,
+                stream_key(msg.generation_id), msg.final, now,
+                self._core.settings.stream_idle_timeout_s)
+            if verdict.lost:
+                self._warn_input_lost()
+            for generation_id in (*verdict.abandon, verdict.headless):
+                if generation_id:
+                    self._apply(self._core.abandon_stream(
+                        generation_id, self._input_loss.abandoned_message(verdict, generation_id),
+                        now, only_open=generation_id != verdict.headless))
+            if verdict.take:
+                self._apply(self._core.chunk(msg.generation_id, msg.text, msg.final, now))
+
+    def _on_text_only(self, msg: String) -> None:
+        self._on_text(msg, None)  # Humble: no MessageInfo, so no loss count
+
+    def _on_chunk_only(self, msg: TextChunk) -> None:
+        self._on_chunk(msg, None)
+
+    def _warn_input_lost(self) -> None:
+        """Log input loss, at most once per 10 s (diagnostics count every message)."""
+        line = self._input_loss.warning(time.monotonic(), lambda topic: (
+            self._text_sub if topic == 'text' else self._stream_sub).topic_name)
+        if line:
+            self.get_logger().warning(line)
 
     def _on_wake(self) -> None:
         with self._lock:
@@ -684,9 +721,10 @@ class Dispatcher(Node):
 
     def _publish_diagnostics(self) -> None:
         with self._lock:
+            self._warn_input_lost()  # losses after the last line are reported here
             found = diagnostics.statuses(self._core, self._audit,
                                          lambda name: self._client(name).poll(),
-                                         self._service_name)
+                                         self._service_name, self._input_loss)
         array = DiagnosticArray()
         array.header.stamp = self._clock.now().to_msg()
         array.status = [DiagnosticStatus(

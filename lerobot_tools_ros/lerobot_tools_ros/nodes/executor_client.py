@@ -47,6 +47,7 @@ from action_msgs.msg import GoalStatus
 from lerobot_tools_interfaces.action import RunTool
 from lerobot_tools_interfaces.srv import CallTool
 from lerobot_tools_ros import errors, inprocess, names
+from lerobot_tools_ros.rclpy_fixes import send_goal_async
 from rclpy.action import ActionClient
 from rclpy.node import Node
 from rclpy.task import Future
@@ -239,7 +240,7 @@ class ExecutorClient:
             if handle is not None and handle.accepted:  # rejected: the executor is closing
                 handle.get_result_async().add_done_callback(
                     lambda _: self._proven(ACTION, epoch))
-        self._action.send_goal_async(RunTool.Goal(name=names.READINESS_PROBE)).add_done_callback(
+        send_goal_async(self._action, RunTool.Goal(name=names.READINESS_PROBE)).add_done_callback(
             accepted)
 
     def _proven(self, kind: str, epoch: int) -> None:
@@ -310,8 +311,8 @@ class ExecutorClient:
             handle.get_result_async().add_done_callback(
                 lambda f: finish(_action_outcome(f.result(), self.name)))
 
-        self._action.send_goal_async(
-            RunTool.Goal(call_id=call_id, name=tool_name, arguments=arguments_json),
+        send_goal_async(
+            self._action, RunTool.Goal(call_id=call_id, name=tool_name, arguments=arguments_json),
             feedback_callback=feedback).add_done_callback(accepted)
         return call
 

@@ -53,6 +53,8 @@ from rclpy.task import Future
 
 TRANSPORTS = ('stdio', 'http')
 IMAGE_TOOLS = ('record_observation',)
+# Seconds a first tools/list also waits for a discovered dispatcher's settings to be read.
+_READ_SETTINGS_S = 6.0
 
 
 class McpServerNode(Node):
@@ -102,6 +104,12 @@ class McpServerNode(Node):
                                  'Seconds between re-reads of the dispatcher settings and '
                                  'catalog (parameter changes are seen at once).',
                                  read_only=True)
+        self.discovery_wait_s = declare(
+            self, 'discovery_wait_s', 5.0,
+            'Seconds after start a tools/list waits for the dispatcher to be discovered (a '
+            'client that connects at launch would otherwise see no tools); if it is not seen '
+            'by then, the list is empty and the clients are told when it changes.',
+            read_only=True)
         self.call_timeout_s = declare(self, 'call_timeout_s', 600.0,
                                       'Safety net: seconds an MCP call waits for ~/call before '
                                       "it is cancelled (the dispatcher's own deadlines come "
@@ -152,6 +160,7 @@ class RosBridge:
         self.loop = loop
         self.tools: list[mcp_core.McpTool] = []
         self.have_tools = asyncio.Event()
+        self.dispatcher_seen = asyncio.Event()  # its parameter services were discovered
         self.changed = asyncio.Event()
         self.progress: dict[str, asyncio.Queue] = {}
         self.sessions: dict[int, Any] = {}   # connections to tell about list changes
@@ -159,6 +168,7 @@ class RosBridge:
         self.cancels: list[Future] = []      # ~/cancel requests sent, answered or not
         self.call_ready_since: float | None = None
         self.started = loop.time()
+        self._told_empty = False
         self._catalog: tuple | None = None   # (dataset parameter, catalog, file mtime)
         self._bindings: tuple | None = None  # (bindings file, mtime, tools bound kind: read)
         node.bridge = self
@@ -212,6 +222,7 @@ class RosBridge:
         params = self.node.param_client
         if not params.services_are_ready():
             return  # keep the last list: calls answer unavailable until the dispatcher is back
+        self.dispatcher_seen.set()
         listed = await asyncio.wait_for(self.wait(params.list_parameters()), 5.0)
         wanted = ['dataset', 'allowed_tools'] + [
             name for name in listed.result.names
@@ -235,6 +246,33 @@ class RosBridge:
                     f'serving {len(tools)} tool(s) of {catalog.source}: '
                     + ', '.join(t.name for t in tools))
 
+    async def wait_for_first_list(self) -> None:
+        """
+        Right after start, wait (bounded by discovery_wait_s) until the tool list is known.
+
+        A client that connects at launch would otherwise be told the robot has no tools. Once
+        the dispatcher is discovered, reading its settings may take a moment more (its services
+        answer RPCs, bounded by their 5 s timeouts). Later lists answer at once.
+        """
+        if self.have_tools.is_set():
+            return
+        left = self.started + self.node.discovery_wait_s - self.loop.time()
+        if left > 0:
+            try:
+                await asyncio.wait_for(self.dispatcher_seen.wait(), left)
+                await asyncio.wait_for(self.have_tools.wait(), _READ_SETTINGS_S)
+                return
+            except asyncio.TimeoutError:
+                pass
+        if not self._told_empty:
+            self._told_empty = True
+            why = ('its settings could not be read' if self.dispatcher_seen.is_set() else
+                   'it was not discovered')
+            self.node.get_logger().warning(
+                f'listing no tools: no dispatcher at {self.node.dispatcher_fqn} within '
+                f'discovery_wait_s {self.node.discovery_wait_s:g} s ({why}; is it running, in '
+                'this ROS domain and namespace?); clients are told when the list changes')
+
     def catalog(self, dataset: str) -> ToolCatalog:
         """Load the dispatcher's catalog, again only when its source or file changed."""
         cached = self._catalog
@@ -251,7 +289,7 @@ class RosBridge:
         params = self.node.server_param_client
         # Just after start, give discovery of the tool_server a moment (later it is seen on the
         # next refresh, and clients are told the list changed).
-        deadline = min(self.started + 5.0, self.loop.time() + 2.0)
+        deadline = min(self.started + self.node.discovery_wait_s, self.loop.time() + 2.0)
         while not params.services_are_ready():
             if self.loop.time() >= deadline:
                 return frozenset()
@@ -384,16 +422,7 @@ def build_server(bridge: RosBridge):
 
     async def list_tools(ctx, params) -> types.ListToolsResult:
         bridge.remember(ctx.session)
-        # Right after start the dispatcher may not be discovered yet: wait for it a little
-        # (once; later lists answer at once with what is known).
-        startup_left = bridge.started + 5.0 - bridge.loop.time()
-        if not bridge.have_tools.is_set() and startup_left > 0:
-            try:
-                await asyncio.wait_for(bridge.have_tools.wait(), startup_left)
-            except asyncio.TimeoutError:
-                node.get_logger().warning(
-                    f'no dispatcher at {node.dispatcher_fqn} yet: listing no tools (clients '
-                    'are told when that changes)')
+        await bridge.wait_for_first_list()
         return types.ListToolsResult(tools=[
             types.Tool(name=tool.name, description=tool.description,
                        input_schema=tool.input_schema,

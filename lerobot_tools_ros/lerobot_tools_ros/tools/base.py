@@ -81,6 +81,8 @@ class CallContext:
         self.call_id = call_id
         self.cancelled = threading.Event()
         self._report = report
+        self._lock = threading.Lock()
+        self._on_cancel: list[Callable[[], None]] = []
 
     def feedback(self, stage: str, progress: float = -1.0, detail: str = '') -> None:
         """Report progress: a stage name, 0..1 (or -1 when unknown), and free text."""
@@ -89,7 +91,33 @@ class CallContext:
 
     def cancel(self) -> None:
         """Ask the tool to stop; it checks ``cancelled`` and ends with ``cancelled``."""
-        self.cancelled.set()
+        with self._lock:
+            if self.cancelled.is_set():
+                return
+            self.cancelled.set()
+            callbacks, self._on_cancel = self._on_cancel, []
+        for callback in callbacks:
+            callback()
+
+    def on_cancel(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """
+        Run ``callback`` in the thread that cancels (at once if cancelled already).
+
+        For what must happen the moment a call is cancelled (a speaker told to go silent),
+        without a thread of the tool having to wake up and notice. Returns a function that
+        unregisters it. The callback must not raise.
+        """
+        with self._lock:
+            if not self.cancelled.is_set():
+                self._on_cancel.append(callback)
+                return lambda: self._forget(callback)
+        callback()
+        return lambda: None
+
+    def _forget(self, callback: Callable[[], None]) -> None:
+        with self._lock:
+            if callback in self._on_cancel:
+                self._on_cancel.remove(callback)
 
 
 def accepts_context(tool: Any) -> bool:

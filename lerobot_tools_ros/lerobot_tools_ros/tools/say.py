@@ -66,9 +66,6 @@ _POLL_S = 0.05  # how often a waiting call looks at progress, cancel and the gra
 _FEEDBACK_PERIOD_S = 0.1
 _CANCEL_REPORT_S = 1.0  # how long a cancelled call waits for the speaker's account of it
 _LAST_STATUS_GRACE_S = 2.0  # a speaker that exited cleanly may have reported the end just now
-# How often a call's watcher looks at its context's `cancelled` (a host's plain Event): the
-# speaker is told within this of a cancel, whatever the backend or the call thread is doing.
-_CANCEL_POLL_S = 0.005
 _END_STATES = ('finished', 'dropped', 'cancelled')
 STAGE_SYNTHESIZING = 'synthesizing'  # RunTool feedback stages (RunTool.Feedback.STAGE_*)
 STAGE_PLAYING = 'playing'
@@ -342,10 +339,9 @@ class SayTool:
         with self._lock:
             self._active[utterance.uid] = utterance
             self._last_uid = utterance.uid
-        call_done = threading.Event()
-        watcher = threading.Thread(target=self._watch_cancel, name='say-cancel',
-                                   args=(utterance, context, call_done), daemon=True)
-        watcher.start()
+        # The speaker is told in the thread that cancels, the moment it does (synthesis may be
+        # mid-frame, and a thread woken to notice would add its scheduling delay).
+        forget_cancel = context.on_cancel(lambda: self._tell_cancelled(utterance))
         try:
             result = self._speak(text, utterance, context)
             if context.cancelled.is_set():
@@ -356,19 +352,16 @@ class SayTool:
                 self._await_playback(utterance, result, context, speakers)
             return result
         finally:
-            call_done.set()
-            watcher.join()
+            forget_cancel()
             with self._lock:
                 self._active.pop(utterance.uid, None)
 
-    def _watch_cancel(self, utterance: _Utterance, context: CallContext,
-                      call_done: threading.Event) -> None:
-        """Tell the speaker at once when the call is cancelled (synthesis may be mid-frame)."""
-        while not call_done.wait(_CANCEL_POLL_S):
-            if context.cancelled.is_set():
-                self._emit(self._piece(utterance.uid, b'', final=True, cancelled=True))
-                utterance.changed.set()
-                return
+    def _tell_cancelled(self, utterance: _Utterance) -> None:
+        """Tell the speaker to drop the utterance (runs in the cancelling thread)."""
+        try:
+            self._emit(self._piece(utterance.uid, b'', final=True, cancelled=True))
+        finally:
+            utterance.changed.set()
 
     def _check_text(self, arguments: Any) -> str:
         text = arguments.get('text') if isinstance(arguments, dict) else None

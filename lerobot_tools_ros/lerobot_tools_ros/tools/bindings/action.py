@@ -41,6 +41,7 @@ from typing import Any
 
 from lerobot_tools_ros import errors
 from lerobot_tools_ros.errors import ToolError
+from lerobot_tools_ros.rclpy_fixes import send_goal_async
 from lerobot_tools_ros.tools.base import CallContext
 from lerobot_tools_ros.tools.bindings.base import (
     BoundTool, ConfigReader, content_json, ResultFields, RosClientNode,
@@ -115,7 +116,7 @@ class ActionBinding(BoundTool):
         deadline = time.monotonic() + self.timeout_s
         self._wait_for_server(self._client.server_is_ready, deadline, context,
                               f'action server {self.action}', 'before the goal was sent')
-        sent = self._client.send_goal_async(goal, feedback_callback=self._relay(context))
+        sent = send_goal_async(self._client, goal, feedback_callback=self._relay(context))
         outcome = self._ros.wait(sent.done, deadline, stopped)
         if outcome != 'done':
             # The goal may still be accepted: wait for the answer so it can be cancelled.
