@@ -21,6 +21,7 @@ The audit log: every record on disk at once, a full disk never stops dispatching
 import json
 import os
 import pathlib
+import time
 
 from conftest import spin_until
 from lerobot_tools_interfaces.msg import ToolResult
@@ -205,8 +206,12 @@ def test_dispatcher_with_a_full_audit_disk_answers_every_call(start_node, ros_no
         {'codebase_version': 'v3.0', 'fps': 30, 'features': {}, 'tools': [echo, *DEFAULT_TOOLS]}))
     server = start_node('lerobot_tools_ros.nodes.tool_server', '-p', 'tools:=[echo]',
                         '-p', f'dataset:={root}')
+    started = time.monotonic()
+    # 300 calls at once: on a loaded 2-core machine the last waits longer than the default
+    # 10 s timeout for its turn, and a timeout is not what this test is about.
     dispatcher = start_node('lerobot_tools_ros.nodes.dispatcher', '-p', f'dataset:={root}',
-                            '-p', f'audit_log:={FULL_DISK}', '-p', 'max_pending:=1000')
+                            '-p', f'audit_log:={FULL_DISK}', '-p', 'max_pending:=1000',
+                            '-p', 'timeout_s:=300.0')
     results: list[ToolResult] = []
     sub = ros_node.create_subscription(ToolResult, '/lerobot_tools/results', results.append,
                                        RELIABLE)
@@ -229,15 +234,19 @@ def test_dispatcher_with_a_full_audit_disk_answers_every_call(start_node, ros_no
         pub.publish(String(data=''.join(f'<echo>{generation}-{index}</echo>'
                                         for index in range(per_generation))))
     total = generations * per_generation
-    spin_until(ros_node, lambda: len(results) >= total, 120.0)
+    spin_until(ros_node, lambda: len(results) >= total, 300.0)
     spin_until(ros_node, lambda: False, 0.3)
     output = dispatcher.output()
+    elapsed = time.monotonic() - started
     assert dispatcher.proc.poll() is None, output[-3000:]
     assert len(results) == total, output[-3000:]
-    assert all(r.success for r in results), {r.error_code for r in results}
+    failed = [(r.error_code, r.error_message) for r in results if not r.success]
+    assert not failed, f'{len(failed)} failed, e.g. {failed[:3]}\n' + output[-3000:]
     assert len({r.call_id for r in results}) == total
     reports = [line for line in output.splitlines() if 'could not be written' in line]
-    assert 1 <= len(reports) <= 3, reports  # rate limited: not one line per lost record
+    # Rate limited (at most one report per 10 s after the first; the limit itself is tested
+    # with a fake clock above), not one line per lost record.
+    assert 1 <= len(reports) <= 1 + elapsed // 10.0, (elapsed, reports)
 
 
 def test_dispatcher_with_an_unopenable_audit_path_exits_with_one_line(start_node, tmp_path):

@@ -646,7 +646,8 @@ def test_dispatcher_under_a_multithreaded_executor_gives_one_result_per_call(
         ids = [r.call_id for r in policy.results]
         assert len(ids) == expected and len(set(ids)) == expected
         codes = [r.error_code for r in policy.results]
-        assert codes.count('') == 40 * 6
+        assert codes.count('') == 40 * 6, [(r.error_code, r.error_message)
+                                           for r in policy.results if r.error_code][:8]
         assert codes.count(ErrorCodes.UNKNOWN_TOOL) == 40
         assert codes.count(ErrorCodes.PARSE_ERROR) == 40
         assert failures == [] and thread.is_alive()
@@ -900,13 +901,18 @@ def test_a_full_disk_under_the_audit_log_never_stops_dispatching(stack, ros_node
     arrays: list = []
     ros_node.create_subscription(DiagnosticArray, '/diagnostics', arrays.append, 10)
     # /dev/full: every write ends in ENOSPC, as on a full disk.
-    policy, dispatcher, _ = stack('-p', 'audit_log:=/dev/full', '-p', 'max_pending:=1000')
+    started = time.monotonic()
+    # 300 calls at once: on a loaded machine the last waits longer than the default 10 s
+    # timeout for its turn, and a timeout is not what this test is about.
+    policy, dispatcher, _ = stack('-p', 'audit_log:=/dev/full', '-p', 'max_pending:=1000',
+                                  '-p', 'timeout_s:=300.0')
     for start in range(0, 300, 10):
         policy.text_pub.publish(String(data=''.join(
             f'<echo>{i}</echo>' for i in range(start, start + 10))))
-    assert spin_until(ros_node, lambda: len(policy.results) >= 300, 60.0), \
+    assert spin_until(ros_node, lambda: len(policy.results) >= 300, 300.0), \
         f'{len(policy.results)} results\n' + dispatcher.output()[-2000:]
-    assert all(r.success for r in policy.results)
+    failed = [(r.error_code, r.error_message) for r in policy.results if not r.success]
+    assert not failed, f'{len(failed)} failed, e.g. {failed[:3]}'
 
     def audit_failures() -> int:
         for array in reversed(arrays):
@@ -917,7 +923,10 @@ def test_a_full_disk_under_the_audit_log_never_stops_dispatching(stack, ros_node
     assert spin_until(ros_node, lambda: audit_failures() > 0, 5.0)
     assert dispatcher.proc.poll() is None
     lines = [line for line in dispatcher.output().splitlines() if 'audit log /dev/full' in line]
-    assert lines and 'No space left on device' in lines[0] and len(lines) <= 2  # rate-limited
+    assert lines and 'No space left on device' in lines[0]
+    # Rate limited: at most one line per 10 s after the first (test_audit.py tests the limit
+    # with a fake clock), not one per lost record.
+    assert len(lines) <= 1 + (time.monotonic() - started) // 10.0, lines
 
 
 def test_an_audit_log_that_cannot_be_opened_is_one_clear_line(start_node, dataset):

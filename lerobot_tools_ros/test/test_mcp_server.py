@@ -582,7 +582,16 @@ def test_a_tool_bound_with_kind_read_is_listed_read_only(
 
     async def session() -> None:
         async with stdio_session(ros_env, tmp_path) as client:
-            listed = {t.name: t.annotations for t in (await within(client.list_tools())).tools}
+            # The bindings come from the tool_server's parameters. On a loaded machine the MCP
+            # server may discover it only after its start-up grace; a later refresh completes
+            # the list (clients get list_changed), so wait for that, not for the first list.
+            deadline = time.monotonic() + 60.0
+            while True:
+                listed = {t.name: t.annotations
+                          for t in (await within(client.list_tools())).tools}
+                if listed['get_battery'].read_only_hint or time.monotonic() > deadline:
+                    break
+                await asyncio.sleep(0.5)
             assert listed['get_battery'].read_only_hint is True
             assert listed['echo'].read_only_hint is False
 

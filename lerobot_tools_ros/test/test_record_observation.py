@@ -27,7 +27,7 @@ import sys
 import threading
 import time
 
-from conftest import reserve_test_domain
+from conftest import reserve_test_domain, spin_until
 from lerobot_tools_ros.errors import (
     EXECUTION_FAILED, INVALID_ARGUMENTS, NO_FRAME, STALE_FRAME, ToolError, UNAVAILABLE)
 from lerobot_tools_ros.tools.record_observation import (
@@ -523,16 +523,55 @@ def test_wrong_transport_is_explained(make_tool, publisher, node):
     assert error.code == NO_FRAME and 'CompressedImage' in error.message
 
 
-def test_stale_frame_after_camera_stops(make_tool, ros_env):
+@pytest.fixture
+def spun_node(ros_env):
+    """Give a node in the module's domain that only the test spins (spin_until)."""
+    from rclpy.executors import SingleThreadedExecutor
+
+    context = rclpy.Context()
+    rclpy.init(context=context, domain_id=int(ros_env['ROS_DOMAIN_ID']))
+    ros_node = rclpy.create_node(f'record_spun_{os.getpid()}', context=context)
+    ros_node.executor_for_test = SingleThreadedExecutor(context=context)
+    ros_node.executor_for_test.add_node(ros_node)
+    yield ros_node
+    ros_node.executor_for_test.shutdown()
+    ros_node.destroy_node()
+    rclpy.shutdown(context=context)
+
+
+def test_stale_frame_after_camera_stops(ros_env, spun_node, tmp_path):
+    # The test spins the tool's node itself, so it knows when frames can arrive: a frame is
+    # taken only inside spin_until, never during the sleep below, however loaded the machine.
     stream = dict(STREAMS['mono8'], topic=NS + '/stopping')
+    tool = RecordObservationTool(RECORD_OBSERVATION_SCHEMA, cameras={'cam': stream['topic']},
+                                 max_age_s=0.5, output_dir=str(tmp_path / 'out'))
+    tool.bind_ros(spun_node)
+    results = []
+
+    def saved_once_a_frame_came() -> bool:
+        if not results:
+            try:  # right after spin_once took a frame: it is fresh
+                results.append(tool.call({'label': 'fresh'}))
+            except ToolError as exc:
+                if exc.code != NO_FRAME:
+                    raise
+        return bool(results)
+
     camera = Publisher([stream], ros_env)
     try:
-        tool = make_tool(cameras={'cam': stream['topic']}, max_age_s=0.5)
-        assert call_until(tool, {'label': 'fresh'})['complete']
+        try:
+            assert spin_until(spun_node, saved_once_a_frame_came, 30.0), 'no frame came'
+            assert results[0]['complete']
+        finally:
+            camera.stop()
+        # The camera has exited: take every frame still on its way, then let the newest age.
+        assert spin_until(spun_node, lambda: not spun_node.count_publishers(stream['topic']),
+                          30.0)
+        spin_until(spun_node, lambda: False, 0.5)
+        time.sleep(0.8)
+        error = fail(tool, {'label': 'late'})
     finally:
-        camera.stop()
-    time.sleep(0.8)
-    error = fail(tool, {'label': 'late'})
+        tool.close()
     assert error.code == STALE_FRAME
     assert 'max_age_s=0.5' in error.message and stream['topic'] in error.message
     age = float(error.message.split(' is ')[1].split(' s old')[0])
@@ -544,7 +583,9 @@ def test_output_dir_that_cannot_exist(make_tool, publisher, tmp_path):
     # chmod does not stop root, so make a path no user can create: a directory under a file.
     blocker = tmp_path / 'afile'
     blocker.write_text('not a directory')
-    tool = make_tool(cameras={'cam': NS + '/rgb8'}, output_dir=str(blocker / 'sub'))
+    # A generous max_age_s: a frame delayed on a loaded machine is not what this is about.
+    tool = make_tool(cameras={'cam': NS + '/rgb8'}, output_dir=str(blocker / 'sub'),
+                     max_age_s=60.0)
     error = None
     deadline = time.monotonic() + 15
     while error is None or (error.code == NO_FRAME and time.monotonic() < deadline):
@@ -557,7 +598,8 @@ def test_output_dir_that_cannot_exist(make_tool, publisher, tmp_path):
 
 def test_write_failure_reports_os_error_and_leaves_no_debris(make_tool, publisher, tmp_path):
     # A disk-full stand-in that works as root: the file-size limit makes write() fail (EFBIG).
-    tool = make_tool(cameras={'cam': NS + '/rgb8'})
+    # A generous max_age_s: a frame delayed on a loaded machine is not what this is about.
+    tool = make_tool(cameras={'cam': NS + '/rgb8'}, max_age_s=60.0)
     assert call_until(tool, {'label': 'fits'})['complete']
     out = tmp_path / 'out'
     before = sorted(os.listdir(out))

@@ -73,7 +73,7 @@ class Link:
     def last(self, uid: str) -> SpeakerStatus:
         return [s for s in self.statuses if s.utterance_id == uid][-1]
 
-    def end(self, uid: str, timeout: float = 10.0) -> tuple[str, str]:
+    def end(self, uid: str, timeout: float = 30.0) -> tuple[str, str]:
         def ended():
             return [s for s in self.states(uid) if s[0] in ('finished', 'dropped', 'cancelled')]
         assert spin_until(self.node, ended, timeout), f'no end status for {uid}: {self.statuses}'
