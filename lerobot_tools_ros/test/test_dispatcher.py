@@ -18,6 +18,7 @@ import json
 import pathlib
 import random
 import sys
+import time
 
 from conftest import spin_until
 from lerobot_tools_interfaces.msg import ErrorCodes, TextChunk, ToolCall, ToolResult

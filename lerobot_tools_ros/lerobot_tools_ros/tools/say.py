@@ -60,6 +60,8 @@ _log = logging.getLogger('lerobot_tools_ros.tools.say')
 # `unavailable` (discovery of a freshly started speaker takes a few hundred ms, over a second
 # on a loaded machine).
 _SUBSCRIBER_GRACE_S = 3.0
+# How long after start a call without wait_for_playback still waits for a speaker to match.
+_DISCOVERY_WINDOW_S = 10.0
 _AUDIO_QOS_DEPTH = 200
 _STATUS_QOS_DEPTH = 50
 _POLL_S = 0.05  # how often a waiting call looks at progress, cancel and the graph
@@ -262,6 +264,7 @@ class SayTool:
                               reliability=ReliabilityPolicy.RELIABLE)
 
         self._node = node
+        self._bound_at = time.monotonic()
         self._message_type = AudioChunk
         self._publisher = node.create_publisher(AudioChunk, self.audio_topic,
                                                 reliable(_AUDIO_QOS_DEPTH))
@@ -333,7 +336,11 @@ class SayTool:
             raise ToolError(errors.CANCELLED, 'say: cancelled before it started')
         self._held.flush(_log)
         waiting = self.wait_for_playback and self._publisher is not None
-        speakers = self._require_speaker() if waiting else set()
+        if waiting:
+            speakers = self._require_speaker()
+        else:
+            speakers = set()
+            self._await_listeners()
         utterance = _Utterance(uid=uuid.uuid4().hex, stop=_EitherEvent(context.cancelled),
                                waiting=waiting)
         with self._lock:
@@ -447,6 +454,27 @@ class SayTool:
         raise ToolError(errors.CANCELLED,
                         f'say: cancelled after {result["audio_seconds"]} s of audio was '
                         f'synthesized{played}')
+
+    def _await_listeners(self) -> None:
+        """
+        Shortly after start, give a speaker that is being discovered a moment to match.
+
+        Audio published before the speaker's subscription matches is never heard. Within
+        _DISCOVERY_WINDOW_S of binding, while the graph shows audio subscribers, a call waits (at
+        most _SUBSCRIBER_GRACE_S) until every one is matched and a speaker is among them. Later,
+        or with no audio subscriber at all, the graph is taken as it is.
+        """
+        if self._publisher is None:
+            return
+        deadline = min(self._bound_at + _DISCOVERY_WINDOW_S,
+                       time.monotonic() + _SUBSCRIBER_GRACE_S)
+        topic = self._publisher.topic_name
+        while time.monotonic() < deadline:
+            listeners = self._node.count_subscribers(topic)
+            if (self._publisher.get_subscription_count() >= listeners
+                    and (listeners == 0 or self._speaker_publishers())):
+                return  # all matched, and a speaker among them (or nobody listens at all)
+            time.sleep(0.02)
 
     def _require_speaker(self) -> set[tuple[int, ...]]:
         """Fail fast when no speaker could ever report playback; return the speakers there."""
