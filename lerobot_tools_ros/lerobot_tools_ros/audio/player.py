@@ -206,6 +206,11 @@ class UtterancePlayer:
         while len(self._ended) > self._REMEMBERED_IDS:
             self._ended.popitem(last=False)
 
+    def busy(self) -> bool:
+        """Whether an utterance is queued or playing (so its progress is still to come)."""
+        with self._cond:
+            return bool(self._order) or self._run_state is not None
+
     def progress(self) -> Optional[Status]:
         """Return the ``playing`` status of the utterance being played now, or None."""
         run = self._run_state

@@ -160,12 +160,21 @@ class Speaker(Node):
             utterance_id=message.utterance_id, sample_rate=message.sample_rate,
             channels=message.channels, data=message.data.tobytes(), final=message.final,
             cancelled=message.cancelled, encoding=message.encoding))
+        if self._progress_timer.is_canceled():  # idle until now: report progress again
+            self._progress_timer.reset()
 
     def _publish_progress(self) -> None:
         with self._publish_lock:
             status = self.player.progress()
-            if status is None or (
-                    status.utterance_id, status.frames_played) == self._last_progress:
+            if status is None:
+                if not self.player.busy():
+                    # Nothing queued or playing: the timer sleeps until the next chunk comes
+                    # (idle CPU). Checked again after cancelling: a chunk may have come between.
+                    self._progress_timer.cancel()
+                    if self.player.busy():
+                        self._progress_timer.reset()
+                return
+            if (status.utterance_id, status.frames_played) == self._last_progress:
                 return
             self._last_progress = (status.utterance_id, status.frames_played)
             self._publish(status)

@@ -65,6 +65,7 @@ _FEEDBACK_MIN_INTERVAL_S = 0.02
 # At shutdown: how long cancelled calls get to finish and their answers to go out.
 _CLOSE_TIMEOUT_S = 5.0
 _ANSWER_GRACE_S = 0.2
+_IDLE_WAKE_S = 5.0  # a tool thread with nothing to do wakes this rarely (a fallback only)
 # How long a finished goal's result is kept for its result request, which callers send right
 # after acceptance. Every status message lists every kept goal and clients decode each one, so
 # at N calls/s a call costs O(N x kept seconds): the default (10-900 s) made a burst of 1000
@@ -95,6 +96,7 @@ class _HostedTool:
     pending: int = 0  # jobs queued or running
     closing: bool = False  # no new calls are taken
     stop: threading.Event = field(default_factory=threading.Event)
+    wake: Any = None  # guard condition on `node`: wakes `thread` when `stop` is set
     lock: threading.Lock = field(default_factory=threading.Lock)
     contexts: set = field(default_factory=set)  # CallContexts of calls queued or running
     goal_contexts: dict = field(default_factory=dict)  # goal id bytes -> CallContext
@@ -255,6 +257,7 @@ class ToolServer(Node):
                                          else GoalResponse.ACCEPT),
             cancel_callback=lambda goal_handle: self._on_cancel(hosted, goal_handle),
             result_timeout=_RESULT_KEPT_S)
+        hosted.wake = hosted.node.create_guard_condition(lambda: None)
         hosted.executor = SingleThreadedExecutor(context=self.context)
         hosted.executor.add_node(hosted.node)
         hosted.worker = threading.Thread(target=self._work, args=(hosted,), daemon=True,
@@ -272,7 +275,8 @@ class ToolServer(Node):
         """Tool thread: serve the tool's service and action until close_tools() sets `stop`."""
         while not hosted.stop.is_set() and self.context.ok():
             try:
-                hosted.executor.spin_once(timeout_sec=0.1)
+                # Idle, the thread sleeps: work, or `wake` at close, ends the wait.
+                hosted.executor.spin_once(timeout_sec=_IDLE_WAKE_S)
             except (ExternalShutdownException, KeyboardInterrupt):
                 return
             except Exception as exc:  # noqa: B902 - one bad call must not end the tool
@@ -487,6 +491,8 @@ class ToolServer(Node):
             time.sleep(_ANSWER_GRACE_S)  # let the last answers reach their callers
         for hosted in hosted_tools:
             hosted.stop.set()
+            if hosted.wake is not None:
+                hosted.wake.trigger()
             if hosted.offer is not None:
                 hosted.offer.withdraw()
         for hosted in hosted_tools:
