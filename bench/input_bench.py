@@ -44,6 +44,8 @@ import sys
 import tempfile
 import time
 
+from common import spin
+
 DEPTH = 20000
 
 
@@ -55,7 +57,6 @@ def _qos():
 def role_counter() -> None:
     """Count /bench/text messages and report the count on /bench/count (the take floor)."""
     import rclpy
-    from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
     from rclpy.qos import QoSProfile, ReliabilityPolicy
     from std_msgs.msg import String, UInt64
     rclpy.init()
@@ -68,14 +69,7 @@ def role_counter() -> None:
                              QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE))
     pub = node.create_publisher(UInt64, '/bench/count', 10)
     node.create_timer(0.2, lambda: pub.publish(UInt64(data=taken[0])))
-    executor = SingleThreadedExecutor()
-    executor.add_node(node)
-    try:
-        executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        rclpy.try_shutdown()
+    spin(node)
 
 
 class Driver:
