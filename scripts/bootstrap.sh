@@ -94,7 +94,8 @@ pip_install() {
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   # uv resolves and installs the pinned files in seconds where pip takes minutes; torch alone
   # comes through pip, which takes this machine's local CPU wheel (uv would download a CUDA
-  # build). Without uv (offline, or its install fails) pip installs everything.
+  # build). Without uv (offline, or its install fails) pip installs everything. uv copies
+  # (never hard-links) from its cache: step 3 edits files of the venv in place.
   torch_pin="$(grep -h -m1 -E '^torch==' "${req_files[@]}" || true)"
   if [ -n "$torch_pin" ]; then
     say "pip install $torch_pin"
@@ -102,7 +103,7 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   fi
   if [ "${LEROBOT_USE_UV:-1}" = 1 ] && pip_install "uv==$UV_VERSION" \
       && say "uv pip install -r ${req_files[*]}" \
-      && "$VENV/bin/uv" pip install --quiet --python "$VENV/bin/python" \
+      && "$VENV/bin/uv" pip install --quiet --link-mode=copy --python "$VENV/bin/python" \
         "${req_files[@]/#/--requirements=}"; then
     :
   else
