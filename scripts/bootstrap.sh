@@ -87,7 +87,7 @@ stamp="$VENV/.requirements.sha256"
 want="$(cat "${req_files[@]}" | sha256sum | cut -d' ' -f1)"
 pip_install() {
   # (this machine's pip.conf names index folders that do not exist; pip warns per package)
-  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-compile "$@" 2>&1 \
+  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "$@" 2>&1 \
     | { grep -v 'is ignored: it is neither a file nor a directory' || true; }
   return "${PIPESTATUS[0]}"
 }
@@ -95,7 +95,8 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   # uv resolves and installs the pinned files in seconds where pip takes minutes; torch alone
   # comes through pip, which takes this machine's local CPU wheel (uv would download a CUDA
   # build). Without uv (offline, or its install fails) pip installs everything. uv copies
-  # (never hard-links) from its cache: step 3 edits files of the venv in place.
+  # (never hard-links) from its cache: step 3 edits files of the venv in place. Both compile
+  # bytecode, as pip does by default: test workers importing torch at once would each compile it.
   torch_pin="$(grep -h -m1 -E '^torch==' "${req_files[@]}" || true)"
   if [ -n "$torch_pin" ]; then
     say "pip install $torch_pin"
@@ -103,7 +104,8 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   fi
   if [ "${LEROBOT_USE_UV:-1}" = 1 ] && pip_install "uv==$UV_VERSION" \
       && say "uv pip install -r ${req_files[*]}" \
-      && "$VENV/bin/uv" pip install --quiet --link-mode=copy --python "$VENV/bin/python" \
+      && "$VENV/bin/uv" pip install --quiet --link-mode=copy --compile-bytecode \
+        --python "$VENV/bin/python" \
         "${req_files[@]/#/--requirements=}"; then
     :
   else
