@@ -508,12 +508,13 @@ def test_pause_also_stops_calls_waiting_for_their_executor(stack):
 
 
 def test_queued_calls_time_out_without_waiting_for_their_turn(stack):
-    policy, _, _ = stack('-p', 'tool.echo.timeout_s:=1.0')
-    results = policy.say('[echo(text="a", delay_s=0.7), echo(text="b", delay_s=0.7), '
+    # (0.6 s of slack for a: a loaded machine must not make it late)
+    policy, _, _ = stack('-p', 'tool.echo.timeout_s:=2.0')
+    results = policy.say('[echo(text="a", delay_s=1.4), echo(text="b", delay_s=1.4), '
                          'echo(text="c")]', 3, timeout=10.0)
     by_text = {json.loads(r.arguments)['text']: r for r in results}
-    assert by_text['a'].success
-    # timeout_s covers the wait in the queue: b waited 0.7 s, then ran past 1.0 s in all.
+    assert by_text['a'].success, by_text['a'].error_message
+    # timeout_s covers the wait in the queue: b waited 1.4 s, then ran past 2.0 s in all.
     assert by_text['b'].error_code == ErrorCodes.TIMEOUT
     # c waited behind a and b longer than its timeout: answered without ever starting, and
     # its timeout is the one it had from the start (not a fresh one once its turn came).
