@@ -521,7 +521,7 @@ def test_queued_calls_time_out_without_waiting_for_their_turn(stack):
     assert by_text['c'].error_code == ErrorCodes.TIMEOUT
     assert 'behind earlier' in by_text['c'].error_message
     waited = by_text['c'].duration.sec + by_text['c'].duration.nanosec / 1e9
-    assert waited < 1.9
+    assert waited < 3.0  # its own 2 s (a fresh timeout from its turn at 2 s would end at 4 s)
 
 
 def test_allowlist_can_change_while_running(stack, ros_node):
