@@ -216,6 +216,7 @@ class RosClientNode:
 
     def __init__(self, host: Any, suffix: str) -> None:
         import rclpy
+        from rclpy.clock import Clock, ClockType
         from rclpy.executors import SingleThreadedExecutor
 
         from lerobot_tools_ros.names import ros_safe
@@ -224,18 +225,40 @@ class RosClientNode:
             context=host.context, start_parameter_services=False, use_global_arguments=False)
         self.executor = SingleThreadedExecutor(context=host.context)
         self.executor.add_node(self.node)
+        # The waits below have no timeout (rclpy makes a timer per timed wait, on every
+        # answer's path): this one-shot timer ends a wait at its deadline, `wake` at a stop.
+        self._deadline = self.node.create_timer(
+            3600.0, self._deadline_passed, clock=Clock(clock_type=ClockType.STEADY_TIME))
+        self._deadline.cancel()
+        self._wake = self.node.create_guard_condition(lambda: None)
+
+    def _deadline_passed(self) -> None:
+        self._deadline.cancel()
+
+    def wake(self) -> None:
+        """End the current wait early, so it checks ``stopped()`` (from any thread)."""
+        self._wake.trigger()
 
     def wait(self, done: Callable[[], bool], deadline: float,
              stopped: Callable[[], bool]) -> str:
         """Spin until ``done()`` ('done'), ``stopped()`` ('stopped') or ``deadline``."""
-        while not done():
-            if stopped():
-                return 'stopped'
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return 'timeout'
-            self.executor.spin_once(timeout_sec=min(remaining, 0.05))
-        return 'done'
+        armed = False
+        try:
+            while not done():
+                if stopped():
+                    return 'stopped'
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return 'timeout'
+                if not armed:
+                    self._deadline.timer_period_ns = max(1, int(remaining * 1e9))
+                    self._deadline.reset()
+                    armed = True
+                self.executor.spin_once()
+            return 'done'
+        finally:
+            if armed:
+                self._deadline.cancel()
 
     def wait_ready(self, is_ready: Callable[[], bool], deadline: float,
                    stopped: Callable[[], bool]) -> str:
@@ -320,7 +343,11 @@ class BoundTool:
         with self._lock:
             if self._closing.is_set():
                 raise self._stop_error(context, before)
-            yield message, context
+            forget = context.on_cancel(self._ros.wake)  # a cancel ends the wait at once
+            try:
+                yield message, context
+            finally:
+                forget()
 
     def _wait_for_server(self, is_ready: Callable[[], bool], deadline: float,
                          context: CallContext, server: str, before: str) -> None:
@@ -343,6 +370,9 @@ class BoundTool:
     def close(self) -> None:
         """Stop a running call (an action goal is cancelled on the robot) and release ROS."""
         self._closing.set()
+        ros = self._ros
+        if ros is not None:
+            ros.wake()  # a call waiting for its server or answer sees the stop at once
         if self._lock.acquire(timeout=10.0):
             try:
                 self._release()
