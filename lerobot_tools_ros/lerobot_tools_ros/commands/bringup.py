@@ -29,6 +29,7 @@ import signal
 import sys
 import threading
 import time
+from typing import Any
 
 HELP = 'Start the runtime (and with --demo a camera and a scripted policy) in one process.'
 
@@ -168,9 +169,15 @@ def run(args: argparse.Namespace) -> int:
     # Ctrl-C and SIGTERM only set a flag the loop below checks, so the nodes are destroyed in
     # order while the context is still valid (the speaker finishes WAVs of whole utterances).
     rclpy.init(args=[], signal_handler_options=SignalHandlerOptions.NO)
-    interrupted = threading.Event()
+    stop = threading.Event()
+    wake: list = []  # a guard condition that ends the executor's wait (see runner.spin_until)
+
+    def on_signal(*_: object) -> None:
+        stop.set()
+        for guard in wake:
+            guard.trigger()
     for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, lambda *_: interrupted.set())
+        signal.signal(signum, on_signal)
     nodes: list = []
     table = None
     output_dirs: list[pathlib.Path] = []
@@ -180,14 +187,15 @@ def run(args: argparse.Namespace) -> int:
         policy = _create_nodes(nodes, params, args)
         output_dirs = _output_dirs(args, nodes)
         table = _Table()
-        _add_monitor(nodes, table, _namespace(args.namespace))
+        monitor = _add_monitor(nodes, table, _namespace(args.namespace))
+        wake.append(monitor.create_guard_condition(lambda: None))
         for node in nodes:
             executor.add_node(node)
         dispatcher = nodes[0]
         text_topic = dispatcher.resolve_topic_name(dispatcher.params.input_topic)
         print(f'[bringup] ready: {", ".join(n.get_name() for n in nodes[:-1])}; policy text '
               f'goes to {text_topic}', flush=True)
-        _spin(executor, dispatcher, policy, args.duration, interrupted)
+        _spin(executor, monitor, dispatcher, policy, args.duration, stop)
         _settle(executor, 0.5)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
@@ -236,7 +244,7 @@ def _create_nodes(nodes: list, params: pathlib.Path, args: argparse.Namespace):
     return policy
 
 
-def _add_monitor(nodes: list, table: '_Table', namespace: str) -> None:
+def _add_monitor(nodes: list, table: '_Table', namespace: str) -> Any:
     """Add the node that prints a table row per ToolResult (in the runtime's namespace)."""
     import rclpy
     from rclpy.qos import QoSProfile, ReliabilityPolicy
@@ -249,21 +257,29 @@ def _add_monitor(nodes: list, table: '_Table', namespace: str) -> None:
     monitor.create_subscription(
         ToolResult, names.RESULTS_TOPIC, table.row,
         QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE))
+    return monitor
 
 
-def _spin(executor, dispatcher, policy, duration: float, interrupted: threading.Event) -> None:
+def _spin(executor, monitor, dispatcher, policy, duration: float, stop: threading.Event) -> None:
     """Spin until Ctrl-C, ``duration``, or (with a scripted policy) every call has its result."""
-    import rclpy
+    from lerobot_tools_ros.nodes.runner import spin_until
 
     deadline = time.monotonic() + duration if duration > 0 else float('inf')
     quiet_since = None
-    while rclpy.ok() and time.monotonic() < deadline and not interrupted.is_set():
-        executor.spin_once(timeout_sec=0.5)  # wakes for work; 0.5 s: Ctrl-C, --duration
-        if policy is not None and policy.finished and not dispatcher.pending_calls:
+
+    def check() -> None:  # twice a second, on the executor's thread
+        nonlocal quiet_since
+        if stop.is_set():
+            return  # (the executor still spins briefly at the end: _settle)
+        if time.monotonic() >= deadline:
+            stop.set()
+        elif policy is not None and policy.finished and not dispatcher.pending_calls:
             quiet_since = quiet_since or time.monotonic()
             if time.monotonic() - quiet_since > 1.5:
                 print('[bringup] the scripted policy is done and every call has a result')
-                return
+                stop.set()
+    monitor.create_timer(0.5, check)
+    spin_until(executor, stop, 'bringup')
 
 
 def _output_dirs(args: argparse.Namespace, nodes: list) -> list[pathlib.Path]:

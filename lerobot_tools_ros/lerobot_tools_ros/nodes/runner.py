@@ -32,7 +32,7 @@ from lerobot_tools_ros.errors import ConfigurationError
 from lerobot_tools_ros.tools import ToolLoadError
 import rclpy
 from rclpy.exceptions import NameValidationException, ParameterException
-from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.executors import Executor, ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 
@@ -80,8 +80,13 @@ def run_node(make_node: Callable[[], Node], name: str, args: list[str] | None = 
             report_start_failure(name, exc)
             return 1
         wake.append(node.create_guard_condition(lambda: None))
-        if not stop.is_set():
-            spin_until(node, stop, name)
+        executor = SingleThreadedExecutor()
+        executor.add_node(node)
+        try:
+            spin_until(executor, stop, name)
+        finally:
+            executor.remove_node(node)
+            executor.shutdown(timeout_sec=0.0)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
@@ -93,18 +98,17 @@ def run_node(make_node: Callable[[], Node], name: str, args: list[str] | None = 
     return 0
 
 
-def spin_until(node: Node, stop: threading.Event, name: str) -> None:
+def spin_until(executor: Executor, stop: threading.Event, name: str) -> None:
     """
-    Spin `node` on a SingleThreadedExecutor in a thread of its own until `stop` is set.
+    Spin `executor` in a thread of its own until `stop` is set.
 
     The executor waits without a timeout: rclpy's spin_once(timeout_sec=...) creates a timer
     for every wait, a cost on every message. A signal cannot end that wait from the thread that
-    waits (Python runs handlers between bytecodes), so this thread spins while the main thread
-    joins it, takes the signal and triggers a guard condition of the node (see run_node). An
-    exception from a callback ends the spin and is raised here, in the caller's thread.
+    waits (Python runs handlers between bytecodes), so this thread spins while the caller's
+    thread joins it and takes the signal; its handler sets `stop` and triggers a guard condition
+    of a spun node (see run_node). An exception from a callback ends the spin and is raised
+    here, in the caller's thread.
     """
-    executor = SingleThreadedExecutor()
-    executor.add_node(node)
     failure: list[BaseException] = []
 
     def spin() -> None:
@@ -113,12 +117,12 @@ def spin_until(node: Node, stop: threading.Event, name: str) -> None:
                 executor.spin_once()
         except ExternalShutdownException:
             pass
-        except BaseException as exc:  # noqa: B902 - handed to the main thread, raised there
+        except BaseException as exc:  # noqa: B902 - handed to the caller's thread, raised there
             failure.append(exc)
+    if stop.is_set():
+        return
     spinner = threading.Thread(target=spin, name=f'{name}-spin', daemon=True)
     spinner.start()
     spinner.join()  # signals interrupt the join; their handler runs here
-    executor.remove_node(node)
-    executor.shutdown(timeout_sec=0.0)
     if failure:
         raise failure[0]
