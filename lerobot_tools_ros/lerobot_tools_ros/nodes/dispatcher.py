@@ -81,10 +81,14 @@ _EAGER_CLIENTS = 100
 _CALL_SOURCE_DEFAULT = 'call_service'
 # Declaring tool.<name>.<setting> costs 0.1-0.4 ms a parameter here (five per tool): the
 # constructor declares this many tools' at once (every tool of a normal catalog, so they are all
-# there when the node's services come up), the rest go in slices of at most _SLICE_S of work
-# each, with calls served between them (see dispatch.tool_parameters).
+# there when the node's services come up), the rest go in slices of about _SLICE_S of work
+# (see dispatch.tool_parameters), as do a reload's new executor clients (~15 ms each). Slices
+# follow each other at once while no call is pending; with calls pending, _SLICE_GAP_S apart,
+# for a call's several turns on the dispatch thread (request, goal, answer, result) fit between
+# two slices instead of each waiting for one.
 _TOOLS_DECLARED_AT_START = 200
-_SLICE_S = 0.015
+_SLICE_S = 0.010
+_SLICE_GAP_S = 0.015
 # rclpy >= Iron hands a two-argument subscription callback the MessageInfo (sequence numbers,
 # from which lost input is counted); Humble's calls every callback with the message alone.
 _MESSAGE_INFO = hasattr(Subscription, 'CallbackType')
@@ -99,6 +103,14 @@ class _Waiter:
         self.answered = threading.Event()
         self.result: fx.PublishResult | None = None
         self.call: Any = None  # the core's call, once submitted
+
+
+def _some(names: list[str], shown: int = 20) -> str:
+    """Name at most `shown` tools in a message (a 10,000-tool reload lists 10,000 names)."""
+    if not names:
+        return 'none'
+    rest = len(names) - shown
+    return f'{names[:shown]}' + (f' and {rest} more' if rest > 0 else '')
 
 
 class _SyncStats:
@@ -155,10 +167,15 @@ class Dispatcher(Node):
         self._posted: deque = deque()  # work from other threads, run in the group (_post)
         self._post_guard = self.create_guard_condition(self._run_posted,
                                                        callback_group=self._group)
-        self._parameter_guard = self.create_guard_condition(self._sync_tool_parameters,
-                                                            callback_group=self._group)
+        self._new_clients: list[str] = []  # executor clients a reload added, made in slices
+        self._slice_guard = self.create_guard_condition(self._catch_up,
+                                                        callback_group=self._group)
+        self._slice_timer = self.create_timer(_SLICE_GAP_S, self._catch_up,
+                                              callback_group=self._group,
+                                              clock=Clock(clock_type=ClockType.STEADY_TIME))
+        self._slice_timer.cancel()
         if self._tool_params.pending:
-            self._parameter_guard.trigger()
+            self._slice_guard.trigger()
         self._tool_clients: dict[str, ExecutorClient] = {}
         self._retiring: dict[str, ExecutorClient] = {}  # of removed tools, until their calls end
         self._clock = self.get_clock()
@@ -585,7 +602,8 @@ class Dispatcher(Node):
         """
         In the group: make `catalog` the core's, retire the clients of removed tools.
 
-        Tool parameters follow in slices (`_sync_tool_parameters`), which answer `synced`.
+        Tool parameters and the new tools' clients follow in slices (`_catch_up`), which
+        answer `synced`.
         """
         start = time.perf_counter()
         old = {name: self.catalog.schema(name) for name in self.catalog.names}
@@ -596,7 +614,7 @@ class Dispatcher(Node):
         self._tool_params.retarget(catalog.names)
         self._sync_stats = _SyncStats()
         self._sync_waiters.append(synced)
-        self._parameter_guard.trigger()  # sets `synced` at once if there is nothing to do
+        self._slice_guard.trigger()  # answers `synced` at once if there is nothing to do
         with self._lock:
             self._core.catalog = catalog
             self._core.settings_changed(time.monotonic())
@@ -606,35 +624,45 @@ class Dispatcher(Node):
                     self._retiring[name] = client
             self._retire_idle_clients()
         if len(catalog) <= _EAGER_CLIENTS:
-            for name in added:
-                self._client(name)
-        message = (f'reloaded {catalog.source}: added {added or "none"}, removed '
-                   f'{removed or "none"}, changed {changed or "none"}; swapped in '
+            self._new_clients = added[::-1]  # a stack: made in order
+        message = (f'reloaded {catalog.source}: added {_some(added)}, removed '
+                   f'{_some(removed)}, changed {_some(changed)}; swapped in '
                    f'{(time.perf_counter() - start) * 1e3:.1f} ms')
         self.get_logger().info(message)
         swapped.result = (True, message)
         swapped.answered.set()
 
-    def _sync_tool_parameters(self) -> None:
-        """In the group: one slice of tool parameter (un)declarations; the next is posted."""
+    def _catch_up(self) -> None:
+        """In the group: one slice of new clients and tool parameter steps; then the next."""
+        self._slice_timer.cancel()
         start = time.perf_counter()
-        steps = self._step_tool_parameters(budget_s=_SLICE_S)
+        deadline = start + _SLICE_S
+        steps = 0
+        while self._new_clients and time.perf_counter() < deadline:
+            name = self._new_clients.pop()
+            if name in self._core.catalog:  # still (a later reload may have removed it)
+                self._client(name)
+            steps += 1
+        if time.perf_counter() < deadline:
+            steps += self._step_tool_parameters(deadline=deadline)
         if steps:
             stats = self._sync_stats
             stats.slices += 1
             stats.longest_s = max(stats.longest_s, time.perf_counter() - start)
-        if self._tool_params.pending:
-            self._parameter_guard.trigger()  # after what else is ready: calls go between
+        if self._tool_params.pending or self._new_clients:
+            if self._core.pending_calls or self._posted:
+                self._slice_timer.reset()  # calls are on their way: leave them the gap
+            else:
+                self._slice_guard.trigger()  # after whatever else is ready now
             return
         for synced in self._sync_waiters:
             synced.answered.set()
         self._sync_waiters.clear()
 
-    def _step_tool_parameters(self, *, budget_s: float = float('inf'),
+    def _step_tool_parameters(self, *, deadline: float = float('inf'),
                               max_steps: int | None = None) -> int:
-        """Take the plan's next steps until `budget_s` is used or `max_steps` are taken."""
+        """Take the plan's next steps until `deadline` (perf_counter) or `max_steps` taken."""
         plan = self._tool_params
-        deadline = time.perf_counter() + budget_s
         taken = 0
         self._declaring = True
         try:
