@@ -121,6 +121,14 @@ def _freeze_if_large(catalog: ToolCatalog) -> None:
         gc.freeze()
 
 
+def _catalog_diff(old: ToolCatalog, new: ToolCatalog) -> tuple[list, list, list]:
+    """Return the tools `new` adds, removes and changes (schema) compared with `old`."""
+    before = {name: old.schema(name) for name in old.names}
+    after = {name: new.schema(name) for name in new.names}
+    return (sorted(set(after) - set(before)), sorted(set(before) - set(after)),
+            sorted(name for name in set(before) & set(after) if before[name] != after[name]))
+
+
 def _some(names: list[str], shown: int = 20) -> str:
     """Name at most `shown` tools in a message (a 10,000-tool reload lists 10,000 names)."""
     if not names:
@@ -598,7 +606,9 @@ class Dispatcher(Node):
         synced = _Waiter()
         self._call_waiters.update((swapped, synced))
         try:
-            self._post(lambda: self._swap_catalog(catalog, swapped, synced))
+            base = self.catalog  # compared here, off the dispatch thread (10,000 schemas)
+            diff = _catalog_diff(base, catalog)
+            self._post(lambda: self._swap_catalog(catalog, swapped, synced, base, diff))
             while not swapped.answered.wait(1.0) and self.context.ok():
                 pass  # the swap is quick; this only notices shutdown
             # The new catalog is in force; answer once its tools' parameters are declared and
@@ -614,8 +624,8 @@ class Dispatcher(Node):
                                  f'{self._sync_stats}')
         return response
 
-    def _swap_catalog(self, catalog: ToolCatalog, swapped: _Waiter,
-                      synced: _Waiter) -> None:
+    def _swap_catalog(self, catalog: ToolCatalog, swapped: _Waiter, synced: _Waiter,
+                      base: ToolCatalog, diff: tuple[list, list, list]) -> None:
         """
         In the group: make `catalog` the core's, retire the clients of removed tools.
 
@@ -623,11 +633,9 @@ class Dispatcher(Node):
         answer `synced`.
         """
         start = time.perf_counter()
-        old = {name: self.catalog.schema(name) for name in self.catalog.names}
-        new = {name: catalog.schema(name) for name in catalog.names}
-        added = sorted(set(new) - set(old))
-        removed = sorted(set(old) - set(new))
-        changed = sorted(name for name in set(old) & set(new) if old[name] != new[name])
+        if self.catalog is not base:  # another reload came first: compare with its catalog
+            diff = _catalog_diff(self.catalog, catalog)
+        added, removed, changed = diff
         self._tool_params.retarget(catalog.names)
         self._sync_stats = _SyncStats()
         self._sync_waiters.append(synced)
