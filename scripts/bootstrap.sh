@@ -21,6 +21,8 @@ LEROBOT_WS="$ROOT"
 . "$ROOT/scripts/distro.sh"
 VENV="$LEROBOT_VENV"
 APT_PACKAGES=(espeak-ng libportaudio2 libxml2-utils cmake g++)
+# The installer of the pinned Python requirements (pip is the fallback); see step 2.
+UV_VERSION=0.13.8
 
 say() { printf '[bootstrap] %s\n' "$*"; }
 say "ROS 2 $LEROBOT_ROS_DISTRO (LEROBOT_ROS_DISTRO): venv ${VENV#"$ROOT"/}, $LEROBOT_REQUIREMENTS," \
@@ -83,13 +85,35 @@ else
 fi
 stamp="$VENV/.requirements.sha256"
 want="$(cat "${req_files[@]}" | sha256sum | cut -d' ' -f1)"
+pip_install() {
+  # (this machine's pip.conf names index folders that do not exist; pip warns per package)
+  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "$@" 2>&1 \
+    | { grep -v 'is ignored: it is neither a file nor a directory' || true; }
+  return "${PIPESTATUS[0]}"
+}
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-  for req in "${req_files[@]}"; do
-    say "pip install -r $req"
-    # (this machine's pip.conf names index folders that do not exist; pip warns per package)
-    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -r "$req" 2>&1 \
-      | { grep -v 'is ignored: it is neither a file nor a directory' || true; }
-  done
+  # uv resolves and installs the pinned files in seconds where pip takes minutes; torch alone
+  # comes through pip, which takes this machine's local CPU wheel (uv would download a CUDA
+  # build). Without uv (offline, or its install fails) pip installs everything. uv copies
+  # (never hard-links) from its cache: step 3 edits files of the venv in place. Both compile
+  # bytecode, as pip does by default: test workers importing torch at once would each compile it.
+  torch_pin="$(grep -h -m1 -E '^torch==' "${req_files[@]}" || true)"
+  if [ -n "$torch_pin" ]; then
+    say "pip install $torch_pin"
+    pip_install "$torch_pin"
+  fi
+  if [ "${LEROBOT_USE_UV:-1}" = 1 ] && pip_install "uv==$UV_VERSION" \
+      && say "uv pip install -r ${req_files[*]}" \
+      && "$VENV/bin/uv" pip install --quiet --link-mode=copy --compile-bytecode \
+        --python "$VENV/bin/python" \
+        "${req_files[@]/#/--requirements=}"; then
+    :
+  else
+    for req in "${req_files[@]}"; do
+      say "pip install -r $req"
+      pip_install -r "$req"
+    done
+  fi
   echo "$want" > "$stamp"
 else
   say "Python requirements up to date (${req_files[*]})"

@@ -18,6 +18,9 @@ import json
 import logging
 import pathlib
 
+import hypothesis
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
 from lerobot_tools_ros import errors
 from lerobot_tools_ros.catalog import (
     CatalogError, DEFAULT_TOOLS, SAMPLE_DATASET, ToolArgumentError, ToolCatalog,
@@ -282,6 +285,67 @@ def test_fast_and_full_schema_checks_agree(monkeypatch):
     full = load_each()
     assert fast == full
     assert all(names == ['say', 'move_to'] and len(problems) == 1 for names, problems in full)
+
+
+# Argument schemas that use only keywords of the fast path (catalog._FAST_KEYWORDS), and one
+# that does not (pattern, format: jsonschema alone).
+_ARGUMENT_SCHEMAS = [
+    {'type': 'object', 'properties': {
+        'n': {'anyOf': [{'type': 'integer', 'minimum': -3, 'exclusiveMaximum': 7},
+                        {'type': 'null'}]},
+        'mode': {'enum': ['a', 'b', 1, True, None]}, 'fixed': {'const': [1, 'x']},
+        'tags': {'type': 'array', 'items': {'type': 'string', 'minLength': 1, 'maxLength': 3},
+                 'uniqueItems': True, 'maxItems': 3},
+        'pair': {'type': 'array', 'prefixItems': [{'type': 'number'}, {'type': 'boolean'}]},
+        'inner': {'type': 'object', 'properties': {'x': {'type': 'number'}},
+                  'required': ['x'], 'additionalProperties': False},
+        'other': {'oneOf': [{'type': 'string'}, {'type': 'integer'}], 'not': {'const': 0}}},
+     'required': ['n'], 'additionalProperties': {'type': ['string', 'integer']}},
+    {'type': 'object', 'properties': {'id': {'type': 'string', 'pattern': '^[a-z]+$'},
+                                      'when': {'type': 'string', 'format': 'date'}}},
+]
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-10, 10) | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=4)
+    | st.sampled_from(['a', 'b', 'x', 'ab', '2026-12-03', '2026-13-40', '\ud800']),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
+        st.sampled_from(['n', 'mode', 'fixed', 'tags', 'pair', 'inner', 'other', 'x', 'id',
+                         'when', 'extra']), inner, max_size=5),
+    max_leaves=12)
+
+
+def _outcome(catalog: ToolCatalog, name: str, arguments: dict) -> tuple[bool, str]:
+    try:
+        return True, json.dumps(catalog.validate(name, arguments), sort_keys=True)
+    except ToolArgumentError as exc:
+        return False, exc.message
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@hypothesis.given(
+    schema=st.sampled_from(range(len(_ARGUMENT_SCHEMAS))),
+    arguments=st.dictionaries(st.sampled_from(['n', 'mode', 'fixed', 'tags', 'pair', 'inner',
+                                               'other', 'id', 'when', 'extra']),
+                              _JSON_VALUES, max_size=6))
+def test_fast_and_full_argument_checks_agree(schema, arguments):
+    # jsonschema-rs (optional) only ever says "valid" quickly; every call must get exactly the
+    # verdict and the message jsonschema alone gives.
+    import lerobot_tools_ros.catalog as catalog_module
+    entry = {'type': 'function', 'function': {'name': 'probe',
+                                              'parameters': _ARGUMENT_SCHEMAS[schema]}}
+    fast = ToolCatalog.from_tools([entry])
+    fast_outcome = _outcome(fast, 'probe', arguments)
+    original = catalog_module._jsonschema_rs
+    catalog_module._jsonschema_rs = lambda: None
+    try:
+        full = ToolCatalog.from_tools([entry])
+        assert fast_outcome == _outcome(full, 'probe', arguments)
+    finally:
+        catalog_module._jsonschema_rs = original
+    if original() is not None and schema == 0:
+        assert fast._fast['probe'] is not None  # the fast path really ran
+    if schema == 1:
+        assert fast._fast['probe'] is None  # pattern and format: jsonschema alone
 
 
 def test_reloading_a_changed_schema_checks_it_again(tmp_path):

@@ -32,6 +32,15 @@ from lerobot_tools_ros.untrusted import ros_string
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
+try:
+    from rclpy.event_handler import PublisherEventCallbacks
+except ImportError:  # Humble
+    from rclpy.qos_event import PublisherEventCallbacks
+
+# No QoS event handlers on these publishers: rclpy polls every handler in Python at each wake of
+# the executor (the dispatcher's per-message cost), and a subscriber with an incompatible QoS is
+# reported on its own side by rclpy's and rclcpp's default handlers.
+_NO_EVENTS = PublisherEventCallbacks(use_default_callbacks=False)
 
 
 def _json(message: dict) -> str:
@@ -51,13 +60,16 @@ class DispatcherTopics:
     def __init__(self, node: Node, reliable: QoSProfile) -> None:
         self._node = node
         self._clock = node.get_clock()
-        self._calls = node.create_publisher(ToolCall, names.CALLS_TOPIC, reliable)
-        self._results = node.create_publisher(ToolResult, names.RESULTS_TOPIC, reliable)
-        self._chat = node.create_publisher(String, names.CHAT_TOPIC, reliable)
-        self._progress = node.create_publisher(ToolProgress, names.PROGRESS_TOPIC, reliable)
-        self._diagnostics = node.create_publisher(DiagnosticArray, names.DIAGNOSTICS_TOPIC, 10)
+
+        def publisher(kind: Any, topic: str, qos: QoSProfile | int) -> Any:
+            return node.create_publisher(kind, topic, qos, event_callbacks=_NO_EVENTS)
+        self._calls = publisher(ToolCall, names.CALLS_TOPIC, reliable)
+        self._results = publisher(ToolResult, names.RESULTS_TOPIC, reliable)
+        self._chat = publisher(String, names.CHAT_TOPIC, reliable)
+        self._progress = publisher(ToolProgress, names.PROGRESS_TOPIC, reliable)
+        self._diagnostics = publisher(DiagnosticArray, names.DIAGNOSTICS_TOPIC, 10)
         # Transient local: an operator tool started later still sees recent requests.
-        self._approvals = node.create_publisher(
+        self._approvals = publisher(
             ApprovalRequest, names.APPROVAL_REQUESTS_TOPIC,
             QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE,
                        durability=DurabilityPolicy.TRANSIENT_LOCAL))

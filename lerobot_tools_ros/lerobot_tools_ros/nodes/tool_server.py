@@ -56,6 +56,7 @@ from rcl_interfaces.msg import ParameterDescriptor
 import rclpy
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.logging import LoggingSeverity
 from rclpy.node import Node
 from rclpy.task import Future
 
@@ -65,7 +66,6 @@ _FEEDBACK_MIN_INTERVAL_S = 0.02
 # At shutdown: how long cancelled calls get to finish and their answers to go out.
 _CLOSE_TIMEOUT_S = 5.0
 _ANSWER_GRACE_S = 0.2
-_IDLE_WAKE_S = 5.0  # a tool thread with nothing to do wakes this rarely (a fallback only)
 # How long a finished goal's result is kept for its result request, which callers send right
 # after acceptance. Every status message lists every kept goal and clients decode each one, so
 # at N calls/s a call costs O(N x kept seconds): the default (10-900 s) made a burst of 1000
@@ -275,8 +275,9 @@ class ToolServer(Node):
         """Tool thread: serve the tool's service and action until close_tools() sets `stop`."""
         while not hosted.stop.is_set() and self.context.ok():
             try:
-                # Idle, the thread sleeps: work, or `wake` at close, ends the wait.
-                hosted.executor.spin_once(timeout_sec=_IDLE_WAKE_S)
+                # No timeout (rclpy makes a timer per timed wait): work, `wake` at close or
+                # the context shutting down ends the wait.
+                hosted.executor.spin_once()
             except (ExternalShutdownException, KeyboardInterrupt):
                 return
             except Exception as exc:  # noqa: B902 - one bad call must not end the tool
@@ -440,7 +441,7 @@ class ToolServer(Node):
                 self.get_logger().info(line)
             else:
                 self.get_logger().warning(line)
-        else:
+        elif self.get_logger().is_enabled_for(LoggingSeverity.DEBUG):  # (built only if shown)
             self.get_logger().debug(
                 f'{tool.name} call {log_text(call_id, 80)} ok ({elapsed_ms:.1f} ms)')
         return outcome

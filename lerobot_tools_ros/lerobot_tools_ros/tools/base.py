@@ -48,6 +48,7 @@ protocol, so plain-Python tools need not define them:
 """
 
 from dataclasses import dataclass
+import functools
 import inspect
 import threading
 from typing import Any, Callable, Protocol, runtime_checkable
@@ -122,8 +123,14 @@ class CallContext:
 
 def accepts_context(tool: Any) -> bool:
     """Return True when ``tool.call`` takes a ``context`` parameter (see ``CallContext``)."""
+    call = tool.call
+    return _takes_context(getattr(call, '__func__', call))  # one signature per function
+
+
+@functools.lru_cache(maxsize=1024)
+def _takes_context(function: Callable) -> bool:
     try:
-        return 'context' in inspect.signature(tool.call).parameters
+        return 'context' in inspect.signature(function).parameters
     except (TypeError, ValueError):
         return False
 
