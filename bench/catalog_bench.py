@@ -13,26 +13,42 @@
 # limitations under the License.
 
 """
-Catalog load time and memory for 10, 1,000 and 10,000 tools (issue 17 item 10, catalog side).
+Catalog load time and memory for 10, 1,000 and 10,000 tools (issue 17 item 10).
 
-Each size is loaded in a fresh process (so RSS is that catalog's alone): `ToolCatalog.load` of a
-dataset whose info.json declares N tools with realistic argument schemas, then one validated call
-per tool. Baseline measured in the same run and process: reading and decoding the same info.json
-(`json.loads`), the floor any loader pays. Loading is linear when the time per tool stays flat.
-`reload` is a second load of the same file in the same process (schemas already checked).
+Part ``load`` (in-process, no ROS): each size is loaded in a fresh process (so RSS is that
+catalog's alone): `ToolCatalog.load` of a dataset whose info.json declares N tools with realistic
+argument schemas, then one validated call per tool. Baseline measured in the same run and
+process: reading and decoding the same info.json (`json.loads`), the floor any loader pays.
+Loading is linear when the time per tool stays flat. `reload` is a second load of the same file
+in the same process (schemas already checked).
+
+Part ``node`` (real processes over DDS): a dispatcher and a tool_server hosting echo start on a
+small catalog (echo and the default tools); for each size the dispatcher's ~/reload_catalog
+takes the small catalog plus N tools, then the small one again. While each reload runs, the
+bench sends an echo call through ~/call every 100 ms and times its answer (a call waits while
+the dispatch thread is blocked); baseline: the same calls for 5 s without a reload. From the
+reload's answer: load+check time (off the dispatch thread), the swap's time on the dispatch
+thread and the longest slice of tool parameter declarations (the longest single blocks there).
+RSS of the dispatcher process before the reload, after it, and after reverting to the small
+catalog.
 
     scripts/with_env.sh python bench/catalog_bench.py [--sizes 10 1000 10000] [--repeat 3]
-        [--without-jsonschema-rs]
+        [--part load|node|all] [--call-period 0.1] [--without-jsonschema-rs]
 """
 
 import argparse
 import json
 import pathlib
+import re
 import resource
 import subprocess
 import sys
 import tempfile
 import time
+
+from typing import Callable
+
+from common import bench_domain, catalog_dir, Driver, percentile, Processes
 
 
 def tool_entry(index: int) -> dict:
@@ -105,10 +121,147 @@ def child(root: str, repeat: int, without_rs: bool) -> None:
                       'rss_growth_mb': rss_growth}))
 
 
+class Bench(Driver):
+    """The bench's node: ~/call and ~/reload_catalog clients of the dispatcher."""
+
+    def __init__(self) -> None:
+        from lerobot_tools_interfaces.srv import CallTool
+        from std_srvs.srv import Trigger
+        super().__init__('catalog_bench')
+        self.CallTool, self.Trigger = CallTool, Trigger
+        self.call = self.node.create_client(CallTool, '/dispatcher/call')
+        self.reload = self.node.create_client(Trigger, '/dispatcher/reload_catalog')
+        self.failed = 0  # calls answered with an error (timeout: waited too long)
+
+    def echo(self) -> float:
+        """Call echo once; return its round trip."""
+        start = time.perf_counter()
+        future = self.call.call_async(self.CallTool.Request(name='echo',
+                                                            arguments='{"text": "x"}'))
+        if not self.spin_until(future.done, 30.0) or not future.result().success:
+            raise RuntimeError(f'echo failed: {future.result()}')
+        return time.perf_counter() - start
+
+    def calling(self, period: float, until: Callable[[], bool]) -> list[float]:
+        """Send an echo call every `period` until `until()`; return their round trips."""
+        sent: list = []  # (time sent, future)
+        answered: dict[int, float] = {}  # index in sent -> round trip
+        start = next_call = time.perf_counter()
+
+        waiting: set[int] = set()
+
+        def collect() -> None:
+            now = time.perf_counter()
+            for index in [index for index in waiting if sent[index][1].done()]:
+                answered[index] = now - sent[index][0]
+                waiting.discard(index)
+        while not until():
+            now = time.perf_counter()
+            if now >= next_call:
+                waiting.add(len(sent))
+                sent.append((now, self.call.call_async(self.CallTool.Request(
+                    name='echo', arguments='{"text": "during"}'))))
+                next_call = now + period
+            self.executor.spin_once(timeout_sec=max(0.0, next_call - now))
+            collect()
+            if time.perf_counter() - start > 600:
+                raise RuntimeError('no end in 600 s')
+        while len(answered) < len(sent):
+            if time.perf_counter() - start > 660:
+                raise RuntimeError('calls were not answered')
+            self.executor.spin_once(timeout_sec=0.005)
+            collect()
+        self.failed += sum(not future.result().success for _, future in sent)
+        return [answered[index] for index in range(len(sent))]
+
+    def reload_while_calling(self, period: float) -> tuple[str, float, list[float]]:
+        """Reload, calling echo every `period` until it answers; (message, seconds, RTTs)."""
+        start = time.perf_counter()
+        reloaded = self.reload.call_async(self.Trigger.Request())
+        took = []
+        rtts = self.calling(period, lambda: reloaded.done() and not took.append(
+            time.perf_counter() - start))
+        result = reloaded.result()
+        if not result.success:
+            raise RuntimeError(f'reload failed: {result.message}')
+        return result.message, took[0], rtts
+
+
+def _rss_of(pid: int) -> float:
+    """Return a process's resident set in MB (VmRSS: now, not the peak)."""
+    for line in pathlib.Path(f'/proc/{pid}/status').read_text().splitlines():
+        if line.startswith('VmRSS:'):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError(f'no VmRSS for {pid}')
+
+
+def _figure(pattern: str, message: str) -> float | None:
+    found = re.search(pattern, message)
+    return float(found.group(1)) if found else None
+
+
+def _ms(value: float | None, scale: float = 1.0) -> str:
+    return '-' if value is None else f'{value * scale:.1f}'
+
+
+def node_part(sizes: list[int], period: float) -> None:
+    """Reload a running dispatcher to small+N tools and back; print one row per size."""
+    from lerobot_tools_ros.catalog import DEFAULT_TOOLS
+    from lerobot_tools_ros.tools.echo import ECHO_SCHEMA
+    small = [ECHO_SCHEMA, *DEFAULT_TOOLS]
+    with bench_domain(), Processes(__file__) as procs:
+        workdir = catalog_dir('catalog_bench_', small)
+        info = workdir / 'meta' / 'info.json'
+        procs.node('tool_server', 'lerobot_tools_ros.nodes.tool_server', '-p', 'tools:=[echo]',
+                   '-p', f'dataset:={workdir}', '--log-level', 'warn')
+        dispatcher = procs.node('dispatcher', 'lerobot_tools_ros.nodes.dispatcher',
+                                '-p', f'dataset:={workdir}', '--log-level', 'warn')
+        bench = Bench()
+        if not bench.spin_until(lambda: bench.call.service_is_ready()
+                                and bench.reload.service_is_ready(), 60.0):
+            raise RuntimeError('the dispatcher did not come up')
+        for _ in range(20):
+            bench.echo()  # executor discovered, answers proven, caches warm
+        # Baseline, same run: the same calls at the same rate while nothing is reloaded.
+        idle_until = time.perf_counter() + 5.0
+        idle = bench.calling(period, lambda: time.perf_counter() > idle_until)
+        print(f'\nnode: an echo call via ~/call every {period * 1e3:.0f} ms; with no reload: '
+              f'p50 {percentile(idle, 0.5) * 1e3:.1f} ms, max {max(idle) * 1e3:.1f} ms '
+              f'({len(idle)} calls)', flush=True)
+        print(f'{"tools":>7} {"reload":>8} {"load+chk":>9} {"swap":>8} {"slice max":>9} '
+              f'{"calls":>6} {"p50 call":>9} {"max call":>9} {"RSS before":>11} '
+              f'{"after":>8} {"reverted":>9} {"revert":>8} {"failed":>6}')
+        for count in sizes:
+            rss_before = _rss_of(dispatcher.pid)
+            bench.failed = 0
+            info.write_text(json.dumps({'tools': small + [tool_entry(i) for i in range(count)]}))
+            message, took, rtts = bench.reload_while_calling(period)
+            rss_after = _rss_of(dispatcher.pid)
+            info.write_text(json.dumps({'tools': small}))
+            revert_message, revert_took, revert_rtts = bench.reload_while_calling(period)
+            rss_reverted = _rss_of(dispatcher.pid)
+            print(f'{count:>7} {took:>7.2f}s '
+                  f'{_ms(_figure(r"loaded and checked in ([0-9.]+) s", message), 1e3):>7}ms '
+                  f'{_ms(_figure(r"swapped in ([0-9.]+) ms", message)):>6}ms '
+                  f'{_ms(_figure(r"the longest ([0-9.]+) ms", message)):>7}ms '
+                  f'{len(rtts):>6} {percentile(rtts, 0.5) * 1e3:>7.1f}ms '
+                  f'{max(rtts) * 1e3:>7.1f}ms {rss_before:>9.0f}MB {rss_after:>6.0f}MB '
+                  f'{rss_reverted:>7.0f}MB {revert_took:>7.2f}s {bench.failed:>6}', flush=True)
+            swap = _ms(_figure(r'swapped in ([0-9.]+) ms', revert_message))
+            longest = _ms(_figure(r'the longest ([0-9.]+) ms', revert_message))
+            print(f'        revert: swap {swap} ms, slice max {longest} ms, calls '
+                  f'{len(revert_rtts)}, p50 {percentile(revert_rtts, 0.5) * 1e3:.1f} ms, max '
+                  f'{max(revert_rtts) * 1e3:.1f} ms', flush=True)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
     parser.add_argument('--sizes', type=int, nargs='+', default=[10, 1000, 10000])
     parser.add_argument('--repeat', type=int, default=3)
+    parser.add_argument('--part', choices=['load', 'node', 'all'], default='all')
+    parser.add_argument('--call-period', type=float, default=0.1,
+                        help='seconds between echo calls during a reload (keep it below what '
+                             'the machine sustains: the baseline row shows it)')
     parser.add_argument('--without-jsonschema-rs', action='store_true',
                         help='check schemas with jsonschema only (as where jsonschema-rs is '
                              'not installed)')
@@ -117,6 +270,15 @@ def main() -> int:
     if args.child:
         child(args.child, args.repeat, args.without_jsonschema_rs)
         return 0
+    if args.part in ('load', 'all'):
+        load_part(args)
+    if args.part in ('node', 'all'):
+        node_part(args.sizes, args.call_period)
+    return 0
+
+
+def load_part(args: argparse.Namespace) -> None:
+    """Load each size in a fresh process; print one row per size and the linearity."""
     print(f'{"tools":>7} {"json floor":>11} {"first load":>11} {"/floor":>7} {"us/tool":>8} '
           f'{"reload":>9} {"validate/call":>13} {"RSS growth":>11}')
     per_tool = []
@@ -143,7 +305,6 @@ def main() -> int:
                                                     zip(args.sizes[1:], per_tool[1:])):
         print(f'linearity: time per tool at {large} tools is {large_us / small_us:.2f}x that at '
               f'{small} tools (1.0 = linear)')
-    return 0
 
 
 if __name__ == '__main__':

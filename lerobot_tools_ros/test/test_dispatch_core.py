@@ -489,3 +489,23 @@ def test_open_streams_are_bounded_in_number_and_characters():
     assert h.core.streams_evicted == 4
     h.feed(h.core.chunk('g2', '</echo>', True, 11.0))
     assert h.core.open_streams == (0, 0) and h.core.pending_calls == 1  # g2's echo runs
+
+
+def test_diagnostics_of_a_large_catalog_name_only_the_tools_called():
+    from lerobot_tools_ros.dispatch import diagnostics
+    h = Harness()
+    h.core.catalog = ToolCatalog.from_tools([
+        {'type': 'function', 'function': {'name': f'tool_{i}', 'parameters': {
+            'type': 'object', 'properties': {}}}} for i in range(3)])
+    h.text('<tool_call>{"name": "tool_1", "arguments": {}}</tool_call>')
+    (call,) = h.sent()
+    h.answer(call, 0.1)
+
+    def named(found) -> list[str]:
+        return [status.name for status in found]
+    every = diagnostics.statuses(h.core, None, lambda name: True, str)
+    assert named(every) == ['streams', 'tool_0', 'tool_1', 'tool_2']
+    few = diagnostics.statuses(h.core, None, lambda name: True, str, max_tools=2)
+    assert named(few) == ['streams', 'catalog', 'tool_1']
+    assert few[1].values == {'tools': 3, 'called': 1}
+    assert few[2].values['calls'] == 1

@@ -38,9 +38,16 @@ class Status:
     values: dict = field(default_factory=dict)
 
 
+# Above this many catalog tools, only the tools called so far get a status of their own (and
+# one status counts the rest): at 10,000 tools a status for each, once a second, kept the
+# dispatch thread busy for most of every second.
+MAX_TOOL_STATUSES = 100
+
+
 def statuses(core: DispatchCore, audit: AuditLog | None, available: Callable[[str], bool],
-             service: Callable[[str], str], input_loss: InputLoss | None = None) -> list[Status]:
-    """Return the audit log's, the input's, the streams' and every tool's status."""
+             service: Callable[[str], str], input_loss: InputLoss | None = None,
+             max_tools: int = MAX_TOOL_STATUSES) -> list[Status]:
+    """Return the audit log's, the input's, the streams' and each tool's status."""
     found = []
     if input_loss is not None:
         lost = input_loss.total_lost
@@ -55,7 +62,14 @@ def statuses(core: DispatchCore, audit: AuditLog | None, available: Callable[[st
         'streams', 'streams were finished early (max_open_streams, max_stream_bytes)'
         if evicted else 'ok', bool(evicted),
         values={'open': streams, 'held_chars': held, 'finished_early': evicted}))
-    for name in [*core.catalog.names, NOT_IN_CATALOG]:
+    tools = core.catalog.names
+    if len(tools) > max_tools:
+        called = [name for name in tools if name in core.stats]
+        found.append(Status('catalog', f'{len(tools)} tools: statuses only for the '
+                                       f'{len(called)} called so far (more than {max_tools})',
+                            values={'tools': len(tools), 'called': len(called)}))
+        tools = called
+    for name in [*tools, NOT_IN_CATALOG]:
         stats = core.stats.get(name) or ToolStats()
         unknown = name == NOT_IN_CATALOG
         if unknown and not stats.calls:

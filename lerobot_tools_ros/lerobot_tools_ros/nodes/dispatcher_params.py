@@ -16,12 +16,13 @@
 The dispatcher's ROS parameters: declared with descriptors, read, and checked when they change.
 
 Kept apart from the node so that it stays wiring: `DispatcherParameters` declares every global
-parameter and each catalog tool's `tool.<name>.<setting>`, turns them into the core's
+parameter and, one tool at a time (the node decides when, with `dispatch.tool_parameters`),
+each catalog tool's `tool.<name>.<setting>`, turns them into the core's
 `DispatchSettings` and per-tool `ToolSettings`, and checks a `ros2 param set` before the node
 applies it.
 """
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from lerobot_tools_ros import errors, names
 from lerobot_tools_ros.catalog import ToolCatalog
@@ -50,6 +51,13 @@ RUNTIME_PARAMETERS = {
     'stream_idle_timeout_s': float, 'max_open_streams': int, 'max_stream_bytes': int}
 # Changing one of these changes per-tool settings the core has cached.
 _TOOL_WIDE = frozenset({'timeout_s', 'rate_limit_hz', 'burst'})
+
+
+class _Override(NamedTuple):
+    """A parameters file's value for a parameter not declared yet, as `check` reads it."""
+
+    name: str
+    value: Any
 
 
 def allowed(tool_names: list[str]) -> list[str]:
@@ -135,12 +143,19 @@ class DispatcherParameters:
             node, 'max_stream_bytes', 8 << 20,
             'Most characters all open streams hold together; beyond it the least recently fed '
             'streams are finished early.')
-        for key in overrides_with_prefix(node, 'tool.'):
+        # tool.<name>.<setting> from a parameters file or the command line, by parameter name:
+        # a tool's settings until its parameters are declared (they then take these values).
+        self._tool_overrides: dict[str, Any] = {}
+        for key, value in overrides_with_prefix(node, 'tool.').items():
             tool, _, setting = key.rpartition('.')
             if setting not in PER_TOOL_SETTINGS:
                 node.get_logger().warning(
                     f"ignoring parameter 'tool.{key}': per-tool settings are "
                     f'{", ".join(PER_TOOL_SETTINGS)}')
+            else:
+                self._tool_overrides[f'tool.{key}'] = value
+        self.overridden_tools = frozenset(
+            name[len('tool.'):].rpartition('.')[0] for name in self._tool_overrides)
 
     def core_settings(self) -> DispatchSettings:
         """Return the core's settings from the current values."""
@@ -148,19 +163,38 @@ class DispatcherParameters:
 
     # -- per tool ----------------------------------------------------------------------------
 
-    def declare_tool_parameters(self, catalog: ToolCatalog) -> None:
-        """Declare tool.<name>.<setting> for every catalog tool: unset means the global value."""
+    def check_tool_overrides(self, tools: list[str]) -> str:
+        """
+        Return why the overrides given for `tools` are refused, or '' when they are fine.
+
+        The check `ros2 param set` gets, made before a catalog is taken, because its tools'
+        parameters are declared later, in slices (see `dispatch.tool_parameters`).
+        """
+        wanted = set(tools)
+        given = [_Override(name, value) for name, value in self._tool_overrides.items()
+                 if name[len('tool.'):].rpartition('.')[0] in wanted]
+        return self.check(given, None)[0]
+
+    def declare_tool(self, name: str) -> None:
+        """Declare tool.<name>.<setting> for every setting: unset means the global value."""
         node = self._node
         new = []
-        for name in catalog.names:
-            for setting in PER_TOOL_SETTINGS:
-                parameter = f'tool.{name}.{setting}'
-                if not node.has_parameter(parameter):
-                    initial, description = self._tool_parameter_default(name, setting)
-                    new.append((parameter, initial, ParameterDescriptor(
-                        name=parameter, dynamic_typing=True, description=description)))
-        if new:  # one declaration: one parameter event and one check, however many tools
+        for setting in PER_TOOL_SETTINGS:
+            parameter = f'tool.{name}.{setting}'
+            if not node.has_parameter(parameter):
+                initial, description = self._tool_parameter_default(name, setting)
+                new.append((parameter, initial, ParameterDescriptor(
+                    name=parameter, dynamic_typing=True, description=description)))
+        if new:
             node.declare_parameters('', new)
+
+    def undeclare_tool(self, name: str) -> None:
+        """Undeclare the tool.<name>.<setting> parameters of a tool gone from the catalog."""
+        node = self._node
+        for setting in PER_TOOL_SETTINGS:
+            parameter = f'tool.{name}.{setting}'
+            if node.has_parameter(parameter):
+                node.undeclare_parameter(parameter)
 
     @staticmethod
     def _tool_parameter_default(name: str, setting: str) -> tuple[Any, str]:
@@ -178,7 +212,10 @@ class DispatcherParameters:
     def _per_tool(self, name: str, setting: str, default: Any) -> Any:
         parameter = f'tool.{name}.{setting}'
         node = self._node
-        value = node.get_parameter(parameter).value if node.has_parameter(parameter) else None
+        if node.has_parameter(parameter):
+            value = node.get_parameter(parameter).value
+        else:  # not declared yet: the value its declaration will take
+            value = self._tool_overrides.get(parameter)
         try:
             return default if value is None else type(default)(value)
         except (TypeError, ValueError):  # checked on set; kept as a last line of defence
