@@ -38,7 +38,6 @@ cannot answer a service request later and an awaiting coroutine would busy-poll 
 """
 
 from collections import deque
-import gc
 import os
 import sys
 import threading
@@ -48,12 +47,12 @@ from typing import Any, Callable
 from lerobot_tools_interfaces.msg import TextChunk
 from lerobot_tools_interfaces.srv import Approve, CallTool, CancelCalls
 from lerobot_tools_ros import errors, names
-from lerobot_tools_ros.catalog import CatalogError, ToolCatalog
+from lerobot_tools_ros.catalog import ToolCatalog
 from lerobot_tools_ros.dispatch import AuditLog, diagnostics, DispatchCore, effects as fx
 from lerobot_tools_ros.dispatch.core import stream_key
 from lerobot_tools_ros.dispatch.input_loss import InputLoss, message_origin
-from lerobot_tools_ros.dispatch.tool_parameters import DECLARE, ToolParameterPlan
 from lerobot_tools_ros.nodes.dispatcher_params import DispatcherParameters
+from lerobot_tools_ros.nodes.dispatcher_reload import CatalogReloads, EAGER_CLIENTS, Waiter
 from lerobot_tools_ros.nodes.dispatcher_topics import DispatcherTopics
 from lerobot_tools_ros.nodes.executor_client import ExecutorClient, Outcome
 from lerobot_tools_ros.nodes.runner import run_node
@@ -63,7 +62,6 @@ from rcl_interfaces.msg import SetParametersResult
 import rclpy
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.clock import Clock, ClockType
-from rclpy.exceptions import ParameterException
 from rclpy.executors import (ExternalShutdownException, MultiThreadedExecutor,
                              SingleThreadedExecutor)
 from rclpy.node import Node
@@ -74,86 +72,13 @@ from std_srvs.srv import SetBool, Trigger
 
 # Threads of ~/call and ~/reload_catalog: requests waiting at once (more wait in the queue).
 _CALL_THREADS = 16
-# A catalog of at most this many tools gets its executor clients at once (discovery and the
-# readiness probe start before the first call); a larger one per tool at its first call: each
-# client is a CallTool client and a RunTool action client (6 DDS endpoints), and 1,000 of them
-# took ~100 s and ~550 MB to create here.
-_EAGER_CLIENTS = 100
 _CALL_SOURCE_DEFAULT = 'call_service'
-# Declaring tool.<name>.<setting> costs 0.1-0.4 ms a parameter here (five per tool): the
-# constructor declares this many tools' at once (every tool of a normal catalog, so they are all
-# there when the node's services come up), the rest go in slices of about _SLICE_S of work
-# (see dispatch.tool_parameters), as do a reload's new executor clients (~15 ms each). Slices
-# follow each other at once while no call is pending; with calls pending, _SLICE_GAP_S apart,
-# for a call's several turns on the dispatch thread (request, goal, answer, result) fit between
-# two slices instead of each waiting for one.
-_TOOLS_DECLARED_AT_START = 200
-_SLICE_S = 0.010
-_SLICE_GAP_S = 0.015
 # rclpy >= Iron hands a two-argument subscription callback the MessageInfo (sequence numbers,
 # from which lost input is counted); Humble's calls every callback with the message alone.
 _MESSAGE_INFO = hasattr(Subscription, 'CallbackType')
 
 
-class _Waiter:
-    """One ~/call request waiting in its service thread for its call's one result."""
-
-    __slots__ = ('answered', 'result', 'call')
-
-    def __init__(self) -> None:
-        self.answered = threading.Event()
-        self.result: fx.PublishResult | None = None
-        self.call: Any = None  # the core's call, once submitted
-
-
-def _freeze_if_large(catalog: ToolCatalog) -> None:
-    """
-    Keep the cyclic GC from walking a large catalog and its parameters again and again.
-
-    They are ~30 Python objects per tool (and ~50 per declared tool's parameters) that live
-    until the next reload, and each full collection walks every object while holding the GIL:
-    0.1-2 s each at 10,000 tools here, every call waiting meanwhile. `gc.freeze()` moves what
-    exists now out of the collector's reach (a replaced catalog is freed by reference counting:
-    it leaves no cyclic garbage). The price: cyclic garbage of objects alive at a freeze (a few
-    calls in flight) is never collected; small catalogs are not worth it.
-    """
-    if len(catalog) > _EAGER_CLIENTS:
-        gc.freeze()
-
-
-def _catalog_diff(old: ToolCatalog, new: ToolCatalog) -> tuple[list, list, list]:
-    """Return the tools `new` adds, removes and changes (schema) compared with `old`."""
-    before = {name: old.schema(name) for name in old.names}
-    after = {name: new.schema(name) for name in new.names}
-    return (sorted(set(after) - set(before)), sorted(set(before) - set(after)),
-            sorted(name for name in set(before) & set(after) if before[name] != after[name]))
-
-
-def _some(names: list[str], shown: int = 20) -> str:
-    """Name at most `shown` tools in a message (a 10,000-tool reload lists 10,000 names)."""
-    if not names:
-        return 'none'
-    rest = len(names) - shown
-    return f'{names[:shown]}' + (f' and {rest} more' if rest > 0 else '')
-
-
-class _SyncStats:
-    """What the tool parameter slices did since a reload asked for them (for its answer)."""
-
-    __slots__ = ('declared', 'undeclared', 'slices', 'longest_s')
-
-    def __init__(self) -> None:
-        self.declared = self.undeclared = self.slices = 0
-        self.longest_s = 0.0
-
-    def __str__(self) -> str:
-        if not self.slices:
-            return 'tool parameters unchanged'
-        return (f'tool parameters: {self.declared} tool(s) declared, {self.undeclared} '
-                f'undeclared in {self.slices} slice(s), the longest {self.longest_s * 1e3:.1f} ms')
-
-
-class Dispatcher(Node):
+class Dispatcher(CatalogReloads, Node):
     """Turn policy output into tool calls on executor services, one result per call."""
 
     def __init__(self, **kwargs: Any) -> None:
@@ -162,7 +87,7 @@ class Dispatcher(Node):
         self._audit: AuditLog | None = None
         self._core: DispatchCore | None = None
         self._lock = threading.Lock()
-        self._waiters: dict[Any, _Waiter] = {}  # ~/call requests by their call
+        self._waiters: dict[Any, Waiter] = {}  # ~/call requests by their call
         self._call_waiters: set = set()  # every ~/call request still waiting (for shutdown)
         self._call_node: Node | None = None
         self.params = params = DispatcherParameters(self)
@@ -175,13 +100,7 @@ class Dispatcher(Node):
             raise errors.ConfigurationError(f'bad per-tool setting: {refused}')
         # Registered first, so values from a parameters file are checked like `ros2 param set`.
         self.add_on_set_parameters_callback(self._on_set_parameters)
-        # tool.<name>.<setting>: the first tools now, the rest in slices once spinning.
-        self._tool_params = ToolParameterPlan(params.overridden_tools)
-        self._tool_params.retarget(catalog.names)
-        self._declaring = False  # declaring takes values already in force: nothing to re-read
-        self._sync_waiters: list[_Waiter] = []  # reloads waiting for the parameters
-        self._sync_stats = _SyncStats()
-        self._step_tool_parameters(max_steps=_TOOLS_DECLARED_AT_START)
+        self._plan_tool_parameters(catalog)  # the first tools now, the rest in slices
         parse('', catalog, params.formats)  # an unknown format name fails here, not per message
         self._core = DispatchCore(
             catalog, params.core_settings(), params.tool_settings,
@@ -191,15 +110,7 @@ class Dispatcher(Node):
         self._posted: deque = deque()  # work from other threads, run in the group (_post)
         self._post_guard = self.create_guard_condition(self._run_posted,
                                                        callback_group=self._group)
-        self._new_clients: list[str] = []  # executor clients a reload added, made in slices
-        self._slice_guard = self.create_guard_condition(self._catch_up,
-                                                        callback_group=self._group)
-        self._slice_timer = self.create_timer(_SLICE_GAP_S, self._catch_up,
-                                              callback_group=self._group,
-                                              clock=Clock(clock_type=ClockType.STEADY_TIME))
-        self._slice_timer.cancel()
-        if self._tool_params.pending:
-            self._slice_guard.trigger()
+        self._start_slices()
         self._tool_clients: dict[str, ExecutorClient] = {}
         self._retiring: dict[str, ExecutorClient] = {}  # of removed tools, until their calls end
         self._clock = self.get_clock()
@@ -225,7 +136,7 @@ class Dispatcher(Node):
         self._wake.cancel()
         self._armed_for = float('inf')
         self.create_timer(1.0, self._publish_diagnostics, callback_group=self._group)
-        if len(catalog) <= _EAGER_CLIENTS:
+        if len(catalog) <= EAGER_CLIENTS:
             for name in catalog.names:
                 self._client(name)
         self._serve_calls(reliable)
@@ -401,7 +312,7 @@ class Dispatcher(Node):
     def _relayed(self, handler: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
         """Return a service callback (for a ~/call thread) that runs `handler` in the group."""
         def callback(request: Any, response: Any) -> Any:
-            done = _Waiter()
+            done = Waiter()
 
             def run() -> None:
                 try:
@@ -428,7 +339,7 @@ class Dispatcher(Node):
 
     def _on_call(self, request: CallTool.Request, response: CallTool.Response):
         """Post one request into the group (the core), wait in this thread for its result."""
-        waiter = _Waiter()
+        waiter = Waiter()
         source = ros_string(request.source.strip()[:128]) or _CALL_SOURCE_DEFAULT
 
         def submit() -> None:
@@ -611,142 +522,6 @@ class Dispatcher(Node):
             response.message = (f'no call {request.call_id!r} is waiting for approval (it may '
                                 'have been decided, timed out or been paused)')
         return response
-
-    def _on_reload(self, request: Trigger.Request, response: Trigger.Response):
-        """Load and check the new catalog here (a ~/call thread); swap it in the group."""
-        start = time.perf_counter()
-        try:
-            catalog = self._load_catalog()
-        except CatalogError as exc:
-            response.success = False
-            response.message = f'kept the old catalog: {exc}'
-            return response
-        refused = self.params.check_tool_overrides(catalog.names)
-        if refused:
-            response.success = False
-            response.message = f'kept the old catalog: a new tool has a bad setting: {refused}'
-            return response
-        _freeze_if_large(catalog)
-        loaded_s = time.perf_counter() - start
-        swapped = _Waiter()
-        synced = _Waiter()
-        self._call_waiters.update((swapped, synced))
-        try:
-            base = self.catalog  # compared here, off the dispatch thread (10,000 schemas)
-            diff = _catalog_diff(base, catalog)
-            self._post(lambda: self._swap_catalog(catalog, swapped, synced, base, diff))
-            while not swapped.answered.wait(1.0) and self.context.ok():
-                pass  # the swap is quick; this only notices shutdown
-            # The new catalog is in force; answer once its tools' parameters are declared and
-            # removed tools' undeclared (in slices, calls are served meanwhile).
-            while swapped.result and not synced.answered.wait(1.0) and self.context.ok():
-                pass
-        finally:
-            self._call_waiters.difference_update((swapped, synced))
-        response.success, response.message = swapped.result or (
-            False, 'the dispatcher shut down before the new catalog was swapped in')
-        if response.success:
-            response.message += (f'; loaded and checked in {loaded_s:.3f} s; '
-                                 f'{self._sync_stats}')
-        return response
-
-    def _swap_catalog(self, catalog: ToolCatalog, swapped: _Waiter, synced: _Waiter,
-                      base: ToolCatalog, diff: tuple[list, list, list]) -> None:
-        """
-        In the group: make `catalog` the core's, retire the clients of removed tools.
-
-        Tool parameters and the new tools' clients follow in slices (`_catch_up`), which
-        answer `synced`.
-        """
-        start = time.perf_counter()
-        if self.catalog is not base:  # another reload came first: compare with its catalog
-            diff = _catalog_diff(self.catalog, catalog)
-        added, removed, changed = diff
-        self._tool_params.retarget(catalog.names)
-        self._sync_stats = _SyncStats()
-        self._sync_waiters.append(synced)
-        self._slice_guard.trigger()  # answers `synced` at once if there is nothing to do
-        with self._lock:
-            self._core.catalog = catalog
-            self._core.settings_changed(time.monotonic())
-            for name in removed:
-                client = self._tool_clients.pop(name, None)
-                if client is not None:
-                    self._retiring[name] = client
-            self._retire_idle_clients()
-        if len(catalog) <= _EAGER_CLIENTS:
-            self._new_clients = added[::-1]  # a stack: made in order
-        message = (f'reloaded {catalog.source}: added {_some(added)}, removed '
-                   f'{_some(removed)}, changed {_some(changed)}; swapped in '
-                   f'{(time.perf_counter() - start) * 1e3:.1f} ms')
-        self.get_logger().info(message)
-        swapped.result = (True, message)
-        swapped.answered.set()
-
-    def _catch_up(self) -> None:
-        """In the group: one slice of new clients and tool parameter steps; then the next."""
-        self._slice_timer.cancel()
-        start = time.perf_counter()
-        deadline = start + _SLICE_S
-        steps = 0
-        while self._new_clients and time.perf_counter() < deadline:
-            name = self._new_clients.pop()
-            if name in self._core.catalog:  # still (a later reload may have removed it)
-                self._client(name)
-            steps += 1
-        if time.perf_counter() < deadline:
-            steps += self._step_tool_parameters(deadline=deadline)
-        if steps:
-            _freeze_if_large(self._core.catalog)  # what this slice declared
-            stats = self._sync_stats
-            stats.slices += 1
-            stats.longest_s = max(stats.longest_s, time.perf_counter() - start)
-        if self._tool_params.pending or self._new_clients:
-            if self._core.pending_calls or self._posted:
-                self._slice_timer.reset()  # calls are on their way: leave them the gap
-            else:
-                self._slice_guard.trigger()  # after whatever else is ready now
-            return
-        for synced in self._sync_waiters:
-            synced.answered.set()
-        self._sync_waiters.clear()
-
-    def _step_tool_parameters(self, *, deadline: float = float('inf'),
-                              max_steps: int | None = None) -> int:
-        """Take the plan's next steps until `deadline` (perf_counter) or `max_steps` taken."""
-        plan = self._tool_params
-        taken = 0
-        self._declaring = True
-        try:
-            while (step := plan.next_step()) is not None and taken != max_steps:
-                kind, tool = step
-                try:
-                    if kind == DECLARE:
-                        self.params.declare_tool(tool)
-                    else:
-                        self.params.undeclare_tool(tool)
-                except ParameterException as exc:  # the overrides were checked before
-                    self.get_logger().error(
-                        f'could not {kind} the parameters of {log_text(tool)}: {exc}')
-                plan.done(step)
-                taken += 1
-                if kind == DECLARE:
-                    self._sync_stats.declared += 1
-                else:
-                    self._sync_stats.undeclared += 1
-                if time.perf_counter() >= deadline:
-                    break
-        finally:
-            self._declaring = False
-        return taken
-
-    def _retire_idle_clients(self) -> None:
-        """Destroy the clients of removed tools once none of their calls is still out."""
-        if not self._retiring:
-            return
-        busy = {call.name for call in self._core.active_calls()}
-        for name in [name for name in self._retiring if name not in busy]:
-            self._retiring.pop(name).destroy()
 
     def _executor_available(self, name: str) -> bool:
         """For diagnostics: a tool not called yet in a large catalog has no client to ask."""
