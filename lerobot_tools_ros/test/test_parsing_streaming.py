@@ -232,3 +232,72 @@ def test_wake_string_split_before_a_long_delta_still_wakes():
     assert parser.feed('<say>hello</sa') == []
     events = parser.feed('y>' + ' and then a long stretch of plain prose' * 3)
     assert kinds(events)[0] == ('call', 'say', {'text': 'hello'})
+
+
+def _joined(events: list) -> tuple[str, list]:
+    text = ''.join(event.text for event in events if isinstance(event, ContentEvent))
+    return text, [kind for kind in kinds(events) if kind[0] != 'content']
+
+
+def test_marker_split_across_many_small_deltas_is_one_call():
+    text = 'Sure.\n<tool_call>{"name": "say", "arguments": {"text": "hi"}}</tool_call> ok'
+    for size in (1, 2, 3, 5):
+        parser = StreamingParser(CATALOG)
+        events = []
+        for i in range(0, len(text), size):
+            events += parser.feed(text[i:i + size])
+        events += parser.finish()
+        assert _joined(events) == ('Sure.\nok', [('call', 'say', {'text': 'hi'})]), size
+
+
+def test_near_marker_that_turns_out_to_be_prose_is_delivered_as_prose():
+    parser = StreamingParser(CATALOG)
+    events = parser.feed('Note: a <tool')  # '<tool' may still become <tool_call>
+    assert _joined(events)[0] == 'Note: a'
+    events += parser.feed('kit> (see above) [x] {y} say')
+    events += parser.feed('ing `z` done')
+    events += parser.finish()
+    assert _joined(events) == ('Note: a <toolkit> (see above) [x] {y} saying `z` done', [])
+
+
+def test_held_back_tails_are_emitted_at_finish():
+    # a partial trigger, a trailing word that may start say(, and trailing whitespace
+    for tail in ('<tool_ca', 'functools', 'sa', '   '):
+        parser = StreamingParser(CATALOG)
+        events = parser.feed('It is done ') + parser.feed(tail)
+        events += parser.finish()
+        assert _joined(events) == (parse('It is done ' + tail, CATALOG).content, []), tail
+
+
+def test_prose_fast_path_crossing_the_limit_gives_the_prose_before_then_one_issue():
+    # small deltas without a key character are only counted; the limit is still exact
+    parser = StreamingParser(CATALOG, max_input_bytes=40)
+    events = []
+    for _ in range(12):
+        events += parser.feed('word ')  # 5 bytes each: the 9th crosses 40
+    events += parser.finish()
+    text, others = _joined(events)
+    assert text == ('word ' * 8).rstrip()
+    assert others == [('issue', 'too_large')]
+    issue = [event.issue for event in events if isinstance(event, IssueEvent)][0]
+    assert issue.span == (40, 45)  # from the end of the delivered prose
+    assert 'is 45 bytes' in issue.message
+
+
+def test_non_ascii_prose_counts_utf8_bytes_against_the_limit():
+    parser = StreamingParser(CATALOG, max_input_bytes=20)
+    events = parser.feed('éé') + parser.feed('éé') + parser.feed('éé')  # 4 bytes each
+    assert [kind for kind in kinds(events) if kind[0] == 'issue'] == []
+    events += parser.feed('éééééé')  # 24 bytes in all
+    events += parser.finish()
+    assert _joined(events) == ('éééééé', [('issue', 'too_large')])
+
+
+def test_pending_call_crossing_the_limit_in_small_deltas_gives_one_issue():
+    parser = StreamingParser(CATALOG, max_input_bytes=60)
+    events = parser.feed('<say>')
+    for _ in range(20):
+        events += parser.feed('abcd')
+    events += parser.feed('</say>')
+    events += parser.finish()
+    assert kinds(events) == [('issue', 'too_large')]
