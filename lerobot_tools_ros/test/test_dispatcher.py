@@ -552,9 +552,11 @@ def test_allowlist_can_change_while_running(stack, ros_node):
 
 
 def test_executor_killed_mid_call_gives_exactly_one_result(stack, start_node, dataset):
-    policy, _, server = stack('-p', 'tool.echo.timeout_s:=2.0')
-    policy.text_pub.publish(String(data='[echo(text="in flight", delay_s=5.0)]'))
-    spin_until(policy.node, lambda: False, 0.5)
+    # 1.5 s for the call to reach the executor even on a loaded machine (killed before that,
+    # the call would wait for an executor and end unavailable, not timeout).
+    policy, _, server = stack('-p', 'tool.echo.timeout_s:=4.0')
+    policy.text_pub.publish(String(data='[echo(text="in flight", delay_s=8.0)]'))
+    spin_until(policy.node, lambda: False, 1.5)
     server.kill()
     assert spin_until(policy.node, lambda: len(policy.results) == 1, 10.0)
     assert policy.results[0].error_code == ErrorCodes.TIMEOUT

@@ -394,7 +394,9 @@ def test_confirm_tool_waits_for_approval_and_a_disconnect_cancels(
             assert await asyncio.to_thread(spin_until, ros_node, lambda: bool(requests), 15.0)
             return requests[-1].call_id
 
-    cancel_served = '/dispatcher/cancel' in dict(ros_node.get_service_names_and_types())
+    # (the dispatcher serves ~/cancel from its ~/call node: give discovery its time)
+    cancel_served = spin_until(ros_node, lambda: '/dispatcher/cancel' in dict(
+        ros_node.get_service_names_and_types()), 10.0)
     abandoned = asyncio.run(session())
     # The ROS side still ends that call with exactly one result, and does not hang.
     assert spin_until(ros_node, lambda: results_for(results, abandoned), 30.0), proc.output()
@@ -471,7 +473,9 @@ def test_cancel_and_disconnect_mid_call_leave_one_result_each(echo_stack, ros_no
         assert await asyncio.to_thread(spin_until, ros_node, lambda: len(
             [c for c in calls if c.source == 'mcp']) >= count, 15.0)
 
-    cancel_served = '/dispatcher/cancel' in dict(ros_node.get_service_names_and_types())
+    # (the dispatcher serves ~/cancel from its ~/call node: give discovery its time)
+    cancel_served = spin_until(ros_node, lambda: '/dispatcher/cancel' in dict(
+        ros_node.get_service_names_and_types()), 10.0)
 
     async def cancelled_then_served() -> None:
         async with stdio_session(ros_env, tmp_path) as client:
@@ -541,7 +545,9 @@ def test_http_client_gone_mid_call_leaves_one_result(echo_stack, start_process, 
     from mcp import ClientSession
     from mcp.client.streamable_http import streamable_http_client
     results, calls = echo_stack
-    cancel_served = '/dispatcher/cancel' in dict(ros_node.get_service_names_and_types())
+    # (the dispatcher serves ~/cancel from its ~/call node: give discovery its time)
+    cancel_served = spin_until(ros_node, lambda: '/dispatcher/cancel' in dict(
+        ros_node.get_service_names_and_types()), 10.0)
     port = free_port()
     proc = start_process(server_command('--transport', 'http', '--port', str(port)), name='mcp')
     wait_for_port(port, proc)
