@@ -35,6 +35,9 @@ goal), as a `CallTool` service otherwise, and only once its answers are proven t
 `~/call` (CallTool) lets other nodes submit a call through the same gates; it is served by a
 small node of its own (`<name>_call`) whose threads wait for the calls' results, because rclpy
 cannot answer a service request later and an awaiting coroutine would busy-poll the executor.
+The operator's `~/set_enabled`, `~/approve` and `~/cancel` are served there too and relayed into
+the group: the dispatch thread then waits on fewer entities (rclpy visits each at every wake).
+Catalog reloads and the tool.<name>.<setting> parameters are in `dispatcher_reload`.
 """
 
 from collections import deque
