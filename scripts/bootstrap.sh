@@ -95,12 +95,13 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   # uv resolves and installs the pinned files in seconds where pip takes minutes; torch alone
   # comes through pip, which takes this machine's local CPU wheel (uv would download a CUDA
   # build). Without uv (offline, or its install fails) pip installs everything. uv copies
-  # (never hard-links) from its cache: step 3 edits files of the venv in place. Both compile
-  # bytecode, as pip does by default: test workers importing torch at once would each compile it.
+  # (never hard-links) from its cache: step 3 edits files of the venv in place. uv compiles the
+  # bytecode of the whole venv (torch too): test workers importing torch at once would each
+  # compile it.
   torch_pin="$(grep -h -m1 -E '^torch==' "${req_files[@]}" || true)"
   if [ -n "$torch_pin" ]; then
     say "pip install $torch_pin"
-    pip_install "$torch_pin"
+    pip_install --no-compile "$torch_pin"  # uv compiles it below, on every core
   fi
   if [ "${LEROBOT_USE_UV:-1}" = 1 ] && pip_install "uv==$UV_VERSION" \
       && say "uv pip install -r ${req_files[*]}" \
@@ -113,6 +114,8 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
       say "pip install -r $req"
       pip_install -r "$req"
     done
+    "$VENV/bin/python" -m compileall -q -j 0 "$("$VENV/bin/python" -c \
+      'import sysconfig; print(sysconfig.get_paths()["purelib"])')" > /dev/null || true
   fi
   echo "$want" > "$stamp"
 else

@@ -321,7 +321,7 @@ def _outcome(catalog: ToolCatalog, name: str, arguments: dict) -> tuple[bool, st
         return False, exc.message
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @hypothesis.given(
     schema=st.sampled_from(range(len(_ARGUMENT_SCHEMAS))),
     arguments=st.dictionaries(st.sampled_from(['n', 'mode', 'fixed', 'tags', 'pair', 'inner',

@@ -35,6 +35,7 @@ from lerobot_tools_ros.tools.record_observation import (
 import numpy as np
 import pytest
 import rclpy
+from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 
 try:
     import cv2
@@ -153,9 +154,20 @@ def node(ros_env):
     ros_node = rclpy.create_node(f'record_test_{os.getpid()}', context=context)
     executor = SingleThreadedExecutor(context=context)
     executor.add_node(ros_node)
-    spinner = threading.Thread(target=executor.spin, daemon=True)
+    stop = threading.Event()
+
+    def spin() -> None:
+        while not stop.is_set():
+            try:
+                executor.spin_once(timeout_sec=0.1)
+            except _rclpy.InvalidHandle:
+                # A test's tool.close() destroyed a subscription while this thread built its
+                # wait set (rclpy raises instead of skipping it): the next wait goes without.
+                continue
+    spinner = threading.Thread(target=spin, daemon=True)
     spinner.start()
     yield ros_node
+    stop.set()
     executor.shutdown()
     spinner.join(10)
     ros_node.destroy_node()
