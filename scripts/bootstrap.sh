@@ -96,12 +96,12 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   # comes through pip, which takes this machine's local CPU wheel (uv would download a CUDA
   # build). Without uv (offline, or its install fails) pip installs everything. uv copies
   # (never hard-links) from its cache: step 3 edits files of the venv in place. uv compiles the
-  # bytecode of the whole venv (torch too): test workers importing torch at once would each
-  # compile it.
+  # bytecode of what it installs; torch's modules are compiled at their first import (only the
+  # few hundred that are imported, instead of pip compiling all of them on one core).
   torch_pin="$(grep -h -m1 -E '^torch==' "${req_files[@]}" || true)"
   if [ -n "$torch_pin" ]; then
     say "pip install $torch_pin"
-    pip_install --no-compile "$torch_pin"  # uv compiles it below, on every core
+    pip_install --no-compile "$torch_pin"
   fi
   if [ "${LEROBOT_USE_UV:-1}" = 1 ] && pip_install "uv==$UV_VERSION" \
       && say "uv pip install -r ${req_files[*]}" \
