@@ -95,9 +95,9 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   # uv resolves and installs the pinned files in seconds where pip takes minutes; torch alone
   # comes through pip, which takes this machine's local CPU wheel (uv would download a CUDA
   # build). Without uv (offline, or its install fails) pip installs everything. uv copies
-  # (never hard-links) from its cache: step 3 edits files of the venv in place. uv compiles the
-  # bytecode of what it installs; torch's modules are compiled at their first import (only the
-  # few hundred that are imported, instead of pip compiling all of them on one core).
+  # (never hard-links) from its cache: step 3 edits files of the venv in place. Bytecode is
+  # compiled at the end on every core (pip compiles on one; left to the first import, every test
+  # process that loads torch at the same time compiles it again).
   torch_pin="$(grep -h -m1 -E '^torch==' "${req_files[@]}" || true)"
   if [ -n "$torch_pin" ]; then
     say "pip install $torch_pin"
@@ -105,7 +105,7 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   fi
   if [ "${LEROBOT_USE_UV:-1}" = 1 ] && pip_install "uv==$UV_VERSION" \
       && say "uv pip install -r ${req_files[*]}" \
-      && "$VENV/bin/uv" pip install --quiet --link-mode=copy --compile-bytecode \
+      && "$VENV/bin/uv" pip install --quiet --link-mode=copy \
         --python "$VENV/bin/python" \
         "${req_files[@]/#/--requirements=}"; then
     :
@@ -114,9 +114,10 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
       say "pip install -r $req"
       pip_install -r "$req"
     done
-    "$VENV/bin/python" -m compileall -q -j 0 "$("$VENV/bin/python" -c \
-      'import sysconfig; print(sysconfig.get_paths()["purelib"])')" > /dev/null || true
   fi
+  say "compiling the venv's bytecode"
+  "$VENV/bin/python" -m compileall -q -j 0 "$("$VENV/bin/python" -c \
+    'import sysconfig; print(sysconfig.get_paths()["purelib"])')" > /dev/null || true
   echo "$want" > "$stamp"
 else
   say "Python requirements up to date (${req_files[*]})"
