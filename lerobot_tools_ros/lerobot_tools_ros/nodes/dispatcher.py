@@ -35,8 +35,6 @@ goal), as a `CallTool` service otherwise, and only once its answers are proven t
 `~/call` (CallTool) lets other nodes submit a call through the same gates; it is served by a
 small node of its own (`<name>_call`) whose threads wait for the calls' results, because rclpy
 cannot answer a service request later and an awaiting coroutine would busy-poll the executor.
-The operator's `~/set_enabled`, `~/approve` and `~/cancel` are served there too and relayed into
-the group: the dispatch thread then waits on fewer entities (rclpy visits each at every wake).
 Catalog reloads and the tool.<name>.<setting> parameters are in `dispatcher_reload`.
 """
 
@@ -45,7 +43,7 @@ import os
 import sys
 import threading
 import time
-from typing import Any, Callable
+from typing import Any
 
 from lerobot_tools_interfaces.msg import TextChunk
 from lerobot_tools_interfaces.srv import Approve, CallTool, CancelCalls
@@ -133,6 +131,10 @@ class Dispatcher(CatalogReloads, Node):
             TextChunk, params.stream_topic,
             self._on_chunk if _MESSAGE_INFO else self._on_chunk_only, reliable,
             callback_group=self._group)
+        self.create_service(SetBool, '~/set_enabled', self._on_set_enabled,
+                            callback_group=self._group)
+        self.create_service(Approve, '~/approve', self._on_approve, callback_group=self._group)
+        self.create_service(CancelCalls, '~/cancel', self._on_cancel, callback_group=self._group)
         # One one-shot timer, armed for the core's next deadline (see _arm).
         self._wake = self.create_timer(3600.0, self._on_wake, callback_group=self._group,
                                        clock=Clock(clock_type=ClockType.STEADY_TIME))
@@ -297,42 +299,12 @@ class Dispatcher(CatalogReloads, Node):
         # dispatch thread keeps answering calls meanwhile; only the swap runs in the group.
         self._call_node.create_service(Trigger, self.resolve_service_name('~/reload_catalog'),
                                        self._on_reload, callback_group=group)
-        # The operator's services run in the group too, relayed from these threads: every
-        # entity the dispatch thread waits on costs it time at each message (rclpy's executor
-        # visits each one per wait), and these are rarely called.
-        for kind, name, handler in ((SetBool, '~/set_enabled', self._on_set_enabled),
-                                    (Approve, '~/approve', self._on_approve),
-                                    (CancelCalls, '~/cancel', self._on_cancel)):
-            self._call_node.create_service(kind, self.resolve_service_name(name),
-                                           self._relayed(handler), callback_group=group)
         self._call_executor = MultiThreadedExecutor(num_threads=_CALL_THREADS,
                                                     context=self.context)
         self._call_executor.add_node(self._call_node)
         self._call_thread = threading.Thread(target=self._spin_calls, daemon=True,
                                              name='dispatcher-call')
         self._call_thread.start()
-
-    def _relayed(self, handler: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
-        """Return a service callback (for a ~/call thread) that runs `handler` in the group."""
-        def callback(request: Any, response: Any) -> Any:
-            done = Waiter()
-
-            def run() -> None:
-                try:
-                    done.result = handler(request, response)
-                finally:
-                    done.answered.set()
-            self._call_waiters.add(done)
-            try:
-                self._post(run)
-                while not done.answered.wait(1.0) and self.context.ok():
-                    pass  # this only notices shutdown
-            finally:
-                self._call_waiters.discard(done)
-            if done.result is None and hasattr(response, 'message'):
-                response.message = 'the dispatcher shut down before it could answer'
-            return done.result or response
-        return callback
 
     def _spin_calls(self) -> None:
         try:
