@@ -25,7 +25,6 @@ as a table row as it happens; at the end the files written are listed.
 import argparse
 import os
 import pathlib
-import signal
 import sys
 import threading
 import time
@@ -159,7 +158,7 @@ def run(args: argparse.Namespace) -> int:
     from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
     from rclpy.signals import SignalHandlerOptions
 
-    from lerobot_tools_ros.nodes.runner import CONFIGURATION_ERRORS
+    from lerobot_tools_ros.nodes.runner import CONFIGURATION_ERRORS, StopOnSignal
 
     params = args.params or default_params_file()
     if not params.is_file():
@@ -169,15 +168,7 @@ def run(args: argparse.Namespace) -> int:
     # Ctrl-C and SIGTERM only set a flag the loop below checks, so the nodes are destroyed in
     # order while the context is still valid (the speaker finishes WAVs of whole utterances).
     rclpy.init(args=[], signal_handler_options=SignalHandlerOptions.NO)
-    stop = threading.Event()
-    wake: list = []  # a guard condition that ends the executor's wait (see runner.spin_until)
-
-    def on_signal(*_: object) -> None:
-        stop.set()
-        for guard in wake:
-            guard.trigger()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, on_signal)
+    stop = StopOnSignal()
     nodes: list = []
     table = None
     output_dirs: list[pathlib.Path] = []
@@ -188,14 +179,14 @@ def run(args: argparse.Namespace) -> int:
         output_dirs = _output_dirs(args, nodes)
         table = _Table()
         monitor = _add_monitor(nodes, table, _namespace(args.namespace))
-        wake.append(monitor.create_guard_condition(lambda: None))
+        stop.wake_through(monitor)
         for node in nodes:
             executor.add_node(node)
         dispatcher = nodes[0]
         text_topic = dispatcher.resolve_topic_name(dispatcher.params.input_topic)
         print(f'[bringup] ready: {", ".join(n.get_name() for n in nodes[:-1])}; policy text '
               f'goes to {text_topic}', flush=True)
-        _spin(executor, monitor, dispatcher, policy, args.duration, stop)
+        _spin(executor, monitor, dispatcher, policy, args.duration, stop.event)
         _settle(executor, 0.5)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass

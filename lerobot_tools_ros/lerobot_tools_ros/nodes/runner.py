@@ -61,15 +61,7 @@ def run_node(make_node: Callable[[], Node], name: str, args: list[str] | None = 
     still publish (the dispatcher answers every pending call before it goes).
     """
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
-    stop = threading.Event()
-    wake: list = []  # the spinning node's guard condition, once there is one
-
-    def on_signal(*_: object) -> None:
-        stop.set()
-        for guard in wake:
-            guard.trigger()
-    previous = {signum: signal.signal(signum, on_signal)
-                for signum in (signal.SIGINT, signal.SIGTERM)}
+    stop = StopOnSignal()
     node = None
     try:
         try:
@@ -79,23 +71,51 @@ def run_node(make_node: Callable[[], Node], name: str, args: list[str] | None = 
             # exception is a bug and keeps its traceback.
             report_start_failure(name, exc)
             return 1
-        wake.append(node.create_guard_condition(lambda: None))
+        stop.wake_through(node)
         executor = SingleThreadedExecutor()
         executor.add_node(node)
         try:
-            spin_until(executor, stop, name)
+            spin_until(executor, stop.event, name)
         finally:
             executor.remove_node(node)
             executor.shutdown(timeout_sec=0.0)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)  # a second Ctrl-C interrupts a stuck shutdown
+        stop.restore()  # a second Ctrl-C interrupts a stuck shutdown
         if node is not None:
             node.destroy_node()
         rclpy.try_shutdown()
     return 0
+
+
+class StopOnSignal:
+    """
+    Ctrl-C and SIGTERM set `event` and trigger a guard condition of a spun node.
+
+    Only a flag and a wake-up: whoever spins ends its loop and destroys the nodes while the
+    context is still valid (see spin_until for why the wake-up is needed).
+    """
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+        self._guards: list = []
+        self._previous = {signum: signal.signal(signum, self._on_signal)
+                          for signum in (signal.SIGINT, signal.SIGTERM)}
+
+    def _on_signal(self, *_: object) -> None:
+        self.event.set()
+        for guard in self._guards:
+            guard.trigger()
+
+    def wake_through(self, node: Node) -> None:
+        """Give `node` the guard condition a signal triggers (the node must be spun)."""
+        self._guards.append(node.create_guard_condition(lambda: None))
+
+    def restore(self) -> None:
+        """Put back the signal handlers that were there before."""
+        for signum, handler in self._previous.items():
+            signal.signal(signum, handler)
 
 
 def spin_until(executor: Executor, stop: threading.Event, name: str) -> None:
@@ -106,7 +126,7 @@ def spin_until(executor: Executor, stop: threading.Event, name: str) -> None:
     for every wait, a cost on every message. A signal cannot end that wait from the thread that
     waits (Python runs handlers between bytecodes), so this thread spins while the caller's
     thread joins it and takes the signal; its handler sets `stop` and triggers a guard condition
-    of a spun node (see run_node). An exception from a callback ends the spin and is raised
+    of a spun node (StopOnSignal). An exception from a callback ends the spin and is raised
     here, in the caller's thread.
     """
     failure: list[BaseException] = []
