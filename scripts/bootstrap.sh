@@ -84,6 +84,7 @@ else
   say "without requirements-tts.txt (LEROBOT_TTS=$LEROBOT_TTS): the pocket-tts tests skip"
 fi
 stamp="$VENV/.requirements.sha256"
+compiling=''
 want="$(cat "${req_files[@]}" | sha256sum | cut -d' ' -f1)"
 pip_install() {
   # (this machine's pip.conf names index folders that do not exist; pip warns per package)
@@ -96,8 +97,8 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   # comes through pip, which takes this machine's local CPU wheel (uv would download a CUDA
   # build). Without uv (offline, or its install fails) pip installs everything. uv copies
   # (never hard-links) from its cache: step 3 edits files of the venv in place. Bytecode is
-  # compiled at the end on every core (pip compiles on one; left to the first import, every test
-  # process that loads torch at the same time compiles it again).
+  # compiled on every core while step 4 builds (pip compiles on one; left to the first import,
+  # every test process that loads torch at the same time compiles it again).
   torch_pin="$(grep -h -m1 -E '^torch==' "${req_files[@]}" || true)"
   if [ -n "$torch_pin" ]; then
     say "pip install $torch_pin"
@@ -115,9 +116,12 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
       pip_install -r "$req"
     done
   fi
-  say "compiling the venv's bytecode"
+  # Compiled while colcon builds the interfaces (step 4; neither needs the other): the build's
+  # code generators leave one core idle much of the time.
+  say "compiling the venv's bytecode (beside the build)"
   "$VENV/bin/python" -m compileall -q -j 0 "$("$VENV/bin/python" -c \
-    'import sysconfig; print(sysconfig.get_paths()["purelib"])')" > /dev/null || true
+    'import sysconfig; print(sysconfig.get_paths()["purelib"])')" > /dev/null 2>&1 &
+  compiling=$!
   echo "$want" > "$stamp"
 else
   say "Python requirements up to date (${req_files[*]})"
@@ -141,4 +145,7 @@ colcon --log-base "$LEROBOT_LOG" build --symlink-install \
   --cmake-args -DBUILD_TESTING=OFF -DPython3_EXECUTABLE="$VENV/bin/python" \
   2>&1 | grep -v "doesn't contain any 'local_setup" || { say "colcon build failed"; exit 1; }
 test -f "$LEROBOT_INSTALL/setup.bash" || { say "colcon build produced no $LEROBOT_INSTALL/setup.bash"; exit 1; }
+if [ -n "$compiling" ]; then
+  wait "$compiling" || true  # a file that does not compile is only compiled at import
+fi
 say "done. Enter the workspace with: . scripts/env.sh   (or prefix commands with scripts/with_env.sh)"
