@@ -27,8 +27,8 @@ rm -f "$RESULTS"
 # colcon's --pytest-args takes the rest of the line; a leading space keeps "-k" and the like
 # from being read as colcon options (colcon strips it).
 # Most tests wait on DDS and on node processes, not on the CPU: LEROBOT_TEST_WORKERS pytest-xdist
-# workers (default 3; 4 took the Kilted suite from ~7 to ~4 min here, but made a Jazzy stream-loss test fail once) share the tests out as
-# they finish; 0 runs them in this one process.
+# workers (default 3; 4 took the Kilted suite from ~7 to ~4 min here, but a Jazzy input-loss
+# test then failed once) share the tests out as they finish; 0 runs them in this one process.
 workers="${LEROBOT_TEST_WORKERS:-3}"
 pytest_args=(" -ra" " -p" " no:cacheprovider")
 if [ "$workers" != 0 ]; then pytest_args+=(" -n" " $workers" " --dist" " worksteal"); fi
