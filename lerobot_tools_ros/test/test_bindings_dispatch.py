@@ -98,6 +98,15 @@ class Stack:
                    for tool in CATALOG]
         up = spin_until(self.node, lambda: all(c.service_is_ready() for c in clients), 30.0)
         assert up, self.logs()
+        # A robot's server answers only a client it has discovered (rmw_fastrtps gives up on a
+        # response after ~100 ms otherwise), and a bound call cannot be probed: it would act.
+        # As a robot's bringup would, wait until the robot's side has seen tool_server's
+        # clients (the light, and the two gripper bindings' action clients).
+        robot = self.robot.node
+        seen = spin_until(self.node, lambda: robot.count_clients(LIGHT_SERVICE) >= 1
+                          and robot.count_clients(f'{GRIPPER_ACTION}/_action/send_goal') >= 2,
+                          30.0)
+        assert seen, self.logs()
 
     def logs(self) -> str:
         return ('--- tool_server\n' + self.server.output()[-3000:] + '\n--- dispatcher\n'

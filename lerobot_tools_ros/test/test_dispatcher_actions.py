@@ -73,6 +73,7 @@ class Graph:
         node.create_subscription(GoalStatusArray, ECHO_STATUS, self._on_status, STATUS_QOS)
         self.executor_ready = False  # the dispatcher's diagnostics say echo's executor is proven
         self.ready_stamp = 0.0  # when (its clock, s) the diagnostics last said so
+        self.echo_reports: list[tuple[int, dict]] = []  # (stamp s, values): for failure reports
         node.create_subscription(DiagnosticArray, '/diagnostics', self._on_diagnostics, 10)
         self.text = node.create_publisher(String, '/policy/text', RELIABLE)
         self.set_enabled = node.create_client(SetBool, '/dispatcher/set_enabled')
@@ -86,6 +87,7 @@ class Graph:
         for status in message.status:
             if status.name.endswith(': echo'):
                 values = {kv.key: kv.value for kv in status.values}
+                self.echo_reports.append((message.header.stamp.sec, values))
                 self.executor_ready = values.get('executor_available') == 'True'
                 if self.executor_ready:
                     stamp = message.header.stamp
@@ -241,9 +243,14 @@ def test_executor_killed_mid_goal_gives_one_timeout_then_recovers(stack):
     # Only diagnostics published after the restart count: one from before the kill can still
     # be waiting in this node's queue, and would say the dead executor was ready.
     assert spin_until(graph.node, lambda: graph.executor_ready
-                      and graph.ready_stamp > restarted_at, 30.0), procs['dispatcher'].output()
+                      and graph.ready_stamp > restarted_at, 30.0), (
+        f'restarted at {restarted_at:.1f}; the last echo reports (stamp, ready): '
+        f'{[(t, v.get("executor_available")) for t, v in graph.echo_reports][-40:]}\n'
+        + procs['dispatcher'].output() + '--- tool_server\n' + procs['tool_server'].output())
     graph.publish(echo(text='after restart'))  # waits for the new executor, proven first
     results = graph.wait_results(2, timeout=20.0)
     assert results[1].success, results[1].error_message + procs['dispatcher'].output()
     assert json.loads(results[1].content) == {'text': 'after restart'}
+    # The operator sees the recovery in the log, not only the timeout.
+    assert '/lerobot_tools/echo: its answers reach us again' in procs['dispatcher'].output()
     graph.one_result_each()

@@ -158,6 +158,7 @@ class ExecutorClient:
         self._probe_wait_s = probe_interval_s  # doubles while probes go unanswered (max 5 s)
         self._service_probes: list[Future] = []
         self._service_seen_at: float | None = None
+        self._reproving = False  # a proof was lost: say so in the log when it is regained
         self._send_local = None
         self._resolved = node.resolve_service_name(name)  # as the tool_server registers it
         if in_process:
@@ -224,6 +225,7 @@ class ExecutorClient:
 
     def mark_unproven(self) -> None:
         """Forget the proof (a call went unanswered, the executor vanished): probe again."""
+        self._reproving = self._reproving or bool(self.kind)
         self.kind = ''
         self._epoch += 1
         self._probe_kind = ''
@@ -264,7 +266,10 @@ class ExecutorClient:
         self.kind = kind  # the first proof, or the action proven after the service
         self._probe_kind = ''
         if self.path != LOCAL:
+            if self._reproving and self.path == kind:  # no path change to log: say it is back
+                self._node.get_logger().info(f'{self._resolved}: its answers reach us again')
             self._note_path(kind)
+        self._reproving = False
         self._drop_service_probes()
         if self.on_ready is not None:
             self.on_ready()
