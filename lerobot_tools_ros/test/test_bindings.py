@@ -333,6 +333,29 @@ def test_cancelling_the_call_cancels_the_goal_on_the_server(host, robot):
         assert robot.cancelled_goals == [50] and robot.finished_goals == []
 
 
+def test_a_goal_whose_acceptance_is_lost_is_cancelled_by_its_id(host, robot):
+    # The server accepts the goal, but its answer is lost on the way (as when the server's side
+    # has not matched the client yet): here the client drops the goal response it takes. The
+    # binding cannot know the goal runs, so it cancels it by the id it gave it.
+    tool = host(GRIPPER.replace('timeout_s: 10.0', 'timeout_s: 1.0'), 'move_gripper')
+    client = tool._client
+    take = client.take_data
+
+    def take_losing_goal_responses():
+        data = take()
+        data.pop('goal', None)
+        return data
+    client.take_data = take_losing_goal_responses
+    context, _ = _recording_context()
+    error = _attempt(tool, {'steps': 40}, context)
+    assert isinstance(error, ToolError) and error.code == errors.TIMEOUT, error
+    assert 'never answered the goal request; a cancel for its goal id was accepted' \
+        in error.message, error.message
+    assert _wait(lambda: robot.cancelled_goals == [40], 10.0), robot.finished_goals
+    with robot.lock:
+        assert robot.finished_goals == []
+
+
 def test_close_cancels_a_running_goal(host, robot):
     tool = host(GRIPPER, 'move_gripper')
     context, reports = _recording_context()

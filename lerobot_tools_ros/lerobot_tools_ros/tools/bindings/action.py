@@ -30,7 +30,9 @@
 Feedback is relayed as the call's progress (stage ``running``, detail = the feedback as JSON).
 The goal is cancelled on the robot when the call times out, when the call is cancelled (a
 cancelled ``RunTool`` goal, the dispatcher's pause) and when ``tool_server`` shuts down: no goal
-is left running once its call has a result. Keep ``timeout_s`` (plus ``cancel_timeout_s``)
+is left running once its call has a result. Each goal gets its id from the binding, so a goal
+whose acceptance never reached us (lost, or not yet decided at the timeout) is cancelled by that
+id. Keep ``timeout_s`` (plus ``cancel_timeout_s``)
 below the dispatcher's timeout for the tool (``tool.<name>.timeout_s``, default 10 s): a
 caller of the plain ``CallTool`` service cannot cancel, so the binding's own timeout is what
 stops the goal then.
@@ -38,6 +40,7 @@ stops the goal then.
 
 import time
 from typing import Any
+import uuid
 
 from lerobot_tools_ros import errors
 from lerobot_tools_ros.errors import ToolError
@@ -54,6 +57,8 @@ __all__ = ['ActionBinding', 'FEEDBACK_STAGE']
 FEEDBACK_STAGE = 'running'  # RunTool.Feedback.STAGE_RUNNING
 # action_msgs/msg/GoalStatus values (kept here so the module imports without ROS)
 _SUCCEEDED, _CANCELED, _ABORTED = 4, 5, 6
+_CANCEL_UNKNOWN_GOAL = 2  # action_msgs/srv/CancelGoal ERROR_UNKNOWN_GOAL_ID
+_RETRY_S = 0.1  # between cancels of a goal id the server does not know yet
 
 
 class ActionBinding(BoundTool):
@@ -116,17 +121,13 @@ class ActionBinding(BoundTool):
         deadline = time.monotonic() + self.timeout_s
         self._wait_for_server(self._client.server_is_ready, deadline, context,
                               f'action server {self.action}', 'before the goal was sent')
-        sent = send_goal_async(self._client, goal, feedback_callback=self._relay(context))
+        from unique_identifier_msgs.msg import UUID
+        goal_id = UUID(uuid=list(uuid.uuid4().bytes))  # ours: it can be cancelled unanswered
+        sent = send_goal_async(self._client, goal, feedback_callback=self._relay(context),
+                               goal_uuid=goal_id)
         outcome = self._ros.wait(sent.done, deadline, stopped)
         if outcome != 'done':
-            # The goal may still be accepted: wait for the answer so it can be cancelled.
-            grace = time.monotonic() + self.cancel_timeout_s
-            if self._ros.wait(sent.done, grace, lambda: False) == 'done' \
-                    and sent.result().accepted:
-                note = self._cancel(sent.result(), None)
-            else:
-                note = 'the server never answered the goal request'
-            raise self._ended(outcome, context, note)
+            raise self._ended(outcome, context, self._cancel_unanswered(sent, goal_id))
         handle = sent.result()
         if not handle.accepted:
             raise ToolError(errors.EXECUTION_FAILED,
@@ -168,6 +169,48 @@ class ActionBinding(BoundTool):
         if self._ros.wait(result_future.done, deadline, lambda: False) != 'done':
             return f'cancel accepted by {self.action}; the goal had not ended yet'
         return 'the goal was cancelled on the server'
+
+    def _cancel_unanswered(self, sent: Any, goal_id: Any) -> str:
+        """
+        Cancel a goal whose request has no answer yet, by the id we gave it.
+
+        Requests reaching a server does not mean its answers reach us (its side may not have
+        matched our client yet): the goal may be running with its acceptance lost. Until
+        ``cancel_timeout_s`` ends, the goal is cancelled through its handle once the answer
+        comes, else by its id, asked again while the server does not know the id yet.
+        """
+        from rclpy.action.client import ClientGoalHandle
+        accepted = self.action_type.Impl.SendGoalService.Response(accepted=True)
+        by_id = ClientGoalHandle(self._client, goal_id, accepted)
+        deadline = time.monotonic() + self.cancel_timeout_s
+        unknown = False
+        while not sent.done():
+            cancel = by_id.cancel_goal_async()
+            if self._ros.wait(lambda: cancel.done() or sent.done(), deadline,
+                              lambda: False) != 'done':
+                break
+            if not cancel.done():
+                continue  # the goal's answer came first: cancel through its handle
+            answer = cancel.result()
+            if answer.goals_canceling:
+                return ('the server never answered the goal request; a cancel for its goal id '
+                        'was accepted')
+            if answer.return_code != _CANCEL_UNKNOWN_GOAL:
+                return ('the server never answered the goal request, and refused to cancel it '
+                        f'(return code {answer.return_code})')
+            unknown = True
+            if time.monotonic() + _RETRY_S >= deadline:
+                break
+            self._ros.wait(sent.done, time.monotonic() + _RETRY_S, lambda: False)
+        if sent.done():
+            if sent.result().accepted:
+                return self._cancel(sent.result(), None)
+            return f'{self.action} rejected the goal'
+        if unknown:
+            return ('the server never answered the goal request, and did not know its goal id '
+                    f'within {self.cancel_timeout_s:g} s (it never got the request)')
+        return ('the server answered neither the goal request nor a cancel for its goal id '
+                f'within {self.cancel_timeout_s:g} s')
 
     def _release(self) -> None:
         if self._ros is not None:
