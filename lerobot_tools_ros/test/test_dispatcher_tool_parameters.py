@@ -139,12 +139,15 @@ def test_a_call_during_a_large_reload_is_not_held_until_every_parameter_is_decla
     def on_event(event: ParameterEvent) -> None:
         if event.node == '/dispatcher':
             declared.extend(p.name for p in event.new_parameters)
-    ros_node.create_subscription(ParameterEvent, '/parameter_events', on_event, 1000)
+    events = ros_node.create_subscription(ParameterEvent, '/parameter_events', on_event, 1000)
     count = 1000  # 5,000 parameters: seconds of declarations here, milliseconds for one call
     _write(info, [ECHO_SCHEMA, *DEFAULT_TOOLS, *(_tool(f'tool_{i}', i) for i in range(count))])
     reloaded = reload.call_async(Trigger.Request())
     # The first declaration of a new tool's parameters: the new catalog has been swapped in.
     assert spin_until(ros_node, lambda: bool(declared), 60.0), dispatcher.output()[-3000:]
+    # Stop listening: thousands of events, one callback each on this node, would hold up the
+    # call's answer and the parameter query below while the declarations go on.
+    ros_node.destroy_subscription(events)
     # A call of the tool whose parameters come last: checked against the new catalog at once.
     future = call.call_async(CallTool.Request(name=f'tool_{count - 1}', arguments='{}'))
     assert spin_until(ros_node, future.done, 60.0), dispatcher.output()[-3000:]
