@@ -69,9 +69,23 @@ class ParameterClient:
             c.service_is_ready() for c in self.clients.values()), 30.0)
 
     def call(self, kind: str, request):
-        future = self.clients[kind].call_async(request)
-        assert spin_until(self.ros_node, future.done, 20.0), f'{kind} did not answer'
-        return future.result()
+        """
+        Call one parameter service and return its answer.
+
+        `service_is_ready()` comes from the ROS graph, which can list a server before DDS has
+        matched both of its paths with this client, so a first request or its answer can be
+        lost. Reads are repeated (each second, as `ros2 param` would be by a user) until one is
+        answered; a set is sent once (tests set only after a read proved the node's services).
+        """
+        client = self.clients[kind]
+        attempts = 1 if kind == 'set_parameters' else 20
+        future = None
+        for _ in range(attempts):
+            future = client.call_async(request)
+            if spin_until(self.ros_node, future.done, 20.0 / attempts):
+                return future.result()
+            client.remove_pending_request(future)
+        raise AssertionError(f'{kind} did not answer in 20 s')
 
     def names(self) -> list[str]:
         return list(self.call('list_parameters', ListParameters.Request()).result.names)
