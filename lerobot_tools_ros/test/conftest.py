@@ -30,7 +30,7 @@ import signal
 import subprocess
 import sys
 import time
-from typing import Callable
+from typing import Any, Callable
 
 from domain_coordinator import domain_id as reserve_domain_id
 import pytest
@@ -207,6 +207,24 @@ def ros_node(ros_domain):
     executor.shutdown()
     node.destroy_node()
     rclpy.shutdown(context=context)
+
+
+def prove_service(node, client, probe, timeout: float = 30.0) -> Any:
+    """
+    Send `probe` (a request that changes nothing) until it is answered; return the answer.
+
+    `service_is_ready()` can be true before the server's side has matched this client, and an
+    answer sent then is lost. The product proves its executors the same way (a `:probe` call);
+    tests do it before a first request that must not be repeated.
+    """
+    assert spin_until(node, client.service_is_ready, timeout), f'no {client.srv_name}'
+    deadline = time.monotonic() + timeout
+    while True:
+        future = client.call_async(probe)
+        if spin_until(node, future.done, 0.5):
+            return future.result()
+        client.remove_pending_request(future)
+        assert time.monotonic() < deadline, f'{client.srv_name} never answered a probe'
 
 
 def spin_until(node, predicate: Callable[[], bool], timeout: float = 10.0) -> bool:

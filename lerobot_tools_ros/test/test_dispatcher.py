@@ -20,8 +20,9 @@ import random
 import sys
 import time
 
-from conftest import spin_until
+from conftest import prove_service, spin_until
 from lerobot_tools_interfaces.msg import ErrorCodes, TextChunk, ToolCall, ToolResult
+from lerobot_tools_ros import names
 from lerobot_tools_ros.catalog import DEFAULT_TOOLS
 from lerobot_tools_ros.dispatch import lerobot_atoms, read_audit_log
 from lerobot_tools_ros.tools.echo import ECHO_SCHEMA
@@ -103,10 +104,8 @@ class Policy:
         return got
 
     def enable(self, on: bool) -> None:
-        assert spin_until(self.node, self.set_enabled.service_is_ready, 10.0)
-        future = self.set_enabled.call_async(SetBool.Request(data=on))
-        assert spin_until(self.node, future.done, 10.0)
-        assert future.result().success
+        # Setting a state twice is setting it once: the request itself is the probe.
+        assert prove_service(self.node, self.set_enabled, SetBool.Request(data=on)).success
 
 
 @pytest.fixture
@@ -529,7 +528,7 @@ def test_allowlist_can_change_while_running(stack, ros_node):
     from rclpy.parameter import Parameter
     policy, _, _ = stack()
     client = ros_node.create_client(SetParameters, '/dispatcher/set_parameters')
-    assert spin_until(ros_node, client.service_is_ready, 10.0)
+    prove_service(ros_node, client, SetParameters.Request())  # sets nothing
 
     def set_parameter(parameter: Parameter) -> bool:
         request = SetParameters.Request(parameters=[parameter.to_parameter_msg()])
@@ -666,7 +665,7 @@ def test_dispatcher_under_a_multithreaded_executor_gives_one_result_per_call(
 def _call_tool(node, client, name: str, arguments: str, *, source: str = 'test_node',
                call_id: str = '', timeout: float = 20.0):
     from lerobot_tools_interfaces.srv import CallTool
-    assert spin_until(node, client.service_is_ready, 20.0), 'no /dispatcher/call'
+    prove_service(node, client, CallTool.Request(name=names.READINESS_PROBE))
     future = client.call_async(CallTool.Request(call_id=call_id, name=name, arguments=arguments,
                                                 source=source))
     assert spin_until(node, future.done, timeout), f'no answer from ~/call for {name}'
@@ -692,6 +691,12 @@ def test_call_service_runs_calls_through_the_same_gates(stack, ros_node):
     assistant, tool = policy.chat[:2]
     assert assistant['source'] == tool['source'] == 'test_node'
     assert assistant['tool_calls'][0]['id'] == tool['tool_call_id'] == 'bt-1'
+    # The readiness probes `_call_tool` sent first made no call: nothing announced or answered.
+    assert prove_service(ros_node, client, CallTool.Request(
+        call_id='p', name=names.READINESS_PROBE)).success
+    spin_until(ros_node, lambda: False, 0.3)
+    assert [c.call_id for c in policy.calls] == ['bt-1']
+    assert [r.call_id for r in policy.results] == ['bt-1'] and len(policy.chat) == 2
 
     # The gates: allowlist, validation, unknown tools, JSON, pause.
     denied = _call_tool(ros_node, client, 'say', '{"text": "hi"}')
@@ -718,7 +723,7 @@ def test_call_service_waits_for_slow_calls_without_blocking_policy_text(stack, r
     from lerobot_tools_interfaces.srv import CallTool
     policy, _, _ = stack()
     client = ros_node.create_client(CallTool, '/dispatcher/call')
-    assert spin_until(ros_node, client.service_is_ready, 20.0)
+    prove_service(ros_node, client, CallTool.Request(name=names.READINESS_PROBE))
     slow = client.call_async(CallTool.Request(name='echo', source='ui',
                                               arguments='{"text": "slow", "delay_s": 1.5}'))
     spin_until(ros_node, lambda: False, 0.3)
@@ -784,7 +789,8 @@ class Operator:
         return self.requests[-count:]
 
     def decide(self, call_id: str, approve: bool, note: str = 'test operator'):
-        assert spin_until(self.node, self.client.service_is_ready, 10.0)
+        # Deciding on no call changes nothing: the probe.
+        prove_service(self.node, self.client, self.Approve.Request(call_id='no-such-call'))
         future = self.client.call_async(self.Approve.Request(call_id=call_id, approve=approve,
                                                              note=note))
         assert spin_until(self.node, future.done, 10.0)
@@ -841,7 +847,7 @@ def test_burst_mixing_every_path_gives_one_result_per_call(stack, start_node, ro
         '-p', 'tool.say.timeout_s:=1.0', '-p', 'max_pending:=20')
     operator = Operator(ros_node)
     client = ros_node.create_client(CallTool, '/dispatcher/call')
-    assert spin_until(ros_node, client.service_is_ready, 20.0)
+    prove_service(ros_node, client, CallTool.Request(name=names.READINESS_PROBE))
     answers = []
     texts = ['<echo>a</echo><say>same</say>', '<say>same</say>[nope()]',
              '<tool_call>{"name": "echo", "arguments": {"te', '<echo>b</echo><echo>c</echo>']
@@ -964,7 +970,7 @@ def test_cancel_answers_queued_and_running_calls_once(stack, ros_node):
     from lerobot_tools_interfaces.srv import CancelCalls
     policy, _, _ = stack('-p', 'tool.echo.timeout_s:=20.0')
     client = ros_node.create_client(CancelCalls, '/dispatcher/cancel')
-    assert spin_until(ros_node, client.service_is_ready, 10.0)
+    prove_service(ros_node, client, CancelCalls.Request(call_id='no-such-call'))
     from lerobot_tools_interfaces.msg import ToolProgress
     progress = []
     ros_node.create_subscription(ToolProgress, '/lerobot_tools/progress', progress.append, 50)

@@ -314,6 +314,12 @@ class Dispatcher(CatalogReloads, Node):
 
     def _on_call(self, request: CallTool.Request, response: CallTool.Response):
         """Post one request into the group (the core), wait in this thread for its result."""
+        if request.name == names.READINESS_PROBE:
+            # Answered at once, no call made: a caller proves our answers reach it (as the
+            # dispatcher does with executors) before its first real call.
+            response.call_id = request.call_id
+            response.success = True
+            return response
         waiter = Waiter()
         source = ros_string(request.source.strip()[:128]) or _CALL_SOURCE_DEFAULT
 

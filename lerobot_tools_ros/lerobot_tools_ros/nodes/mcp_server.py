@@ -166,7 +166,7 @@ class RosBridge:
         self.sessions: dict[int, Any] = {}   # connections to tell about list changes
         self.bus = None                      # SubscriptionBus of modern-era listeners
         self.cancels: list[Future] = []      # ~/cancel requests sent, answered or not
-        self.call_ready_since: float | None = None
+        self.call_proven = False  # a :probe on ~/call was answered (see call_service_ready)
         self.started = loop.time()
         self._told_empty = False
         self._catalog: tuple | None = None   # (dataset parameter, catalog, file mtime)
@@ -217,8 +217,8 @@ class RosBridge:
                 pass
 
     async def refresh(self) -> None:
-        if self.call_ready_since is None and self.node.call_client.service_is_ready():
-            self.call_ready_since = self.loop.time()
+        if not self.node.call_client.service_is_ready():
+            self.call_proven = False  # gone: a dispatcher that comes back is proven again
         params = self.node.param_client
         if not params.services_are_ready():
             return  # keep the last list: calls answer unavailable until the dispatcher is back
@@ -355,21 +355,28 @@ class RosBridge:
 
     async def call_service_ready(self, timeout: float) -> bool:
         """
-        Wait (bounded) for the dispatcher's ``~/call``; False when it does not show up.
+        Wait (bounded) until the dispatcher's ``~/call`` answers us; False when it does not.
 
-        Discovery is not quite matching: for a moment after a service appears, its answers may
-        not reach this node yet, so the first call waits until it has been up for a second.
+        Discovery is not matching: for a moment after a service appears, its answers may not
+        reach this node yet. Before the first call (and after the dispatcher was gone) a
+        ``:probe`` request, which makes no call, is sent until one is answered.
         """
         deadline = self.loop.time() + timeout
-        while not self.node.call_client.service_is_ready():
+        client = self.node.call_client
+        while not client.service_is_ready():
+            self.call_proven = False  # gone: a dispatcher that comes back is proven again
             if self.loop.time() >= deadline:
                 return False
             await asyncio.sleep(0.05)
-        if self.call_ready_since is None:
-            self.call_ready_since = self.loop.time()
-        settle = self.call_ready_since + 1.0 - self.loop.time()
-        if settle > 0:
-            await asyncio.sleep(settle)
+        while not self.call_proven:
+            if self.loop.time() >= deadline:
+                return False
+            probe = client.call_async(CallTool.Request(name=names.READINESS_PROBE))
+            try:
+                await asyncio.wait_for(self.wait(probe), 0.5)
+                self.call_proven = True
+            except asyncio.TimeoutError:
+                client.remove_pending_request(probe)
         return True
 
     async def drain_cancels(self, timeout: float) -> None:
