@@ -227,6 +227,24 @@ def prove_service(node, client, probe, timeout: float = 30.0) -> Any:
         assert time.monotonic() < deadline, f'{client.srv_name} never answered a probe'
 
 
+def prove_action(node, client, probe, timeout: float = 30.0) -> None:
+    """
+    Send the goal `probe` (one that runs nothing) until its result comes back.
+
+    The action counterpart of `prove_service`: a goal sent as soon as `server_is_ready()` can
+    have its acceptance or result lost while the server's side matches this client.
+    """
+    assert spin_until(node, client.server_is_ready, timeout), 'no action server'
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        sent = client.send_goal_async(probe)
+        if not spin_until(node, sent.done, 0.5) or not sent.result().accepted:
+            continue
+        if spin_until(node, sent.result().get_result_async().done, 0.5):
+            return
+    raise AssertionError('the action server never answered a probe goal')
+
+
 def spin_until(node, predicate: Callable[[], bool], timeout: float = 10.0) -> bool:
     """Spin the test node until predicate() is true or timeout; returns predicate()."""
     deadline = time.monotonic() + timeout

@@ -27,9 +27,10 @@ import time
 
 from bound_stack import gripper_binding, in_own_domain, light_binding, LIGHT_TOOL, node_commands
 from bound_stack import Policy, tool_schema, write_stack_files
-from conftest import NodeProcess, spin_until
+from conftest import NodeProcess, prove_action, spin_until
 from lerobot_tools_interfaces.msg import ErrorCodes, ToolResult
 from lerobot_tools_interfaces.srv import CallTool
+from lerobot_tools_ros.names import READINESS_PROBE
 from lerobot_tools_ros.tools.echo import ECHO_SCHEMA
 import pytest
 from robot_servers import BATTERY_TOPIC, CMD_VEL_TOPIC, GRIPPER_ACTION, LIGHT_SERVICE
@@ -232,6 +233,7 @@ def test_bound_action_over_run_tool_relays_feedback_and_cancels_on_the_robot(sta
     client = ActionClient(stack.node, RunTool, '/lerobot_tools/move_gripper')
     if not spin_until(stack.node, client.server_is_ready, 3.0):
         pytest.skip('this tool_server serves no RunTool action (CallTool only)')
+    prove_action(stack.node, client, RunTool.Goal(name=READINESS_PROBE))  # a new client
     feedback: list = []
     sent = client.send_goal_async(
         RunTool.Goal(call_id='rt1', name='move_gripper', arguments='{"steps": 5}'),

@@ -18,7 +18,7 @@ import json
 import re
 import sys
 
-from conftest import spin_until
+from conftest import prove_service, spin_until
 import cv2
 from lerobot_tools_interfaces.msg import ErrorCodes, SpeakerStatus, ToolResult
 import pytest
@@ -71,8 +71,7 @@ def bringup(start_process, ros_node, tmp_path):
         return results[before:]
 
     def set_enabled(on: bool) -> None:
-        future = enable.call_async(SetBool.Request(data=on))
-        assert spin_until(ros_node, future.done, 10.0)
+        prove_service(ros_node, enable, SetBool.Request(data=on))  # the same state twice: once
 
     def finished_utterances() -> int:
         return sum(s.state == SpeakerStatus.FINISHED for s in statuses)
@@ -140,9 +139,8 @@ def test_overrides_and_params_file_apply_under_a_namespace(start_process, ros_no
     def get(node: str, *names: str) -> dict:
         client = ros_node.create_client(GetParameters, f'/robot1/{node}/get_parameters')
         assert spin_until(ros_node, client.service_is_ready, 60.0), proc.output()[-3000:]
-        future = client.call_async(GetParameters.Request(names=list(names)))
-        assert spin_until(ros_node, future.done, 10.0)
-        values = [parameter_value_to_python(v) for v in future.result().values]
+        answer = prove_service(ros_node, client, GetParameters.Request(names=list(names)))
+        values = [parameter_value_to_python(v) for v in answer.values]
         ros_node.destroy_client(client)
         return dict(zip(names, values))
 

@@ -24,10 +24,11 @@ thread (5.4 s for 10,000 tools) while calls waited.
 import json
 import pathlib
 
-from conftest import spin_until
+from conftest import prove_service, spin_until
 from lerobot_tools_interfaces.msg import ErrorCodes
 from lerobot_tools_interfaces.srv import CallTool
 from lerobot_tools_ros.catalog import DEFAULT_TOOLS
+from lerobot_tools_ros.names import READINESS_PROBE
 from lerobot_tools_ros.tools.echo import ECHO_SCHEMA
 from rcl_interfaces.msg import ParameterEvent
 from rclpy.parameter import parameter_value_to_python
@@ -133,7 +134,7 @@ def test_a_call_during_a_large_reload_is_not_held_until_every_parameter_is_decla
     info, dispatcher, params, reload = _start(start_node, ros_node, tmp_path,
                                               [ECHO_SCHEMA, *DEFAULT_TOOLS])
     call = ros_node.create_client(CallTool, '/dispatcher/call')
-    assert spin_until(ros_node, call.service_is_ready, 20.0), dispatcher.output()
+    prove_service(ros_node, call, CallTool.Request(name=READINESS_PROBE))
     declared: list[str] = []
 
     def on_event(event: ParameterEvent) -> None:

@@ -26,10 +26,11 @@ import json
 import os
 import sys
 
-from conftest import PACKAGE_DIR, spin_until
+from conftest import PACKAGE_DIR, prove_service, spin_until
 from lerobot_tools_interfaces.msg import ErrorCodes, ToolResult
 from lerobot_tools_interfaces.srv import CallTool
 from lerobot_tools_ros.catalog import SAMPLE_DATASET
+from lerobot_tools_ros.names import READINESS_PROBE
 from rcl_interfaces.srv import GetParameters, ListParameters
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 
@@ -73,6 +74,10 @@ def two_camera_dataset(root):
 
 
 def call(ros_node, client, request):
+    """Call once, after a request that changes nothing proved that answers reach us."""
+    probe = (CallTool.Request(name=READINESS_PROBE) if isinstance(request, CallTool.Request)
+             else type(request)())
+    prove_service(ros_node, client, probe)
     future = client.call_async(request)
     assert spin_until(ros_node, future.done, 20.0)
     return future.result()

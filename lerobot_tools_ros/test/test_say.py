@@ -22,10 +22,11 @@ import tempfile
 import threading
 import time
 
-from conftest import spin_until
+from conftest import prove_service, spin_until
 from lerobot_tools_interfaces.msg import AudioChunk, ErrorCodes
 from lerobot_tools_interfaces.srv import CallTool
 from lerobot_tools_ros.errors import ToolError
+from lerobot_tools_ros.names import READINESS_PROBE
 import numpy as np
 import pytest
 from rclpy.qos import QoSProfile, ReliabilityPolicy
@@ -80,7 +81,8 @@ def say_stack(start_node, ros_node, tmp_path):
         assert spin_until(ros_node, lambda: ros_node.count_subscribers(AUDIO_TOPIC) >= wanted
                           and ros_node.count_publishers(AUDIO_TOPIC) >= 1, 20.0), (
             (speaker_proc.output() if speaker_proc else '') + server.output())
-        spin_until(ros_node, lambda: False, 0.3)  # let the two processes match each other
+        # tool_server answers a ':probe' at once, without running say: its answers reach us.
+        prove_service(ros_node, client, CallTool.Request(name=READINESS_PROBE))
 
         def call(arguments, timeout: float = 20.0):
             future = client.call_async(CallTool.Request(
@@ -219,9 +221,11 @@ def test_pocket_tts_streams_24khz_chunks_and_stop_cuts_it_short(say_stack, ros_n
     assert full['audio_seconds'] > 5.0
 
     stop = ros_node.create_client(Trigger, '/tool_server/stop')
-    assert spin_until(ros_node, stop.service_is_ready, 10.0)
+    prove_service(ros_node, stop, Trigger.Request())  # nothing speaks: stops nothing
+    say = ros_node.create_client(CallTool, '/lerobot_tools/say')
+    prove_service(ros_node, say, CallTool.Request(name=READINESS_PROBE))
     before = set(heard.chunks)
-    pending = ros_node.create_client(CallTool, '/lerobot_tools/say').call_async(
+    pending = say.call_async(
         CallTool.Request(call_id='s', name='say', arguments=json.dumps({'text': text})))
     assert spin_until(ros_node, lambda: set(heard.chunks) - before, 10.0), server.output()
     stopped = stop.call_async(Trigger.Request())
@@ -242,6 +246,7 @@ def test_auto_falls_back_to_espeak_with_exactly_one_warning(start_node, ros_node
     server = start_node('lerobot_tools_ros.nodes.tool_server', '-p', 'tools:=[say]', env=env)
     client = ros_node.create_client(CallTool, '/lerobot_tools/say')
     assert spin_until(ros_node, client.service_is_ready, 45.0), server.output()
+    prove_service(ros_node, client, CallTool.Request(name=READINESS_PROBE))
     future = client.call_async(CallTool.Request(call_id='a', name='say',
                                                 arguments='{"text": "fallback"}'))
     assert spin_until(ros_node, future.done, 20.0)
