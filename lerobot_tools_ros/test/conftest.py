@@ -209,22 +209,26 @@ def ros_node(ros_domain):
     rclpy.shutdown(context=context)
 
 
-def prove_service(node, client, probe, timeout: float = 30.0) -> Any:
+def prove_service(node, client, probe, timeout: float = 30.0,
+                  output: Callable[[], str] = str) -> Any:
     """
     Send `probe` (a request that changes nothing) until it is answered; return the answer.
 
     `service_is_ready()` can be true before the server's side has matched this client, and an
     answer sent then is lost. The product proves its executors the same way (a `:probe` call);
-    tests do it before a first request that must not be repeated.
+    tests do it before a first request that must not be repeated. `output()` is added to a
+    failure (a node's log).
     """
-    assert spin_until(node, client.service_is_ready, timeout), f'no {client.srv_name}'
+    assert spin_until(node, client.service_is_ready, timeout), (
+        f'no {client.srv_name}\n{output()}')
     deadline = time.monotonic() + timeout
     while True:
         future = client.call_async(probe)
         if spin_until(node, future.done, 0.5):
             return future.result()
         client.remove_pending_request(future)
-        assert time.monotonic() < deadline, f'{client.srv_name} never answered a probe'
+        assert time.monotonic() < deadline, (
+            f'{client.srv_name} never answered a probe\n{output()}')
 
 
 def prove_action(node, client, probe, timeout: float = 30.0) -> None:

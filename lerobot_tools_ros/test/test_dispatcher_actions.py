@@ -25,7 +25,7 @@ import pathlib
 import time
 
 from action_msgs.msg import GoalStatus, GoalStatusArray
-from conftest import spin_until
+from conftest import prove_service, spin_until
 from diagnostic_msgs.msg import DiagnosticArray
 from lerobot_tools_interfaces.msg import ErrorCodes, ToolCall, ToolProgress, ToolResult
 from lerobot_tools_interfaces.srv import CancelCalls
@@ -103,14 +103,7 @@ class Graph:
         # the same readiness exchange the product does for executors.
         for client, probe in ((self.set_enabled, SetBool.Request(data=True)),
                               (self.cancel, CancelCalls.Request())):
-            assert spin_until(self.node, client.service_is_ready, 20.0), proc.output()
-            future = None
-            for _ in range(40):
-                future = client.call_async(probe)
-                if spin_until(self.node, future.done, 0.5):
-                    break
-                client.remove_pending_request(future)
-            assert future.done(), proc.output()
+            prove_service(self.node, client, probe, 20.0, proc.output)
         # Calls sent before the executor is up would wait for it inside their timeout.
         assert spin_until(self.node, lambda: self.executor_ready, 30.0), proc.output()
 

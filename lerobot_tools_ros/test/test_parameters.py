@@ -23,7 +23,7 @@ made `ros2 param dump /dispatcher` print `ros__parameters: {}`.
 
 import pathlib
 
-from conftest import PACKAGE_DIR, spin_until
+from conftest import PACKAGE_DIR, prove_service, spin_until
 from lerobot_tools_ros.nodes.params import string_list
 import pytest
 from rcl_interfaces.msg import Parameter as ParameterMsg, ParameterType, ParameterValue
@@ -72,20 +72,17 @@ class ParameterClient:
         """
         Call one parameter service and return its answer.
 
-        `service_is_ready()` comes from the ROS graph, which can list a server before DDS has
-        matched both of its paths with this client, so a first request or its answer can be
-        lost. Reads are repeated (each second, as `ros2 param` would be by a user) until one is
-        answered; a set is sent once (tests set only after a read proved the node's services).
+        `service_is_ready()` can be true before the node's side has matched this client, so a
+        first answer can be lost: a read is repeated until answered; a set goes once, after an
+        empty set (which sets nothing) proved that answers come.
         """
         client = self.clients[kind]
-        attempts = 1 if kind == 'set_parameters' else 20
-        future = None
-        for _ in range(attempts):
-            future = client.call_async(request)
-            if spin_until(self.ros_node, future.done, 20.0 / attempts):
-                return future.result()
-            client.remove_pending_request(future)
-        raise AssertionError(f'{kind} did not answer in 20 s')
+        if kind != 'set_parameters':
+            return prove_service(self.ros_node, client, request, 20.0)
+        prove_service(self.ros_node, client, SetParameters.Request(), 20.0)
+        future = client.call_async(request)
+        assert spin_until(self.ros_node, future.done, 20.0), f'{kind} did not answer'
+        return future.result()
 
     def names(self) -> list[str]:
         return list(self.call('list_parameters', ListParameters.Request()).result.names)
