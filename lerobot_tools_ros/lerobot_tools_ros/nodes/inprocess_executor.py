@@ -70,6 +70,11 @@ class HostedToolOffer:
             return
         # Set by the tool's worker thread (or already, for a call refused at once).
         done.add_done_callback(lambda future: answer(*future.result()))
+        if not done.done():
+            # Let the worker take the GIL now: it sends the tool's request and waits for the
+            # answer without it, while this thread finishes the dispatcher's work. Otherwise the
+            # worker waits until this thread next blocks (measured: about 0.4 ms a call).
+            time.sleep(0)
 
     def offer(self) -> None:
         inprocess.register(self.name, self)
