@@ -64,7 +64,7 @@ class HostedToolOffer:
             return
         request = SimpleNamespace(call_id=call_id, name=name, arguments=arguments_json)
         try:
-            done = server._submit(self._hosted, request, context)
+            done = server._submit(self._hosted, request, context, local=True)
         except Exception as exc:  # noqa: B902 - every call gets an answer, as over DDS
             answer(errors.EXECUTION_FAILED, f'{type(exc).__name__}: {exc}')
             return

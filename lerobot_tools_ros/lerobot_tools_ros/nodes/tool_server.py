@@ -82,6 +82,7 @@ class _Job:
     context: CallContext
     done: Future  # set by the worker: (error_code, text)
     queued: bool = False  # it waited behind another call (told so in its feedback)
+    awaited: bool = True  # a handler on the tool's executor thread awaits `done` (DDS callers)
 
 
 @dataclass
@@ -353,7 +354,7 @@ class ToolServer(Node):
         return CancelResponse.ACCEPT
 
     def _submit(self, hosted: _HostedTool, request: Any, context: CallContext, *,
-                inline: bool = False) -> Future:
+                inline: bool = False, local: bool = False) -> Future:
         """
         Validate a call and queue it for the worker; the future gives (code, text).
 
@@ -361,6 +362,8 @@ class ToolServer(Node):
         calling thread (the tool's executor thread; the future is done on return). Only for
         service requests: nothing can cancel them, and the executor thread is free again before
         a goal or cancel request could need it (while the tool is idle none is pending).
+        `local`: the caller is in this process (`HostedToolOffer`) and takes the answer from the
+        future's callback, so the tool's executor thread need not wake for it.
         """
         answer = Future()
         name = hosted.tool.name
@@ -384,7 +387,8 @@ class ToolServer(Node):
             hosted.pending += 1
             hosted.contexts.add(context)
             if waits or not inline:
-                hosted.jobs.put(_Job(request.call_id, arguments, context, answer, queued=waits))
+                hosted.jobs.put(_Job(request.call_id, arguments, context, answer, queued=waits,
+                                     awaited=not local))
         if inline and not waits:
             outcome = self._execute(hosted.tool, arguments, request.call_id, context)
             with hosted.lock:
@@ -414,6 +418,8 @@ class ToolServer(Node):
                 hosted.pending -= 1
                 hosted.contexts.discard(job.context)
             job.done.set_result(outcome)
+            if not job.awaited:
+                continue  # a caller in this process got it from the future's callback
             try:
                 hosted.executor.wake()  # the awaiting handler resumes on the executor thread
             except Exception as exc:  # noqa: B902 - the executor may be shutting down
