@@ -82,7 +82,7 @@ class _Job:
     context: CallContext
     done: Future  # set by the worker: (error_code, text)
     queued: bool = False  # it waited behind another call (told so in its feedback)
-    awaited: bool = True  # a handler on the tool's executor thread awaits `done` (DDS callers)
+    local: bool = False  # from a caller in this process: no handler on the executor awaits it
 
 
 @dataclass
@@ -388,7 +388,7 @@ class ToolServer(Node):
             hosted.contexts.add(context)
             if waits or not inline:
                 hosted.jobs.put(_Job(request.call_id, arguments, context, answer, queued=waits,
-                                     awaited=not local))
+                                     local=local))
         if inline and not waits:
             outcome = self._execute(hosted.tool, arguments, request.call_id, context)
             with hosted.lock:
@@ -418,7 +418,7 @@ class ToolServer(Node):
                 hosted.pending -= 1
                 hosted.contexts.discard(job.context)
             job.done.set_result(outcome)
-            if not job.awaited:
+            if job.local:
                 continue  # a caller in this process got it from the future's callback
             try:
                 hosted.executor.wake()  # the awaiting handler resumes on the executor thread
