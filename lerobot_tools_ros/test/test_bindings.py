@@ -558,6 +558,63 @@ bindings:
     assert 'did not answer within 1 s (the request was sent)' in caught.value.message
 
 
+@pytest.fixture
+def slow_switch(ros_node):
+    """A SetBool service of the test's own: data=true answers at once, data=false after 1.5 s."""
+    import rclpy
+    from rclpy.callback_groups import ReentrantCallbackGroup
+    from rclpy.executors import MultiThreadedExecutor
+    from std_srvs.srv import SetBool
+
+    def handle(request, response):
+        if not request.data:
+            time.sleep(1.5)
+        response.success = True
+        response.message = 'late answer to off' if not request.data else 'on, answered now'
+        return response
+    node = rclpy.create_node('slow_switch', context=ros_node.context)
+    node.create_service(SetBool, '/robot/slow_switch', handle,
+                        callback_group=ReentrantCallbackGroup())
+    executor = MultiThreadedExecutor(num_threads=2, context=ros_node.context)
+    executor.add_node(node)
+    thread = threading.Thread(target=executor.spin, daemon=True)
+    thread.start()
+    yield '/robot/slow_switch'
+    executor.shutdown(timeout_sec=2.0)
+    thread.join(5.0)
+    node.destroy_node()
+
+
+def test_a_late_answer_to_a_timed_out_request_is_not_the_next_calls_answer(host, slow_switch):
+    tool = host(f"""
+bindings:
+  set_light: {{kind: service, service: {slow_switch}, type: std_srvs/srv/SetBool,
+              request: {{data: $on}}, result: {{message: message}}, timeout_s: 0.5}}
+""", 'set_light')
+    with pytest.raises(ToolError) as caught:
+        tool.call({'on': False})
+    assert caught.value.code == errors.TIMEOUT
+    time.sleep(1.5)  # the answer to that request arrives meanwhile, unclaimed
+    assert tool.call({'on': True}) == 'on, answered now'
+
+
+def test_cancelling_a_call_ends_its_wait_for_the_service_answer(host, slow_switch):
+    tool = host(f"""
+bindings:
+  set_light: {{kind: service, service: {slow_switch}, type: std_srvs/srv/SetBool,
+              request: {{data: $on}}, timeout_s: 5.0}}
+""", 'set_light')
+    assert json.loads(tool.call({'on': True}))['message'] == 'on, answered now'
+    context, _ = _recording_context()
+    threading.Timer(0.2, context.cancel).start()
+    started = time.monotonic()
+    with pytest.raises(ToolError) as caught:
+        tool.call({'on': False}, context)
+    assert caught.value.code == errors.CANCELLED
+    assert 'the request was sent' in caught.value.message
+    assert time.monotonic() - started < 1.2  # not the 1.5 s answer, nor the 5 s timeout
+
+
 def test_rejected_and_aborted_goals_are_execution_failed(host, robot):
     tool = host(GRIPPER, 'move_gripper')
     with pytest.raises(ToolError) as caught:

@@ -231,6 +231,7 @@ class RosClientNode:
             3600.0, self._deadline_passed, clock=Clock(clock_type=ClockType.STEADY_TIME))
         self._deadline.cancel()
         self._wake = self.node.create_guard_condition(lambda: None)
+        self._wait_set = _client_wait_set(host.context)
 
     def _deadline_passed(self) -> None:
         self._deadline.cancel()
@@ -260,6 +261,50 @@ class RosClientNode:
             if armed:
                 self._deadline.cancel()
 
+    def request(self, client: Any, request: Any, deadline: float,
+                stopped: Callable[[], bool]) -> tuple[str, Any]:
+        """
+        Send ``request`` on ``client``; wait for its answer ('done', response) like ``wait``.
+
+        The wait is one native wait set holding only this client and the wake guard condition,
+        not an executor turn: no wait set is rebuilt in Python and no future or task is made
+        per answer, and the GIL is free while the answer is on its way (the dispatcher's thread
+        runs meanwhile). Answers to earlier requests that timed out are taken and dropped by
+        their sequence number. Without that wait set (see ``_client_wait_set``) the client's
+        future is spun as before.
+        """
+        wait_set = self._wait_set
+        if wait_set is None:
+            future = client.call_async(request)
+            outcome = self.wait(future.done, deadline, stopped)
+            if outcome != 'done':
+                client.remove_pending_request(future)
+                return outcome, None
+            return outcome, future.result()
+        handle = client.handle
+        wake = self._wake.handle
+        response_type = client.srv_type.Response
+        with handle:
+            sequence = handle.send_request(request)
+        while True:
+            if stopped():
+                return 'stopped', None
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return 'timeout', None
+            with handle, wake:
+                wait_set.clear_entities()
+                wait_set.add_client(handle)
+                wait_set.add_guard_condition(wake)
+                wait_set.wait(max(1, int(remaining * 1e9)))
+            with handle:
+                header, response = handle.take_response(response_type)
+            while response is not None:
+                if header.request_id.sequence_number == sequence:
+                    return 'done', response
+                with handle:  # an answer to a request given up on earlier: drop it
+                    header, response = handle.take_response(response_type)
+
     def wait_ready(self, is_ready: Callable[[], bool], deadline: float,
                    stopped: Callable[[], bool]) -> str:
         """
@@ -279,8 +324,25 @@ class RosClientNode:
         return 'stopped' if outcome == 'stopped' else 'done'
 
     def close(self) -> None:
+        if self._wait_set is not None:
+            self._wait_set.destroy_when_not_in_use()
+            self._wait_set = None
         self.executor.shutdown(timeout_sec=1.0)
         self.node.destroy_node()
+
+
+def _client_wait_set(context: Any) -> Any:
+    """
+    Return a native wait set for one client and one guard condition, or None.
+
+    It is rclpy's own (``rclpy.wait_for_message`` uses the same type since Humble); an rclpy
+    whose implementation differs gets None, and ``RosClientNode.request`` spins the executor.
+    """
+    try:
+        from rclpy.impl.implementation_singleton import rclpy_implementation
+        return rclpy_implementation.WaitSet(0, 1, 0, 1, 0, 0, context.handle)
+    except (ImportError, AttributeError, TypeError):
+        return None
 
 
 class BoundTool:

@@ -81,17 +81,14 @@ class ServiceBinding(BoundTool):
             deadline = time.monotonic() + self.timeout_s
             self._wait_for_server(self._client.service_is_ready, deadline, context,
                                   f'service {self.service}', 'before the request was sent')
-            future = self._client.call_async(request)
-            outcome = self._ros.wait(future.done, deadline, stopped)
+            outcome, response = self._ros.request(self._client, request, deadline, stopped)
             if outcome != 'done':
-                self._client.remove_pending_request(future)
                 if outcome == 'stopped':
                     raise self._stop_error(context, 'while waiting for the answer (the request '
                                                     'was sent; a service call cannot be undone)')
                 raise ToolError(errors.TIMEOUT,
                                 f'{self.name}: service {self.service} did not answer within '
                                 f'{self.timeout_s:g} s (the request was sent)')
-            response = future.result()
         return self.result.content(response, f'service {self.service}')
 
     def _release(self) -> None:
