@@ -560,7 +560,7 @@ bindings:
 
 @pytest.fixture
 def slow_switch(ros_node):
-    """A SetBool service of the test's own: data=true answers at once, data=false after 1.5 s."""
+    """Serve a SetBool of the test's own: data=true answered at once, data=false after 1.5 s."""
     import rclpy
     from rclpy.callback_groups import ReentrantCallbackGroup
     from rclpy.executors import MultiThreadedExecutor
