@@ -232,6 +232,8 @@ class RosClientNode:
         self._deadline.cancel()
         self._wake = self.node.create_guard_condition(lambda: None)
         self._wait_set = _client_wait_set(host.context)
+        self._context = host.context
+        host.context.on_shutdown(self.wake)  # as an executor's wait ends at shutdown, so does ours
 
     def _deadline_passed(self) -> None:
         self._deadline.cancel()
@@ -287,6 +289,9 @@ class RosClientNode:
         with handle:
             sequence = handle.send_request(request)
         while True:
+            if not self._context.ok():
+                from rclpy.executors import ExternalShutdownException
+                raise ExternalShutdownException()  # what the executor's wait raises
             if stopped():
                 return 'stopped', None
             remaining = deadline - time.monotonic()
