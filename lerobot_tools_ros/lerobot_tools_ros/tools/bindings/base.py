@@ -233,7 +233,17 @@ class RosClientNode:
         self._wake = self.node.create_guard_condition(lambda: None)
         self._wait_set = _client_wait_set(host.context)
         self._context = host.context
-        host.context.on_shutdown(self.wake)  # as an executor's wait ends at shutdown, so does ours
+        self._closed = False
+        host.context.on_shutdown(self._shutting_down)
+
+    def _shutting_down(self) -> None:
+        """End a wait for an answer at shutdown, as an executor's wait ends then."""
+        if self._closed:
+            return
+        try:
+            self.wake()
+        except Exception:  # noqa: B902 - closed meanwhile; rclpy's shutdown must go on
+            pass
 
     def _deadline_passed(self) -> None:
         self._deadline.cancel()
@@ -329,6 +339,7 @@ class RosClientNode:
         return 'stopped' if outcome == 'stopped' else 'done'
 
     def close(self) -> None:
+        self._closed = True
         if self._wait_set is not None:
             self._wait_set.destroy_when_not_in_use()
             self._wait_set = None
