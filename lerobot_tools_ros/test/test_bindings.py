@@ -615,6 +615,33 @@ bindings:
     assert time.monotonic() - started < 1.2  # not the 1.5 s answer, nor the 5 s timeout
 
 
+def test_a_shutdown_ends_the_wait_for_a_service_answer(ros_domain, slow_switch):
+    import rclpy
+    from rclpy.executors import ExternalShutdownException
+    context = rclpy.Context()  # the host's own, so shutting it down leaves the server up
+    rclpy.init(context=context, domain_id=ros_domain)
+    node = rclpy.create_node('host_to_shut_down', context=context)
+    tool = bind(f"""
+bindings:
+  set_light: {{kind: service, service: {slow_switch}, type: std_srvs/srv/SetBool,
+              request: {{data: $on}}, timeout_s: 1.0}}
+""")['set_light']
+    tool.bind_ros(node)
+    for _ in range(20):  # a fresh client's first answers can be lost (see conftest.prove_service)
+        try:
+            if json.loads(tool.call({'on': True}))['message'] == 'on, answered now':
+                break
+        except ToolError as exc:
+            assert exc.code == errors.TIMEOUT
+    threading.Timer(0.2, rclpy.shutdown, kwargs={'context': context}).start()
+    started = time.monotonic()
+    with pytest.raises(ExternalShutdownException):
+        tool.call({'on': False})  # its answer would take 1.5 s, the timeout 1 s
+    assert time.monotonic() - started < 0.9
+    tool.close()
+    node.destroy_node()
+
+
 def test_rejected_and_aborted_goals_are_execution_failed(host, robot):
     tool = host(GRIPPER, 'move_gripper')
     with pytest.raises(ToolError) as caught:
