@@ -615,6 +615,41 @@ bindings:
     assert time.monotonic() - started < 1.2  # not the 1.5 s answer, nor the 5 s timeout
 
 
+def test_a_server_that_comes_up_during_the_call_is_used_at_once(host, ros_node):
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+    from std_srvs.srv import SetBool
+    tool = host("""
+bindings:
+  set_light: {kind: service, service: /robot/late_switch, type: std_srvs/srv/SetBool,
+              request: {data: $on}, result: {message: message}, timeout_s: 8.0}
+""", 'set_light')
+    late: dict = {}
+
+    def come_up() -> None:
+        node = late['node'] = rclpy.create_node('late_switch', context=ros_node.context)
+        node.create_service(SetBool, '/robot/late_switch',
+                            lambda request, response: SetBool.Response(success=True,
+                                                                       message='up late'))
+        executor = late['executor'] = SingleThreadedExecutor(context=ros_node.context)
+        executor.add_node(node)
+        late['thread'] = threading.Thread(target=executor.spin, daemon=True)
+        late['thread'].start()
+    timer = threading.Timer(0.5, come_up)
+    timer.start()
+    started = time.monotonic()
+    try:
+        assert tool.call({'on': True}) == 'up late'
+        # Found when it appears, not at the end of timeout_s (the call then sent its request
+        # with no time left and reported a timeout although the server was there).
+        assert time.monotonic() - started < 4.0
+    finally:
+        timer.join(5.0)  # the server is up (and can be stopped) once come_up has run
+        late['executor'].shutdown(timeout_sec=2.0)
+        late['thread'].join(5.0)
+        late['node'].destroy_node()
+
+
 def test_a_shutdown_ends_the_wait_for_a_service_answer(ros_domain, slow_switch):
     import rclpy
     from rclpy.executors import ExternalShutdownException

@@ -44,6 +44,7 @@ __all__ = ['BindingProblems', 'BoundTool', 'ConfigReader', 'ResultFields', 'RosC
 NON_FINITE_KEY = '_non_finite'  # ROS field names start with a letter: this never clashes
 QOS_CHOICES = ('reliable', 'sensor_data', 'transient_local')
 SETTLE_S = 0.25  # see RosClientNode.wait_ready
+READY_POLL_S = 0.02  # how often a call waiting for its server checks the graph again
 
 
 class BindingProblems(Exception):
@@ -325,18 +326,27 @@ class RosClientNode:
         """
         Wait for a server like ``wait``; a server that only just appeared gets a moment more.
 
-        Readiness is seen on the request path; the answer of a request sent at once can still
-        be lost while the server's response writer matches this client, so after a server
-        (re)appears the first request waits ``SETTLE_S`` (never past ``deadline``).
+        Nothing in the graph wakes this node's executor when a server appears, so readiness is
+        polled every ``READY_POLL_S``. Readiness is seen on the request path; the answer of a
+        request sent at once can still be lost while the server's response writer matches this
+        client, so after a server (re)appears the first request waits ``SETTLE_S``. A server
+        that is not ready and settled before ``deadline`` is a 'timeout': nothing is sent then.
         """
         if is_ready():
             return 'done'
-        outcome = self.wait(is_ready, deadline, stopped)
+        while True:
+            poll_until = min(deadline, time.monotonic() + READY_POLL_S)
+            outcome = self.wait(is_ready, poll_until, stopped)
+            if outcome != 'timeout':
+                break
+            if time.monotonic() >= deadline:
+                return 'timeout'
         if outcome != 'done':
             return outcome
         settle = min(deadline, time.monotonic() + SETTLE_S)
-        outcome = self.wait(lambda: False, settle, stopped)
-        return 'stopped' if outcome == 'stopped' else 'done'
+        if self.wait(lambda: False, settle, stopped) == 'stopped':
+            return 'stopped'
+        return 'done' if time.monotonic() < deadline else 'timeout'
 
     def close(self) -> None:
         self._closed = True
