@@ -551,11 +551,14 @@ def test_allowlist_can_change_while_running(stack, ros_node):
 
 
 def test_executor_killed_mid_call_gives_exactly_one_result(stack, start_node, dataset):
-    # 1.5 s for the call to reach the executor even on a loaded machine (killed before that,
-    # the call would wait for an executor and end unavailable, not timeout).
+    from lerobot_tools_interfaces.msg import ToolProgress
     policy, _, server = stack('-p', 'tool.echo.timeout_s:=4.0')
+    progress: list = []
+    policy.node.create_subscription(ToolProgress, '/lerobot_tools/progress', progress.append, 50)
     policy.text_pub.publish(String(data='[echo(text="in flight", delay_s=8.0)]'))
-    spin_until(policy.node, lambda: False, 1.5)
+    # Killed once the call runs on the executor (its progress came back); killed before, the
+    # call would wait for an executor and end unavailable, not timeout.
+    assert spin_until(policy.node, lambda: bool(progress), 10.0), server.output()[-2000:]
     server.kill()
     assert spin_until(policy.node, lambda: len(policy.results) == 1, 10.0)
     assert policy.results[0].error_code == ErrorCodes.TIMEOUT
