@@ -554,7 +554,11 @@ def test_executor_killed_mid_call_gives_exactly_one_result(stack, start_node, da
     from lerobot_tools_interfaces.msg import ToolProgress
     policy, _, server = stack('-p', 'tool.echo.timeout_s:=4.0')
     progress: list = []
-    policy.node.create_subscription(ToolProgress, '/lerobot_tools/progress', progress.append, 50)
+    followed = policy.node.create_subscription(ToolProgress, '/lerobot_tools/progress',
+                                               progress.append, 50)
+    # The dispatcher relays progress only while someone follows it: be matched first.
+    assert spin_until(policy.node, lambda: policy.node.count_publishers(followed.topic_name) > 0,
+                      10.0)
     policy.text_pub.publish(String(data='[echo(text="in flight", delay_s=8.0)]'))
     # Killed once the call runs on the executor (its progress came back); killed before, the
     # call would wait for an executor and end unavailable, not timeout.

@@ -30,6 +30,8 @@ import threading
 import time
 from typing import Any
 
+from lerobot_tools_ros.untrusted import log_text
+
 HELP = 'Start the runtime (and with --demo a camera and a scripted policy) in one process.'
 
 _EXTENSIONS = ('.wav', '.png', '.jpg')
@@ -132,15 +134,18 @@ class _Table:
         self.results += 1
         if not msg.success:
             self.errors[msg.error_code] = self.errors.get(msg.error_code, 0) + 1
-        arguments = msg.arguments or '-'
+        arguments = log_text(msg.arguments or '-', 10_000)  # model text: one safe line
         if len(arguments) > 44:
             arguments = arguments[:41] + '...'
         outcome = 'ok' if msg.success else msg.error_code
         latency = msg.duration.sec * 1e3 + msg.duration.nanosec / 1e6
-        print(f'{time.monotonic() - self.started:7.2f}  {msg.name or "?":<20} {arguments:<44} '
-              f'{outcome:<18} {latency:7.1f}ms', flush=True)
+        lines = (f'{time.monotonic() - self.started:7.2f}  {log_text(msg.name or "?"):<20} '
+                 f'{arguments:<44} {outcome:<18} {latency:7.1f}ms\n')
         if not msg.success:
-            print(f'{"":9}{msg.error_message[:150]}', flush=True)
+            lines += f'{"":9}{log_text(msg.error_message, 150)}\n'
+        # One write: a log line from another thread cannot land inside a row.
+        sys.stdout.write(lines)
+        sys.stdout.flush()
 
 
 def _written_files(directories: list[pathlib.Path], since: float) -> list[pathlib.Path]:

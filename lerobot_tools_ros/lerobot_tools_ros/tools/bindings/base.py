@@ -219,6 +219,7 @@ class RosClientNode:
         import rclpy
         from rclpy.clock import Clock, ClockType
         from rclpy.executors import SingleThreadedExecutor
+        from rclpy.guard_condition import GuardCondition
 
         from lerobot_tools_ros.names import ros_safe
         self.node = rclpy.create_node(
@@ -232,26 +233,35 @@ class RosClientNode:
             3600.0, self._deadline_passed, clock=Clock(clock_type=ClockType.STEADY_TIME))
         self._deadline.cancel()
         self._wake = self.node.create_guard_condition(lambda: None)
-        self._wait_set = _client_wait_set(host.context)
         self._context = host.context
         self._closed = False
+        self._wait_set = _client_wait_set(host.context)
+        # The wait set's wake-up is not the node's: a context shutdown may destroy the node's
+        # entities before it calls back (Kilted does), and the wait must still end then.
+        self._answer_wake = GuardCondition(None, None, context=host.context) \
+            if self._wait_set is not None else None
         host.context.on_shutdown(self._shutting_down)
 
     def _shutting_down(self) -> None:
         """End a wait for an answer at shutdown, as an executor's wait ends then."""
-        if self._closed:
-            return
-        try:
-            self.wake()
-        except Exception:  # noqa: B902 - closed meanwhile; rclpy's shutdown must go on
-            pass
+        if not self._closed:
+            try:
+                self.wake()
+            except Exception:  # noqa: B902 - closed meanwhile; rclpy's shutdown must go on
+                pass
 
     def _deadline_passed(self) -> None:
         self._deadline.cancel()
 
     def wake(self) -> None:
         """End the current wait early, so it checks ``stopped()`` (from any thread)."""
-        self._wake.trigger()
+        from rclpy.impl.implementation_singleton import rclpy_implementation
+        for guard in (self._wake, self._answer_wake):
+            if guard is not None:
+                try:
+                    guard.trigger()
+                except rclpy_implementation.InvalidHandle:
+                    pass  # destroyed by a context shutdown: no wait is left on it
 
     def wait(self, done: Callable[[], bool], deadline: float,
              stopped: Callable[[], bool]) -> str:
@@ -279,8 +289,9 @@ class RosClientNode:
         """
         Send ``request`` on ``client``; wait for its answer ('done', response) like ``wait``.
 
-        The wait is one native wait set holding only this client and the wake guard condition,
-        not an executor turn: no wait set is rebuilt in Python and no future or task is made
+        The wait is one native wait set holding only this client and a wake guard condition of
+        its own (so a context shutdown ends it even after the node's entities are gone), not an
+        executor turn: no wait set is rebuilt in Python and no future or task is made
         per answer, and the GIL is free while the answer is on its way (the dispatcher's thread
         runs meanwhile). Answers to earlier requests that timed out are taken and dropped by
         their sequence number. Without that wait set (see ``_client_wait_set``) the client's
@@ -294,8 +305,22 @@ class RosClientNode:
                 client.remove_pending_request(future)
                 return outcome, None
             return outcome, future.result()
+        if not isinstance(request, client.srv_type.Request):  # as call_async checks
+            raise TypeError(f'expected {client.srv_type.Request.__name__}, got '
+                            f'{type(request).__name__}')
+        from rclpy.executors import ExternalShutdownException
+        from rclpy.impl.implementation_singleton import rclpy_implementation
+        try:
+            return self._request(wait_set, client, request, deadline, stopped)
+        except rclpy_implementation.InvalidHandle:  # the client went in a context shutdown
+            if self._context.ok():
+                raise
+            raise ExternalShutdownException() from None
+
+    def _request(self, wait_set: Any, client: Any, request: Any, deadline: float,
+                 stopped: Callable[[], bool]) -> tuple[str, Any]:
         handle = client.handle
-        wake = self._wake.handle
+        wake = self._answer_wake.handle
         response_type = client.srv_type.Response
         with handle:
             sequence = handle.send_request(request)
@@ -329,8 +354,8 @@ class RosClientNode:
         Nothing in the graph wakes this node's executor when a server appears, so readiness is
         polled every ``READY_POLL_S``. Readiness is seen on the request path; the answer of a
         request sent at once can still be lost while the server's response writer matches this
-        client, so after a server (re)appears the first request waits ``SETTLE_S``. A server
-        that is not ready and settled before ``deadline`` is a 'timeout': nothing is sent then.
+        client, so after a server (re)appears the first request waits ``SETTLE_S``. Nothing is
+        sent to a server not ready ('timeout') or not settled ('unsettled') before ``deadline``.
         """
         if is_ready():
             return 'done'
@@ -346,13 +371,14 @@ class RosClientNode:
         settle = min(deadline, time.monotonic() + SETTLE_S)
         if self.wait(lambda: False, settle, stopped) == 'stopped':
             return 'stopped'
-        return 'done' if time.monotonic() < deadline else 'timeout'
+        return 'done' if time.monotonic() < deadline else 'unsettled'
 
     def close(self) -> None:
         self._closed = True
         if self._wait_set is not None:
             self._wait_set.destroy_when_not_in_use()
             self._wait_set = None
+            self._answer_wake.destroy()
         self.executor.shutdown(timeout_sec=1.0)
         self.node.destroy_node()
 
@@ -444,6 +470,11 @@ class BoundTool:
         if outcome == 'timeout':
             raise ToolError(errors.UNAVAILABLE, f'{self.name}: {server} ({self.type_name}) is '
                                                 f'not available (waited {self.timeout_s:g} s)')
+        if outcome == 'unsettled':
+            raise ToolError(errors.UNAVAILABLE, (
+                f'{self.name}: {server} ({self.type_name}) appeared only at the end of the '
+                f'{self.timeout_s:g} s wait, too late for a first call to be answered '
+                'reliably; nothing was sent'))
         if outcome == 'stopped':
             raise self._stop_error(context, before)
 
