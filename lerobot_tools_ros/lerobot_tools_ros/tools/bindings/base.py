@@ -218,8 +218,9 @@ class RosClientNode:
     def __init__(self, host: Any, suffix: str) -> None:
         import rclpy
         from rclpy.clock import Clock, ClockType
-        from rclpy.executors import SingleThreadedExecutor
+        from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
         from rclpy.guard_condition import GuardCondition
+        from rclpy.impl.implementation_singleton import rclpy_implementation
 
         from lerobot_tools_ros.names import ros_safe
         self.node = rclpy.create_node(
@@ -234,33 +235,28 @@ class RosClientNode:
         self._deadline.cancel()
         self._wake = self.node.create_guard_condition(lambda: None)
         self._context = host.context
-        self._closed = False
-        self._wait_set = _client_wait_set(host.context)
+        # Resolved once here, not per call (rclpy stays out of this module's imports).
+        self._invalid_handle = rclpy_implementation.InvalidHandle
+        self._shutdown_error = ExternalShutdownException
+        self._wait_set = _client_wait_set(rclpy_implementation, host.context)
         # The wait set's wake-up is not the node's: a context shutdown may destroy the node's
         # entities before it calls back (Kilted does), and the wait must still end then.
         self._answer_wake = GuardCondition(None, None, context=host.context) \
             if self._wait_set is not None else None
-        host.context.on_shutdown(self._shutting_down)
-
-    def _shutting_down(self) -> None:
-        """End a wait for an answer at shutdown, as an executor's wait ends then."""
-        if not self._closed:
-            try:
-                self.wake()
-            except Exception:  # noqa: B902 - closed meanwhile; rclpy's shutdown must go on
-                pass
+        # A wait ends at shutdown, as an executor's does (after close, wake finds its guard
+        # conditions destroyed and does nothing).
+        host.context.on_shutdown(self.wake)
 
     def _deadline_passed(self) -> None:
         self._deadline.cancel()
 
     def wake(self) -> None:
         """End the current wait early, so it checks ``stopped()`` (from any thread)."""
-        from rclpy.impl.implementation_singleton import rclpy_implementation
         for guard in (self._wake, self._answer_wake):
             if guard is not None:
                 try:
                     guard.trigger()
-                except rclpy_implementation.InvalidHandle:
+                except self._invalid_handle:
                     pass  # destroyed by a context shutdown: no wait is left on it
 
     def wait(self, done: Callable[[], bool], deadline: float,
@@ -308,14 +304,12 @@ class RosClientNode:
         if not isinstance(request, client.srv_type.Request):  # as call_async checks
             raise TypeError(f'expected {client.srv_type.Request.__name__}, got '
                             f'{type(request).__name__}')
-        from rclpy.executors import ExternalShutdownException
-        from rclpy.impl.implementation_singleton import rclpy_implementation
         try:
             return self._request(wait_set, client, request, deadline, stopped)
-        except rclpy_implementation.InvalidHandle:  # the client went in a context shutdown
+        except self._invalid_handle:  # the client went in a context shutdown
             if self._context.ok():
                 raise
-            raise ExternalShutdownException() from None
+            raise self._shutdown_error() from None
 
     def _request(self, wait_set: Any, client: Any, request: Any, deadline: float,
                  stopped: Callable[[], bool]) -> tuple[str, Any]:
@@ -326,8 +320,7 @@ class RosClientNode:
             sequence = handle.send_request(request)
         while True:
             if not self._context.ok():
-                from rclpy.executors import ExternalShutdownException
-                raise ExternalShutdownException()  # what the executor's wait raises
+                raise self._shutdown_error()  # what the executor's wait raises
             if stopped():
                 return 'stopped', None
             remaining = deadline - time.monotonic()
@@ -374,7 +367,6 @@ class RosClientNode:
         return 'done' if time.monotonic() < deadline else 'unsettled'
 
     def close(self) -> None:
-        self._closed = True
         if self._wait_set is not None:
             self._wait_set.destroy_when_not_in_use()
             self._wait_set = None
@@ -383,7 +375,7 @@ class RosClientNode:
         self.node.destroy_node()
 
 
-def _client_wait_set(context: Any) -> Any:
+def _client_wait_set(implementation: Any, context: Any) -> Any:
     """
     Return a native wait set for one client and one guard condition, or None.
 
@@ -391,9 +383,8 @@ def _client_wait_set(context: Any) -> Any:
     whose implementation differs gets None, and ``RosClientNode.request`` spins the executor.
     """
     try:
-        from rclpy.impl.implementation_singleton import rclpy_implementation
-        return rclpy_implementation.WaitSet(0, 1, 0, 1, 0, 0, context.handle)
-    except (ImportError, AttributeError, TypeError):
+        return implementation.WaitSet(0, 1, 0, 1, 0, 0, context.handle)
+    except (AttributeError, TypeError):
         return None
 
 
