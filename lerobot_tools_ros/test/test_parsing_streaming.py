@@ -145,6 +145,61 @@ def test_far_into_a_long_text_gives_the_same_result(case):
     assert stream(padding + case.text, [len(padding) + len(case.text) // 2], tools) == far
 
 
+class _RescanEveryDelta(StreamingParser):
+    """When events can come at the earliest: a pending call is rescanned on every delta."""
+
+    __slots__ = ()
+
+    def _scan(self, text: str, final: bool) -> list:
+        events = super()._scan(text, final)
+        self._waiting = False  # no fast path for a pending call: each delta takes _feed...
+        return events
+
+    def _woken(self, delta: str) -> bool:
+        return True  # ...and wakes the scanner
+
+
+@pytest.mark.parametrize('case', CASES, ids=[case.id for case in CASES])
+def test_events_come_as_early_as_rescanning_on_every_delta_gives_them(case):
+    # The wake strings (and quiet characters) only skip rescans that cannot decide anything:
+    # no call, issue or prose may come a delta later than a rescan on every delta gives it.
+    tools = CATALOG if case.with_catalog else None
+    for size in (1, 2, 3, 5, 8):
+        deltas = [case.text[i:i + size] for i in range(0, len(case.text), size)]
+        parser, reference = StreamingParser(tools), _RescanEveryDelta(tools)
+        got = [kinds(parser.feed(delta)) for delta in deltas] + [kinds(parser.finish())]
+        earliest = [kinds(reference.feed(delta)) for delta in deltas]
+        assert got == earliest + [kinds(reference.finish())], size
+
+
+# A decision that used to wait for the end of the generation: the delta that decides it (a
+# reasoning span closing inside a call, a partial tag that turns out not to be one, a bracket
+# that ends a malformed call) now delivers it, with the prose after it.
+LATE_BEFORE = {
+    'reasoning_closes_inside_a_call': (
+        ['<think><tool_call>{"name": "say", "arguments": {"text": "', '</think>', ' Acting.'],
+        [('issue', 'call_in_reasoning'), ('content', '</think>')]),
+    'glm_partial_value_tag': (
+        ['<tool_call>say<arg_key>text</arg_key><arg_valu', '\nok', ' then.'],
+        [('call', 'say', {'text': ''}), ('content', '<arg_valu\nok')]),
+    'pythonic_call_closed_by_another_bracket': (
+        ['Now say(text="hi"', ']', ' then.'], [('issue', 'unparseable_arguments')]),
+    'pythonic_list_closed_by_another_bracket': (
+        ['[say(text="hi")', '}', ' then.'], [('issue', 'unparseable_arguments')]),
+}
+
+
+@pytest.mark.parametrize('name', list(LATE_BEFORE))
+def test_the_delta_that_decides_a_pending_call_delivers_it(name):
+    deltas, decided = LATE_BEFORE[name]
+    parser = StreamingParser(CATALOG)
+    parser.feed(deltas[0])
+    assert kinds(parser.feed(deltas[1])) == decided
+    rest = parser.feed(deltas[2]) + parser.finish()
+    assert all(isinstance(event, ContentEvent) for event in rest)
+    assert ''.join(event.text for event in rest).strip() == deltas[2].strip()
+
+
 @settings(max_examples=200, deadline=None)
 @given(parts=st.lists(st.sampled_from(CASES).map(lambda case: case.text), min_size=2,
                       max_size=4),

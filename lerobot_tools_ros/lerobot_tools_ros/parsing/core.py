@@ -280,6 +280,9 @@ def in_reasoning(text: str, p: int, literal: str, ctx):
             break
     if type(result) is Match and ctx.report:
         return Match(result.end, reasoning_issues(result.items), result.content)
+    if type(result) is NeedMore and result.wake is not None and token not in result.wake:
+        # the closing token ends the call here too: its arrival decides, so it wakes the scan
+        return NeedMore(result.wake + (token,), result.quiet)
     return result
 
 

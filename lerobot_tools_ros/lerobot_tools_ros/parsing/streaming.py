@@ -49,7 +49,6 @@ from .registry import get_plan
 from .results import (CallEvent, ContentEvent, DEFAULT_MAX_INPUT_BYTES, IssueEvent,
                       ParsedCall)
 
-_TAIL = 64  # longer than any wake string
 _SPACE = frozenset(' \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u2001\u2002'
                    '\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f'
                    '\u205f\u3000')  # what str.isspace() and str.rstrip() take
@@ -60,6 +59,7 @@ _set_text = ContentEvent.text.__set__
 _set_call = CallEvent.call.__set__
 _set_issue = IssueEvent.issue.__set__
 _last_chars: dict = {}  # wake tuple -> search for a character that ends one of its strings
+_reaches: dict = {}  # wake tuple -> how far before a delta one of its strings may begin
 _quiet_sets: dict = {}  # quiet characters -> issuperset of them and whitespace
 
 
@@ -77,6 +77,14 @@ def _wake_search(wake: tuple[str, ...]):
     if found is None:
         chars = ''.join(sorted({needle[-1] for needle in wake}))
         found = _last_chars[wake] = re.compile('[' + re.escape(chars) + ']').search
+    return found
+
+
+def _reach(wake: tuple[str, ...]) -> int:
+    """Return the length of the longest wake string, minus one (cached per tuple)."""
+    found = _reaches.get(wake)
+    if found is None:
+        found = _reaches[wake] = max(map(len, wake)) - 1
     return found
 
 
@@ -226,9 +234,22 @@ class StreamingParser:
         return [event]
 
     def _woken(self, delta: str) -> bool:
-        """Whether a wake string ends in ``delta`` (it may begin in the text before it)."""
-        window = self._recent(_TAIL) + delta
-        return any(needle in window for needle in self._wake)
+        """
+        Whether a wake string ends in ``delta`` (it may begin in the text before it).
+
+        A wake string that ended before ``delta`` was in the text of the last scan, whose
+        answer did not depend on it arriving again: only one that ends in ``delta`` counts
+        (rescanning for an old one only cost time, per delta while it stayed in view).
+        """
+        wake = self._wake
+        reach = _reach(wake)
+        before = self._recent(reach) if reach else ''
+        window = before + delta
+        cut = len(before)
+        for needle in wake:
+            if window.find(needle, max(0, cut - len(needle) + 1)) != -1:
+                return True
+        return False
 
     def _recent(self, count: int) -> str:
         """Return the last ``count`` characters before the newest chunk."""

@@ -114,7 +114,8 @@ def read_pair(text: str, k: int, ctx):
     v = skip_ws(text, key_end + len(KEY_END))
     if v >= len(text) or (not ctx.final and VALUE.startswith(text[v:v + len(VALUE)])
                           and not text.startswith(VALUE, v)):
-        return NeedMore(_WAKE) if not ctx.final else None
+        # the next character decides whether a value follows (a key may have none)
+        return NEED_ANY if not ctx.final else None
     if not text.startswith(VALUE, v):
         return key, '', v  # a key without a value
     value_end = ctx.find(text, VALUE_END, v)

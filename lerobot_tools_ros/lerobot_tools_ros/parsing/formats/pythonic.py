@@ -39,6 +39,9 @@ LFM2_END = '<|tool_call_end|>'
 WRAPPERS = {PY_START: PY_END, LFM2_START: LFM2_END}  # Llama 4, LFM2
 _IDENT_CHARS = frozenset('abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.')
 _EXPECTED = 'expected name(arg=value, ...)'
+# While a call or list is open, only a closing bracket can decide it: its own closes it, and
+# any other ends the malformed block (``block_end`` counts brackets of every kind).
+_NEED_CLOSER = NeedMore((')', ']', '}'))
 _EXPECTED_LIST = 'expected [name(arg=value, ...), ...]'
 _STRAY_QUOTE = ('a string in it is never closed (an unbalanced quote; the closing brackets come '
                 'later in the text, so it did not end inside the call)')
@@ -89,7 +92,7 @@ def read_call(text: str, start: int, ctx):
     state, end, note = scan_brackets(text, paren, True, ctx)
     if state == UNCLOSED:
         if not ctx.final:
-            return NeedMore((')',))
+            return _NEED_CLOSER
         stray = unbalanced_quote(text, paren, ctx, note)
         if stray != -1:
             return stray, [(UNPARSEABLE_ARGUMENTS, name, None, f'{_STRAY_QUOTE}; {_EXPECTED}')]
@@ -98,7 +101,7 @@ def read_call(text: str, start: int, ctx):
     if state == BAD:
         block = block_end(text, paren, ctx)
         if block is None:
-            return NeedMore((')',))
+            return _NEED_CLOSER
         return block, [(UNPARSEABLE_ARGUMENTS, name, None,
                         f'{note} at char {ctx.base + end}; {_EXPECTED}')]
     try:
@@ -124,7 +127,7 @@ def read_list(text: str, pos: int, ctx, report_all: bool):
     state, end, note = scan_brackets(text, pos, True, ctx)
     if state == UNCLOSED:
         if not ctx.final:
-            return NeedMore((']',))
+            return _NEED_CLOSER
         if not report:
             return Skip(n)
         stray = unbalanced_quote(text, pos, ctx, note)
@@ -137,7 +140,7 @@ def read_list(text: str, pos: int, ctx, report_all: bool):
             return Skip(end)
         block = block_end(text, pos, ctx)
         if block is None:
-            return NeedMore((']',))
+            return _NEED_CLOSER
         return block, [(UNPARSEABLE_ARGUMENTS, first, None,
                         f'{note} at char {ctx.base + end}; {_EXPECTED_LIST}')]
     try:
