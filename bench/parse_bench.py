@@ -119,8 +119,8 @@ def stream_whole(text: str, catalog, formats) -> None:
     parser.finish()
 
 
-def stream_chunks(chunks: list[str], catalog, formats) -> None:
-    parser = StreamingParser(catalog, formats)
+def stream_chunks(chunks: list[str], catalog, formats, kind=StreamingParser) -> None:
+    parser = kind(catalog, formats)
     feed = parser.feed
     for chunk in chunks:
         feed(chunk)
@@ -151,14 +151,6 @@ class AppendOnlyStream:
 
     def finish(self):
         return parse(''.join(self._held), self._catalog, self._formats)
-
-
-def floor_chunks(chunks: list[str], catalog, formats) -> None:
-    stream = AppendOnlyStream(catalog, formats)
-    feed = stream.feed
-    for chunk in chunks:
-        feed(chunk)
-    stream.finish()
 
 
 def run_table(rounds: int, number: int, family: bool) -> int:
@@ -199,8 +191,9 @@ def run_table(rounds: int, number: int, family: bool) -> int:
                 stream[size].append(took / parse_time)
                 if size in stream_us:
                     stream_us[size].append(took)
-                    floor[size].append(per_call(lambda: floor_chunks(chunks, catalog, formats),
-                                                max(1, number // 8)) / parse_time)
+                    floor[size].append(per_call(
+                        lambda: stream_chunks(chunks, catalog, formats, AppendOnlyStream),
+                        max(1, number // 8)) / parse_time)
         med_parse = statistics.median(parse_times)
         ratio = statistics.median(ratios)
         flag = ''
