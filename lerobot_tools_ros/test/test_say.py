@@ -29,7 +29,7 @@ from lerobot_tools_ros.errors import ToolError
 from lerobot_tools_ros.names import READINESS_PROBE
 import numpy as np
 import pytest
-from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 import soundfile
 from std_srvs.srv import Trigger
 
@@ -142,6 +142,24 @@ def test_wait_for_playback_answers_after_the_speaker_finished(say_stack, ros_nod
     response = call({'text': 'Is anyone there?'})
     assert response.error_code == ErrorCodes.UNAVAILABLE
     assert 'speaker' in response.error_message
+
+
+def test_a_listener_that_never_matches_does_not_stop_playback_being_awaited(
+        say_stack, ros_node):
+    # A waiting call first waits until its audio reaches every speaker; a subscriber whose QoS
+    # can never match (it asks for transient-local audio) must not make it fail or hang.
+    call, heard, out, _, _ = say_stack('wait_for_playback:=true')
+    ros_node.create_subscription(AudioChunk, AUDIO_TOPIC, lambda message: None, QoSProfile(
+        depth=10, reliability=ReliabilityPolicy.RELIABLE,
+        durability=DurabilityPolicy.TRANSIENT_LOCAL))
+    assert spin_until(ros_node, lambda: ros_node.count_subscribers(AUDIO_TOPIC) == 3, 10.0)
+    for text in ('Still heard.', 'And again.'):
+        response = call({'text': text})
+        assert response.success, response.error_message
+        result = json.loads(response.content)
+        assert result['playback'] == 'finished'
+        info = soundfile.info(pathlib.Path(result['playback_detail']))
+        assert info.frames * 2 == len(heard.audio(result['utterance_id']))
 
 
 def test_empty_and_too_long_text_is_rejected_as_invalid_arguments(say_stack, ros_node):

@@ -233,6 +233,7 @@ class SayTool:
         self._publisher: Any = None
         self._message_type: Any = None
         self._node: Any = None
+        self._gave_up_on: frozenset | None = None  # a graph whose subscribers never all matched
         self._closed = False
         self._held = _HeldWarnings()
         self.backend = self._build_backend(backend, logger, _backend_options(
@@ -297,6 +298,21 @@ class SayTool:
         """Identify the speakers now on the graph (their status publishers' GIDs)."""
         infos = self._node.get_publishers_info_by_topic(self._status_subscription.topic_name)
         return {tuple(info.endpoint_gid) for info in infos}
+
+    def _unmatched_graph(self, speakers: set[tuple[int, ...]]) -> frozenset | None:
+        """
+        Return None when our audio reaches every speaker, else the graph's endpoints (GIDs).
+
+        Reaches: each speaker's node subscribes to our audio topic and our publisher has
+        matched every audio subscriber the graph shows.
+        """
+        status = self._node.get_publishers_info_by_topic(self._status_subscription.topic_name)
+        listeners = self._node.get_subscriptions_info_by_topic(self._publisher.topic_name)
+        listening = {(info.node_namespace, info.node_name) for info in listeners}
+        if (all((info.node_namespace, info.node_name) in listening for info in status)
+                and self._publisher.get_subscription_count() >= len(listeners)):
+            return None
+        return frozenset(speakers) | {tuple(info.endpoint_gid) for info in listeners}
 
     # ------------------------------------------------------------------------------ calls
     def stop(self) -> tuple[bool, str]:
@@ -477,14 +493,27 @@ class SayTool:
             time.sleep(0.02)
 
     def _require_speaker(self) -> set[tuple[int, ...]]:
-        """Fail fast when no speaker could ever report playback; return the speakers there."""
+        """
+        Fail fast when no speaker could ever report playback; return the speakers there.
+
+        A speaker is waited for (at most _SUBSCRIBER_GRACE_S) until our publisher has matched
+        its audio subscription too: the graph can show a speaker before DDS matched it, and the
+        audio published then never reaches it (the file and the robot would miss the start of
+        the utterance while the call reports it played). A graph where some subscriber never
+        matches (an incompatible QoS) is waited for once, not on every call.
+        """
         deadline = time.monotonic() + _SUBSCRIBER_GRACE_S
         topic = self._status_subscription.topic_name
         while True:
             speakers = self._speaker_publishers()
             if speakers and self._publisher.get_subscription_count():
-                return speakers
-            if time.monotonic() > deadline:
+                graph = self._unmatched_graph(speakers)
+                if graph is None or graph == self._gave_up_on:
+                    return speakers
+                if time.monotonic() > deadline:
+                    self._gave_up_on = graph
+                    return speakers
+            elif time.monotonic() > deadline:
                 raise ToolError(errors.UNAVAILABLE,
                                 f'say: no speaker is running (nothing publishes {topic}), so '
                                 'playback cannot be awaited; start it with `ros2 run '
