@@ -160,7 +160,7 @@ class _RescanEveryDelta(StreamingParser):
 
 
 @pytest.mark.parametrize('case', CASES, ids=[case.id for case in CASES])
-def test_events_come_as_early_as_rescanning_on_every_delta_gives_them(case):
+def test_each_corpus_case_gets_its_events_as_early_as_a_rescan_on_every_delta(case):
     # The wake strings (and quiet characters) only skip rescans that cannot decide anything:
     # no call, issue or prose may come a delta later than a rescan on every delta gives it.
     tools = CATALOG if case.with_catalog else None
@@ -170,6 +170,30 @@ def test_events_come_as_early_as_rescanning_on_every_delta_gives_them(case):
         got = [kinds(parser.feed(delta)) for delta in deltas] + [kinds(parser.finish())]
         earliest = [kinds(reference.feed(delta)) for delta in deltas]
         assert got == earliest + [kinds(reference.finish())], size
+
+
+class _CountingRescans(StreamingParser):
+    """Counts how often the pending text is scanned again."""
+
+    __slots__ = ()
+    rescans = 0
+
+    def _rescan_buffer(self) -> list:
+        type(self).rescans += 1
+        return super()._rescan_buffer()
+
+
+def test_a_wake_string_already_scanned_does_not_wake_the_pending_call_again():
+    # The value holds '</tool_call>' early on; each later '>' used to rescan the whole call
+    # while that old occurrence was within the last 64 characters (15 rescans here).
+    text = ('<tool_call>{"name": "say", "arguments": {"text": "use </tool_call> ' +
+            '<b>x</b> ' * 10 + '"}}</tool_call>')
+    _CountingRescans.rescans = 0
+    parser = _CountingRescans(CATALOG)
+    events = [event for char in text for event in parser.feed(char)] + parser.finish()
+    assert [event.call.name for event in events if isinstance(event, CallEvent)] == ['say']
+    assert _CountingRescans.rescans <= 5  # the wake strings that complete: '>' of the inner
+    # '</tool_call>', the two '}', the final '</tool_call>'
 
 
 # A decision that used to wait for the end of the generation: the delta that decides it (a
