@@ -199,7 +199,7 @@ def test_a_wake_string_already_scanned_does_not_wake_the_pending_call_again():
 # A decision that used to wait for the end of the generation: the delta that decides it (a
 # reasoning span closing inside a call, a partial tag that turns out not to be one, a bracket
 # that ends a malformed call) now delivers it, with the prose after it.
-LATE_BEFORE = {
+LATE_BEFORE = {  # deltas (the one before the last decides; the last is prose), its events
     'reasoning_closes_inside_a_call': (
         ['<think><tool_call>{"name": "say", "arguments": {"text": "', '</think>', ' Acting.'],
         [('issue', 'call_in_reasoning'), ('content', '</think>')]),
@@ -210,6 +210,14 @@ LATE_BEFORE = {
         ['Now say(text="hi"', ']', ' then.'], [('issue', 'unparseable_arguments')]),
     'pythonic_list_closed_by_another_bracket': (
         ['[say(text="hi")', '}', ' then.'], [('issue', 'unparseable_arguments')]),
+    'qwen3_coder_parameter_name_ended_by_a_bad_character': (
+        ['<tool_call>\n<function=move_to>\n<parameter=', '<|end|>', ' then.'],
+        [('issue', 'unparseable_arguments')]),
+    'dsml_malformed_parameter_after_a_complete_one': (
+        ['<｜DSML｜function_calls>\n<｜DSML｜invoke name="move_to">\n<｜DSML｜parameter name="x" '
+         'string="false">0.5</｜DSML｜parameter>\n', '<｜DSML｜parameter name="y" string="false "',
+         '>1', ' then.'],
+        [('issue', 'unparseable_arguments'), ('content', 'name="y" string="false ">1')]),
 }
 
 
@@ -217,11 +225,12 @@ LATE_BEFORE = {
 def test_the_delta_that_decides_a_pending_call_delivers_it(name):
     deltas, decided = LATE_BEFORE[name]
     parser = StreamingParser(CATALOG)
-    parser.feed(deltas[0])
-    assert kinds(parser.feed(deltas[1])) == decided
-    rest = parser.feed(deltas[2]) + parser.finish()
+    before = [event for delta in deltas[:-2] for event in parser.feed(delta)]
+    assert not any(isinstance(event, (CallEvent, IssueEvent)) for event in before)
+    assert kinds(parser.feed(deltas[-2])) == decided
+    rest = parser.feed(deltas[-1]) + parser.finish()
     assert all(isinstance(event, ContentEvent) for event in rest)
-    assert ''.join(event.text for event in rest).strip() == deltas[2].strip()
+    assert ''.join(event.text for event in rest).strip() == deltas[-1].strip()
 
 
 @settings(max_examples=200, deadline=None)

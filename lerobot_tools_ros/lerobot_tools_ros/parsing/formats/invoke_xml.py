@@ -113,6 +113,8 @@ def _read_invoke(text: str, i: int, pos: int, tags: Invokes, ctx):
         if text.startswith(tags.invoke_end, j):
             return j + len(tags.invoke_end), name, arguments, '; '.join(problems)
         if j >= n:
+            if not ctx.final:  # what comes next decides: another parameter, </invoke>, or
+                return need_closing(tags.param, tags.invoke_end)  # text that ends the call
             return _truncated(text, pos, name, tags, ctx)
         if not text.startswith(tags.param, j):
             rest = text[j:j + len(tags.invoke_end)]

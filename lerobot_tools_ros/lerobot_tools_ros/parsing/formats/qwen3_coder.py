@@ -204,8 +204,8 @@ def _read_header(call: _Call, func: int):
     text, ctx = call.text, call.ctx
     i = func + len(FUNC)
     e = _NAME.match(text, i).end()
-    if e >= len(text):
-        return call.truncated('inside the <function=NAME> tag')
+    if e >= len(text):  # the next character decides: more name, '>', or a malformed tag
+        return NEED_ANY if not ctx.final else call.truncated('inside the <function=NAME> tag')
     name = text[i:e].strip()
     if text[e] != '>' or not name:
         if not call.close:
@@ -251,8 +251,8 @@ def _read_parameter(call: _Call, i: int):
     text, ctx = call.text, call.ctx
     j = i + len(PARAM)
     e = _NAME.match(text, j).end()
-    if e >= len(text):
-        return call.truncated('inside a <parameter=NAME> tag')
+    if e >= len(text):  # the next character decides: more name, '>', or a malformed tag
+        return NEED_ANY if not ctx.final else call.truncated('inside a <parameter=NAME> tag')
     if text[e] != '>':
         return Match(e, [ctx.issue(
             UNPARSEABLE_ARGUMENTS, f'<parameter= at char {ctx.base + i} in '
