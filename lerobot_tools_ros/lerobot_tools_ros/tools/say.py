@@ -473,51 +473,64 @@ class SayTool:
 
     def _await_listeners(self) -> None:
         """
-        Shortly after start, give a speaker that is being discovered a moment to match.
+        Give a speaker that is being discovered, or not matched yet, a moment to match.
 
         Audio published before the speaker's subscription matches is never heard. Within
         _DISCOVERY_WINDOW_S of binding, while the graph shows audio subscribers, a call waits (at
         most _SUBSCRIBER_GRACE_S) until every one is matched and a speaker is among them. Later,
-        or with no audio subscriber at all, the graph is taken as it is.
+        a speaker already on the graph (one restarted, say) is still waited for until matched
+        (``_await_matched``); a speaker not on the graph yet is not waited for.
         """
         if self._publisher is None:
             return
-        deadline = min(self._bound_at + _DISCOVERY_WINDOW_S,
-                       time.monotonic() + _SUBSCRIBER_GRACE_S)
+        deadline = time.monotonic() + _SUBSCRIBER_GRACE_S
+        window = min(self._bound_at + _DISCOVERY_WINDOW_S, deadline)
         topic = self._publisher.topic_name
-        while time.monotonic() < deadline:
+        while time.monotonic() < window:
             listeners = self._node.count_subscribers(topic)
             if (self._publisher.get_subscription_count() >= listeners
                     and (listeners == 0 or self._speaker_publishers())):
                 return  # all matched, and a speaker among them (or nobody listens at all)
             time.sleep(0.02)
+        self._await_matched(deadline)
 
     def _require_speaker(self) -> set[tuple[int, ...]]:
         """
         Fail fast when no speaker could ever report playback; return the speakers there.
 
-        A speaker is waited for (at most _SUBSCRIBER_GRACE_S) until our publisher has matched
-        its audio subscription too: the graph can show a speaker before DDS matched it, and the
-        audio published then never reaches it (the file and the robot would miss the start of
-        the utterance while the call reports it played). A graph where some subscriber never
-        matches (an incompatible QoS) is waited for once, not on every call.
+        A speaker is then waited for until our publisher has matched its audio subscription
+        too (``_await_matched``), within the same _SUBSCRIBER_GRACE_S.
         """
         deadline = time.monotonic() + _SUBSCRIBER_GRACE_S
         topic = self._status_subscription.topic_name
         while True:
             speakers = self._speaker_publishers()
             if speakers and self._publisher.get_subscription_count():
-                graph = self._unmatched_graph(speakers)
-                if graph is None or graph == self._gave_up_on:
-                    return speakers
-                if time.monotonic() > deadline:
-                    self._gave_up_on = graph
-                    return speakers
-            elif time.monotonic() > deadline:
+                self._await_matched(deadline)
+                return speakers
+            if time.monotonic() > deadline:
                 raise ToolError(errors.UNAVAILABLE,
                                 f'say: no speaker is running (nothing publishes {topic}), so '
                                 'playback cannot be awaited; start it with `ros2 run '
                                 'lerobot_tools_ros speaker` or set wait_for_playback false')
+            time.sleep(0.02)
+
+    def _await_matched(self, deadline: float) -> None:
+        """
+        Wait (until ``deadline``) until our audio reaches every speaker on the graph.
+
+        The graph can show a speaker before DDS matched our publisher to its subscription, and
+        audio published then never reaches it: the file and the robot would miss the start of
+        the utterance (while a waiting call reports it played). A graph where some subscriber
+        never matches (an incompatible QoS) is waited for once, not on every call.
+        """
+        while True:
+            graph = self._unmatched_graph(self._speaker_publishers())
+            if graph is None or graph == self._gave_up_on:
+                return
+            if time.monotonic() > deadline:
+                self._gave_up_on = graph
+                return
             time.sleep(0.02)
 
     def _await_playback(self, utterance: _Utterance, result: dict, context: CallContext,
