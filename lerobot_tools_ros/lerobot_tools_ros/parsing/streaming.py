@@ -243,7 +243,7 @@ class StreamingParser:
         """
         wake = self._wake
         reach = _reach(wake)
-        before = self._recent(reach) if reach else ''
+        before = self._recent(reach)
         window = before + delta
         cut = len(before)
         for needle in wake:
@@ -253,6 +253,8 @@ class StreamingParser:
 
     def _recent(self, count: int) -> str:
         """Return the last ``count`` characters before the newest chunk."""
+        if count <= 0:
+            return ''  # (text[-0:] would be all of it)
         parts = []
         have = 0
         chunks = self._chunks
