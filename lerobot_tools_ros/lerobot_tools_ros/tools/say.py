@@ -299,7 +299,7 @@ class SayTool:
         infos = self._node.get_publishers_info_by_topic(self._status_subscription.topic_name)
         return {tuple(info.endpoint_gid) for info in infos}
 
-    def _unmatched_graph(self, speakers: set[tuple[int, ...]]) -> frozenset | None:
+    def _unmatched_graph(self) -> frozenset | None:
         """
         Return None when our audio reaches every speaker, else the graph's endpoints (GIDs).
 
@@ -312,7 +312,7 @@ class SayTool:
         if (all((info.node_namespace, info.node_name) in listening for info in status)
                 and self._publisher.get_subscription_count() >= len(listeners)):
             return None
-        return frozenset(speakers) | {tuple(info.endpoint_gid) for info in listeners}
+        return frozenset(tuple(info.endpoint_gid) for info in (*status, *listeners))
 
     # ------------------------------------------------------------------------------ calls
     def stop(self) -> tuple[bool, str]:
@@ -525,7 +525,7 @@ class SayTool:
         never matches (an incompatible QoS) is waited for once, not on every call.
         """
         while True:
-            graph = self._unmatched_graph(self._speaker_publishers())
+            graph = self._unmatched_graph()
             if graph is None or graph == self._gave_up_on:
                 return
             if time.monotonic() > deadline:
