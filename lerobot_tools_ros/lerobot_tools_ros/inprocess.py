@@ -41,12 +41,13 @@ class LocalHost(Protocol):
     context: Any  # the rclpy context its node lives in (a caller must share it)
 
     def start(self, call_id: str, name: str, arguments_json: str, context: CallContext,
-              answer: Answer) -> None:
+              answer: Answer) -> bool:
         """
         Take one call; ``answer(code, text)`` comes exactly once, from any thread.
 
         It may come before ``start`` returns (a call refused at once). Cancel it with
-        ``context.cancel()``; progress arrives through ``context``'s report.
+        ``context.cancel()``; progress arrives through ``context``'s report. Return True when
+        the answer is expected within a few milliseconds (the caller may wait for it).
         """
 
 

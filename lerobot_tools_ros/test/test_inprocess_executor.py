@@ -24,6 +24,7 @@ tool_server, with the same result, cancel, timeout and progress; a tool_server t
 
 import json
 import os
+import threading
 
 from bound_stack import gripper_binding, in_own_domain, InProcessStack, light_binding, LIGHT_TOOL
 from bound_stack import node_commands, Policy, tool_schema, write_stack_files
@@ -32,6 +33,8 @@ from lerobot_tools_interfaces.msg import ErrorCodes
 from lerobot_tools_interfaces.srv import CancelCalls
 from lerobot_tools_ros import inprocess
 from lerobot_tools_ros.nodes.executor_client import ACTION, LOCAL
+from lerobot_tools_ros.nodes.inprocess_executor import send_local
+from lerobot_tools_ros.tools.base import CallContext
 from lerobot_tools_ros.tools.echo import ECHO_SCHEMA
 import pytest
 from robot_servers import GRIPPER_ACTION, LIGHT_SERVICE, RobotServers
@@ -159,6 +162,56 @@ def test_the_dispatchers_timeout_cancels_the_goal_on_the_robot(world):
     assert world.policy.call('move_gripper', {'steps': 2}).success
 
 
+def test_only_a_call_expected_to_answer_at_once_is_waited_for(world):
+    # The dispatcher's thread waits a moment for a call's answer (so its result goes out in the
+    # executor's next turn) only when the tool answered its previous call within
+    # QUICK_ANSWER_S: never for a tool seen to be slow, which would hold up other callbacks.
+    def start(tool: str, arguments: dict, call_id: str) -> tuple[bool, threading.Event, list]:
+        host = inprocess.lookup(world.context, f'/lerobot_tools/{tool}')
+        answers: list = []
+        answered = threading.Event()
+
+        def answer(code: str, text: str) -> None:
+            answers.append((code, text))
+            answered.set()
+        quick = host.start(call_id, tool, json.dumps(arguments), CallContext(call_id), answer)
+        return quick, answered, answers
+
+    quick, answered, answers = start('echo', {'text': 'a'}, 'quick-1')
+    assert answered.wait(10.0)
+    assert answers[0][0] == '' and json.loads(answers[0][1]) == {'text': 'a'}
+    quick, answered, _ = start('echo', {'text': 'b'}, 'quick-2')
+    assert quick  # echo answered within QUICK_ANSWER_S
+    assert answered.wait(10.0)
+    _, answered, answers = start('move_gripper', {'steps': 2}, 'slow-1')  # 2 steps of 50 ms
+    assert answered.wait(10.0) and answers[0][0] == '', answers
+    slow, answered, answers = start('move_gripper', {'steps': 1}, 'slow-2')
+    assert not slow
+    assert answered.wait(10.0) and answers[0][0] == '', answers
+    # Refused at once (bad arguments): answered before start returns, nothing to wait for.
+    refused, answered, answers = start('echo', {'text': 3}, 'refused')
+    assert not refused and answered.is_set()
+    assert answers[0][0] == ErrorCodes.INVALID_ARGUMENTS
+
+
+def test_quick_and_slow_calls_in_one_generation_each_get_one_result(world):
+    before = len(world.policy.results)
+    calls = [('move_gripper', {'steps': 2}), ('echo', {'text': 'one'}),
+             ('set_light', {'on': True}), ('echo', {'text': 'two'})]
+    text = 'Plan.\n' + ''.join(f"<tool_call>{json.dumps({'name': name, 'arguments': args})}"
+                               '</tool_call>' for name, args in calls)
+    world.policy.text.publish(world.policy.String(data=text))
+    assert world.policy.spin_until(lambda: len(world.policy.results) >= before + 4, 15.0)
+    world.policy.spin_until(lambda: False, 0.3)  # a fifth result would show here
+    results = world.policy.results[before:]
+    assert sorted(r.name for r in results) == sorted(name for name, _ in calls)
+    assert all(r.success for r in results), results
+    assert {r.content for r in results if r.name == 'echo'} == {
+        json.dumps({'text': 'one'}), json.dumps({'text': 'two'})}
+    # The quick calls did not wait for the gripper's goal: their results came first.
+    assert results[-1].name == 'move_gripper'
+
+
 def test_a_removed_tool_server_means_unavailable(own_world):
     world = own_world()
     assert world.policy.call('set_light', {'on': True}).success
@@ -227,3 +280,54 @@ def test_the_registry_finds_a_host_only_in_its_own_context_and_name():
         assert inprocess.lookup(mine, '/ns/lerobot_tools/x') is None
     finally:
         inprocess.unregister('/ns/lerobot_tools/x', host)
+
+
+class _AnswerWhenTold:
+    """A host whose tool answers when the test calls ``answer`` (from any thread)."""
+
+    def __init__(self, context: object, quick: bool, at_once: bool = False) -> None:
+        self.context = context
+        self.quick = quick
+        self.at_once = at_once
+        self.answer = None
+
+    def start(self, call_id, name, arguments_json, context, answer) -> bool:
+        self.answer = answer
+        if self.at_once:
+            answer('', 'answered at once')
+        return self.quick
+
+
+@pytest.mark.parametrize('case', ['taken', 'late', 'not quick', 'at once', 'released'])
+def test_every_answer_of_a_local_call_reaches_on_done_exactly_once(world, case):
+    # A quick call's answer is held for its caller to take (the dispatcher's thread, at the end
+    # of its callback); whatever the timing, it reaches on_done once, on the caller's executor.
+    from rclpy.executors import SingleThreadedExecutor
+    executor = SingleThreadedExecutor(context=world.context)
+    host = _AnswerWhenTold(world.context, quick=case != 'not quick', at_once=case == 'at once')
+    outcomes: list = []
+    call = send_local(host, executor, 'c1', 'echo', '{}',
+                      lambda outcome: outcomes.append((outcome, threading.get_ident())), None)
+    assert call.quick == (case != 'not quick')
+    later = threading.Timer(0.05, host.answer, ('', 'done')) if case != 'at once' else None
+    if later is not None:
+        later.start()
+    if case == 'taken':
+        assert call.take_answer(10.0)
+    elif case in ('late', 'at once'):
+        assert call.take_answer(0.0) == (case == 'at once')
+    elif case == 'released':
+        later.join()
+        assert not outcomes  # held until released: nobody has taken it
+        call.release()
+    if later is not None:
+        later.join()
+    for _ in range(20):  # a posted answer runs as an executor task
+        executor.spin_once(timeout_sec=0.01)
+    executor.shutdown()
+    assert len(outcomes) == 1, outcomes
+    outcome, thread = outcomes[0]
+    assert outcome.success and outcome.content in ('done', 'answered at once')
+    assert thread == threading.get_ident()  # on the caller's thread, never the tool's
+    call.release()  # a second release or take changes nothing
+    assert not call.take_answer(0.0) and len(outcomes) == 1

@@ -39,11 +39,12 @@ Catalog reloads and the tool.<name>.<setting> parameters are in `dispatcher_relo
 """
 
 from collections import deque
+from contextlib import contextmanager
 import os
 import sys
 import threading
 import time
-from typing import Any
+from typing import Any, Iterator
 
 from lerobot_tools_interfaces.msg import TextChunk
 from lerobot_tools_interfaces.srv import Approve, CallTool, CancelCalls
@@ -56,6 +57,7 @@ from lerobot_tools_ros.nodes.dispatcher_params import DispatcherParameters
 from lerobot_tools_ros.nodes.dispatcher_reload import CatalogReloads, EAGER_CLIENTS, Waiter
 from lerobot_tools_ros.nodes.dispatcher_topics import DispatcherTopics
 from lerobot_tools_ros.nodes.executor_client import ExecutorClient, Outcome
+from lerobot_tools_ros.nodes.inprocess_executor import QUICK_ANSWER_S
 from lerobot_tools_ros.nodes.runner import run_node
 from lerobot_tools_ros.parsing import parse
 from lerobot_tools_ros.untrusted import log_text, ros_string
@@ -91,6 +93,7 @@ class Dispatcher(CatalogReloads, Node):
         self._waiters: dict[Any, Waiter] = {}  # ~/call requests by their call
         self._call_waiters: set = set()  # every ~/call request still waiting (for shutdown)
         self._call_node: Node | None = None
+        self._quick_calls: list | None = None  # to wait for at a callback's end (_quick_answers)
         self.params = params = DispatcherParameters(self)
         # Write failures are reported by the log itself, at most once per 10 s.
         self._audit = AuditLog(params.audit_log_path, on_error=self.get_logger().error) \
@@ -204,7 +207,7 @@ class Dispatcher(CatalogReloads, Node):
     # -- events into the core ------------------------------------------------------------------
 
     def _on_text(self, msg: String, info: Any) -> None:
-        with self._lock:
+        with self._quick_answers(), self._lock:
             if self._input_loss.message('text', *message_origin(info),
                                         self._text_sub.get_publisher_count):
                 self._warn_input_lost()
@@ -212,7 +215,7 @@ class Dispatcher(CatalogReloads, Node):
 
     def _on_chunk(self, msg: TextChunk, info: Any) -> None:
         now = time.monotonic()
-        with self._lock:
+        with self._quick_answers(), self._lock:
             verdict = self._input_loss.chunk(
                 'stream', *message_origin(info), self._stream_sub.get_publisher_count,
                 stream_key(msg.generation_id), msg.final, now,
@@ -270,8 +273,38 @@ class Dispatcher(CatalogReloads, Node):
 
     def _run_posted(self) -> None:
         posted = self._posted
-        while posted:
-            posted.popleft()()
+        with self._quick_answers():
+            while posted:
+                posted.popleft()()
+
+    @contextmanager
+    def _quick_answers(self) -> Iterator[None]:
+        """
+        Run a callback, then take the answers of the quick calls it started, for QUICK_ANSWER_S.
+
+        A call is quick when its tool runs in this process, is idle, and answered its last call
+        within QUICK_ANSWER_S (`inprocess_executor`). Its answer is applied here, with the lock
+        released, so its result goes out without an executor task and wake-up.
+        """
+        with self._lock:  # _send appends under the lock
+            outer = self._quick_calls is None
+            if outer:
+                self._quick_calls = []
+        if not outer:  # inside another one, which takes them
+            yield
+            return
+        try:
+            yield
+        finally:
+            with self._lock:
+                calls, self._quick_calls = self._quick_calls, None
+            deadline = time.monotonic() + QUICK_ANSWER_S
+            try:
+                for call in calls:
+                    call.take_answer(max(0.0, deadline - time.monotonic()))
+            finally:
+                for call in calls:  # an answer is never left held (a no-op once taken)
+                    call.release()
 
     def _in_group(self, work: Any) -> None:
         """
@@ -363,6 +396,11 @@ class Dispatcher(CatalogReloads, Node):
             lambda outcome, call=call: self._on_outcome(call, outcome),
             lambda stage, progress, detail, call=call: self._on_feedback(call, stage, progress,
                                                                          detail))
+        if call.handle.quick:
+            if self._quick_calls is not None:
+                self._quick_calls.append(call.handle)
+            else:
+                call.handle.release()  # started outside _quick_answers: nobody takes it here
 
     def _on_outcome(self, call: Any, outcome: Outcome) -> None:
         # In the group (see _in_group); the lock keeps the core serial with parameter changes.

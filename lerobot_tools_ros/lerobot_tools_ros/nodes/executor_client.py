@@ -91,8 +91,18 @@ class ExecutorCall:
         self.kind = kind  # ACTION or SERVICE: how it was sent
         self.done = False
         self.cancel_requested = False
+        # Expected to answer at once; the caller must `take_answer` or `release` it (in process
+        # only: `inprocess_executor.LocalCall`).
+        self.quick = False
         self._goal_handle: Any = None
         self._forget: Callable[[], None] | None = None
+
+    def take_answer(self, timeout_s: float) -> bool:
+        """Run the answer on this thread if it comes within `timeout_s` (quick calls only)."""
+        return False
+
+    def release(self) -> None:
+        """Let the answer of a quick call reach `on_done` the usual way."""
 
     def cancel(self) -> bool:
         """

@@ -23,11 +23,21 @@ Both ends of the in-process executor path (see `lerobot_tools_ros.inprocess`).
   thread as executor tasks (`Executor.create_task` wakes the executor through its guard
   condition), so the caller's callbacks run where the DDS path would run them.
 
+**Quick answers.** A call to a tool that is idle and answered its previous call within
+`QUICK_ANSWER_S` is `quick`: its caller, at the end of the callback that started it, waits up
+to that long for the answer and runs it on its own thread (`LocalCall.take_answer`). The result
+then goes out without an executor task: no wait-set rebuild competes with the tool for the GIL
+while the answer is on its way, and no executor wake-up follows it (each is a Python pass over
+every entity of the process's executor; measured with `bench/binding_bench.py`). An answer
+later than that goes to the executor as for any call. A tool that turns out slow costs its
+caller at most `QUICK_ANSWER_S` once, and is not waited for again until it answers quickly.
+
 A tool_server that closes answers `unavailable` (shutting down) and then withdraws its offer; a
 tool_server that is gone (its node collected) answers `unavailable` too. Either way the caller
 then finds no offer and goes back to DDS, where nobody answers: `unavailable` at its timeout.
 """
 
+import threading
 import time
 from types import SimpleNamespace
 from typing import Any, Callable
@@ -39,7 +49,10 @@ from lerobot_tools_ros.nodes.executor_client import (
 from lerobot_tools_ros.tools.base import CallContext
 from lerobot_tools_ros.untrusted import ros_string
 
-__all__ = ['HostedToolOffer', 'LocalCall', 'send_local']
+__all__ = ['HostedToolOffer', 'LocalCall', 'QUICK_ANSWER_S', 'send_local']
+
+# A call expected to answer within this is waited for by its caller (see the module docstring).
+QUICK_ANSWER_S = 0.002
 
 # As the RunTool feedback of the DDS path: a stage's reports at most this often (the first of a
 # stage and progress 1 always go).
@@ -54,27 +67,35 @@ class HostedToolOffer:
         self._hosted = hosted
         self.name = name
         self.context = server.context
+        self._quick = True  # the tool answered its last call within QUICK_ANSWER_S
 
     def start(self, call_id: str, name: str, arguments_json: str, context: CallContext,
-              answer: inprocess.Answer) -> None:
+              answer: inprocess.Answer) -> bool:
         server = self._server()
         if server is None or not self.context.ok():
             answer(errors.UNAVAILABLE, f'the tool_server hosting {self.name} is gone; the call '
                                        'did not run')
-            return
+            return False
         request = SimpleNamespace(call_id=call_id, name=name, arguments=arguments_json)
+        quick = self._quick and not self._hosted.pending  # not queued behind another call
+        started = time.monotonic()
         try:
             done = server._submit(self._hosted, request, context, local=True)
         except Exception as exc:  # noqa: B902 - every call gets an answer, as over DDS
             answer(errors.EXECUTION_FAILED, f'{type(exc).__name__}: {exc}')
-            return
-        # Set by the tool's worker thread (or already, for a call refused at once).
-        done.add_done_callback(lambda future: answer(*future.result()))
-        if not done.done():
-            # Let the worker take the GIL now: it sends the tool's request and waits for the
-            # answer without it, while this thread finishes the dispatcher's work. Otherwise the
-            # worker waits until this thread next blocks (measured: about 0.4 ms a call).
-            time.sleep(0)
+            return False
+
+        def relay(future: Any) -> None:  # on the tool's worker thread (or this one)
+            self._quick = time.monotonic() - started <= QUICK_ANSWER_S
+            answer(*future.result())
+        done.add_done_callback(relay)
+        if done.done():
+            return False  # refused at once: already answered
+        # Let the worker take the GIL now: it sends the tool's request and waits for the answer
+        # without it, while this thread finishes the dispatcher's work. Otherwise the worker
+        # waits until this thread next blocks (measured: about 0.4 ms a call).
+        time.sleep(0)
+        return quick
 
     def offer(self) -> None:
         inprocess.register(self.name, self)
@@ -89,6 +110,45 @@ class LocalCall(ExecutorCall):
     def __init__(self, call_id: str) -> None:
         super().__init__(call_id, LOCAL)
         self.context: CallContext | None = None
+        self._lock = threading.Lock()
+        self._post: Callable[[str, str], None] | None = None  # hands the answer to the executor
+        self._finish: Callable[[str, str], None] | None = None  # runs it on the caller's thread
+        self._held = True  # the answer waits for `take_answer` or `release` (quick calls)
+        self._answer: tuple[str, str] | None = None
+        self._answered = threading.Event()
+
+    def _arrive(self, code: str, text: str) -> None:
+        """Take the tool's answer (any thread): held for the caller, or posted to its executor."""
+        with self._lock:
+            if self._held:
+                self._answer = (code, text)
+                self._answered.set()
+                return
+        self._post(code, text)
+
+    def take_answer(self, timeout_s: float) -> bool:
+        """
+        Wait up to `timeout_s` for the answer and run it here (True), else `release` (False).
+
+        For the caller's executor thread at the end of the callback that started the call,
+        outside any lock of the caller's: `on_done` runs here.
+        """
+        self._answered.wait(timeout_s)
+        with self._lock:
+            self._held = False
+            answer, self._answer = self._answer, None
+        if answer is None:
+            return False
+        self._finish(*answer)
+        return True
+
+    def release(self) -> None:
+        """Stop holding the answer: it goes to the caller's executor as a task (now or later)."""
+        with self._lock:
+            self._held = False
+            answer, self._answer = self._answer, None
+        if answer is not None:
+            self._post(*answer)
 
     def cancel(self) -> bool:
         """Cancel the call's context: the tool stops and answers `cancelled` (or its result)."""
@@ -123,7 +183,9 @@ def send_local(host: inprocess.LocalHost, executor: Any, call_id: str, tool_name
     Start one call on `host`; `on_done` and `on_feedback` run as tasks of `executor`.
 
     `on_done` gets exactly one `Outcome`, as `ExecutorClient.send` promises, unless the call is
-    forgotten first; feedback after the outcome is dropped.
+    forgotten first; feedback after the outcome is dropped. A call returned `quick` holds its
+    answer until the caller calls `take_answer` (which runs `on_done` on the caller's thread)
+    or `release`; the caller must call one of them.
     """
     call = LocalCall(call_id)
 
@@ -141,6 +203,11 @@ def send_local(host: inprocess.LocalHost, executor: Any, call_id: str, tool_name
 
     call.context = CallContext(call_id, _Progress(
         lambda *report: executor.create_task(feedback, *report)))
-    host.start(call_id, tool_name, arguments_json, call.context,
-               lambda code, text: executor.create_task(finish, code, text))
+    call._finish = finish
+    call._post = lambda code, text: executor.create_task(finish, code, text)
+    # Held until start says whether the caller will take the answer itself (a quick call).
+    call.quick = bool(host.start(call_id, tool_name, arguments_json, call.context,
+                                 call._arrive))
+    if not call.quick:
+        call.release()
     return call
