@@ -30,9 +30,14 @@ from typing import Any, Callable, Protocol
 
 from lerobot_tools_ros.tools.base import CallContext
 
-__all__ = ['LocalHost', 'lookup', 'register', 'registered', 'unregister']
+__all__ = ['Answer', 'LocalHost', 'lookup', 'QUICK_ANSWER_S', 'register', 'registered',
+           'unregister']
 
 Answer = Callable[[str, str], None]  # (error_code or '', content or error message)
+
+# A call whose tool answered its previous one within this is waited for by its caller, which
+# then applies the answer on its own thread (``inprocess_executor``, "Quick answers").
+QUICK_ANSWER_S = 0.002
 
 
 class LocalHost(Protocol):
@@ -47,7 +52,8 @@ class LocalHost(Protocol):
 
         It may come before ``start`` returns (a call refused at once). Cancel it with
         ``context.cancel()``; progress arrives through ``context``'s report. Return True when
-        the answer is expected within a few milliseconds (the caller may wait for it).
+        the answer is given already or expected within ``QUICK_ANSWER_S`` (the caller may wait
+        for it).
         """
 
 

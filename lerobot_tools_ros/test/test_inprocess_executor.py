@@ -188,10 +188,12 @@ def test_only_a_call_expected_to_answer_at_once_is_waited_for(world):
     slow, answered, answers = start('move_gripper', {'steps': 1}, 'slow-2')
     assert not slow
     assert answered.wait(10.0) and answers[0][0] == '', answers
-    # Refused at once (bad arguments): answered before start returns, nothing to wait for.
+    # Refused at once (bad arguments): answered before start returns, taken without a wait.
     refused, answered, answers = start('echo', {'text': 3}, 'refused')
-    assert not refused and answered.is_set()
+    assert refused and answered.is_set()
     assert answers[0][0] == ErrorCodes.INVALID_ARGUMENTS
+    # A refusal says nothing about how fast the tool runs: the gripper is still not waited for.
+    assert not start('move_gripper', {'steps': 1}, 'slow-3')[0]
 
 
 def test_quick_and_slow_calls_in_one_generation_each_get_one_result(world):
@@ -283,7 +285,7 @@ def test_the_registry_finds_a_host_only_in_its_own_context_and_name():
 
 
 class _AnswerWhenTold:
-    """A host whose tool answers when the test calls ``answer`` (from any thread)."""
+    """A host whose tool reports progress and answers when the test says (from any thread)."""
 
     def __init__(self, context: object, quick: bool, at_once: bool = False) -> None:
         self.context = context
@@ -292,24 +294,31 @@ class _AnswerWhenTold:
         self.answer = None
 
     def start(self, call_id, name, arguments_json, context, answer) -> bool:
-        self.answer = answer
+        def progress_then_answer() -> None:
+            context.feedback('running', 0.5, 'half way')
+            answer('', 'done')
+        self.answer = progress_then_answer
         if self.at_once:
-            answer('', 'answered at once')
+            progress_then_answer()
         return self.quick
 
 
 @pytest.mark.parametrize('case', ['taken', 'late', 'not quick', 'at once', 'released'])
 def test_every_answer_of_a_local_call_reaches_on_done_exactly_once(world, case):
     # A quick call's answer is held for its caller to take (the dispatcher's thread, at the end
-    # of its callback); whatever the timing, it reaches on_done once, on the caller's executor.
+    # of its callback); whatever the timing, it reaches on_done once, on the caller's executor
+    # thread, after the progress the tool reported before it.
     from rclpy.executors import SingleThreadedExecutor
     executor = SingleThreadedExecutor(context=world.context)
     host = _AnswerWhenTold(world.context, quick=case != 'not quick', at_once=case == 'at once')
-    outcomes: list = []
-    call = send_local(host, executor, 'c1', 'echo', '{}',
-                      lambda outcome: outcomes.append((outcome, threading.get_ident())), None)
+    events: list = []
+    call = send_local(
+        host, executor, 'c1', 'echo', '{}',
+        lambda outcome: events.append(('done', outcome, threading.get_ident())),
+        lambda stage, progress, detail: events.append(('progress', stage,
+                                                       threading.get_ident())))
     assert call.quick == (case != 'not quick')
-    later = threading.Timer(0.05, host.answer, ('', 'done')) if case != 'at once' else None
+    later = threading.Timer(0.05, host.answer) if case != 'at once' else None
     if later is not None:
         later.start()
     if case == 'taken':
@@ -318,16 +327,18 @@ def test_every_answer_of_a_local_call_reaches_on_done_exactly_once(world, case):
         assert call.take_answer(0.0) == (case == 'at once')
     elif case == 'released':
         later.join()
-        assert not outcomes  # held until released: nobody has taken it
+        assert not events  # held until released: nobody has taken it
         call.release()
     if later is not None:
         later.join()
     for _ in range(20):  # a posted answer runs as an executor task
         executor.spin_once(timeout_sec=0.01)
     executor.shutdown()
-    assert len(outcomes) == 1, outcomes
-    outcome, thread = outcomes[0]
-    assert outcome.success and outcome.content in ('done', 'answered at once')
-    assert thread == threading.get_ident()  # on the caller's thread, never the tool's
+    assert [event[:2] for event in events][:1] == [('progress', 'running')], events
+    assert len(events) == 2 and events[1][0] == 'done', events
+    outcome = events[1][1]
+    assert outcome.success and outcome.content == 'done'
+    # On the caller's thread, never the tool's.
+    assert {event[-1] for event in events} == {threading.get_ident()}
     call.release()  # a second release or take changes nothing
-    assert not call.take_answer(0.0) and len(outcomes) == 1
+    assert not call.take_answer(0.0) and len(events) == 2

@@ -31,6 +31,9 @@ The executor-facing code is `_send`, `_stop_on_executor`, `_on_outcome`, `_on_fe
 `_poll_executors`: through `ExecutorClient` each tool's executor is called as a `RunTool` action
 when it offers one (feedback relayed on lerobot_tools/progress, cancel, timeouts that stop the
 goal), as a `CallTool` service otherwise, and only once its answers are proven to reach us.
+A tool_server in this process is called directly instead (`inprocess_executor`); a call there
+expected to answer at once is waited for, up to 2 ms, at the end of the text, chunk or posted
+callback that started it, and its answer applied there (`_quick_answers`).
 
 `~/call` (CallTool) lets other nodes submit a call through the same gates; it is served by a
 small node of its own (`<name>_call`) whose threads wait for the calls' results, because rclpy
@@ -53,11 +56,11 @@ from lerobot_tools_ros.catalog import ToolCatalog
 from lerobot_tools_ros.dispatch import AuditLog, diagnostics, DispatchCore, effects as fx
 from lerobot_tools_ros.dispatch.core import stream_key
 from lerobot_tools_ros.dispatch.input_loss import InputLoss, message_origin
+from lerobot_tools_ros.inprocess import QUICK_ANSWER_S
 from lerobot_tools_ros.nodes.dispatcher_params import DispatcherParameters
 from lerobot_tools_ros.nodes.dispatcher_reload import CatalogReloads, EAGER_CLIENTS, Waiter
 from lerobot_tools_ros.nodes.dispatcher_topics import DispatcherTopics
 from lerobot_tools_ros.nodes.executor_client import ExecutorClient, Outcome
-from lerobot_tools_ros.nodes.inprocess_executor import QUICK_ANSWER_S
 from lerobot_tools_ros.nodes.runner import run_node
 from lerobot_tools_ros.parsing import parse
 from lerobot_tools_ros.untrusted import log_text, ros_string
@@ -79,6 +82,18 @@ _CALL_SOURCE_DEFAULT = 'call_service'
 # rclpy >= Iron hands a two-argument subscription callback the MessageInfo (sequence numbers,
 # from which lost input is counted); Humble's calls every callback with the message alone.
 _MESSAGE_INFO = hasattr(Subscription, 'CallbackType')
+
+
+def _release_all(calls: list) -> None:
+    """Release every call (a no-op once taken), even if one fails: no answer stays held."""
+    failed: Exception | None = None
+    for call in calls:
+        try:
+            call.release()
+        except Exception as exc:  # noqa: B902 - the others must still be released
+            failed = failed or exc
+    if failed is not None:
+        raise failed
 
 
 class Dispatcher(CatalogReloads, Node):
@@ -284,8 +299,12 @@ class Dispatcher(CatalogReloads, Node):
 
         A call is quick when its tool runs in this process, is idle, and answered its last call
         within QUICK_ANSWER_S (`inprocess_executor`). Its answer is applied here, with the lock
-        released, so its result goes out without an executor task and wake-up.
+        released, so its result goes out without an executor task and wake-up. Only on a
+        single-threaded executor (as `bringup` runs us), where it runs the answer at once.
         """
+        if not isinstance(self.executor, SingleThreadedExecutor):
+            yield  # _send releases every call at once
+            return
         with self._lock:  # _send appends under the lock
             outer = self._quick_calls is None
             if outer:
@@ -303,8 +322,7 @@ class Dispatcher(CatalogReloads, Node):
                 for call in calls:
                     call.take_answer(max(0.0, deadline - time.monotonic()))
             finally:
-                for call in calls:  # an answer is never left held (a no-op once taken)
-                    call.release()
+                _release_all(calls)
 
     def _in_group(self, work: Any) -> None:
         """

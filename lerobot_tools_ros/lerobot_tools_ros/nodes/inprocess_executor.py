@@ -24,8 +24,9 @@ Both ends of the in-process executor path (see `lerobot_tools_ros.inprocess`).
   condition), so the caller's callbacks run where the DDS path would run them.
 
 **Quick answers.** A call to a tool that is idle and answered its previous call within
-`QUICK_ANSWER_S` is `quick`: its caller, at the end of the callback that started it, waits up
-to that long for the answer and runs it on its own thread (`LocalCall.take_answer`). The result
+`QUICK_ANSWER_S` (or one refused at once) is `quick`: its caller, at the end of the callback
+that started it, waits up to that long for the answer and runs it on its own thread
+(`LocalCall.take_answer`), after the progress reports the tool gave before it. The result
 then goes out without an executor task: no wait-set rebuild competes with the tool for the GIL
 while the answer is on its way, and no executor wake-up follows it (each is a Python pass over
 every entity of the process's executor; measured with `bench/binding_bench.py`). An answer
@@ -44,15 +45,13 @@ from typing import Any, Callable
 import weakref
 
 from lerobot_tools_ros import errors, inprocess
+from lerobot_tools_ros.inprocess import QUICK_ANSWER_S
 from lerobot_tools_ros.nodes.executor_client import (
     ExecutorCall, FeedbackCallback, LOCAL, Outcome)
 from lerobot_tools_ros.tools.base import CallContext
 from lerobot_tools_ros.untrusted import ros_string
 
-__all__ = ['HostedToolOffer', 'LocalCall', 'QUICK_ANSWER_S', 'send_local']
-
-# A call expected to answer within this is waited for by its caller (see the module docstring).
-QUICK_ANSWER_S = 0.002
+__all__ = ['HostedToolOffer', 'LocalCall', 'send_local']
 
 # As the RunTool feedback of the DDS path: a stage's reports at most this often (the first of a
 # stage and progress 1 always go).
@@ -75,7 +74,7 @@ class HostedToolOffer:
         if server is None or not self.context.ok():
             answer(errors.UNAVAILABLE, f'the tool_server hosting {self.name} is gone; the call '
                                        'did not run')
-            return False
+            return True  # answered: nothing to wait for
         request = SimpleNamespace(call_id=call_id, name=name, arguments=arguments_json)
         quick = self._quick and not self._hosted.pending  # not queued behind another call
         started = time.monotonic()
@@ -83,14 +82,15 @@ class HostedToolOffer:
             done = server._submit(self._hosted, request, context, local=True)
         except Exception as exc:  # noqa: B902 - every call gets an answer, as over DDS
             answer(errors.EXECUTION_FAILED, f'{type(exc).__name__}: {exc}')
-            return False
+            return True
+        if done.done():  # refused at once (bad arguments, closing): the tool did not run
+            done.add_done_callback(lambda future: answer(*future.result()))
+            return True
 
         def relay(future: Any) -> None:  # on the tool's worker thread (or this one)
             self._quick = time.monotonic() - started <= QUICK_ANSWER_S
             answer(*future.result())
         done.add_done_callback(relay)
-        if done.done():
-            return False  # refused at once: already answered
         # Let the worker take the GIL now: it sends the tool's request and waits for the answer
         # without it, while this thread finishes the dispatcher's work. Otherwise the worker
         # waits until this thread next blocks (measured: about 0.4 ms a call).
@@ -105,50 +105,92 @@ class HostedToolOffer:
 
 
 class LocalCall(ExecutorCall):
-    """A call running on a tool hosted in this process: cancel reaches the tool directly."""
+    """
+    A call running on a tool hosted in this process: cancel reaches the tool directly.
 
-    def __init__(self, call_id: str) -> None:
+    The tool's progress reports and answer reach the caller in the order the tool gave them, run
+    by one `post`ed executor task at a time (rclpy before Kilted runs pending tasks newest
+    first). A new call holds them instead until `take_answer` runs them on the caller's thread
+    or `release` posts them (`send_local` releases a call that is not quick at once).
+    """
+
+    def __init__(self, call_id: str, finish: Callable[[str, str], None],
+                 feedback: Callable[[str, float, str], None],
+                 post: Callable[[Callable[[], None]], Any]) -> None:
         super().__init__(call_id, LOCAL)
         self.context: CallContext | None = None
+        self._finish = finish  # (error code or '', text): the answer, on the caller's thread
+        self._feedback = feedback  # (stage, progress, detail), on the caller's thread
+        self._post = post  # runs a function as a task of the caller's executor
         self._lock = threading.Lock()
-        self._post: Callable[[str, str], None] | None = None  # hands the answer to the executor
-        self._finish: Callable[[str, str], None] | None = None  # runs it on the caller's thread
-        self._held = True  # the answer waits for `take_answer` or `release` (quick calls)
-        self._answer: tuple[str, str] | None = None
+        self._queue: list[tuple[Callable[..., None], tuple]] = []  # reports, then the answer
+        self._held = True  # the queue waits for take_answer or release
+        self._drain_posted = False
         self._answered = threading.Event()
 
-    def _arrive(self, code: str, text: str) -> None:
-        """Take the tool's answer (any thread): held for the caller, or posted to its executor."""
+    def arrive(self, code: str, text: str) -> None:
+        """Take the tool's answer (from any thread, once)."""
+        self._deliver(self._finish, (code, text))
+
+    def report(self, stage: str, progress: float, detail: str) -> None:
+        """Take a progress report of the tool's (from any thread)."""
+        self._deliver(self._feedback, (stage, progress, detail))
+
+    def _deliver(self, work: Callable[..., None], arguments: tuple) -> None:
         with self._lock:
-            if self._held:
-                self._answer = (code, text)
+            self._queue.append((work, arguments))
+            if work is self._finish:
                 self._answered.set()
-                return
-        self._post(code, text)
+            post = self._posting()
+        if post:
+            self._post(self._drain)
+
+    def _posting(self) -> bool:
+        """Decide (under the lock) whether a drain task must be posted now."""
+        if self._held or self._drain_posted or not self._queue:
+            return False
+        self._drain_posted = True
+        return True
+
+    def _drain(self) -> None:
+        """Run what is queued, in order (an executor task)."""
+        with self._lock:
+            queued, self._queue = self._queue, []
+            self._drain_posted = False
+        for work, arguments in queued:
+            work(*arguments)
 
     def take_answer(self, timeout_s: float) -> bool:
         """
-        Wait up to `timeout_s` for the answer and run it here (True), else `release` (False).
+        Wait up to `timeout_s` for the answer; run it and the reports before it here (True).
 
         For the caller's executor thread at the end of the callback that started the call,
-        outside any lock of the caller's: `on_done` runs here.
+        holding no lock of the caller's. Without the answer by then, `release` (False).
         """
         self._answered.wait(timeout_s)
         with self._lock:
+            if not self._held:
+                return False  # already taken or released
             self._held = False
-            answer, self._answer = self._answer, None
-        if answer is None:
-            return False
-        self._finish(*answer)
-        return True
+            if not self._answered.is_set():
+                post = self._posting()
+                queued = []
+            else:
+                post = False
+                queued, self._queue = self._queue, []  # the answer is the last: none follows
+        if post:
+            self._post(self._drain)
+        for work, arguments in queued:
+            work(*arguments)
+        return bool(queued)
 
     def release(self) -> None:
-        """Stop holding the answer: it goes to the caller's executor as a task (now or later)."""
+        """Stop holding: what arrived goes to the caller's executor now, the rest as it comes."""
         with self._lock:
             self._held = False
-            answer, self._answer = self._answer, None
-        if answer is not None:
-            self._post(*answer)
+            post = self._posting()
+        if post:
+            self._post(self._drain)
 
     def cancel(self) -> bool:
         """Cancel the call's context: the tool stops and answers `cancelled` (or its result)."""
@@ -187,7 +229,7 @@ def send_local(host: inprocess.LocalHost, executor: Any, call_id: str, tool_name
     answer until the caller calls `take_answer` (which runs `on_done` on the caller's thread)
     or `release`; the caller must call one of them.
     """
-    call = LocalCall(call_id)
+    call: LocalCall
 
     def finish(code: str, text: str) -> None:  # on the caller's executor thread
         if call.done:
@@ -201,13 +243,12 @@ def send_local(host: inprocess.LocalHost, executor: Any, call_id: str, tool_name
         if on_feedback is not None and not call.done:
             on_feedback(stage, progress, detail)
 
-    call.context = CallContext(call_id, _Progress(
-        lambda *report: executor.create_task(feedback, *report)))
-    call._finish = finish
-    call._post = lambda code, text: executor.create_task(finish, code, text)
-    # Held until start says whether the caller will take the answer itself (a quick call).
-    call.quick = bool(host.start(call_id, tool_name, arguments_json, call.context,
-                                 call._arrive))
-    if not call.quick:
-        call.release()
+    call = LocalCall(call_id, finish, feedback, executor.create_task)
+    call.context = CallContext(call_id, _Progress(call.report))
+    try:
+        call.quick = bool(host.start(call_id, tool_name, arguments_json, call.context,
+                                     call.arrive))
+    finally:
+        if not call.quick:  # nobody will take it: the answer goes as a task
+            call.release()
     return call
