@@ -83,7 +83,7 @@ class HostedToolOffer:
         except Exception as exc:  # noqa: B902 - every call gets an answer, as over DDS
             answer(errors.EXECUTION_FAILED, f'{type(exc).__name__}: {exc}')
             return True
-        if done.done():  # refused at once (bad arguments, closing): the tool did not run
+        if done.done():  # answered already (refused at once, or done): taken without a wait
             done.add_done_callback(lambda future: answer(*future.result()))
             return True
 
