@@ -177,32 +177,36 @@ def test_only_a_call_expected_to_answer_at_once_is_waited_for(world):
         quick = host.start(call_id, tool, json.dumps(arguments), CallContext(call_id), answer)
         return quick, answered, answers
 
-    quick, answered, answers = start('echo', {'text': 'a'}, 'quick-1')
-    assert answered.wait(10.0)
-    assert answers[0][0] == '' and json.loads(answers[0][1]) == {'text': 'a'}
-    quick, answered, _ = start('echo', {'text': 'b'}, 'quick-2')
-    assert quick  # echo answered within QUICK_ANSWER_S
-    assert answered.wait(10.0)
+    # (Whether a fast tool counts as quick depends on the machine's load: not asserted here.)
     _, answered, answers = start('move_gripper', {'steps': 2}, 'slow-1')  # 2 steps of 50 ms
     assert answered.wait(10.0) and answers[0][0] == '', answers
     slow, answered, answers = start('move_gripper', {'steps': 1}, 'slow-2')
     assert not slow
     assert answered.wait(10.0) and answers[0][0] == '', answers
-    # Refused at once (bad arguments): answered before start returns, taken without a wait.
-    refused, answered, answers = start('echo', {'text': 3}, 'refused')
+    # Refused at once by the catalog (steps below its minimum): answered before start returns,
+    # so it is taken without a wait.
+    refused, answered, answers = start('move_gripper', {'steps': -1}, 'refused')
     assert refused and answered.is_set()
     assert answers[0][0] == ErrorCodes.INVALID_ARGUMENTS
     # A refusal says nothing about how fast the tool runs: the gripper is still not waited for.
-    assert not start('move_gripper', {'steps': 1}, 'slow-3')[0]
+    slow, answered, answers = start('move_gripper', {'steps': 1}, 'slow-3')
+    assert not slow
+    assert answered.wait(10.0) and answers[0][0] == '', answers
 
 
 def test_quick_and_slow_calls_in_one_generation_each_get_one_result(world):
     before = len(world.policy.results)
-    calls = [('move_gripper', {'steps': 2}), ('echo', {'text': 'one'}),
+    calls = [('move_gripper', {'steps': 20}), ('echo', {'text': 'one'}),
              ('set_light', {'on': True}), ('echo', {'text': 'two'})]
     text = 'Plan.\n' + ''.join(f"<tool_call>{json.dumps({'name': name, 'arguments': args})}"
                                '</tool_call>' for name, args in calls)
     world.policy.text.publish(world.policy.String(data=text))
+    # The other calls do not wait for the gripper's goal (20 steps of 50 ms): their results
+    # come while it still runs.
+    assert world.policy.spin_until(lambda: len(world.policy.results) >= before + 3, 15.0)
+    with world.robot.lock:
+        assert 20 not in world.robot.finished_goals
+    assert 'move_gripper' not in [r.name for r in world.policy.results[before:]]
     assert world.policy.spin_until(lambda: len(world.policy.results) >= before + 4, 15.0)
     world.policy.spin_until(lambda: False, 0.3)  # a fifth result would show here
     results = world.policy.results[before:]
@@ -210,8 +214,6 @@ def test_quick_and_slow_calls_in_one_generation_each_get_one_result(world):
     assert all(r.success for r in results), results
     assert {r.content for r in results if r.name == 'echo'} == {
         json.dumps({'text': 'one'}), json.dumps({'text': 'two'})}
-    # The quick calls did not wait for the gripper's goal: their results came first.
-    assert results[-1].name == 'move_gripper'
 
 
 def test_a_removed_tool_server_means_unavailable(own_world):
@@ -318,19 +320,27 @@ def test_every_answer_of_a_local_call_reaches_on_done_exactly_once(world, case):
         lambda stage, progress, detail: events.append(('progress', stage,
                                                        threading.get_ident())))
     assert call.quick == (case != 'not quick')
-    later = threading.Timer(0.05, host.answer) if case != 'at once' else None
-    if later is not None:
+
+    def answer_from_the_tools_thread() -> None:
+        tool = threading.Thread(target=host.answer)
+        tool.start()
+        tool.join()
+    if case == 'taken':  # the answer comes while the caller waits
+        later = threading.Timer(0.05, host.answer)
         later.start()
-    if case == 'taken':
         assert call.take_answer(10.0)
-    elif case in ('late', 'at once'):
-        assert call.take_answer(0.0) == (case == 'at once')
-    elif case == 'released':
         later.join()
-        assert not events  # held until released: nobody has taken it
+    elif case == 'late':  # the caller stopped waiting before the answer came
+        assert not call.take_answer(0.0)
+        answer_from_the_tools_thread()
+    elif case == 'at once':
+        assert call.take_answer(0.0)
+    elif case == 'released':  # started where nobody takes answers: released, then posted
+        answer_from_the_tools_thread()
+        assert not events  # held until released
         call.release()
-    if later is not None:
-        later.join()
+    else:
+        answer_from_the_tools_thread()
     for _ in range(20):  # a posted answer runs as an executor task
         executor.spin_once(timeout_sec=0.01)
     executor.shutdown()
