@@ -56,11 +56,11 @@ from lerobot_tools_ros.catalog import ToolCatalog
 from lerobot_tools_ros.dispatch import AuditLog, diagnostics, DispatchCore, effects as fx
 from lerobot_tools_ros.dispatch.core import stream_key
 from lerobot_tools_ros.dispatch.input_loss import InputLoss, message_origin
-from lerobot_tools_ros.inprocess import QUICK_ANSWER_S
 from lerobot_tools_ros.nodes.dispatcher_params import DispatcherParameters
 from lerobot_tools_ros.nodes.dispatcher_reload import CatalogReloads, EAGER_CLIENTS, Waiter
 from lerobot_tools_ros.nodes.dispatcher_topics import DispatcherTopics
 from lerobot_tools_ros.nodes.executor_client import ExecutorClient, Outcome
+from lerobot_tools_ros.nodes.inprocess_executor import take_answers
 from lerobot_tools_ros.nodes.runner import run_node
 from lerobot_tools_ros.parsing import parse
 from lerobot_tools_ros.untrusted import log_text, ros_string
@@ -82,18 +82,6 @@ _CALL_SOURCE_DEFAULT = 'call_service'
 # rclpy >= Iron hands a two-argument subscription callback the MessageInfo (sequence numbers,
 # from which lost input is counted); Humble's calls every callback with the message alone.
 _MESSAGE_INFO = hasattr(Subscription, 'CallbackType')
-
-
-def _release_all(calls: list) -> None:
-    """Release every call (a no-op once taken), even if one fails: no answer stays held."""
-    failed: Exception | None = None
-    for call in calls:
-        try:
-            call.release()
-        except Exception as exc:  # noqa: B902 - the others must still be released
-            failed = failed or exc
-    if failed is not None:
-        raise failed
 
 
 class Dispatcher(CatalogReloads, Node):
@@ -317,12 +305,7 @@ class Dispatcher(CatalogReloads, Node):
         finally:
             with self._lock:
                 calls, self._quick_calls = self._quick_calls, None
-            deadline = time.monotonic() + QUICK_ANSWER_S
-            try:
-                for call in calls:
-                    call.take_answer(max(0.0, deadline - time.monotonic()))
-            finally:
-                _release_all(calls)
+            take_answers(calls)
 
     def _in_group(self, work: Any) -> None:
         """

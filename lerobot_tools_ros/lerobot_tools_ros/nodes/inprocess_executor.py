@@ -51,7 +51,7 @@ from lerobot_tools_ros.nodes.executor_client import (
 from lerobot_tools_ros.tools.base import CallContext
 from lerobot_tools_ros.untrusted import ros_string
 
-__all__ = ['HostedToolOffer', 'LocalCall', 'send_local']
+__all__ = ['HostedToolOffer', 'LocalCall', 'send_local', 'take_answers']
 
 # As the RunTool feedback of the DDS path: a stage's reports at most this often (the first of a
 # stage and progress 1 always go).
@@ -252,3 +252,25 @@ def send_local(host: inprocess.LocalHost, executor: Any, call_id: str, tool_name
         if not call.quick:  # nobody will take it: the answer goes as a task
             call.release()
     return call
+
+
+def take_answers(calls: list[LocalCall]) -> None:
+    """
+    Take the answers of quick `calls` that come within QUICK_ANSWER_S in all; release the rest.
+
+    For the thread that started them, at the end of that callback. Every call is released
+    (a no-op once taken) even if one fails: no answer stays held.
+    """
+    deadline = time.monotonic() + QUICK_ANSWER_S
+    try:
+        for call in calls:
+            call.take_answer(max(0.0, deadline - time.monotonic()))
+    finally:
+        failed: Exception | None = None
+        for call in calls:
+            try:
+                call.release()
+            except Exception as exc:  # noqa: B902 - the others must still be released
+                failed = failed or exc
+        if failed is not None:
+            raise failed
