@@ -71,7 +71,7 @@ from rclpy.clock import Clock, ClockType
 from rclpy.executors import (ExternalShutdownException, MultiThreadedExecutor,
                              SingleThreadedExecutor)
 from rclpy.node import Node
-from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.subscription import Subscription
 from std_msgs.msg import String
 from std_srvs.srv import SetBool, Trigger
@@ -150,7 +150,10 @@ class Dispatcher(CatalogReloads, Node):
         if len(catalog) <= EAGER_CLIENTS:
             for name in catalog.names:
                 self._client(name)
-        self._serve_calls(reliable)
+        # Keep all: a keep-last queue drops the oldest requests of a burst before rclpy takes
+        # them (4 clients x 500 requests lost 992), and a service callback cannot tell.
+        self._serve_calls(QoSProfile(history=HistoryPolicy.KEEP_ALL,
+                                     reliability=ReliabilityPolicy.RELIABLE))
         allowed = ', '.join(params.allowed_tools) or 'all catalog tools'
         services = self.resolve_service_name(names.tool_service_name(params.service_prefix, 'x'))
         self.get_logger().info(
@@ -231,7 +234,8 @@ class Dispatcher(CatalogReloads, Node):
                         generation_id, self._input_loss.abandoned_message(verdict, generation_id),
                         now, only_open=generation_id != verdict.headless))
             if verdict.take:
-                self._apply(self._core.chunk(msg.generation_id, msg.text, msg.final, now))
+                self._apply(self._core.chunk(msg.generation_id, msg.text, msg.final, now,
+                                             msg.index))
 
     def _on_text_only(self, msg: String) -> None:
         self._on_text(msg, None)  # Humble: no MessageInfo, so no loss count
@@ -525,6 +529,9 @@ class Dispatcher(CatalogReloads, Node):
         return response
 
     def _on_approve(self, request: Approve.Request, response: Approve.Response):
+        if request.call_id == names.READINESS_PROBE:  # a client proving its answers reach it
+            response.message = 'probe: nothing decided'
+            return response
         # rclpy gives a service callback no caller identity: the note says who decided.
         note = ros_string(request.note.strip()[:200])
         decided_by = note or 'an operator who left no note'
