@@ -24,6 +24,7 @@ answered in full.
 import json
 import sys
 
+from conftest import prove_service, spin_until
 from lerobot_tools_interfaces.msg import ErrorCodes, TextChunk, ToolCall
 from lerobot_tools_interfaces.srv import CallTool
 from lerobot_tools_ros import names
@@ -32,8 +33,12 @@ from rcl_interfaces.msg import Parameter as ParameterMsg, ParameterType, Paramet
 from rcl_interfaces.srv import SetParameters
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
-from test_dispatcher import _call_tool, dataset, Operator, stack  # noqa: F401 - fixtures
-from conftest import prove_service, spin_until
+import test_dispatcher
+from test_dispatcher import Operator
+
+dataset = test_dispatcher.dataset  # the fixtures this module shares with test_dispatcher
+stack = test_dispatcher.stack
+_call_tool = test_dispatcher._call_tool
 
 
 def _set(ros_node, name: str, value: ParameterValue) -> None:
@@ -103,8 +108,7 @@ def test_a_caller_cannot_answer_for_the_policy(stack, ros_node):
     assert later.success and json.loads(later.content) == {'text': 'later'}
 
 
-def test_a_caller_claiming_to_be_the_policy_is_not_exported_as_the_policy(stack, ros_node,
-                                                                           tmp_path):
+def test_a_caller_claiming_to_be_the_policy_is_not_exported_as_it(stack, ros_node, tmp_path):
     log = tmp_path / 'audit.jsonl'
     policy, dispatcher, _ = stack('-p', f'audit_log:={log}')
     client = ros_node.create_client(CallTool, '/dispatcher/call')

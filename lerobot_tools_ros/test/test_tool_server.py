@@ -31,7 +31,7 @@ from conftest import spin_until
 from executor_calls import Caller, destroy_callers
 from lerobot_tools_interfaces.msg import ErrorCodes
 from lerobot_tools_ros.catalog import DEFAULT_TOOLS
-from lerobot_tools_ros.nodes.executor_client import ACTION, SERVICE
+from lerobot_tools_ros.executors import ACTION, SERVICE
 from lerobot_tools_ros.tools.echo import ECHO_SCHEMA
 import pytest
 

@@ -31,9 +31,7 @@ The executor-facing code is `_send`, `_stop_on_executor`, `_on_outcome`, `_on_fe
 `_poll_executors`: through `ExecutorClient` each tool's executor is called as a `RunTool` action
 when it offers one (feedback relayed on lerobot_tools/progress, cancel, timeouts that stop the
 goal), as a `CallTool` service otherwise, and only once its answers are proven to reach us.
-A tool_server in this process is called directly instead (`inprocess_executor`); a call there
-expected to answer at once is waited for, up to 2 ms, at the end of the text, chunk or posted
-callback that started it, and its answer applied there (`_quick_answers`).
+A tool_server in this process is called directly instead (`executors.inprocess`).
 
 `~/call` (CallTool) lets other nodes submit a call through the same gates; it is served by a
 small node of its own (`<name>_call`) whose threads wait for the calls' results, because rclpy
@@ -42,12 +40,11 @@ Catalog reloads and the tool.<name>.<setting> parameters are in `dispatcher_relo
 """
 
 from collections import deque
-from contextlib import contextmanager
 import os
 import sys
 import threading
 import time
-from typing import Any, Iterator
+from typing import Any
 
 from lerobot_tools_interfaces.msg import TextChunk
 from lerobot_tools_interfaces.srv import Approve, CallTool, CancelCalls
@@ -56,11 +53,10 @@ from lerobot_tools_ros.catalog import ToolCatalog
 from lerobot_tools_ros.dispatch import AuditLog, diagnostics, DispatchCore, effects as fx
 from lerobot_tools_ros.dispatch.core import stream_key
 from lerobot_tools_ros.dispatch.input_loss import InputLoss, message_origin
+from lerobot_tools_ros.executors import ExecutorClient, Outcome
 from lerobot_tools_ros.nodes.dispatcher_params import DispatcherParameters
 from lerobot_tools_ros.nodes.dispatcher_reload import CatalogReloads, EAGER_CLIENTS, Waiter
 from lerobot_tools_ros.nodes.dispatcher_topics import DispatcherTopics
-from lerobot_tools_ros.nodes.executor_client import ExecutorClient, Outcome
-from lerobot_tools_ros.nodes.inprocess_executor import take_answers
 from lerobot_tools_ros.nodes.runner import run_node
 from lerobot_tools_ros.parsing import parse
 from lerobot_tools_ros.untrusted import log_text, ros_string
@@ -96,7 +92,6 @@ class Dispatcher(CatalogReloads, Node):
         self._waiters: dict[Any, Waiter] = {}  # ~/call requests by their call
         self._call_waiters: set = set()  # every ~/call request still waiting (for shutdown)
         self._call_node: Node | None = None
-        self._quick_calls: list | None = None  # to wait for at a callback's end (_quick_answers)
         self.params = params = DispatcherParameters(self)
         # Write failures are reported by the log itself, at most once per 10 s.
         self._audit = AuditLog(params.audit_log_path, on_error=self.get_logger().error) \
@@ -213,7 +208,7 @@ class Dispatcher(CatalogReloads, Node):
     # -- events into the core ------------------------------------------------------------------
 
     def _on_text(self, msg: String, info: Any) -> None:
-        with self._quick_answers(), self._lock:
+        with self._lock:
             if self._input_loss.message('text', *message_origin(info),
                                         self._text_sub.get_publisher_count):
                 self._warn_input_lost()
@@ -221,7 +216,7 @@ class Dispatcher(CatalogReloads, Node):
 
     def _on_chunk(self, msg: TextChunk, info: Any) -> None:
         now = time.monotonic()
-        with self._quick_answers(), self._lock:
+        with self._lock:
             verdict = self._input_loss.chunk(
                 'stream', *message_origin(info), self._stream_sub.get_publisher_count,
                 stream_key(msg.generation_id), msg.final, now,
@@ -280,36 +275,8 @@ class Dispatcher(CatalogReloads, Node):
 
     def _run_posted(self) -> None:
         posted = self._posted
-        with self._quick_answers():
-            while posted:
-                posted.popleft()()
-
-    @contextmanager
-    def _quick_answers(self) -> Iterator[None]:
-        """
-        Run a callback, then take the answers of the quick calls it started, for QUICK_ANSWER_S.
-
-        A call is quick when its tool runs in this process, is idle, and answered its last call
-        within QUICK_ANSWER_S (`inprocess_executor`). Its answer is applied here, with the lock
-        released, so its result goes out without an executor task and wake-up. Only on a
-        single-threaded executor (as `bringup` runs us), where it runs the answer at once.
-        """
-        if not isinstance(self.executor, SingleThreadedExecutor):
-            yield  # _send releases every call at once
-            return
-        with self._lock:  # _send appends under the lock
-            outer = self._quick_calls is None
-            if outer:
-                self._quick_calls = []
-        if not outer:  # inside another one, which takes them
-            yield
-            return
-        try:
-            yield
-        finally:
-            with self._lock:
-                calls, self._quick_calls = self._quick_calls, None
-            take_answers(calls)
+        while posted:
+            posted.popleft()()
 
     def _in_group(self, work: Any) -> None:
         """
@@ -400,12 +367,8 @@ class Dispatcher(CatalogReloads, Node):
             call.call_id, call.name, call.arguments_json,
             lambda outcome, call=call: self._on_outcome(call, outcome),
             lambda stage, progress, detail, call=call: self._on_feedback(call, stage, progress,
-                                                                         detail))
-        if call.handle.quick:
-            if self._quick_calls is not None:
-                self._quick_calls.append(call.handle)
-            else:
-                call.handle.release()  # started outside _quick_answers: nobody takes it here
+                                                                         detail),
+            source=call.source)
 
     def _on_outcome(self, call: Any, outcome: Outcome) -> None:
         # In the group (see _in_group); the lock keeps the core serial with parameter changes.
