@@ -41,7 +41,7 @@ extensions = [
 ]
 source_suffix = {'.md': 'markdown'}
 root_doc = 'index'
-exclude_patterns = ['_build', 'README.md']
+exclude_patterns = ['_build', '_generated', 'README.md']
 myst_enable_extensions = ['colon_fence', 'deflist']
 myst_heading_anchors = 3
 # Generated tables hold long literal values; nothing in them is a cross-reference.
