@@ -49,17 +49,20 @@ class FakeClock:
         return self.now
 
 
-def test_every_record_is_on_disk_as_soon_as_it_is_written(tmp_path):
+def test_every_record_is_handed_to_the_os_without_a_close(tmp_path):
     path = tmp_path / 'audit.jsonl'
     log = AuditLog(path)
     assert log.write('call', 1, call_id='a', name='say', arguments={'text': 'hi'})
-    # Read by another handle before any flush or close: a crash now would lose nothing.
+    # The writer thread hands it to the OS: read by another handle with no close (a crash now
+    # would lose nothing); flush only waits for the writer, it does not sync or close.
+    assert log.flush(5.0)
     (record,) = read_audit_log(path)
     assert record['call_id'] == 'a' and record['arguments'] == {'text': 'hi'}
     assert log.write('result', 2, call_id='a', success=True)
+    assert log.flush(5.0)
     assert [r['event'] for r in read_audit_log(path)] == ['call', 'result']
     log.close()
-    assert log.write_errors == 0
+    assert (log.write_errors, log.dropped, log.written) == (0, 0, 2)
 
 
 @needs_dev_full
@@ -67,22 +70,24 @@ def test_a_full_disk_is_counted_and_reported_at_a_limited_rate_never_raised():
     reports: list[str] = []
     clock = FakeClock()
     log = AuditLog(FULL_DISK, on_error=reports.append, report_interval_s=10.0, clock=clock)
-    assert log.write('call', 1, call_id='a') is False
+    assert log.write('call', 1, call_id='a')  # queued: the writer thread meets the full disk
+    assert log.flush(5.0)
     assert log.write_errors == 1
     assert len(reports) == 1
     assert '/dev/full' in reports[0] and 'No space left on device' in reports[0]
     for index in range(500):
-        assert log.write('result', index, call_id=str(index)) is False
-    assert log.write_errors == 501
+        log.write('result', index, call_id=str(index))
+    assert log.flush(10.0)
+    assert log.write_errors == 501 and log.dropped == 0
     assert len(reports) == 1  # the same failure is not reported 500 times
     clock.now += 10.0
-    assert log.write('call', 2) is False
+    log.write('call', 2)
+    assert log.flush(5.0)
     assert len(reports) == 2
     assert '501 record(s) could not be written' in reports[1]
     assert '502 lost in total' in reports[1]
-    log.flush()
-    log.close()  # neither raises
-    assert log.write('call', 3) is False
+    log.close()  # never raises
+    assert log.write('call', 3) is False  # closed: refused at once, and counted
     assert log.write_errors == 503
 
 
@@ -92,8 +97,10 @@ def test_a_failing_error_callback_does_not_escape():
         raise RuntimeError('reporter down')
 
     log = AuditLog(FULL_DISK, on_error=broken)
-    assert log.write('call', 1) is False
+    log.write('call', 1)
+    assert log.flush(5.0)
     assert log.write_errors == 1
+    assert log.write('call', 2) and log.flush(5.0) and log.write_errors == 2
 
 
 def test_an_io_error_is_counted_like_a_full_disk():
@@ -103,7 +110,8 @@ def test_an_io_error_is_counted_like_a_full_disk():
         pytest.skip('no writable-looking /proc/version here')
     reports: list[str] = []
     log = AuditLog(path, on_error=reports.append)
-    assert log.write('call', 1, call_id='a') is False
+    log.write('call', 1, call_id='a')
+    assert log.flush(5.0)
     assert log.write_errors == 1 and 'Input/output error' in reports[0]
     log.close()
 

@@ -55,8 +55,10 @@ def statuses(core: DispatchCore, audit: AuditLog | None, available: Callable[[st
             'input', f'{lost} input message(s) lost before they were taken (queue overflow)'
             if lost else 'ok', bool(lost), values=input_loss.values()))
     if audit is not None:
-        found.append(Status('audit_log', audit.last_error or 'ok', bool(audit.write_errors),
-                            str(audit.path), {'write_failures': audit.write_errors}))
+        lost = audit.write_errors + audit.dropped
+        found.append(Status('audit_log', audit.last_error if lost else 'ok', bool(lost),
+                            str(audit.path), {'write_failures': audit.write_errors,
+                                              'dropped': audit.dropped, 'queued': audit.queued}))
     (streams, held), evicted = core.open_streams, core.streams_evicted
     found.append(Status(
         'streams', 'streams were finished early (max_open_streams, max_stream_bytes)'
