@@ -175,6 +175,7 @@ class AuditLog:
         self._queue: deque[bytes] = deque()
         self._queued_bytes = 0
         self._busy = False  # the writer holds a record it took from the queue
+        self._busy_since = 0.0  # time.monotonic() when it took it
         self._closed = False
         self._give_up_at = math.inf  # set by close (monotonic): the writer stops waiting
         self._cond = threading.Condition(threading.Lock())
@@ -196,6 +197,11 @@ class AuditLog:
                 "file path, or to '' to turn the audit log off") from None
         self._writer = threading.Thread(target=self._run, name='audit-writer', daemon=True)
         self._writer.start()
+
+    @property
+    def stalled_s(self) -> float:
+        """Seconds the writer has been waiting for the OS to take one record (0 when idle)."""
+        return time.monotonic() - self._busy_since if self._busy else 0.0
 
     @property
     def queued(self) -> int:
@@ -262,6 +268,7 @@ class AuditLog:
                     break
                 data = self._queue.popleft()
                 self._busy = True
+                self._busy_since = time.monotonic()
             reason = self._write_all(data)
             with self._cond:
                 self._queued_bytes -= len(data)
