@@ -85,6 +85,8 @@ _REPO_ID_PATTERN = re.compile(r'[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9
 _INFO_RELPATH = 'meta/info.json'
 _MAX_DECODE_DEPTH = 3
 _MAX_MESSAGE = 600
+# The "validator" of an error that says a pattern could not be matched in bounded time.
+_UNCHECKED_PATTERN = 'pattern (unchecked)'
 
 _short = reprlib.Repr()
 _short.maxstring = 60
@@ -173,6 +175,8 @@ def _describe_error(error: jsonschema_exceptions.ValidationError) -> list[str]:
         return [f'{path}: must be {comparisons[kind]} {expected}, got {_short.repr(value)}']
     if kind == 'pattern':
         return [f'{path}: must match pattern {expected!r}, got {_short.repr(value)}']
+    if kind == _UNCHECKED_PATTERN:
+        return [f'{path}: {error.message}']
     if kind in ('anyOf', 'oneOf') and error.context:
         best = jsonschema_exceptions.best_match(error.context)
         inner = '; '.join(_describe_error(best))
@@ -195,7 +199,8 @@ def _pattern(validator: Any, pattern: str, instance: Any, schema: dict) -> Itera
     try:
         matched = safe_regex.search(pattern, instance)
     except ValueError as exc:  # TextTooLong (no RE2 here), or a pattern refused
-        yield jsonschema_exceptions.ValidationError(f'{_short.repr(instance)} {exc}')
+        yield jsonschema_exceptions.ValidationError(
+            f'{_short.repr(instance)} {exc}', validator=_UNCHECKED_PATTERN)
         return
     if not matched:
         yield jsonschema_exceptions.ValidationError(
