@@ -35,6 +35,8 @@ setup(
         'audio': ['sounddevice', 'soundfile', 'soxr'],
         'pocket_tts': ['pocket-tts==4.0.1'],
         'hub': ['huggingface_hub'],
+        # Linear-time matching of catalog patterns (safe_regex.py; a bounded fallback without).
+        're2': ['google-re2'],
         'mcp': ['mcp==2.3.0'],
         # `colcon test` runs pytest only when pytest is declared as a test dependency; without
         # it colcon falls back to unittest, which finds 0 tests and reports success.

@@ -39,7 +39,8 @@ from . import effects as fx
 from .records import assistant_message, error_code_for_issue, TokenBucket, tool_message, ToolStats
 from .repeats import free_text_properties, repeat_key
 from .. import errors
-from ..catalog import ToolArgumentError, ToolCatalog
+from ..catalog import decode_arguments_json, ToolArgumentError, ToolCatalog
+from ..limits import MAX_ARGUMENT_BYTES, MAX_TOOL_NAME_CHARS
 from ..parsing import CallEvent, ContentEvent, IssueEvent, parse, StreamingParser
 
 QUEUED, WAITING, SENT, APPROVAL, CANCELLING = 'queued', 'waiting', 'sent', 'approval', 'cancelling'
@@ -55,6 +56,43 @@ POLICY_ORIGINS = (ORIGIN_TEXT, ORIGIN_STREAM)
 # Ids of finished calls a caller may not reuse (a result must name one call), and generation ids
 # of streams ended early whose later chunks are refused: at most this many of each remembered.
 _RECENT_IDS = 4096
+
+
+def _shown(text: str, limit: int = 64) -> str:
+    """Return ``repr(text)`` cut to about ``limit`` characters (a caller's field in a message)."""
+    return repr(text) if len(text) <= limit else f'{text[:limit]!r}... ({len(text)} characters)'
+
+
+def _arguments_text(arguments: Any) -> str:
+    """Return arguments as JSON text for a refused call's announcement, whatever they are."""
+    try:
+        text = json.dumps(arguments, default=str)
+    except (ValueError, TypeError, RecursionError):
+        return '{}'
+    return text if len(text) <= MAX_ARGUMENT_BYTES else text[:256] + '...'
+
+
+def _decode_request(call: 'Call', name: str, arguments: str) -> tuple[str, str, Any]:
+    """
+    Check a ~/call request's name and decode its arguments: (error code, problem, decoded).
+
+    Every field of the request is bounded (the name, the arguments' size and depth) before
+    anything recursive sees it; a refused request keeps only a cut copy of what it sent.
+    """
+    if len(name) > MAX_TOOL_NAME_CHARS:
+        call.name = name[:MAX_TOOL_NAME_CHARS] + '...'
+        call.arguments_json = '{}'
+        return errors.UNKNOWN_TOOL, (
+            f'the tool name is {len(name)} characters long; catalog tool names have at most '
+            f'{MAX_TOOL_NAME_CHARS} (shown cut)'), {}
+    try:
+        return '', '', decode_arguments_json(arguments)
+    except Exception as exc:  # noqa: B902 - one bad request must not stop the dispatcher
+        if len(arguments) > 256:
+            call.arguments_json = arguments[:256] + '...'
+        message = exc.message if isinstance(exc, ToolArgumentError) else (
+            f'arguments could not be decoded ({type(exc).__name__}); send a JSON object')
+        return errors.INVALID_ARGUMENTS, message, call.arguments_json
 
 
 def stream_key(generation_id: str) -> str:
@@ -372,18 +410,14 @@ class DispatchCore:
         problem = self._caller_id_problem(call_id) if call_id else ''
         if problem:
             call.call_id = self._new_id('call_')
-        decoded: Any = arguments
+        code, decoded = errors.INVALID_ARGUMENTS, arguments
         if not problem:
-            try:
-                decoded = json.loads(arguments) if arguments.strip() else {}
-            except ValueError as exc:
-                problem = (f'arguments are not JSON ({exc}); send a JSON object such as '
-                           '{"text": "hi"}')
+            code, problem, decoded = _decode_request(call, name, arguments)
         # Like a generation: the assistant message naming the call comes before its result.
         self._out.append(fx.PublishChat({
-            **assistant_message('', [(call.call_id, name, decoded)]), 'source': source}))
+            **assistant_message('', [(call.call_id, call.name, decoded)]), 'source': source}))
         if problem:
-            self._reject(call, errors.INVALID_ARGUMENTS, problem, now)
+            self._reject(call, code, problem, now)
         else:
             self._admit(call, decoded, now)
         return call, self._take()
@@ -401,7 +435,7 @@ class DispatchCore:
             why = 'was used by a recent call'
         else:
             return ''
-        return f'call_id {call_id!r} {why}; send a unique id or leave it empty'
+        return f'call_id {_shown(call_id)} {why}; send a unique id or leave it empty'
 
     # -- events: executors -------------------------------------------------------------------
 
@@ -574,9 +608,13 @@ class DispatchCore:
         try:
             call.arguments = self.catalog.validate(name, arguments)
             call.arguments_json = json.dumps(call.arguments)
-        except ToolArgumentError as exc:
+        except Exception as exc:  # noqa: B902 - one bad call must not stop the dispatcher
+            if not isinstance(exc, ToolArgumentError):
+                exc = ToolArgumentError(errors.INVALID_ARGUMENTS, (
+                    f'arguments for {name!r} could not be checked ({type(exc).__name__}: '
+                    f'{str(exc)[:200]}); the call was refused'))
             if not call.arguments_json:
-                call.arguments_json = json.dumps(arguments, default=str)
+                call.arguments_json = _arguments_text(arguments)
             self._reject(call, exc.error_code, exc.message, now)
             return
         if not self.enabled:

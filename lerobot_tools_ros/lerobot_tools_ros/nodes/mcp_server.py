@@ -38,6 +38,7 @@ from lerobot_tools_interfaces.msg import ToolProgress
 from lerobot_tools_interfaces.srv import CallTool, CancelCalls
 from lerobot_tools_ros import errors, mcp_core, names
 from lerobot_tools_ros.catalog import CatalogError, ToolCatalog
+from lerobot_tools_ros.limits import MAX_ARGUMENT_BYTES
 from lerobot_tools_ros.nodes.params import declare
 from lerobot_tools_ros.untrusted import log_text, ros_string
 from rcl_interfaces.msg import ParameterEvent
@@ -92,7 +93,7 @@ class McpServerNode(Node):
                                        'Tools listed with destructiveHint (they move the robot); '
                                        'tools with approval confirm/deny are always so.',
                                        read_only=True)
-        self.max_argument_bytes = declare(self, 'max_argument_bytes', 65536,
+        self.max_argument_bytes = declare(self, 'max_argument_bytes', MAX_ARGUMENT_BYTES,
                                           'Largest tool arguments (JSON, bytes) accepted.',
                                           read_only=True)
         self.max_image_bytes = declare(self, 'max_image_bytes', 4 * 1024 * 1024,
