@@ -38,7 +38,7 @@ from launch.actions import (DeclareLaunchArgument, EmitEvent, GroupAction, LogIn
 from launch.event_handlers import OnProcessExit, OnProcessStart
 from launch.events import Shutdown
 from launch.substitutions import LaunchConfiguration
-from launch_ros.actions import Node, PushRosNamespace
+from launch_ros.actions import Node
 from lerobot_tools_ros.respawn import RespawnPolicy
 
 
@@ -124,7 +124,11 @@ def _nodes(context: LaunchContext) -> list:
                                 'parameters file (start from config/lerobot_tools.yaml)')
     dataset = arg('dataset')
     output_dir = arg('output_dir')
-    namespace = arg('namespace')
+    # Absolute, with any namespace an including launch file pushed: a node restarted later (by
+    # an event handler, outside this group's scope) must come back where it was.
+    outer = context.launch_configurations.get('ros_namespace', '') or ''
+    namespace = '/' + '/'.join(part for part in (*outer.split('/'), *arg('namespace').split('/'))
+                               if part)
     respawn = _respawned(arg('respawn'))
     policy = RespawnPolicy(max_restarts=_number(arg('respawn_max'), 'respawn_max', int),
                            delay_s=_number(arg('respawn_delay'), 'respawn_delay', float))
@@ -133,7 +137,7 @@ def _nodes(context: LaunchContext) -> list:
         # Restarts are ours (`_supervised`): launch's own respawn also restarts a node that
         # refused its configuration, forever.
         return {'package': 'lerobot_tools_ros', 'executable': node, 'name': node,
-                'output': 'screen', 'emulate_tty': True,
+                'namespace': namespace, 'output': 'screen', 'emulate_tty': True,
                 'ros_arguments': _log_level_args(arg('log_level'), namespace, node)}
     # Launch arguments left empty keep what params_file says (as `bringup` does).
     server_overrides = {}
@@ -151,7 +155,7 @@ def _nodes(context: LaunchContext) -> list:
         speaker_overrides['output_dir'] = os.path.join(output_dir, 'audio')
     overrides = {'dispatcher': dispatcher_overrides, 'tool_server': server_overrides,
                  'speaker': speaker_overrides}
-    actions = [PushRosNamespace(namespace)]
+    actions = []
     for node in NODES:
         actions += _supervised(
             lambda node=node: Node(**common(node), parameters=[params_file, overrides[node]]),

@@ -229,7 +229,7 @@ def test_tool_server_with_a_bad_bindings_file_does_not_start(start_node, tmp_pat
     path.write_text(BAD_FILE)
     proc = start_node('lerobot_tools_ros.nodes.tool_server', '-p', 'tools:=[set_light]',
                       '-p', f'dataset:={root}', '-p', f'bindings_file:={path}')
-    assert proc.proc.wait(60) == 1
+    assert proc.proc.wait(60) == 78  # EXIT_CONFIGURATION_ERROR
     lines = [line for line in proc.output().splitlines() if line.strip()]
     assert len(lines) == 1, lines
     assert lines[0].startswith(f'[tool_server] error: bindings file {path}: 11 problem(s)')

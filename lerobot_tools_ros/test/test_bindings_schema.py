@@ -104,7 +104,7 @@ def test_cli_prints_schema_and_binding_and_adds_to_a_dataset(tmp_path, capsys):
     info.parent.mkdir(parents=True)
     info.write_text(json.dumps({'codebase_version': 'v3.0', 'tools': []}))
     assert main(['catalog', '--from-interface', 'move_gripper', 'test_msgs/action/Fibonacci',
-                 '--add-to', str(tmp_path)]) == 0
+                 '--ros-name', '/gripper', '--add-to', str(tmp_path)]) == 0
     tools = json.loads(info.read_text())['tools']
     assert [tool['function']['name'] for tool in tools] == ['say', 'move_gripper']
     assert tools[1] == schema

@@ -37,6 +37,7 @@ from lerobot_tools_ros.nodes.params import declare_table, descriptor, means_all,
 from lerobot_tools_ros.parameters.declarations import DISPATCHER, dispatcher_tool_spec, \
     PER_TOOL_SETTINGS
 from lerobot_tools_ros.parsing import parse
+from lerobot_tools_ros.parsing.registry import format_names
 from lerobot_tools_ros.untrusted import log_text
 from rclpy.node import Node
 
@@ -87,6 +88,10 @@ class DispatcherParameters:
         self.input_topic = values['input_topic']
         self.stream_topic = values['stream_topic']
         self.formats = values['formats']
+        try:
+            format_names(self.formats)
+        except ValueError as exc:
+            raise errors.ConfigurationError(f"parameter 'formats': {exc}") from exc
         self.service_prefix = values['service_prefix']
         self.executor_interface = values['executor_interface']
         self.in_process_executors = values['in_process_executors']

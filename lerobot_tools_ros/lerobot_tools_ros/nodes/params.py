@@ -38,7 +38,6 @@ __all__ = ['ALL', 'declare', 'declare_spec', 'declare_table', 'descriptor', 'mea
 _ROS_TYPE = {'bool': ParameterType.PARAMETER_BOOL, 'int': ParameterType.PARAMETER_INTEGER,
              'float': ParameterType.PARAMETER_DOUBLE, 'str': ParameterType.PARAMETER_STRING,
              'str_list': ParameterType.PARAMETER_STRING_ARRAY}
-_INT64 = (-2**63, 2**63 - 1)
 _REGISTRY = '_lerobot_parameters'  # node attribute: the _Registry below
 
 
@@ -93,16 +92,14 @@ def descriptor(spec: ParameterSpec) -> ParameterDescriptor:
         name=spec.name, description=spec.full_description(), read_only=bool(spec.read_only),
         dynamic_typing=spec.dynamic, additional_constraints=spec.constraints(),
         type=ParameterType.PARAMETER_NOT_SET if spec.dynamic else _ROS_TYPE[spec.kind])
-    if spec.minimum is None and spec.maximum is None:
-        return result
+    if spec.minimum is None or spec.maximum is None:
+        return result  # one bound only: `additional_constraints` and the set check say it
     if spec.kind == 'int':
         result.integer_range = [IntegerRange(
-            from_value=_INT64[0] if spec.minimum is None else int(spec.minimum),
-            to_value=_INT64[1] if spec.maximum is None else int(spec.maximum), step=0)]
+            from_value=int(spec.minimum), to_value=int(spec.maximum), step=0)]
     elif spec.kind == 'float':
         result.floating_point_range = [FloatingPointRange(
-            from_value=-float('inf') if spec.minimum is None else float(spec.minimum),
-            to_value=float('inf') if spec.maximum is None else float(spec.maximum), step=0.0)]
+            from_value=float(spec.minimum), to_value=float(spec.maximum), step=0.0)]
     return result
 
 
