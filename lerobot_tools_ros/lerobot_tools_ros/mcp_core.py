@@ -19,7 +19,8 @@ The MCP server (``nodes/mcp_server.py``) is only another client of the dispatche
 ``~/call``. This module holds its decisions so they can be tested directly:
 
 - which catalog tools an MCP client sees (the dispatcher's ``allowed_tools``, the gate every
-  caller goes through), with which input schema and which hints (``readOnlyHint``, ``destructiveHint``);
+  caller goes through), with which input schema and which hints (``readOnlyHint``,
+  ``destructiveHint``);
 - how a ``CallTool`` response becomes an MCP result (text, ``isError``, images of
   ``record_observation``);
 - who may connect over HTTP (loopback by default; any other bind needs a bearer token that comes

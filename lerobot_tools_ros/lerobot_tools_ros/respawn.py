@@ -13,8 +13,10 @@
 # limitations under the License.
 
 """
-When a launch file restarts a node that ended: after a crash of a node that ran fine, never
-after a configuration error, a clean exit or too many restarts (pure: no launch, no rclpy).
+When a launch file restarts a node that ended (pure: no launch, no rclpy).
+
+After a crash of a node that ran fine; never after a configuration error, a clean exit or too
+many restarts.
 
 `lerobot_tools.launch.py` asks `RespawnPolicy.decide` each time a node it may respawn exits
 (its `respawn`, `respawn_max`, `respawn_delay` arguments). A node that refused its

@@ -13,8 +13,10 @@
 # limitations under the License.
 
 """
-The launch files and their arguments (runs where `launch` and `launch_ros` import; skips
-elsewhere, where test_runner.py starts the same nodes as processes with the same mistakes).
+The launch files and their arguments, launched (where `launch` and `launch_ros` import).
+
+Elsewhere these skip, and test_runner.py starts the same nodes as processes with the same
+mistakes.
 
 Each launch runs in a process of its own, as `ros2 launch` runs it, in the test's DDS domain:
 params_file that does not exist, a configuration error (never restarted: the launch stops), a

@@ -13,8 +13,10 @@
 # limitations under the License.
 
 """
-Every import of the package is a declared dependency: package.xml (what rosdep installs) for
-ROS packages and system Python modules, setup.py for what only pip provides.
+Every import of the package is a declared dependency.
+
+package.xml (what rosdep installs) for ROS packages and system Python modules, setup.py for
+what only pip provides.
 
 Imports inside functions (optional backends) count too: each must name where it comes from.
 """

@@ -13,8 +13,10 @@
 # limitations under the License.
 
 """
-One declaration per parameter: the packaged parameters file is generated from it (and fails
-this test when stale), and every value is checked against it with a reason.
+One declaration per parameter: the packaged file is generated from it, values checked by it.
+
+The packaged parameters file fails this test when stale; every value is checked against its
+declaration, with a reason.
 
 `lerobot-tools-ros params --yaml -o config/lerobot_tools.yaml` regenerates the file.
 """

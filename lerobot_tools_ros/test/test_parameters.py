@@ -36,7 +36,7 @@ from lerobot_tools_ros.parameters.generate import node_parameters
 import pytest
 from rcl_interfaces.msg import Parameter as ParameterMsg, ParameterType, ParameterValue
 from rcl_interfaces.srv import DescribeParameters, GetParameters, ListParameters, SetParameters
-from rclpy.parameter import (PARAMETER_SEPARATOR_STRING, parameter_dict_from_yaml_file,
+from rclpy.parameter import (parameter_dict_from_yaml_file, PARAMETER_SEPARATOR_STRING,
                              parameter_value_to_python)
 import yaml
 

@@ -39,7 +39,7 @@ from . import effects as fx
 from .records import assistant_message, error_code_for_issue, TokenBucket, tool_message, ToolStats
 from .. import errors
 from ..catalog import ToolArgumentError, ToolCatalog
-from ..parameters.declarations import APPROVAL_MODES, DISPATCHER
+from ..parameters.declarations import APPROVAL_MODES, DISPATCHER  # noqa: F401 - re-exported
 from ..parsing import CallEvent, ContentEvent, IssueEvent, parse, StreamingParser
 
 QUEUED, WAITING, SENT, APPROVAL, CANCELLING = 'queued', 'waiting', 'sent', 'approval', 'cancelling'

@@ -51,8 +51,8 @@ CORE_SETTINGS = ('formats', 'allowed_tools', 'max_pending', 'serialize_per_tool'
 _TOOL_WIDE = frozenset({'timeout_s', 'rate_limit_hz', 'burst'})
 # Per-tool settings that once existed or are often guessed, and what to use instead.
 _NOT_SETTINGS = {
-    'enabled': "there is no tool.<name>.enabled: leave the tool out of allowed_tools (callers "
-               "get not_allowed) or set tool.<name>.approval: deny (callers get denied)",
+    'enabled': 'there is no tool.<name>.enabled: leave the tool out of allowed_tools (callers '
+               'get not_allowed) or set tool.<name>.approval: deny (callers get denied)',
 }
 
 

@@ -45,12 +45,12 @@ from lerobot_tools_interfaces.action import RunTool
 from lerobot_tools_interfaces.srv import CallTool
 from lerobot_tools_ros import errors, names
 from lerobot_tools_ros.catalog import ToolArgumentError, ToolCatalog
-from lerobot_tools_ros.nodes.inprocess_executor import HostedToolOffer
 from lerobot_tools_ros.errors import ConfigurationError
+from lerobot_tools_ros.nodes.inprocess_executor import HostedToolOffer
 from lerobot_tools_ros.nodes.params import declare_spec, declare_table, descriptor, \
     overrides_with_prefix
-from lerobot_tools_ros.parameters.declarations import TOOL_SERVER
 from lerobot_tools_ros.nodes.runner import run_node
+from lerobot_tools_ros.parameters.declarations import TOOL_SERVER
 from lerobot_tools_ros.tools import TOOL_REGISTRY
 from lerobot_tools_ros.tools.base import accepts_context, CallContext, declared_parameters, Tool
 from lerobot_tools_ros.tools.bindings.loader import load_bindings
@@ -205,9 +205,10 @@ class ToolServer(Node):
                 "through the 'lerobot_tools_ros.tools' entry-point group")
         for other in self._hosted:
             if names.ros_safe(other) == names.ros_safe(tool_name):
-                raise ConfigurationError(f"tools '{other}' and '{tool_name}' would share the service "
-                                 f'{names.tool_service_name(self.service_prefix, tool_name)} '
-                                 '(ROS names hold no "-" or "."); rename one in info.json')
+                raise ConfigurationError(
+                    f"tools '{other}' and '{tool_name}' would share the service "
+                    f'{names.tool_service_name(self.service_prefix, tool_name)} '
+                    '(ROS names hold no "-" or "."); rename one in info.json')
         if bound is not None:
             tool = bound
             wins = ' (wins over the registered tool class)' if tool_name in TOOL_REGISTRY else ''

@@ -49,7 +49,7 @@ _RESTART = 'read when the node starts; restart it to change'
 # -- dispatcher ------------------------------------------------------------------------------
 
 DISPATCHER = table(
-    ParameterSpec('dataset', '', "Catalog source: a dataset root, an info.json path or a "
+    ParameterSpec('dataset', '', 'Catalog source: a dataset root, an info.json path or a '
                   "LeRobot repo id. Empty: the package's sample dataset.",
                   read_only='the catalog is re-read with ~/reload_catalog, not by setting it'),
     ParameterSpec('input_topic', names.INPUT_TOPIC,
@@ -159,7 +159,7 @@ TOOL_SERVER = table(
                   'Prefix of the CallTool services and RunTool actions; each tool is served at '
                   '<prefix>/<tool name>.', read_only='services and actions are made at start'),
     ParameterSpec('bindings_file', '',
-                  "YAML file binding catalog tools to existing ROS services, actions and topics "
+                  'YAML file binding catalog tools to existing ROS services, actions and topics '
                   "('' = none; see config/bindings_example.yaml). Every bound tool is hosted; a "
                   'binding wins over a registered tool class.',
                   read_only='bindings are loaded and checked once, at start'),
@@ -167,7 +167,7 @@ TOOL_SERVER = table(
                   "Seconds a finished RunTool goal's result is kept for a result request that "
                   'comes late (after that its status and result are unknown). Every kept goal '
                   'is listed in each action status message, so at N calls/s a call costs '
-                  "O(N x this): a burst of 1000 calls ran ~2x slower with 10 s than with 1 s. "
+                  'O(N x this): a burst of 1000 calls ran ~2x slower with 10 s than with 1 s. '
                   "(rclpy's own default: 10 s on Kilted, 900 s on Jazzy.)", above=0.0,
                   read_only='the action servers take it when they are made, at start'),
 )
@@ -224,7 +224,7 @@ MCP_SERVER = table(
     ParameterSpec('token_file', '', 'File holding the HTTP bearer token (wins over token_env).',
                   read_only=_MCP_RESTART),
     ParameterSpec('dispatcher', names.DISPATCHER_NODE,
-                  "Dispatcher node whose ~/call, ~/cancel and parameters are used (relative "
+                  'Dispatcher node whose ~/call, ~/cancel and parameters are used (relative '
                   "names resolve in this node's namespace).", read_only=_MCP_RESTART),
     ParameterSpec('tool_server', names.TOOL_SERVER_NODE,
                   'tool_server node whose bindings_file is read: tools bound with kind: read '

@@ -13,8 +13,7 @@
 # limitations under the License.
 
 """
-Write what is generated from the parameter declarations: the packaged parameters file and the
-parameter reference.
+Write what is generated from the parameter declarations: parameters file and reference.
 
 `lerobot-tools-ros params --yaml > config/lerobot_tools.yaml` writes the file every launch file
 and `bringup` start from; `--reference` writes the reference page (Markdown). A test fails when

@@ -13,8 +13,9 @@
 # limitations under the License.
 
 """
-One declaration per ROS parameter: name, type, default, range or choices, description, and
-whether it can change while the node runs (and if not, why).
+One declaration per ROS parameter: name, type, default, rules, description, live or not.
+
+A parameter that cannot change while its node runs says why.
 
 `ParameterSpec` is pure Python (no rclpy): nodes declare from it (`nodes.params`), the packaged
 parameters file and the parameter reference are generated from it (`parameters.generate`), and
