@@ -33,6 +33,7 @@ COMMANDS: dict[str, str] = {
     'bringup': 'lerobot_tools_ros.commands.bringup',
     'catalog': 'lerobot_tools_ros.commands.catalog',
     'mcp': 'lerobot_tools_ros.commands.mcp',
+    'params': 'lerobot_tools_ros.commands.params',
 }
 
 PROG = 'lerobot-tools-ros'

@@ -41,10 +41,10 @@ from .repeats import free_text_properties, repeat_key
 from .. import errors
 from ..catalog import decode_arguments_json, ToolArgumentError, ToolCatalog
 from ..limits import MAX_ARGUMENT_BYTES, MAX_TOOL_NAME_CHARS
+from ..parameters.declarations import APPROVAL_MODES, DISPATCHER  # noqa: F401 - re-exported
 from ..parsing import CallEvent, ContentEvent, IssueEvent, parse, StreamingParser
 
 QUEUED, WAITING, SENT, APPROVAL, CANCELLING = 'queued', 'waiting', 'sent', 'approval', 'cancelling'
-APPROVAL_MODES = ('auto', 'confirm', 'deny')
 _CANCEL_ORDER = {APPROVAL: 0, QUEUED: 0, WAITING: 1, SENT: 2}
 NOT_IN_CATALOG = '(not in catalog)'
 POLICY_SOURCE = 'policy'
@@ -104,9 +104,9 @@ def stream_key(generation_id: str) -> str:
 class ToolSettings:
     """Per-tool settings (parameters tool.<name>.<setting>, else the global values)."""
 
-    timeout_s: float = 10.0
-    rate_limit_hz: float = 0.0
-    burst: int = 5
+    timeout_s: float = DISPATCHER['timeout_s'].default
+    rate_limit_hz: float = DISPATCHER['rate_limit_hz'].default
+    burst: int = DISPATCHER['burst'].default
     repeat_window_s: float = 0.0
     approval: str = 'auto'
 
@@ -115,14 +115,15 @@ class ToolSettings:
 class DispatchSettings:
     """Settings that apply to every tool; the node updates them when parameters change."""
 
-    formats: list = field(default_factory=lambda: ['auto'])
-    allowed_tools: list = field(default_factory=list)
-    max_pending: int = 256
-    serialize_per_tool: bool = True
-    max_input_bytes: int = 65536
-    stream_idle_timeout_s: float = 30.0
-    max_open_streams: int = 64  # more: the least recently fed stream is finished early
-    max_stream_bytes: int = 8 << 20  # characters held by all open streams together
+    # Defaults: the dispatcher's parameter declarations (parameters.declarations).
+    formats: list = field(default_factory=lambda: list(DISPATCHER['formats'].default))
+    allowed_tools: list = field(default_factory=list)  # []: every tool (the parameter's ['*'])
+    max_pending: int = DISPATCHER['max_pending'].default
+    serialize_per_tool: bool = DISPATCHER['serialize_per_tool'].default
+    max_input_bytes: int = DISPATCHER['max_input_bytes'].default
+    stream_idle_timeout_s: float = DISPATCHER['stream_idle_timeout_s'].default
+    max_open_streams: int = DISPATCHER['max_open_streams'].default
+    max_stream_bytes: int = DISPATCHER['max_stream_bytes'].default
     executor_poll_s: float = 0.05  # how often a call waiting for its executor is re-checked
 
 
