@@ -227,8 +227,12 @@ def test_record_observation_as_an_action_reports_saving(start_node, start_proces
 def test_a_slow_tool_does_not_block_another_tool(start_node, ros_node, echo_dataset):
     proc = start_node('lerobot_tools_ros.nodes.tool_server', '-p', 'tools:=[echo, say]',
                       '-p', f'dataset:={echo_dataset}', '-p', 'tool.say.backend:=espeak_ng')
+    # A say call lasts until a speaker played it (this one as fast as the audio comes).
+    start_node('lerobot_tools_ros.nodes.speaker', '-p', 'sink:=null', '-p', 'realtime:=false')
     echo = ready_caller(ros_node, proc, '/lerobot_tools/echo', SERVICE)
     say = ready_caller(ros_node, proc, '/lerobot_tools/say', SERVICE)
+    warm = say.call({'text': 'ready'}, call_id='warm', timeout=20.0)  # the speaker is matched
+    assert warm.success, warm.error_message
     started = time.monotonic()
     slow = echo.start({'delay_s': 1.5}, call_id='slow')
     second_slow = echo.start({'delay_s': 0.1}, call_id='slow2')
