@@ -124,7 +124,7 @@ def played_and_total(status: SpeakerStatus) -> tuple[float, float]:
 
 
 def assert_silenced(ear: Ear, node, uid: str, out, output) -> float:
-    """The speaker cut ``uid`` off well before its end; return the seconds it played."""
+    """Check the speaker cut ``uid`` off well before its end; return the seconds played."""
     assert spin_until(node, lambda: ear.end(uid) is not None, 10.0), output()
     end = ear.end(uid)
     assert end.state == SpeakerStatus.CANCELLED, (end, output())

@@ -179,8 +179,7 @@ def test_say_as_an_action_reports_queueing_and_reaches_the_wav_sink(start_node, 
                                                                     tmp_path):
     out = tmp_path / 'audio'
     server = start_node('lerobot_tools_ros.nodes.tool_server', '-p', 'tools:=[say]',
-                        '-p', 'tool.say.backend:=espeak_ng',
-                        '-p', 'tool.say.wait_for_playback:=true')
+                        '-p', 'tool.say.backend:=espeak_ng')
     speaker = start_node('lerobot_tools_ros.nodes.speaker', '-p', 'sink:=wav',
                          '-p', f'output_dir:={out}')
     assert spin_until(ros_node, lambda: ros_node.count_subscribers('/speaker/audio') >= 1
@@ -196,7 +195,7 @@ def test_say_as_an_action_reports_queueing_and_reaches_the_wav_sink(start_node, 
     assert stages[:2] == ['queued', 'running'], second.feedback  # it waited for the first
     for outcome in results:
         path = out / f'{json.loads(outcome.content)["utterance_id"]}.wav'
-        assert path.stat().st_size > 1000  # played (wait_for_playback) into a real file
+        assert path.stat().st_size > 1000  # played (a say call lasts until) into a file
 
 
 def test_record_observation_as_an_action_reports_saving(start_node, start_process, ros_node,

@@ -25,7 +25,7 @@ subscription callback that calls it never waits on a device or a disk.
   ``dropped``); queued bytes (plus a per-chunk overhead) are bounded by ``max_queued_bytes``.
 - Pace: a sink with a clock (a sound card) takes audio as fast as it plays it. A sink without
   one (WAV files, null) is handed audio in blocks of ``block_ms`` at the pace it would be
-  heard when ``realtime`` is on (the default), so progress, ``wait_for_playback`` and cancel
+  heard when ``realtime`` is on (the default), so progress, a ``say`` waiting for it and cancel
   behave as on a robot; off, it takes the audio as fast as it arrives.
 - Statuses (``on_status(Status)``, from the player thread): ``playing`` when an utterance
   starts, then one end: ``finished``; ``cancelled`` when a chunk with ``cancelled`` arrives

@@ -117,8 +117,8 @@ class Speaker(Node):
             'realtime': declare(
                 self, 'realtime', True,
                 'wav and null sinks: take audio at the pace it would be heard, so progress, '
-                'wait_for_playback and cancel behave as with a sound card; false: as fast as '
-                'it arrives.', read_only=True),
+                'the say call waiting for it and cancel behave as with a sound card; false: as '
+                'fast as it arrives.', read_only=True),
             'stall_timeout_s': declare(
                 self, 'stall_timeout_s', 10.0,
                 'Drop an utterance whose next chunk has not come for this long (sender died).',
