@@ -55,6 +55,7 @@ the first call is as fast as the others. Calls of one instance run one at a time
 ``tool_server`` serializes them; pocket-tts is not thread-safe per model anyway).
 """
 
+import collections
 import contextlib
 from dataclasses import dataclass, field
 import logging
@@ -260,6 +261,9 @@ class SayTool:
         self._last_uid = ''
         # What the speaker reports playing (any source): utterance -> when last seen playing.
         self._speaker_playing: dict[str, float] = {}
+        # Our utterances whose calls ended: stopped or cut off, never "other speech" (the
+        # speaker's account of a cancel may come after the call gave up waiting for it).
+        self._ended_here: collections.deque = collections.deque(maxlen=64)
         self._speaker_changed = threading.Event()
         self._publisher: Any = None
         self._message_type: Any = None
@@ -414,6 +418,8 @@ class SayTool:
             forget_cancel()
             with self._lock:
                 self._active.pop(utterance.uid, None)
+                self._ended_here.append(utterance.uid)
+                self._speaker_playing.pop(utterance.uid, None)
 
     def _other_speech(self) -> list[str]:
         """Utterances the speaker is playing now that are not this tool's calls in progress."""
@@ -422,7 +428,8 @@ class SayTool:
             for uid, seen in list(self._speaker_playing.items()):
                 if now - seen > _OTHER_SPEECH_STALE_S:  # no report for a while: not playing
                     del self._speaker_playing[uid]
-            return sorted(uid for uid in self._speaker_playing if uid not in self._active)
+            return sorted(uid for uid in self._speaker_playing
+                          if uid not in self._active and uid not in self._ended_here)
 
     def _take_turn(self, context: CallContext) -> float:
         """
@@ -433,10 +440,10 @@ class SayTool:
         others = self._other_speech()
         if not others:
             return 0.0
-        names = ', '.join(others)
+        names = log_text(', '.join(others), 300)  # ids from the speaker's reports
         if self.while_speaking == 'refuse':
             raise ToolError(errors.BUSY, (
-                f'say: the speaker is still playing utterance {log_text(names, 300)}, so '
+                f'say: the speaker is still playing utterance {names}, so '
                 'nothing was spoken (tool.say.while_speaking is refuse; queue waits for it, '
                 'replace cuts it off)'))
         if self.while_speaking == 'replace':
@@ -675,8 +682,9 @@ class SayTool:
                 return
             raise ToolError(errors.CANCELLED, (
                 f'say: the speaker cut utterance {utterance.uid} off after '
-                f'{self._played(utterance, result)} (other speech replaced it: a say with '
-                f'while_speaking replace); {log_text(utterance.detail, 300)}'))
+                f'{self._played(utterance, result)}, not at this call\'s request (the '
+                "speaker's ~/stop, or a say with while_speaking replace): "
+                f'{log_text(utterance.detail, 300)}'))
         raise ToolError(errors.EXECUTION_FAILED,
                         f'say: the speaker could not play the utterance: '
                         f'{log_text(utterance.detail, 500)}')
