@@ -682,7 +682,7 @@ class SayTool:
                 return
             raise ToolError(errors.CANCELLED, (
                 f'say: the speaker cut utterance {utterance.uid} off after '
-                f'{self._played(utterance, result)}, not at this call\'s request (the '
+                f"{self._played(utterance, result)}, not at this call's request (the "
                 "speaker's ~/stop, or a say with while_speaking replace): "
                 f'{log_text(utterance.detail, 300)}'))
         raise ToolError(errors.EXECUTION_FAILED,
