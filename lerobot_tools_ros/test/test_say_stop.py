@@ -60,6 +60,9 @@ LONG = {
     'mcp': 'An agent may cancel me from far away. I describe the workshop, the tools on the '
            'wall and the boxes stacked by the door, the bench, the vice and the lamp above it, '
            'and the broom in the corner.',
+    'bringup': 'All in one process, a pause must silence me just the same. I count the '
+               'windows, the doors, the chairs, the tables and the lamps in every room of the '
+               'house, one by one.',
     'other': 'Someone else is speaking now, about the long afternoon, the quiet hall and the '
              'clock that ticks above the door.',
 }
@@ -233,30 +236,41 @@ def test_a_say_goal_and_a_say_request_end_when_the_audio_was_heard(stack, ros_no
     assert content['playback'] == 'finished'
 
 
+class Policy:
+    """The policy's side: text with <say> in, the dispatcher's answers out."""
+
+    def __init__(self, node, ear: Ear, output) -> None:
+        self.node, self.ear, self.output = node, ear, output
+        self.text = node.create_publisher(String, '/policy/text', RELIABLE)
+
+    def speak(self, words: str) -> tuple[str, str]:
+        """Have the policy say ``words``; return (call id, utterance) once 1 s was played."""
+        ear = self.ear
+        known, calls = set(ear.statuses), len(ear.calls)
+        self.text.publish(String(data=f'Working.\n<say>{words}</say>'))
+        assert spin_until(self.node, lambda: len(ear.calls) > calls, 10.0), self.output()
+        call_id = ear.calls[-1].call_id
+        # With fire-and-forget the call would be answered `ok` here, long before it is heard.
+        assert spin_until(self.node, lambda: ear.playing(known, 1.0) or ear.result(call_id),
+                          20.0), self.output()
+        assert ear.result(call_id) is None, ear.result(call_id)
+        return call_id, ear.playing(known, 1.0)
+
+    def answered(self, call_id: str) -> ToolResult:
+        assert spin_until(self.node, lambda: self.ear.result(call_id) is not None, 30.0), (
+            self.output())
+        return self.ear.result(call_id)
+
+
 def test_pause_cancel_and_a_timeout_through_the_dispatcher_silence_say(stack, ros_node):
     from rcl_interfaces.srv import SetParameters
     from rclpy.parameter import Parameter
 
     ear, out, output = stack()
-    text = ros_node.create_publisher(String, '/policy/text', RELIABLE)
+    policy = Policy(ros_node, ear, output)
+    speak, answered = policy.speak, policy.answered
     enable = ros_node.create_client(SetBool, '/dispatcher/set_enabled')
     cancel = ros_node.create_client(CancelCalls, '/dispatcher/cancel')
-
-    def speak(words: str) -> tuple[str, str]:
-        """Have the policy say ``words``; return (call id, utterance) once 1 s was played."""
-        known, calls = set(ear.statuses), len(ear.calls)
-        text.publish(String(data=f'Working.\n<say>{words}</say>'))
-        assert spin_until(ros_node, lambda: len(ear.calls) > calls, 10.0), output()
-        call_id = ear.calls[-1].call_id
-        # With fire-and-forget the call would be answered `ok` here, long before it is heard.
-        assert spin_until(ros_node, lambda: ear.playing(known, 1.0) or ear.result(call_id),
-                          20.0), output()
-        assert ear.result(call_id) is None, ear.result(call_id)
-        return call_id, ear.playing(known, 1.0)
-
-    def answered(call_id: str) -> ToolResult:
-        assert spin_until(ros_node, lambda: ear.result(call_id) is not None, 30.0), output()
-        return ear.result(call_id)
 
     # Pause: the e-stop for tool use.
     call_id, uid = speak(LONG['pause'])
@@ -322,6 +336,31 @@ def test_an_mcp_client_cancelling_say_silences_it(stack, ros_node, ros_env, tmp_
     assert spin_until(ros_node, lambda: [r for r in ear.results if r.source == 'mcp'], 10.0)
     (result,) = [r for r in ear.results if r.source == 'mcp']
     assert result.error_code == ErrorCodes.CANCELLED, result
+
+
+def test_pause_silences_say_when_every_node_runs_in_one_process(start_process, ros_node,
+                                                                tmp_path):
+    # `bringup`: the packaged parameters file, the dispatcher calling tool_server in process.
+    out = tmp_path / 'out'
+    proc = start_process([sys.executable, '-m', 'lerobot_tools_ros.cli', 'bringup',
+                          '--tts-backend', 'espeak_ng', '--duration', '300',
+                          '--output-dir', str(out)], name='bringup')
+    ear = Ear(ros_node)
+
+    def output() -> str:
+        return proc.output()[-4000:]
+
+    assert spin_until(ros_node, lambda: (
+        '/dispatcher/set_enabled' in dict(ros_node.get_service_names_and_types())
+        and ros_node.count_subscribers('/policy/text') > 0
+        and ros_node.count_publishers('/speaker/status') > 0), 60.0), output()
+    spin_until(ros_node, lambda: False, 1.0)
+    policy = Policy(ros_node, ear, output)
+    enable = ros_node.create_client(SetBool, '/dispatcher/set_enabled')
+    call_id, uid = policy.speak(LONG['bringup'])
+    assert call_service(ros_node, enable, SetBool.Request(data=False)).success
+    assert policy.answered(call_id).error_code == ErrorCodes.PAUSED
+    assert_silenced(ear, ros_node, uid, out / 'audio', output)
 
 
 class Speaking:
