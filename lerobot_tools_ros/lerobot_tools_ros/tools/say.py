@@ -609,7 +609,7 @@ class SayTool:
         while utterance.state not in _END_STATES:
             if utterance.released:
                 result.update(stopped=True, playback='stopped', playback_detail=utterance.released,
-                              played_s=self._played_s(utterance))
+                              played_s=round(self._played_s(utterance), 3))
                 return
             if context.cancelled.is_set():
                 self._cancelled(utterance, result)
