@@ -32,7 +32,9 @@ COMMANDS: dict[str, str] = {
     'audit': 'lerobot_tools_ros.commands.audit',
     'bringup': 'lerobot_tools_ros.commands.bringup',
     'catalog': 'lerobot_tools_ros.commands.catalog',
+    'dataset': 'lerobot_tools_ros.commands.dataset',
     'mcp': 'lerobot_tools_ros.commands.mcp',
+    'replay': 'lerobot_tools_ros.commands.replay',
 }
 
 PROG = 'lerobot-tools-ros'

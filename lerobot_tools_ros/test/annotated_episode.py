@@ -38,7 +38,7 @@ TASK = 'Put the cube in the bin.'
 
 
 def speech(text: str) -> dict:
-    """What upstream's `speech_atom` builds (without the timestamp it buckets by)."""
+    """Build what upstream's `speech_atom` builds (without the timestamp it buckets by)."""
     return {'role': 'assistant', 'content': None, 'style': None, 'camera': None,
             'tool_calls': [{'type': 'function',
                             'function': {'name': 'say', 'arguments': {'text': text}}}]}
@@ -83,7 +83,7 @@ def frame_timestamps(frames: int = FRAMES, fps: int = FPS) -> list[float]:
 
 def data_table(episodes: dict[int, tuple[dict[int, list[dict]], list[dict]]],
                frames: int = FRAMES, fps: int = FPS) -> pa.Table:
-    """The data table: per episode ({frame: event rows}, persistent rows), `frames` each."""
+    """Build the data table: per episode ({frame: event rows}, persistent rows)."""
     columns: dict[str, list] = {name: [] for name in (
         'action', 'observation.state', 'timestamp', 'frame_index', 'episode_index', 'index',
         'task_index')}
@@ -186,7 +186,7 @@ def write_dataset(root: pathlib.Path, info: dict,
 
 
 def write_sample(root: pathlib.Path, info: dict, *, write_info: bool = True) -> pathlib.Path:
-    """The package's sample dataset: one annotated episode, index 0."""
+    """Write the package's sample dataset: one annotated episode, index 0."""
     return write_dataset(root, info, {0: (SAMPLE_EVENTS, SAMPLE_PERSISTENT)},
                          write_info=write_info)
 

@@ -27,7 +27,6 @@ import json
 import math
 import os
 import pathlib
-from typing import Any
 
 from . import language
 from ..hub import hf_lerobot_home
@@ -130,7 +129,7 @@ def data_files(root: pathlib.Path) -> list[pathlib.Path]:
 
 
 def _episode_files(root: pathlib.Path, info: dict, episode: int) -> list[pathlib.Path] | None:
-    """The data file(s) `meta/episodes` names for `episode`; None when it does not say."""
+    """Return the data file(s) `meta/episodes` names for `episode` (None: it does not say)."""
     import pyarrow.parquet as pq
 
     meta_files = sorted((root / EPISODES_DIR).glob('chunk-*/file-*.parquet'))
@@ -209,6 +208,6 @@ def _frame(row: dict, where: str) -> Frame:
 
 
 def tools_of(info: dict) -> list[dict] | None:
-    """The `tools` an info.json declares (None when it declares none)."""
+    """Return the `tools` an info.json declares (None when it declares none)."""
     tools = info.get('tools')
     return tools if isinstance(tools, list) and tools else None

@@ -112,7 +112,11 @@ def episode_window(records: list[dict], episode: int, start: float | None = None
                 f'{seen}); give --start, or record markers with the dispatcher parameter '
                 'record_events')
         marker = found[0]
-        start, origin = _wall(marker), 'the start marker in the audit log'
+        stated = marker.get('time')
+        if isinstance(stated, (int, float)) and not isinstance(stated, bool):
+            start, origin = float(stated), 'the time its start marker states'
+        else:
+            start, origin = _wall(marker), 'the arrival of its start marker'
         rate = marker.get('rate', 1.0)
         rate = float(rate) if isinstance(rate, (int, float)) and rate > 0 else 1.0
     else:
@@ -129,14 +133,14 @@ def episode_window(records: list[dict], episode: int, start: float | None = None
 
 
 def recorded_events(records: list[dict], window: EpisodeWindow) -> list[RecordedEvent]:
-    """The successful calls and the interjections of the window, in time order."""
+    """Return the successful calls and the interjections of the window, in time order."""
     succeeded = {r.get('call_id') for r in records
                  if r.get('event') == 'result' and r.get('success') is True}
     found: list[RecordedEvent] = []
     for record in records:
         wall = _wall(record)
-        if wall is None or wall < window.start or (window.end is not None
-                                                  and wall >= window.end):
+        if wall is None or wall < window.start or (
+                window.end is not None and wall >= window.end):
             continue
         time_s = (wall - window.start) * window.rate
         kind = record.get('event')
@@ -177,7 +181,7 @@ def place_on_frames(events: Iterable[RecordedEvent], episode: Episode
 
 def tools_for(info: dict, used: Iterable[str], catalogs: Iterable[Any]) -> list[dict]:
     """
-    The `tools` info.json must declare so every used tool has its schema.
+    Return the `tools` info.json must declare so every used tool has its schema.
 
     Starts from the dataset's own list (LeRobot's DEFAULT_TOOLS when it declares none, which
     is what readers assume then) and appends the schema of each used tool it lacks, taken from
@@ -227,7 +231,7 @@ def _arrow_types():
 
 
 def _stored_row(row: dict, where: str) -> dict:
-    """An event row ready for Arrow: EVENT_ROW_FIELDS, tool calls as JSON text."""
+    """Return an event row ready for Arrow: EVENT_ROW_FIELDS, tool calls as JSON text."""
     row = language.event_row(row, where)
     calls = language.tool_calls(row, where)
     row['tool_calls'] = [json.dumps(language.call_dict(name, arguments), ensure_ascii=False)

@@ -126,18 +126,18 @@ def call_dict(name: str, arguments: dict) -> dict:
 
 
 def speech_atom(text: str) -> dict:
-    """An event row speaking `text`: role assistant, no content, no style, one `say` call."""
+    """Build an event row speaking `text`: role assistant, no content or style, a `say` call."""
     return tool_call_row('say', {'text': text})
 
 
 def tool_call_row(name: str, arguments: dict) -> dict:
-    """An event row calling one tool (a speech atom when `name` is `say`)."""
+    """Build an event row calling one tool (a speech atom when `name` is `say`)."""
     return {'role': 'assistant', 'content': None, 'style': None, 'camera': None,
             'tool_calls': [call_dict(name, arguments)]}
 
 
 def interjection_row(text: str) -> dict:
-    """An event row for what a user said: role user, style interjection, no calls."""
+    """Build an event row for what a user said: role user, style interjection, no calls."""
     return {'role': 'user', 'content': text, 'style': INTERJECTION, 'camera': None,
             'tool_calls': None}
 

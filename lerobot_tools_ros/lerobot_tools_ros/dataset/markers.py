@@ -18,8 +18,10 @@ Episode markers: the message that says an episode began (or ended) on the robot.
 Published as std_msgs/String on `lerobot_tools/episode_markers` by whatever records episodes
 (or by `replay`), and written to the audit log by the dispatcher (parameter `record_events`),
 so `dataset add-events` knows where an episode starts without guessing. Two spellings:
-`{"event": "start", "episode": 3}` (JSON; optional `"rate"`: the replay speed, default 1) or
-the words `start 3` / `end 3` (the episode number is optional in both).
+`{"event": "start", "episode": 3}` (JSON; optional `"rate"`: the replay speed, default 1, and
+`"time"`: when the episode began, seconds since the epoch on the sender's clock, which then wins
+over the time the marker arrived) or the words `start 3` / `end 3` (the episode number is
+optional in both).
 """
 
 import json
@@ -42,12 +44,14 @@ def parse_episode_marker(text: str) -> dict[str, Any]:
         if not isinstance(data, dict):
             raise ValueError('episode marker must be a JSON object')
         marker, episode, rate = data.get('event'), data.get('episode'), data.get('rate', 1.0)
+        stamp = data.get('time')
     else:
         words = stripped.split()
         if not 1 <= len(words) <= 2:
             raise ValueError(f"episode marker must be 'start [N]' or 'end [N]', got "
                              f'{stripped[:80]!r}')
         marker, episode, rate = words[0], words[1] if len(words) == 2 else None, 1.0
+        stamp = None
         if episode is not None:
             try:
                 episode = int(episode)
@@ -63,14 +67,21 @@ def parse_episode_marker(text: str) -> dict[str, Any]:
     if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not math.isfinite(rate) \
             or rate <= 0:
         raise ValueError(f'episode marker: rate must be a positive number, got {rate!r}')
-    return {'marker': marker, 'episode': episode, 'rate': float(rate)}
+    if stamp is not None and (isinstance(stamp, bool) or not isinstance(stamp, (int, float))
+                              or not math.isfinite(stamp)):
+        raise ValueError(f'episode marker: time must be seconds since the epoch, got {stamp!r}')
+    return {'marker': marker, 'episode': episode, 'rate': float(rate),
+            'time': None if stamp is None else float(stamp)}
 
 
-def episode_marker_text(marker: str, episode: int | None, rate: float = 1.0) -> str:
-    """The JSON message for a marker (what `replay` publishes)."""
+def episode_marker_text(marker: str, episode: int | None, rate: float = 1.0,
+                        stamp: float | None = None) -> str:
+    """Return the JSON message for a marker (what `replay` publishes)."""
     data: dict[str, Any] = {'event': marker}
     if episode is not None:
         data['episode'] = episode
     if rate != 1.0:
         data['rate'] = rate
+    if stamp is not None:
+        data['time'] = stamp
     return json.dumps(data)

@@ -33,7 +33,7 @@ class RenderError(ValueError):
 
 
 def marker_argument(catalog: Any, name: str) -> str | None:
-    """The one required string parameter that makes `<name>...</name>` a call, or None."""
+    """Return the one required string parameter making `<name>...</name>` a call, or None."""
     if catalog is None:
         return 'text' if name == 'say' else None
     try:
@@ -63,12 +63,12 @@ def _hermes(name: str, arguments: dict) -> str:
 
 
 def render_auto(calls: list[tuple[str, dict]], catalog: Any) -> str:
-    """The `<say>`-style marker where the tool has one, a Hermes tag otherwise."""
+    """Write the `<say>`-style marker where the tool has one, a Hermes tag otherwise."""
     return '\n'.join(_marker(name, args, catalog) or _hermes(name, args) for name, args in calls)
 
 
 def render_marker(calls: list[tuple[str, dict]], catalog: Any) -> str:
-    """LeRobot's marker only: every call must fit `<name>value</name>`."""
+    """Write markers only (LeRobot's `<say>`): every call must fit `<name>value</name>`."""
     parts = []
     for name, arguments in calls:
         text = _marker(name, arguments, catalog)

@@ -235,7 +235,7 @@ class ResultBook:
         return all(len(g.results) >= len(g.step.calls) for g in self._generations.values())
 
     def rows(self) -> list[Row]:
-        """The table: interjections and every replayed call with its result, in frame order."""
+        """Return the table rows: interjections, every replayed call with its result."""
         rows = [Row(step.frame_index, step.timestamp, f'interjection: {text}', 'published')
                 for step, text in self.interjections]
         for generation_id in self._order:

@@ -143,8 +143,10 @@ class Replay(Node):
             if now - self._matched_at < _SETTLE_S:
                 return
             self._started = now
-            self._markers.publish(String(data=episode_marker_text('start', self.episode,
-                                                                  self.rate)))
+            # The marker states the start on this clock: a recorded call can then never look
+            # earlier than the frame it was replayed from, however late the marker arrives.
+            self._markers.publish(String(data=episode_marker_text(
+                'start', self.episode, self.rate, time.time())))
             self.state = 'running'
         if self.state == 'running':
             for step in self._schedule.due(now - self._started):
@@ -178,7 +180,7 @@ class Replay(Node):
 
 
 def format_table(rows: list[Row]) -> str:
-    """The replay table: frame, time, call, result (one safe line per row)."""
+    """Return the replay table: frame, time, call, result (one safe line per row)."""
     header = f'{"frame":>6}  {"time":>7}  {"call":<56} result'
     lines = [header, '-' * len(header)]
     for row in rows:
