@@ -32,6 +32,20 @@ import sys
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+# LeRobot 0.6.1's lerobot.datasets.language.SAY_TOOL_SCHEMA, verbatim.
+UPSTREAM_SAY = {
+    'type': 'function',
+    'function': {
+        'name': 'say',
+        'description': 'Speak a short utterance to the user via the TTS executor.',
+        'parameters': {
+            'type': 'object',
+            'properties': {'text': {'type': 'string',
+                                    'description': 'The verbatim text to speak.'}},
+            'required': ['text'],
+        },
+    },
+}
 FPS = 30
 FRAMES = 90
 TASK = 'Put the cube in the bin.'

@@ -70,6 +70,8 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         root = ds_episodes.dataset_root(args.dataset).resolve()
+        if args.output is not None:
+            ds_events.check_output(root, args.output)
         info = ds_episodes.read_info(root)
         episode = ds_episodes.read_episode(root, args.episode, info)
         bad_lines: list[str] = []

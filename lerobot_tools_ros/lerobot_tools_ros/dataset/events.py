@@ -86,6 +86,14 @@ def _wall(record: dict) -> float | None:
         else None
 
 
+def _marker_time(record: dict) -> float:
+    """When a marker says its episode began or ended: the time it states, else its arrival."""
+    stated = record.get('time')
+    if isinstance(stated, (int, float)) and not isinstance(stated, bool):
+        return float(stated)
+    return _wall(record)
+
+
 def episode_window(records: list[dict], episode: int, start: float | None = None
                    ) -> EpisodeWindow:
     """
@@ -112,19 +120,17 @@ def episode_window(records: list[dict], episode: int, start: float | None = None
                 f'{seen}); give --start, or record markers with the dispatcher parameter '
                 'record_events')
         marker = found[0]
-        stated = marker.get('time')
-        if isinstance(stated, (int, float)) and not isinstance(stated, bool):
-            start, origin = float(stated), 'the time its start marker states'
-        else:
-            start, origin = _wall(marker), 'the arrival of its start marker'
+        start = _marker_time(marker)
+        origin = ('the time its start marker states' if start != _wall(marker)
+                  else 'the arrival of its start marker')
         rate = marker.get('rate', 1.0)
         rate = float(rate) if isinstance(rate, (int, float)) and rate > 0 else 1.0
     else:
-        origin, rate = '--start', 1.0
+        marker, origin, rate = None, '--start', 1.0
     end = None
     for record in markers:
-        wall = _wall(record)
-        if wall <= start:
+        wall = _marker_time(record)
+        if record is marker or wall <= start:
             continue
         if record.get('marker') == 'start' or (
                 record.get('marker') == 'end' and record.get('episode') in (None, episode)):
@@ -327,6 +333,16 @@ def updated_info(info: dict, tools: list[dict]) -> dict:
     return info
 
 
+def check_output(root: pathlib.Path, output: pathlib.Path) -> pathlib.Path:
+    """Return `output` expanded if a copy of `root` can go there (new or an empty dir)."""
+    output = output.expanduser()
+    if output.resolve() == root.resolve():
+        raise DatasetError('--output is the dataset itself; use --in-place to change it')
+    if output.exists() and not (output.is_dir() and not any(output.iterdir())):
+        raise DatasetError(f'{output} exists and is not empty; give a new directory')
+    return output
+
+
 def prepare_target(root: pathlib.Path, output: pathlib.Path | None,
                    files: list[str]) -> pathlib.Path:
     """
@@ -336,13 +352,9 @@ def prepare_target(root: pathlib.Path, output: pathlib.Path | None,
     copied to `<name>.bak` first; an existing backup is never overwritten.
     """
     if output is not None:
-        output = output.expanduser()
-        if output.resolve() == root.resolve():
-            raise DatasetError('--output is the dataset itself; use --in-place to change it')
-        if output.is_dir() and not any(output.iterdir()):
+        output = check_output(root, output)
+        if output.is_dir():
             output.rmdir()  # an empty directory given as the place for the copy
-        elif output.exists():
-            raise DatasetError(f'{output} exists and is not empty; give a new directory')
         shutil.copytree(root, output, symlinks=True)
         return output
     for relative in [str(INFO_PATH), *files]:
