@@ -26,7 +26,6 @@ loading what add-events wrote.
 import json
 import os
 import pathlib
-import shutil
 import subprocess
 import sys
 
@@ -55,7 +54,7 @@ def sample_copy(tmp_path: pathlib.Path, **info_changes) -> pathlib.Path:
 
 
 def bare_copy(tmp_path: pathlib.Path, name: str = 'bare', **info_changes) -> pathlib.Path:
-    """The sample's frames without any language rows (a recorded, unannotated episode)."""
+    """Write the sample's frames without language rows (a recorded, unannotated episode)."""
     info = {**SAMPLE_INFO, **info_changes}
     info['features'] = {k: v for k, v in info['features'].items()
                         if v['dtype'] != 'language'}
@@ -72,7 +71,11 @@ def bare_copy(tmp_path: pathlib.Path, name: str = 'bare', **info_changes) -> pat
 
 
 def audit(start: float, *records: tuple) -> list[dict]:
-    """Audit records: ('marker', t, fields) / ('call', t, id, name, args, ok) / ('say', t, text)."""
+    """
+    Build audit records from tuples, times relative to `start`.
+
+    ('marker', t, fields), ('call', t, id, name, arguments, succeeded), ('say', t, text).
+    """
     out = []
     for record in records:
         kind, t = record[0], start + record[1]
@@ -239,7 +242,7 @@ def test_add_events_errors_name_what_to_fix(tmp_path, capsys):
         (['dataset', 'add-events', str(root), '--episode', '4', '--audit', str(log),
           '--start', '10', '--in-place'], 'episode 4 has no frames'),
         (['dataset', 'add-events', str(tmp_path / 'nope'), '--episode', '0', '--audit',
-          str(log), '--in-place'], "cannot find dataset"),
+          str(log), '--in-place'], 'cannot find dataset'),
         (['dataset', 'add-events', str(root), '--episode', '0', '--audit',
           str(tmp_path / 'missing.jsonl'), '--in-place'], 'missing.jsonl does not exist'),
     ]
@@ -333,7 +336,7 @@ def test_replay_then_add_events_gives_the_episodes_events_back(ros_env, tmp_path
 
 
 def lerobot_python() -> pathlib.Path | None:
-    """The Python 3.12 venv with lerobot 0.6.1 (`make lerobot-check`), if it was made."""
+    """Return the Python of the 3.12 venv with lerobot 0.6.1 (`make lerobot-check`), if made."""
     given = os.environ.get('LEROBOT_CHECK_PYTHON')
     if given:
         return pathlib.Path(given)
@@ -348,8 +351,9 @@ def test_lerobots_own_readers_load_what_add_events_wrote(ros_env, tmp_path):
         pytest.skip('no Python 3.12 venv with lerobot 0.6.1: run `make lerobot-check` (or set '
                     'LEROBOT_CHECK_PYTHON) to check against upstream itself')
     _, recorded = round_trip(ros_env, tmp_path)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(('PYTHON', 'AMENT',
-                                                                      'COLCON', 'LD_'))}
+    # LeRobot's venv, not ours: none of the ROS workspace's paths.
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(('PYTHON', 'AMENT', 'COLCON', 'LD_'))}
     env['HF_HUB_OFFLINE'] = '1'
     env['HF_LEROBOT_HOME'] = str(tmp_path / 'lerobot_home')
     check = subprocess.run([str(python), str(TEST_DIR / 'upstream_language_check.py'),

@@ -27,7 +27,7 @@ import subprocess
 import sys
 
 import annotated_episode
-from conftest import PACKAGE_DIR
+from conftest import PACKAGE_DIR, spin_until
 from lerobot_tools_ros import errors
 from lerobot_tools_ros.catalog import DEFAULT_TOOLS, SAMPLE_DATASET, ToolCatalog
 from lerobot_tools_ros.dataset import episodes
@@ -243,3 +243,32 @@ def test_replay_of_a_missing_episode_is_one_error_line(ros_env, tmp_path):
     assert 'episode 7 has no frames (the dataset has 1 episode(s), numbered from 0)' in \
         run.stderr
     assert 'Traceback' not in run.stderr
+
+
+def test_the_replay_node_plays_into_a_runtime_already_running(
+        start_process, ros_env, ros_node, tmp_path):
+    """The `replay` executable, as a launch file starts it, against a running `bringup`."""
+    from rclpy.qos import qos_profile_sensor_data
+    from sensor_msgs.msg import Image
+
+    bringup = start_process([sys.executable, '-m', 'lerobot_tools_ros.cli', 'bringup',
+                             '--demo-camera', '--tts-backend', 'espeak_ng', '--duration', '300',
+                             '--output-dir', str(tmp_path / 'out')], name='bringup')
+    # A robot's camera is streaming before a replay starts: wait for its frames here too (the
+    # tool_server's subscription matches about when ours does; then one more second).
+    frames = []
+    ros_node.create_subscription(Image, '/camera/front/image_raw', frames.append,
+                                 qos_profile_sensor_data)
+    assert spin_until(ros_node, lambda: bool(frames) and '[bringup] ready' in bringup.output(),
+                      60.0), bringup.output()
+    spin_until(ros_node, lambda: False, 1.0)
+    run = subprocess.run(
+        [sys.executable, '-m', 'lerobot_tools_ros.nodes.replay', '--ros-args', '-p',
+         'format:=hermes', '-p', 'rate:=2.0', '-p', 'prose:=true'],
+        env=ros_env, capture_output=True, text=True, timeout=240)
+    assert run.returncode == 0, run.stdout + run.stderr
+    rows = table_rows(run.stdout)
+    assert [result for _, _, result in rows] == ['ok', 'ok', 'published', 'ok', 'ok', 'ok'], \
+        run.stdout
+    stills = sorted(p.name for p in (tmp_path / 'out' / 'observations').glob('*.png'))
+    assert stills == ['after_place.png', 'before_grasp.png']

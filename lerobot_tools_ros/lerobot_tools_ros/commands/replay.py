@@ -106,19 +106,23 @@ def run(args: argparse.Namespace) -> int:
     nodes: list = []
     executor = SingleThreadedExecutor()
     replay = None
-    started = time.monotonic()
+    started, started_wall = time.monotonic(), time.time()
+    output_dirs: list[pathlib.Path] = []
     try:
         replay_args = ['--ros-args', '--log-level', args.log_level,
                        '-p', f'dataset:={root}', '-p', f'episode:={args.episode}',
                        '-p', f'rate:={float(args.rate)}', '-p', f'format:={args.fmt}',
                        '-p', f'prose:={str(args.prose).lower()}',
                        '-p', f'result_timeout_s:={float(args.result_timeout)}']
+        if not args.connect:  # the runtime starts with us: let its camera deliver frames
+            replay_args += ['-p', 'start_delay_s:=1.0']
         if namespace:
             replay_args += ['-r', f'__ns:={namespace}']
         replay = Replay(cli_args=replay_args)  # a bad episode fails before anything starts
         nodes.append(replay)
         if not args.connect:
             _start_runtime(nodes, params, args, root, namespace, bringup)
+            output_dirs = bringup._output_dirs(args, nodes[1:])
         stop.wake_through(replay)
         replay.create_timer(0.1, lambda: replay.done and stop.event.set())
         for node in nodes:
@@ -139,7 +143,14 @@ def run(args: argparse.Namespace) -> int:
             executor.remove_node(node)
             node.destroy_node()
         rclpy.try_shutdown()
-    return _report(replay, time.monotonic() - started, format_table)
+    status = _report(replay, time.monotonic() - started, format_table)
+    files = bringup._written_files(output_dirs, started_wall - 1)
+    if files:
+        print(f'[replay] {len(files)} file(s) written under '
+              f'{", ".join(map(str, output_dirs))}:')
+        for path in files:
+            print(f'  {path}')
+    return status
 
 
 def _start_runtime(nodes: list, params: pathlib.Path, args: argparse.Namespace,

@@ -94,6 +94,10 @@ class Replay(Node):
             'last step; a call still without one is a failure.', read_only=True)
         stream_topic = declare(self, 'stream_topic', names.STREAM_TOPIC,
                                "The dispatcher's TextChunk topic.", read_only=True)
+        self.start_delay_s = declare(
+            self, 'start_delay_s', 0.0, 'Seconds to wait once the dispatcher listens, before '
+            "the first step (a runtime started at the same time: its camera's first frames).",
+            read_only=True)
         self.exit_when_done = declare(self, 'exit_when_done', True,
                                       'Run on its own: exit when done (status 1 on a failure).',
                                       read_only=True)
@@ -140,7 +144,7 @@ class Replay(Node):
                 self._matched_at = None
                 return
             self._matched_at = self._matched_at or now
-            if now - self._matched_at < _SETTLE_S:
+            if now - self._matched_at < _SETTLE_S + max(0.0, self.start_delay_s):
                 return
             self._started = now
             # The marker states the start on this clock: a recorded call can then never look
