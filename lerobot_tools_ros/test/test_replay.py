@@ -76,6 +76,23 @@ def test_setup_py_installs_every_file_of_the_sample_dataset():
     assert present and present == shipped
 
 
+def test_a_repo_id_is_found_in_lerobots_home_or_a_hub_cache_and_nowhere_else(
+        tmp_path, monkeypatch):
+    home, hub = tmp_path / 'lerobot_home', tmp_path / 'hf_hub'
+    monkeypatch.setenv('HF_LEROBOT_HOME', str(home))
+    monkeypatch.setenv('HF_HUB_CACHE', str(hub))
+    with pytest.raises(episodes.DatasetError, match=r"cannot find dataset 'lab/cubes': tried .*"
+                                                    r'lab/cubes \(no meta/info.json\).*'
+                                                    'reads local copies only'):
+        episodes.dataset_root('lab/cubes')
+    snapshot = hub / 'datasets--lab--cubes' / 'snapshots' / 'abc123'
+    annotated_episode.write_sample(snapshot, SAMPLE_INFO)
+    assert episodes.dataset_root('lab/cubes') == snapshot
+    annotated_episode.write_sample(home / 'lab' / 'cubes', SAMPLE_INFO)
+    assert episodes.dataset_root('lab/cubes') == home / 'lab' / 'cubes'  # LeRobot's place first
+    assert episodes.read_episode(episodes.dataset_root('lab/cubes'), 0).frames[45].events
+
+
 # -- planning -------------------------------------------------------------------------------
 
 def test_plan_puts_each_frames_calls_and_interjections_at_its_time():
@@ -154,7 +171,7 @@ def test_arguments_stored_as_json_text_are_read():
 
 def test_schedule_follows_the_rate_from_the_first_frame():
     steps = sample_plan().steps
-    schedule = Schedule(steps, rate=2.0)
+    schedule = Schedule(steps, rate=2.0, origin=0.0)
     assert [s.frame_index for s in schedule.due(0.0)] == [0]
     assert schedule.next_due() == pytest.approx(0.5)
     assert schedule.due(0.49) == []
@@ -163,6 +180,16 @@ def test_schedule_follows_the_rate_from_the_first_frame():
     assert [s.frame_index for s in schedule.due(10.0)] == [75] and schedule.finished
     with pytest.raises(ValueError, match='rate must be a positive number'):
         Schedule(steps, rate=0.0)
+
+
+def test_a_first_call_late_in_the_episode_waits_for_its_frame():
+    row = {'role': 'assistant', 'content': None, 'style': None, 'camera': None,
+           'tool_calls': [{'type': 'function', 'function': {'name': 'say',
+                                                            'arguments': {'text': 'late'}}}]}
+    plan = plan_replay(_episode_with({4: [row]}), None)
+    assert plan.origin == 0.0 and plan.duration_s == pytest.approx(0.4)
+    schedule = Schedule(plan.steps, 1.0, plan.origin)
+    assert schedule.due(0.3) == [] and schedule.next_due() == pytest.approx(0.4)
 
 
 def test_result_book_pairs_results_with_calls_and_names_failures():

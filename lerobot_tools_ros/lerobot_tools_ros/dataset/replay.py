@@ -61,6 +61,7 @@ class ReplayPlan:
     episode: int
     steps: list[Step]
     skipped: list[str] = field(default_factory=list)
+    origin: float = 0.0  # the episode's first frame time: the replay's second 0
 
     @property
     def calls(self) -> int:
@@ -68,7 +69,7 @@ class ReplayPlan:
 
     @property
     def duration_s(self) -> float:
-        return self.steps[-1].timestamp if self.steps else 0.0
+        return self.steps[-1].timestamp - self.origin if self.steps else 0.0
 
 
 def plan_replay(episode: Episode, catalog: Any, fmt: str = 'auto', *,
@@ -113,7 +114,8 @@ def plan_replay(episode: Episode, catalog: Any, fmt: str = 'auto', *,
     for step in ordered:
         rendered = render(step.calls, catalog, fmt)
         step.text = '\n'.join([*step.prose, rendered] if rendered else step.prose)
-    return ReplayPlan(episode.index, ordered, skipped)
+    return ReplayPlan(episode.index, ordered, skipped,
+                      episode.frames[0].timestamp if episode.frames else 0.0)
 
 
 def _prose_frames(episode: Episode) -> list[tuple[dict, Any]]:
@@ -137,15 +139,21 @@ def _prose_frames(episode: Episode) -> list[tuple[dict, Any]]:
 
 
 class Schedule:
-    """Which steps are due `elapsed` seconds into a replay at `rate` times real time."""
+    """
+    Which steps are due `elapsed` seconds into a replay at `rate` times real time.
 
-    def __init__(self, steps: list[Step], rate: float = 1.0) -> None:
+    Second 0 of the replay is the episode time `origin` (its first frame), so a step is due
+    when its frame would be, and a start marker sent at second 0 puts recorded events back on
+    the frames they came from.
+    """
+
+    def __init__(self, steps: list[Step], rate: float = 1.0, origin: float = 0.0) -> None:
         if not rate > 0:
             raise ValueError(f'rate must be a positive number, got {rate!r}')
         self.rate = rate
         self._steps = sorted(steps, key=lambda step: (step.timestamp, step.frame_index))
         self._next = 0
-        self._origin = self._steps[0].timestamp if self._steps else 0.0
+        self._origin = origin
 
     def due(self, elapsed: float) -> list[Step]:
         """Return the steps due by `elapsed` that were not returned before, in order."""
@@ -156,7 +164,7 @@ class Schedule:
         return out
 
     def offset(self, step: Step) -> float:
-        """Seconds after the replay's start at which `step` is due (the first frame at 0)."""
+        """Seconds after the replay's start at which `step` is due (`origin` at 0)."""
         return max(0.0, (step.timestamp - self._origin) / self.rate)
 
     def next_due(self) -> float | None:

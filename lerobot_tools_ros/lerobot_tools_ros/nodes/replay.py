@@ -109,7 +109,7 @@ class Replay(Node):
         from lerobot_tools_ros.catalog import SAMPLE_DATASET
         self.plan = load_plan(dataset or str(SAMPLE_DATASET), self.episode, fmt, prose)
         self.book = ResultBook()
-        self._schedule = Schedule(self.plan.steps, self.rate)
+        self._schedule = Schedule(self.plan.steps, self.rate, self.plan.origin)
         self._nonce = os.urandom(3).hex()
         reliable = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
         self._text = self.create_publisher(TextChunk, stream_topic, reliable)
