@@ -229,6 +229,17 @@ def test_in_place_keeps_backups_and_a_second_run_adds_nothing(tmp_path, capsys):
     assert pq.read_table(out / DATA_FILE).equals(pq.read_table(root / DATA_FILE))
 
 
+def test_two_say_calls_on_one_frame_are_written_with_a_warning(tmp_path, capsys):
+    root = bare_copy(tmp_path)
+    log = write_log(tmp_path / 'audit.jsonl', audit(
+        10.0, ('call', 0.2, 'a', 'say', {'text': 'One.'}, True),
+        ('call', 0.21, 'b', 'say', {'text': 'Two.'}, True)))
+    assert cli_main(['dataset', 'add-events', str(root), '--episode', '0', '--audit', str(log),
+                     '--start', '10', '--in-place']) == 0
+    assert 'frame(s) 6 get more than one say call' in capsys.readouterr().err
+    assert len(episodes.read_episode(root, 0).frames[6].events) == 2
+
+
 def test_add_events_errors_name_what_to_fix(tmp_path, capsys):
     root = sample_copy(tmp_path)
     log = write_log(tmp_path / 'audit.jsonl', audit(

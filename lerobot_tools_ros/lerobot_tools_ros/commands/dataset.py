@@ -109,6 +109,12 @@ def run(args: argparse.Namespace) -> int:
             print(f'  frame {frame_index:>6} ({by_frame[frame_index]:8.3f} s) <- '
                   f'{event.description} at {event.time_s:8.3f} s: '
                   f'{log_text(_summary(event.row), 120)}')
+    crowded = [frame for frame, rows in placed.items()
+               if sum(name == 'say' for event in rows for name, _ in _calls(event.row)) > 1]
+    if crowded:
+        print(f'warning: frame(s) {", ".join(map(str, sorted(crowded)))} get more than one say '
+              "call: LeRobot's emitted_at(role=assistant, tool_name=say) cannot pick one there "
+              '(it raises "Ambiguous resolver")', file=sys.stderr)
     if left_out:
         print(f"warning: {len(left_out)} event(s) outside the episode's frames were left out "
               f'(first at {left_out[0].time_s:.3f} s)', file=sys.stderr)
