@@ -210,6 +210,9 @@ def test_in_place_keeps_backups_and_a_second_run_adds_nothing(tmp_path, capsys):
         10.0, ('call', 0.1, 'a', 'say', {'text': 'Extra.'}, True)))
     args = ['dataset', 'add-events', str(root), '--episode', '0', '--audit', str(log),
             '--start', '10.0']
+    assert cli_main([*args, '--dry-run']) == 0
+    assert 'frame      3 (   0.100 s) <- say call' in capsys.readouterr().out
+    assert (root / DATA_FILE).read_bytes() == original and not list(root.rglob('*.bak'))
     assert cli_main([*args, '--in-place']) == 0
     assert (root / (DATA_FILE + '.bak')).read_bytes() == original
     assert (root / 'meta' / 'info.json.bak').is_file()
@@ -264,6 +267,10 @@ def test_add_events_errors_name_what_to_fix(tmp_path, capsys):
         assert message in err, (argv, err)
         assert 'Traceback' not in err
     assert not (root / (DATA_FILE + '.bak')).exists()
+    assert cli_main(base) == 2
+    assert 'say where to write: --output DIR' in capsys.readouterr().err
+    assert cli_main([*base, '--start', '10', '--dry-run', '--catalog', str(tmp_path)]) == 1
+    assert f'{tmp_path}: no meta/info.json' in capsys.readouterr().err
 
 
 # -- the dispatcher records interjections and markers ----------------------------------------

@@ -49,7 +49,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add.add_argument('--start', default=None, metavar='T',
                      help='when the episode began: seconds since the epoch or an ISO 8601 time '
                           '(default: its start marker in the audit log)')
-    where = add.add_mutually_exclusive_group(required=True)
+    where = add.add_mutually_exclusive_group()
     where.add_argument('--output', type=pathlib.Path, metavar='DIR',
                        help='write a copy of the dataset to DIR (a new or empty directory)')
     where.add_argument('--in-place', action='store_true',
@@ -68,6 +68,10 @@ def run(args: argparse.Namespace) -> int:
     from lerobot_tools_ros.dataset.language import LanguageRowError
     from lerobot_tools_ros.dispatch import read_audit_log
 
+    if not (args.output or args.in_place or args.dry_run):
+        print('error: say where to write: --output DIR (a copy) or --in-place (with backups), '
+              'or --dry-run to only show where each event would go', file=sys.stderr)
+        return 2
     try:
         root = ds_episodes.dataset_root(args.dataset).resolve()
         if args.output is not None:
