@@ -93,6 +93,7 @@ IN = 'internlm'
 CO = 'cohere'
 LC = 'longcat'
 HY = 'hunyuan'
+DD = 'deepseek_dsml'
 
 CASES = [
     # --- LeRobot marker
@@ -268,7 +269,7 @@ CASES = [
          content='Nothing to do here; the cube is already in the bin.\n'),
     Case('lone_surrogate_argument', '<say>bad \ud800 text</say>',
          [('say', {'text': 'bad \ud800 text'}, M)]),
-    # --- DeepSeek V3 / R1 (function + fenced JSON), V3.1 (NAME<sep>JSON), V3.2 DSML
+    # --- DeepSeek V3 / R1 (function + fenced JSON), V3.1 (NAME<sep>JSON); V3.2 DSML
     Case('deepseek_v3_fenced',
          '<think>The user wants a greeting.</think>\n\nI will greet.<｜tool▁calls▁begin｜>'
          '<｜tool▁call▁begin｜>function<｜tool▁sep｜>say\n```json\n{"text": "Grüß dich 👋"}\n```'
@@ -290,7 +291,7 @@ CASES = [
          '<｜DSML｜parameter name="y" string="false">1</｜DSML｜parameter>\n</｜DSML｜invoke>\n'
          '<｜DSML｜invoke name="say">\n<｜DSML｜parameter name="text" string="true">'
          '{not json} & <b></｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>',
-         [('move_to', {'x': 0.5, 'y': 1}, DS), ('say', {'text': '{not json} & <b>'}, DS)],
+         [('move_to', {'x': 0.5, 'y': 1}, DD), ('say', {'text': '{not json} & <b>'}, DD)],
          content='Sure.'),
     # --- Kimi K2
     Case('kimi_k2_section',

@@ -531,6 +531,26 @@ def _read_value(text: str, start: int, ctx, memo) -> tuple[int, object, int, str
     return READ_OK, value, end, ''
 
 
+def slice_problem(text: str, start: int, stop: int, ctx) -> str:
+    """
+    Say why ``text[start:stop]`` is not one JSON value, for a value a closing token bounds.
+
+    Looks at the slice only, so the answer is the same at every split of a stream.
+    """
+    source = text[start:stop]
+    body = source.strip()
+    lead = len(source) - len(source.lstrip())
+    try:
+        value, end = raw_decode(body)
+    except JSONDecodeError as exc:
+        return f'{exc.msg} at char {ctx.base + start + lead + exc.pos}'
+    except (ValueError, RecursionError):
+        return 'it cannot be decoded'
+    if end < len(body):
+        return f'unexpected {short(body[end:end + 20])} after the value'
+    return f'got {json_type(value)} {short(value)}'
+
+
 def _deeper_than(value: object, limit: int) -> bool:
     """Whether decoded data nests containers more than ``limit`` levels deep."""
     stack = [(value, 1)]

@@ -75,14 +75,15 @@ def schema_types(schema: object, depth: int = 0) -> set:
     return found
 
 
-def typed_value(raw: str, schema: object) -> object:
+def typed_value(raw: str, schema: object, exact: bool = False) -> object:
     """
     Type one parameter's text by its schema: try each allowed type in ``TYPE_ORDER``.
 
-    The text loses one leading and one trailing newline (the markup's own). Without a schema
-    (no catalog, unknown parameter) or when strings are the only option it stays text.
+    The text loses one leading and one trailing newline (the markup's own), unless ``exact``
+    (a family whose values sit inline between their tags). Without a schema (no catalog,
+    unknown parameter) or when strings are the only option it stays text.
     """
-    value = strip_one_newline(raw)
+    value = raw if exact else strip_one_newline(raw)
     if not isinstance(schema, dict):
         return value
     types = schema_types(schema)

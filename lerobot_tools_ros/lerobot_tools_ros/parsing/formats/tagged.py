@@ -27,7 +27,7 @@ from typing import Callable
 from ..core import after_tag, Match, NEED_ANY, need_closing, NeedMore
 from ..results import INVALID_CALL, TRUNCATED, UNPARSEABLE_ARGUMENTS
 from ..values import (add_value_calls, describe_non_call, guess_name, invalid_end, READ_NEED,
-                      READ_OK, READ_TRUNCATED, read_value, skip_ws)
+                      READ_OK, READ_TRUNCATED, read_value, skip_ws, slice_problem)
 
 
 @dataclass(frozen=True)
@@ -173,6 +173,38 @@ def match_section(text: str, pos: int, ctx, fmt: str, tokens: tuple[str, str, st
             return result
         k, call_items = result
         items.extend(call_items)
+
+
+def call_arguments(text: str, pos: int, k: int, ctx, fmt: str, tokens: tuple[str, str],
+                   name: str, wake: tuple):
+    """
+    Read the JSON arguments at ``k`` of a call that the special token ``tokens[1]`` closes.
+
+    ``tokens`` is ``(call, call_end)``. Returns ``(value, end)`` when the arguments are a JSON
+    value (or Python literal) that ends before the closing token; otherwise what a call reader
+    returns: NeedMore, a truncated Match, or ``(end, items)`` with one issue. The closing token
+    bounds the arguments: a value that is not complete before it is reported up to that token
+    and never read into the next call (a special token cannot be part of a JSON string).
+    """
+    call, call_end = tokens
+    status, value, end, note = read_value(text, k, ctx)
+    limit = ctx.find(text, call_end, k)
+    if status == READ_OK and (limit == -1 or end <= limit):
+        return value, end
+    if limit != -1:
+        stop = limit + len(call_end)
+        return stop, [ctx.issue(UNPARSEABLE_ARGUMENTS, f'{call} at char {ctx.base + pos}: the '
+                                f'arguments of {name!r} are not a JSON object that ends before '
+                                f'{call_end} ({slice_problem(text, k, limit, ctx)})', pos,
+                                stop, fmt, name or guess_name(text[k:limit]))]
+    if status == READ_NEED:
+        return NeedMore(wake)
+    if status == READ_TRUNCATED:
+        return truncated_call(text, pos, ctx, fmt, call, name or guess_name(text[k:]), wake)
+    stop = invalid_end(text, k, end, note, ctx)
+    if stop is None:
+        return NeedMore(wake)
+    return bad_call(text, pos, stop, ctx, fmt, tokens, name, f'the arguments are {note}')
 
 
 def truncated_call(text: str, pos: int, ctx, fmt: str, call: str, name: str, wake: tuple):

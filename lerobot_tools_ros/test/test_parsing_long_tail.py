@@ -1,0 +1,170 @@
+# Copyright 2026 lerobot_tools_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The long tail of the serving engines' format expectations (issue 35), one group per family.
+
+Every text is parsed once and streamed in deltas of several sizes; the streamed result must
+equal the one-shot result (the machinery of ``test_parsing_streaming``), so each expectation
+holds for both. Groups: DeepSeek DSML, Step-3, Kimi K2, Qwen3-Coder, Hunyuan, recovery of good
+calls next to broken ones, reasoning and end-of-turn tokens, GLM-4.5.
+"""
+
+from lerobot_tools_ros.parsing import CALL_IN_REASONING, parse, UNPARSEABLE_ARGUMENTS
+from parsing_corpus import catalog, guard_fails, stream
+import pytest
+
+CATALOG = catalog()
+SIZES = (1, 2, 3, 5, 8, 64)
+
+
+def both(text: str, tools=CATALOG, formats='auto'):
+    """Parse ``text``; streaming it in deltas of every size in SIZES must give the same."""
+    with guard_fails():
+        result = parse(text, tools, formats)
+        for size in SIZES:
+            assert stream(text, list(range(size, len(text), size)), tools, formats) == result, (
+                size)
+    return result
+
+
+def calls(result) -> list:
+    return [(call.name, call.arguments, call.format) for call in result.calls]
+
+
+def codes(result) -> list:
+    return [(issue.code, issue.name) for issue in result.errors]
+
+
+def _tool(name: str, properties: dict, required: list[str] | None = None) -> dict:
+    return {'type': 'function', 'function': {
+        'name': name, 'description': f'The {name} tool.',
+        'parameters': {'type': 'object', 'properties': properties,
+                       'required': required or []}}}
+
+
+# --- 1. DeepSeek V3.2 / V4 DSML: a family of its own ------------------------------------------
+
+D = '｜DSML｜'
+
+
+def dsml_invoke(name: str, body: str) -> str:
+    return f'<{D}invoke name="{name}">\n{body}</{D}invoke>\n'
+
+
+def dsml_param(name: str, value: str, string: bool) -> str:
+    return (f'<{D}parameter name="{name}" string="{"true" if string else "false"}">{value}'
+            f'</{D}parameter>\n')
+
+
+def dsml(*invokes: str, block: str = 'function_calls') -> str:
+    return f'<{D}{block}>\n' + ''.join(invokes) + f'</{D}{block}>'
+
+
+DSML_MOVE = dsml_invoke('move_to', dsml_param('x', '0.5', False) + dsml_param('y', '-1', False))
+DSML_SAY = dsml_invoke('say', dsml_param('text', '  two\nlines, kept exactly \n', True))
+
+
+@pytest.mark.parametrize('block', ['function_calls', 'tool_calls'])  # V3.2, V4
+def test_dsml_is_its_own_auto_detected_family(block):
+    text = 'Let me check. ' + dsml(DSML_MOVE, DSML_SAY, block=block) + '\nDone.'
+    expected = [('move_to', {'x': 0.5, 'y': -1}, 'deepseek_dsml'),
+                ('say', {'text': '  two\nlines, kept exactly \n'}, 'deepseek_dsml')]
+    result = both(text)
+    assert calls(result) == expected and result.errors == []
+    assert result.content == 'Let me check. Done.'
+    assert calls(both(text, CATALOG, 'deepseek_dsml')) == expected
+
+
+def test_dsml_content_before_and_between_blocks():
+    text = 'First. ' + dsml(DSML_MOVE) + ' Then. ' + dsml(DSML_SAY, block='tool_calls') + ' End.'
+    result = both(text)
+    assert [call.name for call in result.calls] == ['move_to', 'say']
+    assert result.content == 'First. Then. End.'
+
+
+def test_dsml_invoke_with_a_json_body():
+    text = dsml(dsml_invoke('move_to', '{"x": 1, "y": 2.5}\n'), DSML_SAY)
+    result = both(text)
+    assert calls(result)[0] == ('move_to', {'x': 1, 'y': 2.5}, 'deepseek_dsml')
+    assert len(result.calls) == 2 and result.errors == [] and result.content == ''
+
+
+def test_dsml_opener_split_at_any_point_streams_like_one_shot():
+    text = 'Sure.\n' + dsml(DSML_MOVE, DSML_SAY) + '\nBye.'
+    expected = both(text)
+    assert [call.format for call in expected.calls] == ['deepseek_dsml'] * 2
+    opener = text.index('<')
+    for cut in range(opener, opener + len(f'<{D}function_calls>') + 1):
+        assert stream(text, [cut], CATALOG) == expected, cut
+
+
+# --- 3. Kimi K2: special tokens never reach the content -------------------------------------
+
+SB, SE = '<|tool_calls_section_begin|>', '<|tool_calls_section_end|>'
+TB, TE, AB = '<|tool_call_begin|>', '<|tool_call_end|>', '<|tool_call_argument_begin|>'
+KIMI_TOKENS = (SB, SE, TB, TE, AB)
+
+
+def kimi(call_id: str, arguments: str) -> str:
+    return f'{TB}{call_id} {AB}{arguments}{TE}'
+
+
+@pytest.mark.parametrize('text, content', [
+    ('Reasoning. ' + SB + ' spurious noise ' + kimi('functions.say:0', '{"text": "v"}') + SE,
+     'Reasoning.'),
+    (SB + kimi('functions.say:0', '{"text": "v"}') + SE + TE + SE + ' After tools.',
+     'After tools.'),
+    ('I wrote ' + AB + ' here, then ' + kimi('functions.say:0', '{"text": "v"}') + ' and '
+     + TE + 'more.', 'I wrote here, then and more.'),
+    (SB + kimi('functions.say:0', '{"text": "v"}') + '\nstray words\n' + SE + 'Done.', 'Done.'),
+])
+def test_kimi_tokens_and_noise_between_them_never_reach_the_content(text, content):
+    result = both(text)
+    assert calls(result) == [('say', {'text': 'v'}, 'kimi_k2')]
+    assert result.content == content
+    assert not any(token in result.content for token in KIMI_TOKENS)
+
+
+def test_kimi_invalid_arguments_end_at_their_call_end_token():
+    text = ('Help. ' + SB + kimi('functions.say:0', '{"text": "Beijing"')
+            + kimi('functions.say:1', '{"text": "Shanghai"}') + SE)
+    result = both(text)
+    assert calls(result) == [('say', {'text': 'Shanghai'}, 'kimi_k2')]
+    assert codes(result) == [(UNPARSEABLE_ARGUMENTS, 'say')]
+    assert text[slice(*result.errors[0].span)] == kimi('functions.say:0', '{"text": "Beijing"')
+    assert result.content == 'Help.'
+
+
+def test_kimi_section_ends_an_open_think_and_nothing_else_does():
+    # Kimi K2 Thinking opens its call section without </think>: the special token ends the span
+    text = ('<think>The user wants a greeting. ' + SB + kimi('functions.say:0', '{"text": "hi"}')
+            + SE)
+    result = both(text)
+    assert calls(result) == [('say', {'text': 'hi'}, 'kimi_k2')]
+    assert result.errors == []
+    assert result.content == '<think>The user wants a greeting.'
+    # a call token inside a closed span is still reasoning; the rule is Kimi's <think> only
+    closed = both('<think>Maybe ' + kimi('functions.say:0', '{"text": "a"}') + '</think>' + text)
+    assert codes(closed) == [(CALL_IN_REASONING, 'say')] and len(closed.calls) == 1
+    cohere = both('<|START_THINKING|>' + SB + kimi('functions.say:0', '{"text": "a"}') + SE)
+    assert cohere.calls == [] and codes(cohere) == [(CALL_IN_REASONING, 'say')]
+
+
+def test_kimi_tokens_split_at_every_point_stream_like_one_shot():
+    text = 'Sure. ' + SB + 'noise ' + kimi('functions.say:0', '{"text": "hi"}') + SE + TE + ' Bye.'
+    expected = both(text)
+    for cut in range(1, len(text)):
+        assert stream(text, [cut], CATALOG) == expected, cut
+    assert expected.content == 'Sure. Bye.' and len(expected.calls) == 1
