@@ -293,6 +293,12 @@ CASES = [
          '{not json} & <b></｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>',
          [('move_to', {'x': 0.5, 'y': 1}, DD), ('say', {'text': '{not json} & <b>'}, DD)],
          content='Sure.'),
+    Case('deepseek_v4_dsml_json_body',
+         'On it.\n<｜DSML｜tool_calls>\n<｜DSML｜invoke name="move_to">\n{"x": 1, "y": 2}\n'
+         '</｜DSML｜invoke>\n<｜DSML｜invoke name="say">\n<｜DSML｜parameter name="text" '
+         'string="true">\n two \n</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜tool_calls>',
+         [('move_to', {'x': 1, 'y': 2}, DD), ('say', {'text': '\n two \n'}, DD)],
+         content='On it.'),
     # --- Kimi K2
     Case('kimi_k2_section',
          'Let me do both.\n<|tool_calls_section_begin|>\n<|tool_call_begin|>functions.say:0'
@@ -301,6 +307,11 @@ CASES = [
          '<|tool_call_end|>\n<|tool_calls_section_end|>\nThe weather is next.',
          [('say', {'text': '你好'}, KI), ('record_observation', {'label': 'cup'}, KI)],
          content='Let me do both.\nThe weather is next.'),
+    Case('kimi_k2_noise_stray_tokens_after_unclosed_think',
+         '<think>Greet first. <|tool_calls_section_begin|> noise <|tool_call_begin|>functions.say:0 '
+         '<|tool_call_argument_begin|>{"text": "hi"}<|tool_call_end|><|tool_calls_section_end|>'
+         '<|tool_call_end|> Then <|tool_call_argument_begin|>wait.',
+         [('say', SAY_HI, KI)], content='<think>Greet first. Then wait.'),
     Case('kimi_k2_unknown_tool',
          '<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0'
          '<|tool_call_argument_begin|>{"city": "Paris"}<|tool_call_end|>'
@@ -394,6 +405,14 @@ CASES = [
          '<steptml:parameter name="y">4</steptml:parameter>\n</steptml:invoke>'
          '<｜tool_call_end｜>\n<｜tool_calls_end｜>',
          [('move_to', {'x': 3, 'y': 4}, ST)], content='Ok.'),
+    Case('step3_parallel_exact_strings',
+         '<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜>say\n<steptml:invoke '
+         'name="say"><steptml:parameter name="text">\n  indented\n</steptml:parameter>'
+         '</steptml:invoke><｜tool_call_end｜><｜tool_sep｜><｜tool_call_begin｜><steptml:invoke '
+         'name="set_gripper"><steptml:parameter name="open"> true </steptml:parameter>'
+         '</steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜> Done.',
+         [('say', {'text': '\n  indented\n'}, ST), ('set_gripper', {'open': True}, ST)],
+         content='Done.'),
     # --- Granite
     Case('granite_tool_call',
          '<|tool_call|>[{"name": "say", "arguments": {"text": "hi"}}, {"name": "move_to", '

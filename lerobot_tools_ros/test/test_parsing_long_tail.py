@@ -21,6 +21,7 @@ holds for both. Groups: DeepSeek DSML, Step-3, Kimi K2, Qwen3-Coder, Hunyuan, re
 calls next to broken ones, reasoning and end-of-turn tokens, GLM-4.5.
 """
 
+from lerobot_tools_ros.catalog import ToolCatalog
 from lerobot_tools_ros.parsing import CALL_IN_REASONING, parse, UNPARSEABLE_ARGUMENTS
 from parsing_corpus import catalog, guard_fails, stream
 import pytest
@@ -108,6 +109,63 @@ def test_dsml_opener_split_at_any_point_streams_like_one_shot():
     opener = text.index('<')
     for cut in range(opener, opener + len(f'<{D}function_calls>') + 1):
         assert stream(text, [cut], CATALOG) == expected, cut
+
+
+# --- 2. Step-3: string values exactly, several calls in one section ---------------------------
+
+S3 = {'begin': '<｜tool_calls_begin｜>', 'end': '<｜tool_calls_end｜>', 'call': '<｜tool_call_begin｜>',
+      'call_end': '<｜tool_call_end｜>', 'sep': '<｜tool_sep｜>'}
+EDIT_CATALOG = ToolCatalog.from_tools([
+    _tool('edit_file', {'old_string': {'type': 'string'}, 'indent': {'type': 'integer'},
+                        'enabled': {'type': 'boolean'}}),
+    _tool('get_time', {'timezone': {'type': 'string'}}),
+])
+
+
+def step3_invoke(name: str, **params: str) -> str:
+    body = ''.join(f'<steptml:parameter name="{key}">{value}</steptml:parameter>'
+                   for key, value in params.items())
+    return f'<steptml:invoke name="{name}">{body}</steptml:invoke>'
+
+
+@pytest.mark.parametrize('header, value', [
+    ('function<｜tool_sep｜>', 'return 1\n'),
+    ('function<｜tool_sep｜>', '    if x:\n        return 1\n'),
+    ('function<｜tool_sep｜>', '\nhello '),
+    ('function<｜tool_sep｜>edit_file\n', '    if x:'),  # the name again after the separator
+    ('function<｜tool_sep｜>edit_file\n', 'hello\u00a0'),
+    ('function<｜tool_sep｜>edit_file\n', 'hello'),
+])
+def test_step3_string_values_are_kept_exactly(header, value):
+    text = (S3['begin'] + S3['call'] + header
+            + step3_invoke('edit_file', old_string=value, indent=' 4 ', enabled='\ntrue\n')
+            + S3['call_end'] + S3['end'])
+    result = both(text, EDIT_CATALOG)
+    assert calls(result) == [('edit_file', {'old_string': value, 'indent': 4, 'enabled': True},
+                              'step3')]
+    assert result.content == ''
+
+
+def test_step3_parallel_calls_in_one_section():
+    text = ('Checking both. ' + S3['begin'] + S3['call']
+            + step3_invoke('edit_file', old_string='a') + S3['call_end'] + S3['sep']
+            + S3['call'] + step3_invoke('get_time', timezone='Asia/Tokyo') + S3['call_end']
+            + '\n' + S3['call'] + 'function' + S3['sep'] + step3_invoke('edit_file', indent='2')
+            + S3['call_end'] + S3['end'] + ' Done.')
+    result = both(text, EDIT_CATALOG)
+    assert calls(result) == [('edit_file', {'old_string': 'a'}, 'step3'),
+                             ('get_time', {'timezone': 'Asia/Tokyo'}, 'step3'),
+                             ('edit_file', {'indent': 2}, 'step3')]
+    assert result.content == 'Checking both. Done.'
+
+
+def test_step3_call_without_its_section_and_after_an_unclosed_think():
+    lone = S3['call'] + step3_invoke('get_time', timezone='UTC') + S3['call_end'] + ' ok'
+    result = both(lone, EDIT_CATALOG)
+    assert calls(result) == [('get_time', {'timezone': 'UTC'}, 'step3')]
+    assert result.content == 'ok'
+    thinking = '<think>Time first. ' + S3['begin'] + lone.replace(' ok', S3['end'])
+    assert calls(both(thinking, EDIT_CATALOG)) == [('get_time', {'timezone': 'UTC'}, 'step3')]
 
 
 # --- 3. Kimi K2: special tokens never reach the content -------------------------------------
