@@ -308,8 +308,9 @@ CASES = [
          [('say', {'text': '你好'}, KI), ('record_observation', {'label': 'cup'}, KI)],
          content='Let me do both.\nThe weather is next.'),
     Case('kimi_k2_noise_stray_tokens_after_unclosed_think',
-         '<think>Greet first. <|tool_calls_section_begin|> noise <|tool_call_begin|>functions.say:0 '
-         '<|tool_call_argument_begin|>{"text": "hi"}<|tool_call_end|><|tool_calls_section_end|>'
+         '<think>Greet first. <|tool_calls_section_begin|> noise <|tool_call_begin|>'
+         'functions.say:0 <|tool_call_argument_begin|>{"text": "hi"}<|tool_call_end|>'
+         '<|tool_calls_section_end|>'
          '<|tool_call_end|> Then <|tool_call_argument_begin|>wait.',
          [('say', SAY_HI, KI)], content='<think>Greet first. Then wait.'),
     Case('kimi_k2_unknown_tool',
