@@ -211,6 +211,15 @@ CASES = [
     Case('qwen3_no_catalog_strings',
          '<tool_call>\n<function=move_to>\n<parameter=x>\n1.5\n</parameter>\n</function>\n'
          '</tool_call>', [('move_to', {'x': '1.5'}, Q)], with_catalog=False),
+    Case('qwen3_nested_call_and_schema_tags_in_a_value',
+         'Saving.\n<tool_call>\n<function=say>\n<parameter=text>\nExample: <tool_call>'
+         '<function=say><parameter=text>hi</parameter></function></tool_call> and '
+         '</parameter>\n<parameter=voice>\nloud\n</parameter>\n</parameter>\n</function>\n'
+         '</tool_call>',
+         [('say', {'text': 'Example: <tool_call><function=say><parameter=text>hi</parameter>'
+                           '</function></tool_call> and </parameter>\n<parameter=voice>\n'
+                           'loud\n</parameter>'}, Q)],
+         content='Saving.'),
     # --- fenced JSON
     Case('fenced_json', 'Here:\n```json\n{"name": "say", "arguments": {"text": "hi"}}\n```\nDone.',
          [('say', SAY_HI, F)], content='Here:\nDone.'),

@@ -226,3 +226,60 @@ def test_kimi_tokens_split_at_every_point_stream_like_one_shot():
     for cut in range(1, len(text)):
         assert stream(text, [cut], CATALOG) == expected, cut
     assert expected.content == 'Sure. Bye.' and len(expected.calls) == 1
+
+
+# --- 4. Qwen3-Coder: the schema and nesting decide what ends a value -------------------------
+
+FILES = ToolCatalog.from_tools([
+    _tool('write_file', {'path': {'type': 'string'}, 'content': {'type': 'string'}}),
+    _tool('get_weather', {'city': {'type': 'string'}, 'state': {'type': 'string'},
+                          'unit': {'type': 'string'}}),
+])
+
+
+def write_file(path: str, content: str) -> str:
+    return ('<tool_call>\n<function=write_file>\n<parameter=path>\n' + path + '\n</parameter>\n'
+            '<parameter=content>\n' + content + '</parameter>\n</function>\n</tool_call>')
+
+
+@pytest.mark.parametrize('content', [
+    # </parameter> and <parameter=new_string> on their own lines: write_file has no new_string
+    'TEMPLATE = """\n</parameter>\n<parameter=new_string>\n#!/usr/bin/env python3\n'
+    '</parameter>\n"""\n',
+    # a whole call inside the value, with the outer tool's own names
+    'doc = """\n<tool_call>\n<function=write_file>\n<parameter=path>\nliteral/value.txt\n'
+    '</parameter>\n<parameter=content>\nhello\n</parameter>\n</function>\n</tool_call>\n'
+    '"""\n',
+    # a whole call of another tool whose parameter is not in the schema
+    'template = """\n<tool_call>\n<function=foo>\n<parameter=bar>baz</parameter>\n'
+    '</function>\n</tool_call>\n"""\n',
+])
+def test_qwen3_markup_inside_a_value_is_text(content):
+    text = 'Writing it.\n' + write_file('fixture.py', content)
+    result = both(text, FILES)
+    assert calls(result) == [('write_file', {'path': 'fixture.py', 'content': content[:-1]},
+                              'qwen3_coder_xml')]
+    assert result.errors == [] and result.content == 'Writing it.'
+
+
+def test_qwen3_nested_call_in_the_second_of_two_calls():
+    nested = ('template = """\n<tool_call>\n<function=get_weather>\n<parameter=city>x'
+              '</parameter>\n</function>\n</tool_call>\n"""\n')
+    text = ('<tool_call>\n<function=get_weather>\n<parameter=city>Paris</parameter>\n'
+            '</function>\n</tool_call>\n\n' + write_file('f.py', nested))
+    result = both(text, FILES)
+    assert calls(result) == [('get_weather', {'city': 'Paris'}, 'qwen3_coder_xml'),
+                             ('write_file', {'path': 'f.py', 'content': nested[:-1]},
+                              'qwen3_coder_xml')]
+
+
+def test_qwen3_missing_closing_tags():
+    # city lost its </parameter> before a parameter of the schema; unit lost it before
+    # </function>; the bare function's stray </tool_call> is markup
+    text = ('Let me check the weather for you:\n<function=get_weather>\n<parameter=city>\n'
+            'Dallas\n<parameter=state>\nTX\n</parameter>\n<parameter=unit>\nfahrenheit\n'
+            '</function>\n</tool_call>\nDone.')
+    result = both(text, FILES)
+    assert calls(result) == [('get_weather', {'city': 'Dallas', 'state': 'TX',
+                                              'unit': 'fahrenheit'}, 'qwen3_coder_xml')]
+    assert result.errors == [] and result.content == 'Let me check the weather for you:\nDone.'
