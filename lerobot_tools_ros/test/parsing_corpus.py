@@ -400,6 +400,12 @@ CASES = [
     Case('hunyuan_v3_zero_arguments_bare',
          'Looking.<tool_call>record_observation<tool_sep></tool_call>',
          [('record_observation', {}, HY)], content='Looking.'),
+    Case('hunyuan_v4_no_separator',
+         'On it.<tool_calls>\n<tool_call>move_to<arg_key>x</arg_key><arg_value>1</arg_value>'
+         '<arg_key>y</arg_key><arg_value>2.5</arg_value></tool_call>\n<tool_call>'
+         'record_observation</tool_call>\n</tool_calls>',
+         [('move_to', {'x': 1, 'y': 2.5}, HY), ('record_observation', {}, HY)],
+         content='On it.'),
     Case('hunyuan_v3_truncated',
          '<tool_calls><tool_call>say<tool_sep><arg_key>text</arg_key><arg_value>hel',
          errors=[('truncated', 'say')]),

@@ -283,3 +283,66 @@ def test_qwen3_missing_closing_tags():
     assert calls(result) == [('get_weather', {'city': 'Dallas', 'state': 'TX',
                                               'unit': 'fahrenheit'}, 'qwen3_coder_xml')]
     assert result.errors == [] and result.content == 'Let me check the weather for you:\nDone.'
+
+
+# --- 5. Hunyuan: HY v4 without <tool_sep>, arguments typed by a composed schema ---------------
+
+HY_CATALOG = ToolCatalog.from_tools([
+    _tool('get_weather', {'city': {'type': 'string'}, 'days': {'type': 'integer'}}, ['city']),
+    _tool('get_current_date', {}),
+])
+
+
+def hy(name: str, *pairs: tuple[str, str], sep: str = '') -> str:
+    body = ''.join(f'<arg_key>{key}</arg_key><arg_value>{value}</arg_value>'
+                   for key, value in pairs)
+    return f'<tool_call>{name}{sep}{body}</tool_call>'
+
+
+@pytest.mark.parametrize('text, expected, content', [
+    ('sure!<tool_calls>' + hy('get_weather', ('city', 'Beijing'), ('days', '3')) + '</tool_calls>',
+     [('get_weather', {'city': 'Beijing', 'days': 3})], 'sure!'),
+    ('<tool_calls>' + hy('get_weather', ('city', 'A')) + hy('get_current_date') + '</tool_calls>',
+     [('get_weather', {'city': 'A'}), ('get_current_date', {})], ''),
+    ('hi<tool_calls>\n  ' + hy('get_weather', ('city', '北京')) + '\n'
+     + hy('get_current_date', sep='<tool_sep>') + '</tool_calls> ok',
+     [('get_weather', {'city': '北京'}), ('get_current_date', {})], 'hiok'),
+])
+def test_hunyuan_v4_without_the_tool_separator(text, expected, content):
+    result = both(text, HY_CATALOG)
+    with guard_fails():  # and one character at a time
+        assert stream(text, list(range(len(text))), HY_CATALOG) == result
+    assert [(call.name, call.arguments) for call in result.calls] == expected
+    assert {call.format for call in result.calls} == {'hunyuan'}
+    assert result.errors == [] and result.content == content
+
+
+COMPOSED = ToolCatalog.from_tools([
+    {'type': 'function', 'function': {'name': 'pick', 'description': 'Pick.', 'parameters': {
+        'allOf': [{'type': 'object', 'properties': {'count': {'type': 'integer'}}},
+                  {'type': 'object', 'properties': {'gentle': {'type': 'boolean'}}}]}}},
+    {'type': 'function', 'function': {'name': 'place', 'description': 'Place.', 'parameters': {
+        'anyOf': [{'type': 'object', 'properties': {'slot': {'type': 'integer'}},
+                   'required': ['slot']},
+                  {'type': 'object', 'properties': {'slot': {'type': 'string'},
+                                                    'pose': {'type': 'array'}}}]}}},
+    {'type': 'function', 'function': {'name': 'wait', 'description': 'Wait.', 'parameters': {
+        'oneOf': [{'type': 'object', 'properties': {'seconds': {'type': 'number'}}}]}}},
+])
+
+
+@pytest.mark.parametrize('text, expected', [
+    ('<tool_calls>' + hy('pick', ('count', '3'), ('gentle', 'true'), sep='<tool_sep>')
+     + '</tool_calls>', ('pick', {'count': 3, 'gentle': True})),
+    ('<tool_calls>' + hy('place', ('slot', '2'), ('pose', '[0, 1]')) + '</tool_calls>',
+     ('place', {'slot': 2, 'pose': [0, 1]})),
+    ('<tool_calls>' + hy('place', ('slot', 'left')) + '</tool_calls>',
+     ('place', {'slot': 'left'})),
+    ('<tool_calls>' + hy('wait', ('seconds', '1.5')) + '</tool_calls>',
+     ('wait', {'seconds': 1.5})),
+    ('<tool_call>\n<function=pick>\n<parameter=count>\n4\n</parameter>\n</function>\n'
+     '</tool_call>', ('pick', {'count': 4})),  # the same typing for every schema-typed family
+])
+def test_arguments_typed_by_a_top_level_composed_schema(text, expected):
+    result = both(text, COMPOSED)
+    assert [(call.name, call.arguments) for call in result.calls] == [expected]

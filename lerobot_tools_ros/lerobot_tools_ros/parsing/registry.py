@@ -169,14 +169,18 @@ class CatalogView:
         return schema if isinstance(schema, dict) else {}
 
     def properties(self, name: str) -> dict:
-        """Return the ``properties`` of a tool's parameter schema ({} when unknown)."""
+        """
+        Return the ``properties`` of a tool's parameter schema ({} when unknown).
+
+        A schema composed at the top level (``allOf``/``anyOf``/``oneOf`` of object schemas,
+        what Pydantic emits for unions of models) contributes the properties of each part; a
+        property declared in several parts allows the types of all of them.
+        """
         found = self._properties.get(name)
         if found is None:
             found = {}
             if self.names is not None and name in self.names:
-                props = self._schema(name).get('properties')
-                if isinstance(props, dict):
-                    found = props
+                found = composed_properties(self._schema(name))
             self._properties[name] = found
         return found
 
@@ -199,6 +203,28 @@ class CatalogView:
         """Catalog names usable as bare pythonic calls (valid dotted Python identifiers)."""
         return [name for name in self.ordered
                 if all(part.isidentifier() for part in name.split('.'))]
+
+
+_MAX_COMPOSITION_DEPTH = 8
+
+
+def composed_properties(schema: object, depth: int = 0) -> dict:
+    """Collect ``properties`` of an object schema and of its allOf/anyOf/oneOf parts."""
+    if not isinstance(schema, dict) or depth > _MAX_COMPOSITION_DEPTH:
+        return {}
+    props = schema.get('properties')
+    found = dict(props) if isinstance(props, dict) else {}
+    for key in ('allOf', 'anyOf', 'oneOf'):
+        parts = schema.get(key)
+        if not isinstance(parts, list):
+            continue
+        for part in parts:
+            for prop, sub in composed_properties(part, depth + 1).items():
+                if prop not in found:
+                    found[prop] = sub
+                elif found[prop] != sub:
+                    found[prop] = {'anyOf': [found[prop], sub]}
+    return found
 
 
 def trie_pattern(literals: Iterable[str]) -> str:
