@@ -346,3 +346,55 @@ COMPOSED = ToolCatalog.from_tools([
 def test_arguments_typed_by_a_top_level_composed_schema(text, expected):
     result = both(text, COMPOSED)
     assert [(call.name, call.arguments) for call in result.calls] == [expected]
+
+
+# --- 6. Recovery: a good call survives a broken sibling ---------------------------------------
+
+@pytest.mark.parametrize('text, name, fmt', [
+    ('[say(text="hi"), move_to(x=1, y=)] Done.', 'move_to', 'pythonic'),
+    ('[move_to(x=1 y=2), say(text="hi")] Done.', 'move_to', 'pythonic'),
+    ('<|python_start|>[say(text="hi"), move_to(x=1,, y=2)]<|python_end|> Done.', 'move_to',
+     'pythonic'),
+    # Llama 3 JSON: an invalid object before a valid one, bare and after <|python_tag|>
+    ('{"name": "move_to", "parameters": {x: 1}}; {"name": "say", "parameters": {"text": "hi"}}'
+     ' Done.', 'move_to', 'llama_json'),
+    ('<|python_tag|>{"name": "move_to", "parameters": {x: 1}}; {"name": "say", "parameters": '
+     '{"text": "hi"}}<|eom_id|> Done.', 'move_to', 'llama_json'),
+    # MiniMax-M1: one invalid JSON line among valid ones
+    ('<tool_calls>\n{"name": "move_to", "arguments": {x: 1}}\n{"name": "say", "arguments": '
+     '{"text": "hi"}}\n</tool_calls> Done.', 'move_to', 'tool_calls_json'),
+])
+def test_a_good_call_survives_an_unparsable_sibling(text, name, fmt):
+    result = both(text)
+    assert calls(result) == [('say', {'text': 'hi'}, fmt)]
+    assert [issue.name for issue in result.errors] == [name]
+    assert result.errors[0].code in (UNPARSEABLE_ARGUMENTS, 'invalid_call')
+    assert result.content == 'Done.'
+
+
+def test_mistral_pre_v11_list_and_its_failure_mode():
+    ok = both('[TOOL_CALLS] [{"arguments": {"x": 1, "y": 2}, "name": "move_to"}, '
+              '{"name": "say", "arguments": {"text": "hi"}}]')
+    assert calls(ok) == [('move_to', {'x': 1, 'y': 2}, 'mistral'),
+                         ('say', {'text': 'hi'}, 'mistral')]
+    # one broken item: the good call survives, the broken one is an issue
+    salvaged = both('[TOOL_CALLS] [{"name": "say", "arguments": {"text": "hi"}}, '
+                    '{"name": "move_to", "arguments": {x: 1}}] Done.')
+    assert calls(salvaged) == [('say', {'text': 'hi'}, 'mistral')]
+    assert codes(salvaged) == [(UNPARSEABLE_ARGUMENTS, 'move_to')]
+    assert salvaged.content == 'Done.'
+    # a list that cannot be read at all is one issue, and none of it stays in the content
+    broken = both('Sure. [TOOL_CALLS] [{"name": "say" "arguments": {"text": "hi"}}] later')
+    assert broken.calls == [] and codes(broken) == [(UNPARSEABLE_ARGUMENTS, 'say')]
+    assert broken.content == 'Sure. later'
+
+
+@pytest.mark.parametrize('text, fmt', [
+    ('[{"name": "record_observation"}]', 'openai_json'),
+    ('Looking now.\n```json\n[{"name": "record_observation"}]\n```', 'fenced_json'),
+])
+def test_a_json_array_call_without_arguments_is_a_call_with_empty_arguments(text, fmt):
+    result = both(text)
+    assert calls(result) == [('record_observation', {}, fmt)] and result.errors == []
+    # without a catalog such a list is prose: {"name": "Alice"} may be any record
+    assert both(text, None).calls == []
