@@ -89,12 +89,15 @@ def run(args: argparse.Namespace) -> int:
     from lerobot_tools_ros.tools.bindings.interfaces import InterfaceError
     from lerobot_tools_ros.tools.bindings.schema import interface_tool
     tool_name, type_name = args.from_interface
+    warnings: list[str] = []
     try:
         schema, binding = interface_tool(tool_name, type_name, kind=args.kind,
-                                         ros_name=args.ros_name)
+                                         ros_name=args.ros_name, warnings=warnings)
     except (InterfaceError, ValueError) as exc:
         print(f'error: {exc}', file=sys.stderr)
         return 1
+    for warning in warnings:
+        print(f'warning: {warning}', file=sys.stderr)
     entry = yaml.safe_dump({'bindings': {tool_name: binding}}, sort_keys=False,
                            default_flow_style=False)
     if args.add_to:

@@ -39,11 +39,12 @@ from . import effects as fx
 from .records import assistant_message, error_code_for_issue, TokenBucket, tool_message, ToolStats
 from .repeats import free_text_properties, repeat_key
 from .. import errors
-from ..catalog import ToolArgumentError, ToolCatalog
+from ..catalog import decode_arguments_json, ToolArgumentError, ToolCatalog
+from ..limits import MAX_ARGUMENT_BYTES, MAX_TOOL_NAME_CHARS
+from ..parameters.declarations import APPROVAL_MODES, DISPATCHER  # noqa: F401 - re-exported
 from ..parsing import CallEvent, ContentEvent, IssueEvent, parse, StreamingParser
 
 QUEUED, WAITING, SENT, APPROVAL, CANCELLING = 'queued', 'waiting', 'sent', 'approval', 'cancelling'
-APPROVAL_MODES = ('auto', 'confirm', 'deny')
 _CANCEL_ORDER = {APPROVAL: 0, QUEUED: 0, WAITING: 1, SENT: 2}
 NOT_IN_CATALOG = '(not in catalog)'
 POLICY_SOURCE = 'policy'
@@ -57,6 +58,43 @@ POLICY_ORIGINS = (ORIGIN_TEXT, ORIGIN_STREAM)
 _RECENT_IDS = 4096
 
 
+def _shown(text: str, limit: int = 64) -> str:
+    """Return ``repr(text)`` cut to about ``limit`` characters (a caller's field in a message)."""
+    return repr(text) if len(text) <= limit else f'{text[:limit]!r}... ({len(text)} characters)'
+
+
+def _arguments_text(arguments: Any) -> str:
+    """Return arguments as JSON text for a refused call's announcement, whatever they are."""
+    try:
+        text = json.dumps(arguments, default=str)
+    except (ValueError, TypeError, RecursionError):
+        return '{}'
+    return text if len(text) <= MAX_ARGUMENT_BYTES else text[:256] + '...'
+
+
+def _decode_request(call: 'Call', name: str, arguments: str) -> tuple[str, str, Any]:
+    """
+    Check a ~/call request's name and decode its arguments: (error code, problem, decoded).
+
+    Every field of the request is bounded (the name, the arguments' size and depth) before
+    anything recursive sees it; a refused request keeps only a cut copy of what it sent.
+    """
+    if len(name) > MAX_TOOL_NAME_CHARS:
+        call.name = name[:MAX_TOOL_NAME_CHARS] + '...'
+        call.arguments_json = '{}'
+        return errors.UNKNOWN_TOOL, (
+            f'the tool name is {len(name)} characters long; catalog tool names have at most '
+            f'{MAX_TOOL_NAME_CHARS} (shown cut)'), {}
+    try:
+        return '', '', decode_arguments_json(arguments)
+    except Exception as exc:  # noqa: B902 - one bad request must not stop the dispatcher
+        if len(arguments) > 256:
+            call.arguments_json = arguments[:256] + '...'
+        message = exc.message if isinstance(exc, ToolArgumentError) else (
+            f'arguments could not be decoded ({type(exc).__name__}); send a JSON object')
+        return errors.INVALID_ARGUMENTS, message, call.arguments_json
+
+
 def stream_key(generation_id: str) -> str:
     """Return the key a streamed generation is held under (chunks without an id share one)."""
     return generation_id or 'stream'
@@ -66,9 +104,9 @@ def stream_key(generation_id: str) -> str:
 class ToolSettings:
     """Per-tool settings (parameters tool.<name>.<setting>, else the global values)."""
 
-    timeout_s: float = 10.0
-    rate_limit_hz: float = 0.0
-    burst: int = 5
+    timeout_s: float = DISPATCHER['timeout_s'].default
+    rate_limit_hz: float = DISPATCHER['rate_limit_hz'].default
+    burst: int = DISPATCHER['burst'].default
     repeat_window_s: float = 0.0
     approval: str = 'auto'
 
@@ -77,14 +115,15 @@ class ToolSettings:
 class DispatchSettings:
     """Settings that apply to every tool; the node updates them when parameters change."""
 
-    formats: list = field(default_factory=lambda: ['auto'])
-    allowed_tools: list = field(default_factory=list)
-    max_pending: int = 256
-    serialize_per_tool: bool = True
-    max_input_bytes: int = 65536
-    stream_idle_timeout_s: float = 30.0
-    max_open_streams: int = 64  # more: the least recently fed stream is finished early
-    max_stream_bytes: int = 8 << 20  # characters held by all open streams together
+    # Defaults: the dispatcher's parameter declarations (parameters.declarations).
+    formats: list = field(default_factory=lambda: list(DISPATCHER['formats'].default))
+    allowed_tools: list = field(default_factory=list)  # []: every tool (the parameter's ['*'])
+    max_pending: int = DISPATCHER['max_pending'].default
+    serialize_per_tool: bool = DISPATCHER['serialize_per_tool'].default
+    max_input_bytes: int = DISPATCHER['max_input_bytes'].default
+    stream_idle_timeout_s: float = DISPATCHER['stream_idle_timeout_s'].default
+    max_open_streams: int = DISPATCHER['max_open_streams'].default
+    max_stream_bytes: int = DISPATCHER['max_stream_bytes'].default
     executor_poll_s: float = 0.05  # how often a call waiting for its executor is re-checked
 
 
@@ -372,18 +411,14 @@ class DispatchCore:
         problem = self._caller_id_problem(call_id) if call_id else ''
         if problem:
             call.call_id = self._new_id('call_')
-        decoded: Any = arguments
+        code, decoded = errors.INVALID_ARGUMENTS, arguments
         if not problem:
-            try:
-                decoded = json.loads(arguments) if arguments.strip() else {}
-            except ValueError as exc:
-                problem = (f'arguments are not JSON ({exc}); send a JSON object such as '
-                           '{"text": "hi"}')
+            code, problem, decoded = _decode_request(call, name, arguments)
         # Like a generation: the assistant message naming the call comes before its result.
         self._out.append(fx.PublishChat({
-            **assistant_message('', [(call.call_id, name, decoded)]), 'source': source}))
+            **assistant_message('', [(call.call_id, call.name, decoded)]), 'source': source}))
         if problem:
-            self._reject(call, errors.INVALID_ARGUMENTS, problem, now)
+            self._reject(call, code, problem, now)
         else:
             self._admit(call, decoded, now)
         return call, self._take()
@@ -401,7 +436,7 @@ class DispatchCore:
             why = 'was used by a recent call'
         else:
             return ''
-        return f'call_id {call_id!r} {why}; send a unique id or leave it empty'
+        return f'call_id {_shown(call_id)} {why}; send a unique id or leave it empty'
 
     # -- events: executors -------------------------------------------------------------------
 
@@ -574,9 +609,13 @@ class DispatchCore:
         try:
             call.arguments = self.catalog.validate(name, arguments)
             call.arguments_json = json.dumps(call.arguments)
-        except ToolArgumentError as exc:
+        except Exception as exc:  # noqa: B902 - one bad call must not stop the dispatcher
+            if not isinstance(exc, ToolArgumentError):
+                exc = ToolArgumentError(errors.INVALID_ARGUMENTS, (
+                    f'arguments for {name!r} could not be checked ({type(exc).__name__}: '
+                    f'{str(exc)[:200]}); the call was refused'))
             if not call.arguments_json:
-                call.arguments_json = json.dumps(arguments, default=str)
+                call.arguments_json = _arguments_text(arguments)
             self._reject(call, exc.error_code, exc.message, now)
             return
         if not self.enabled:

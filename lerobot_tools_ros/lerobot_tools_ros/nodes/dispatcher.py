@@ -54,6 +54,7 @@ from lerobot_tools_ros.dispatch import AuditLog, diagnostics, DispatchCore, effe
 from lerobot_tools_ros.dispatch.core import stream_key
 from lerobot_tools_ros.dispatch.input_loss import InputLoss, message_origin
 from lerobot_tools_ros.executors import ExecutorClient, Outcome
+from lerobot_tools_ros.nodes.dispatcher_events import record_events
 from lerobot_tools_ros.nodes.dispatcher_params import DispatcherParameters
 from lerobot_tools_ros.nodes.dispatcher_reload import CatalogReloads, EAGER_CLIENTS, Waiter
 from lerobot_tools_ros.nodes.dispatcher_topics import DispatcherTopics
@@ -96,6 +97,7 @@ class Dispatcher(CatalogReloads, Node):
         # Write failures are reported by the log itself, at most once per 10 s.
         self._audit = AuditLog(params.audit_log_path, on_error=self.get_logger().error) \
             if params.audit_log_path else None
+        record_events(self, self._audit)  # interjections, episode markers (dispatcher_events)
         catalog = self._load_catalog()
         refused = params.check_tool_overrides(catalog.names)
         if refused:
