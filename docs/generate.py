@@ -29,7 +29,7 @@ edit one by hand: change the code (or its docstrings and comments) and regenerat
   the comments of each field and constant;
 - ``topics.md``: every topic, service and action of the nodes (``endpoints.py``);
 - ``launch.md``: the arguments of the launch files (read from them with ``ast``);
-- ``parameters.md``: every parameter of every node (``parameters_source.py`` says from where).
+- ``parameters.md``: every parameter of every node (the declarations in ``parameters/``).
 """
 
 import argparse
@@ -59,6 +59,20 @@ def _banner(source: str) -> str:
 def _cell(text: str) -> str:
     """Make ``text`` safe inside a Markdown table cell."""
     return ' '.join(str(text).split()).replace('|', '\\|')
+
+
+_CODE_SPAN = re.compile(r'(`+)(.+?)\1')
+
+
+def _text(text: str) -> str:
+    """Escape Markdown in prose (``<x>`` would be read as HTML), leaving code spans alone."""
+    out, last = [], 0
+    for match in _CODE_SPAN.finditer(text):
+        out.append(re.sub(r'([<>*\\])', r'\\\1', text[last:match.start()]))
+        out.append(match.group(0))
+        last = match.end()
+    out.append(re.sub(r'([<>*\\])', r'\\\1', text[last:]))
+    return ''.join(out)
 
 
 def _code(text: str) -> str:
@@ -184,24 +198,24 @@ def interfaces_page() -> str:
         parts.append(f'\n## {title}\n')
         for item in (i for i in interfaces() if i.kind == kind):
             parts.append(f'\n### {item.name}\n\n`{item.full_name}`'
-                         + (f': {item.description}' if item.description else '') + '\n')
+                         + (f': {_text(item.description)}' if item.description else '') + '\n')
             for section in item.sections:
                 if len(item.sections) > 1:
                     parts.append(f'\n**{section.title}**\n')
                 for note in section.notes:
-                    parts.append(f'\n{note}\n')
+                    parts.append(f'\n{_text(note)}\n')
                 constants = [line for line in section.lines if line.constant]
                 fields = [line for line in section.lines if not line.constant]
                 if constants:
                     parts.append('\n' + _table(
                         ('constant', 'type', 'value', 'meaning'),
-                        ((_code(c.name), _code(c.type), _code(c.value), c.comment)
+                        ((_code(c.name), _code(c.type), _code(c.value), _text(c.comment))
                          for c in constants)))
                 if fields:
                     parts.append('\n' + _table(
                         ('field', 'type', 'meaning'),
                         ((_code(f.name), _code(f.type),
-                          f.comment + (f' (default {_code(f.value)})' if f.value else ''))
+                          _text(f.comment) + (f' (default {_code(f.value)})' if f.value else ''))
                          for f in fields)))
                 if not section.lines:
                     parts.append('\n(empty)\n')
@@ -228,7 +242,7 @@ def errors_page() -> str:
     for code in errors.ALL_CODES:
         constant, comment = meaning[code]
         benign = 'benign' if code in errors.BENIGN_CODES else ''
-        rows.append((_code(code), _code(f'ErrorCodes.{constant}'), comment, benign))
+        rows.append((_code(code), _code(f'ErrorCodes.{constant}'), _text(comment), benign))
     return (_banner('lerobot_tools_ros/errors.py and msg/ErrorCodes.msg') + '# Error codes\n\n'
             'Every failed call ends with one `ToolResult` (and `CallTool` response) whose '
             '`error_code` is one of these, and an `error_message` that says what went wrong '
@@ -237,7 +251,7 @@ def errors_page() -> str:
             'In Python: `lerobot_tools_ros.errors` (no ROS needed); tools raise '
             '`ToolError(code, message)` to choose one. In ROS: the constants of '
             '`lerobot_tools_interfaces/msg/ErrorCodes`.\n\n'
-            + _table(('error_code', 'constant', 'meaning', ''), rows))
+            + _table(('error_code', 'constant', 'meaning', 'kind'), rows))
 
 
 # -- model families --------------------------------------------------------------------------
@@ -258,13 +272,13 @@ def formats_page() -> str:
     rows = []
     for name, spec in FORMATS.items():
         module, summary = _module_summary(spec)
-        rows.append((_code(name), summary, _code(spec.description),
+        rows.append((_code(name), _text(summary), _code(spec.description),
                      _code(f'parsing/formats/{module}.py'), str(spec.priority)))
     spans = [(_code(opening), _code(closing)) for opening, closing in REASONING.items()]
     return (_banner('the format registry (lerobot_tools_ros/parsing/registry.py) and the '
                     'docstrings of parsing/formats/*.py')
             + '# Model families the parser reads\n\n'
-            f'{len(FORMATS)} formats are registered. `formats: [auto]` (the dispatcher\'s '
+            f"{len(FORMATS)} formats are registered. `formats: [auto]` (the dispatcher's "
             'default) tries all of them, so every one is detected without configuration; the '
             '`format` field of each `ToolCall` names the one that read it. At one position, '
             'the format with the lower priority number is tried first. Adding a format is one '
@@ -298,8 +312,9 @@ def topics_page() -> str:
     groups = endpoints.by_node()
     for demo in (False, True):
         if demo:
-            parts.append('\n## Demo nodes\n\n`demo.launch.py` and `lerobot-tools-ros bringup '
-                         '--demo` add these.\n')
+            parts.append('\n## Demo and tooling nodes\n\n`demo.launch.py` and '
+                         '`lerobot-tools-ros bringup --demo` add the demo nodes; '
+                         '`lerobot-tools-ros replay` runs `replay`.\n')
         for node, items in groups.items():
             items = [e for e in items if e.demo == demo]
             if not items:
@@ -308,14 +323,18 @@ def topics_page() -> str:
             parts.append(_table(
                 ('kind', 'name', 'type', 'QoS', 'parameter', 'what'),
                 ((e.kind, _code(e.name), _code(e.interface), e.qos.text() if e.qos else '',
-                  _code(e.parameter) if e.parameter else '', e.description) for e in items)))
+                  _code(e.parameter) if e.parameter else '',
+                  _text(e.description)
+                  + (f' Only with `{e.only_with}`.' if e.only_with else ''))
+                 for e in items)))
     return ''.join(parts)
 
 
 # -- launch files ----------------------------------------------------------------------------
 
 def launch_arguments(path: pathlib.Path) -> list[tuple[str, str, str]]:
-    """Return (name, default, description) of each DeclareLaunchArgument in a launch file.
+    """
+    Return (name, default, description) of each DeclareLaunchArgument in a launch file.
 
     Read with ``ast`` (the launch packages need not be installed): a default that is not a
     constant is shown as the expression it is written as.
@@ -373,14 +392,52 @@ def launch_page() -> str:
 
 # -- parameters ------------------------------------------------------------------------------
 
+def _yaml_value(value) -> str:
+    import yaml
+
+    return yaml.safe_dump([value], default_flow_style=True, width=1 << 30,
+                          allow_unicode=True).strip()[1:-1]
+
+
 def parameters_page() -> str:
-    """Return the parameter reference (see ``parameters_source.py``)."""
-    sys.path.insert(0, str(DOCS_DIR))
-    try:
-        import parameters_source
-    finally:
-        sys.path.remove(str(DOCS_DIR))
-    return parameters_source.page(_banner, _table, _code)
+    """Return the parameter reference from the parameter declarations (``parameters/``)."""
+    from lerobot_tools_ros.parameters.declarations import PER_TOOL_SETTINGS
+    from lerobot_tools_ros.parameters.generate import node_parameters
+
+    parts = [_banner('the parameter declarations (lerobot_tools_ros/parameters/declarations.py '
+                     "and each tool class's PARAMETERS)"),
+             '# Parameters\n\n',
+             'Every parameter of every node, from the declarations the nodes themselves declare '
+             'from (so `ros2 param describe <node> <name>` shows the same text). Defaults are '
+             'those of the packaged `config/lerobot_tools.yaml` (generated from the same '
+             'declarations). *live*: takes effect when set with `ros2 param set`; '
+             '*read-only*: fixed while the node runs, for the reason given. Every value that '
+             'arrives, from a file, the command line or `ros2 param set`, is checked, and a '
+             'refused one says why.\n']
+    for node, specs in node_parameters().items():
+        parts.append(f'\n## {node}\n')
+        if node == 'dispatcher':
+            parts.append(
+                '\nBesides these, the dispatcher declares `tool.<name>.<setting>` for every '
+                f'catalog tool ({", ".join(f"`{x}`" for x in PER_TOOL_SETTINGS)}); a tool not '
+                'listed below gets -1 (the global value) for its limits, approval `auto` and no '
+                'repeat window.\n')
+        if node == 'tool_server':
+            parts.append('\nBesides these, tool_server declares `tool.<name>.<param>` for each '
+                         "tool it hosts (the tool class's `PARAMETERS`); those of the default "
+                         'tools are listed.\n')
+        for spec in specs:
+            kinds = ' or '.join((spec.kind, *spec.also))
+            facts = [f'**{kinds}**', f'default {_code(_yaml_value(spec.default))}']
+            rules = spec.constraints()
+            if rules:
+                facts.append(f'allowed: {_text(rules)}')
+            facts.append(f'*read-only*: {_text(spec.read_only.strip().rstrip("."))}'
+                         if spec.read_only
+                         else '*live*')
+            description = _text(' '.join(spec.description.split()))
+            parts.append(f'\n{_code(spec.name)}\n: {"; ".join(facts)}.\n  {description}\n')
+    return ''.join(parts)
 
 
 PAGES: dict[str, Callable[[], str]] = {

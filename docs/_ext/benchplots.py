@@ -114,7 +114,7 @@ def _empty(ax, what: str) -> None:
 
 
 def plot_ratios(plt, figures: list[dict], path: pathlib.Path) -> None:
-    """Each figure's ratio to its floor (bar) and its target (tick)."""
+    """Draw each figure's ratio to its floor (bar) and its target (tick)."""
     rows = [f for f in figures if f.get('ratio') is not None and f.get('table') is not False]
     fig, ax = plt.subplots(figsize=(9, 0.35 * max(len(rows), 4) + 1.2))
     if not rows:
@@ -140,7 +140,7 @@ def plot_ratios(plt, figures: list[dict], path: pathlib.Path) -> None:
 
 
 def plot_distributions(plt, figures: list[dict], path: pathlib.Path) -> None:
-    """Samples of each latency next to its floor's, as box plots."""
+    """Draw the samples of each latency next to its floor's, as box plots."""
     rows = [f for f in figures if f.get('samples') and f.get('floor_samples')]
     fig, ax = plt.subplots(figsize=(9, 0.7 * max(len(rows), 3) + 1.2))
     if not rows:
@@ -163,7 +163,7 @@ def plot_distributions(plt, figures: list[dict], path: pathlib.Path) -> None:
 
 
 def plot_streaming(plt, figures: list[dict], path: pathlib.Path) -> None:
-    """Streaming cost per family: ours and the floor, at each delta size."""
+    """Draw the streaming cost per family: ours and the floor, at each delta size."""
     rows = [f for f in figures if f['bench'] == 'parse_bench' and f.get('group')
             and f.get('series')]
     fig, ax = plt.subplots(figsize=(10, 4.5))
@@ -188,7 +188,7 @@ def plot_streaming(plt, figures: list[dict], path: pathlib.Path) -> None:
 
 
 def plot_cancel(plt, figures: list[dict], path: pathlib.Path) -> None:
-    """Cancel to the last sample handed to the sink, per backend and sink."""
+    """Draw cancel-to-silence (last sample to the sink) per backend and sink."""
     rows = [f for f in figures if f['bench'] == 'cancel_bench' and f.get('group')]
     fig, ax = plt.subplots(figsize=(8, 3.5))
     if not rows:

@@ -56,6 +56,7 @@ SPEAKER_STATUS = Qos(depth=50)
 SENSOR_DATA = Qos(reliability='best_effort', depth=5)  # rclpy's qos_profile_sensor_data
 CAMERA_READ = Qos(reliability='best_effort', depth=1)  # record_observation, qos: sensor_data
 MCP_IN = Qos(depth=100)
+EVENTS = Qos(depth=100)
 SCRIPTED = Qos(depth=100)
 CALL_REQUESTS = Qos(history='keep_all')  # ~/call: a keep-last queue drops a burst's oldest
 
@@ -74,10 +75,12 @@ class Endpoint:
     description: str
     qos: Qos | None = None  # topics only
     parameter: str = ''  # the parameter that names it, when one does
-    demo: bool = False  # demo nodes only (demo.launch.py, bringup --demo)
+    demo: bool = False  # demo and tooling nodes (demo.launch.py, bringup --demo, replay)
+    only_with: str = ''  # exists only with this setting (not with the defaults)
 
 
 _DISPATCHER_CALL_NODE = f'{names.DISPATCHER_NODE}_call'
+DEMO_BINDINGS = 'bindings_file: config/demo_bindings.yaml'
 _TOOL = f'{names.SERVICE_PREFIX}/<tool>'
 
 ENDPOINTS: tuple[Endpoint, ...] = (
@@ -110,6 +113,12 @@ ENDPOINTS: tuple[Endpoint, ...] = (
              'diagnostic_msgs/msg/DiagnosticArray',
              '1 Hz: per tool calls, successes, errors.<code>, latency p50/p99, executor '
              'availability; input: messages taken and lost.', DEFAULT),
+    Endpoint('dispatcher', 'subscription', names.INTERJECTION_TOPIC, 'std_msgs/msg/String',
+             'What a user said to the robot, recorded in the audit log.', EVENTS,
+             only_with='record_events: true'),
+    Endpoint('dispatcher', 'subscription', names.EPISODE_MARKER_TOPIC, 'std_msgs/msg/String',
+             "Episode markers ('start 3', 'end 3'), recorded in the audit log.", EVENTS,
+             only_with='record_events: true'),
     Endpoint('dispatcher', 'service', '~/set_enabled', 'std_srvs/srv/SetBool',
              'false pauses tool use (the e-stop for tools): new, waiting and running calls end '
              'paused.'),
@@ -156,6 +165,10 @@ ENDPOINTS: tuple[Endpoint, ...] = (
              'record_observation: one per camera (sensor_msgs/msg/CompressedImage with '
              'transport compressed); best effort, like camera drivers publish.',
              CAMERA_READ, 'tool.record_observation.camera_topic_pattern'),
+    Endpoint('tool_server', 'action client', names.DEMO_GRIPPER_ACTION,
+             'lerobot_tools_interfaces/action/CloseGripper',
+             'The demo binding close_gripper: each call is a goal to the demo gripper.',
+             demo=True, only_with=DEMO_BINDINGS),
     # -- speaker ---------------------------------------------------------------------------
     Endpoint('speaker', 'subscription', names.AUDIO_TOPIC,
              'lerobot_tools_interfaces/msg/AudioChunk', 'Audio to play.', AUDIO, 'audio_topic'),
@@ -163,6 +176,9 @@ ENDPOINTS: tuple[Endpoint, ...] = (
              'lerobot_tools_interfaces/msg/SpeakerStatus',
              'Per utterance: playing (periodically), then finished, cancelled or dropped.',
              SPEAKER_STATUS, 'status_topic'),
+    Endpoint('speaker', 'service', '~/stop', 'std_srvs/srv/Trigger',
+             'Silence the utterance playing and drop what is queued; a say call waiting for '
+             'it ends cancelled.'),
     # -- mcp_server ------------------------------------------------------------------------
     Endpoint('mcp_server', 'service client', f'{names.DISPATCHER_NODE}/{names.DISPATCHER_CALL}',
              'lerobot_tools_interfaces/srv/CallTool', 'Every MCP tools/call.',
@@ -185,9 +201,20 @@ ENDPOINTS: tuple[Endpoint, ...] = (
              'Its script of generations, one per interval_s.', SCRIPTED, 'output_topic',
              demo=True),
     Endpoint('demo_gripper', 'action server', names.DEMO_GRIPPER_ACTION,
-             'test_msgs/action/Fibonacci',
-             'A gripper that closes in steps (order = steps; feedback = opening per step).',
+             'lerobot_tools_interfaces/action/CloseGripper',
+             'A gripper that closes in steps, reporting the opening after each.',
              parameter='action', demo=True),
+    Endpoint('replay', 'publisher', names.STREAM_TOPIC, 'lerobot_tools_interfaces/msg/TextChunk',
+             "An annotated episode's tool calls, one generation per frame "
+             '(lerobot-tools-ros replay).', POLICY_IO, 'stream_topic', demo=True),
+    Endpoint('replay', 'publisher', names.INTERJECTION_TOPIC, 'std_msgs/msg/String',
+             "The episode's interjections.", POLICY_IO, demo=True),
+    Endpoint('replay', 'publisher', names.EPISODE_MARKER_TOPIC, 'std_msgs/msg/String',
+             'start / end markers around the replay.', POLICY_IO, demo=True),
+    Endpoint('replay', 'subscription', names.RESULTS_TOPIC,
+             'lerobot_tools_interfaces/msg/ToolResult',
+             'The results of its calls, matched to the calls they answer.', POLICY_IO,
+             demo=True),
 )
 
 
