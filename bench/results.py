@@ -60,22 +60,23 @@ def record(bench: str, metric: str, value: float, unit: str, *, floor: float | N
            floor_label: str = '', target_ratio: float | None = None, target: str = '',
            label: str = '', group: str = '', series: str = '',
            samples: list[float] | None = None, floor_samples: list[float] | None = None,
-           **extra: Any) -> dict[str, Any]:
+           ratio: bool = True, **extra: Any) -> dict[str, Any]:
     """
     Append one figure of ``bench`` to the results file and return the record.
 
-    ``metric`` is unique within the bench; ``ratio`` is ``value / floor`` when a floor is
-    given; ``met`` compares it with ``target_ratio``. ``group`` and ``series`` place the figure
-    in a plot (e.g. group = a parser family, series = the delta size); ``samples`` and
-    ``floor_samples`` (a few hundred values at most) draw its distribution. The first record a
-    bench writes in a process removes that bench's older lines, so the file holds its latest
-    run.
+    ``metric`` is unique within the bench; ``ratio`` is ``value / floor`` when a floor is given
+    (``ratio=False``: a floor shown beside the value whose ratio means nothing, e.g. a floor of
+    about zero); ``met`` compares the ratio with ``target_ratio``. ``group`` and ``series``
+    place the figure in a plot (e.g. group = a parser family, series = the delta size);
+    ``samples`` and ``floor_samples`` (a few hundred values at most) draw its distribution. The
+    first record a bench writes in a process removes that bench's older lines, so the file
+    holds its latest run.
     """
     entry: dict[str, Any] = {'bench': bench, 'metric': metric, 'label': label or metric,
                              'value': value, 'unit': unit}
     if floor is not None:
         entry.update(floor=floor, floor_label=floor_label,
-                     ratio=(value / floor) if floor else None)
+                     ratio=(value / floor) if floor and ratio else None)
     if target_ratio is not None:
         entry['target_ratio'] = target_ratio
         if entry.get('ratio') is not None:

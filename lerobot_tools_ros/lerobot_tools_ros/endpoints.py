@@ -165,9 +165,11 @@ ENDPOINTS: tuple[Endpoint, ...] = (
              'record_observation: one per camera (sensor_msgs/msg/CompressedImage with '
              'transport compressed); best effort, like camera drivers publish.',
              CAMERA_READ, 'tool.record_observation.camera_topic_pattern'),
-    Endpoint('tool_server', 'action client', names.DEMO_GRIPPER_ACTION,
+    Endpoint('tool_server_close_gripper_client', 'action client', names.DEMO_GRIPPER_ACTION,
              'lerobot_tools_interfaces/action/CloseGripper',
-             'The demo binding close_gripper: each call is a goal to the demo gripper.',
+             'The demo binding close_gripper: each call is a goal to the demo gripper. A bound '
+             'service or action is called from a node of its own, tool_server_<tool>_client, '
+             'spun by the thread that runs the call.',
              demo=True, only_with=DEMO_BINDINGS),
     # -- speaker ---------------------------------------------------------------------------
     Endpoint('speaker', 'subscription', names.AUDIO_TOPIC,

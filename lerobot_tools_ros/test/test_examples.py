@@ -29,7 +29,8 @@ A block is tagged by an HTML comment on the line before it:
 - ``<!-- example: needs ros2 ... -->``, ``needs sound``, ``needs network``: skipped here (the
   ros2 and launch command lines are not installed, nor a sound card or a network);
 - ``<!-- example: self ... -->``: the commands that bootstrap the machine or run this very
-  suite (``make run``, ``make test``), skipped;
+  suite (``make run``, ``make test``), skipped; ``long`` (every benchmark) and ``placeholder``
+  (a block holding a value to fill in, such as a call id) are skipped too;
 - anything else (or no tag) runs, and must exit 0.
 """
 
@@ -49,8 +50,10 @@ PAGES = ['README.md', 'docs/tutorial.md', 'docs/install.md', 'docs/performance.m
          *sorted(f'docs/guides/{p.name}' for p in (DOCS_DIR / 'guides').glob('*.md'))]
 SKIP_TAGS = {'self': 'bootstraps the machine or runs this suite',
              'needs ros2': 'needs the ros2 / launch command lines (a ROS 2 install)',
-             'needs sound': 'needs a sound card', 'needs network': 'needs a network'}
-_FENCE = re.compile(r'^```(\w*)\s*$')
+             'needs sound': 'needs a sound card', 'needs network': 'needs a network',
+             'long': 'takes many minutes (every benchmark)',
+             'placeholder': 'holds placeholders to fill in (an id, a path)'}
+_FENCE = re.compile(r'^```+\s*([^\s`]*)')  # the info string's first word
 _TAG = re.compile(r'^<!--\s*example:\s*(.*?)\s*-->\s*$')
 BLOCK_TIMEOUT_S = 300
 
@@ -85,7 +88,8 @@ def blocks(page: str) -> list[Block]:
         if fence is None:
             index += 1
             continue
-        end = next(i for i in range(index + 1, len(lines)) if lines[i].startswith('```'))
+        end = next((i for i in range(index + 1, len(lines)) if lines[i].startswith('```')),
+                   len(lines))
         if fence.group(1) in ('bash', 'sh', 'shell'):
             before = next((lines[i] for i in range(index - 1, -1, -1) if lines[i].strip()), '')
             tag = _TAG.match(before)
