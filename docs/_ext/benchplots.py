@@ -132,8 +132,7 @@ def plot_ratios(plt, figures: list[dict], path: pathlib.Path) -> None:
         ax.axvline(1.0, color='gray', linestyle=':')
         ax.set_yticks(list(y), labels, fontsize=7)
         ax.invert_yaxis()
-        ax.set_xlabel('ratio to the floor measured in the same run (black tick: target; '
-                      'green: met, red: not met)')
+        ax.set_xlabel('ratio to the same-run floor (tick: target; green: met, red: not met)')
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
@@ -150,9 +149,11 @@ def plot_distributions(plt, figures: list[dict], path: pathlib.Path) -> None:
         for entry in rows:
             name = f'{entry["bench"]}: {entry.get("label", entry["metric"])}'[:55]
             data += [entry['samples'], entry['floor_samples']]
-            labels += [name, f'  floor: {entry.get("floor_label", "")}'[:55]]
+            labels += [name, f'floor: {entry.get("floor_label", "")}'[:55]]
         ax.boxplot(data, orientation='horizontal', tick_labels=labels, showfliers=False)
         ax.set_xscale('log')
+        from matplotlib.ticker import ScalarFormatter
+        ax.xaxis.set_major_formatter(ScalarFormatter())
         ax.invert_yaxis()
         ax.tick_params(axis='y', labelsize=7)
         unit = rows[0].get('unit', '')
