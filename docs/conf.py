@@ -21,10 +21,22 @@ and the performance plots (`_ext/benchplots.py`, from `bench/results.jsonl`) nee
 rosdoc2 builds the same tree (see `lerobot_tools_ros/rosdoc2.yaml`).
 """
 
+import os
 import pathlib
 import sys
 
-DOCS_DIR = pathlib.Path(__file__).resolve().parent
+
+def _docs_dir() -> pathlib.Path:
+    """Find this directory, also when a wrapper (rosdoc2) runs this file as its own."""
+    candidates = [pathlib.Path(os.environ.get('LEROBOT_DOCS_DIR', '.'))]
+    if '__file__' in globals():
+        candidates.insert(0, pathlib.Path(__file__).resolve().parent)
+    candidates += [parent / 'docs' for parent in (pathlib.Path.cwd(), *pathlib.Path.cwd().parents)]
+    return next((path.resolve() for path in candidates if (path / 'generate.py').exists()),
+                candidates[0])
+
+
+DOCS_DIR = _docs_dir()
 REPO_DIR = DOCS_DIR.parent
 for path in (REPO_DIR / 'lerobot_tools_ros', DOCS_DIR / '_ext'):
     if str(path) not in sys.path:
