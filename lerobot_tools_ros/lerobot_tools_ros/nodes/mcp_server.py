@@ -38,7 +38,7 @@ from lerobot_tools_interfaces.msg import ToolProgress
 from lerobot_tools_interfaces.srv import CallTool, CancelCalls
 from lerobot_tools_ros import errors, mcp_core, names
 from lerobot_tools_ros.catalog import CatalogError, ToolCatalog
-from lerobot_tools_ros.limits import MAX_ARGUMENT_BYTES
+from lerobot_tools_ros.limits import MAX_ARGUMENT_BYTES, MAX_BINDINGS_BYTES, read_limited
 from lerobot_tools_ros.nodes.params import declare
 from lerobot_tools_ros.untrusted import log_text, ros_string
 from rcl_interfaces.msg import ParameterEvent
@@ -304,9 +304,9 @@ class RosBridge:
         if cached is not None and cached[0] == path and cached[1] == _mtime(path):
             return cached[2]
         try:
-            with open(path, encoding='utf-8') as handle:
-                tools = mcp_core.read_bindings(handle.read())
-        except (OSError, UnicodeDecodeError) as exc:
+            data = read_limited(path, MAX_BINDINGS_BYTES, 'the bindings file')
+            tools = mcp_core.read_bindings(data.decode('utf-8'))
+        except (OSError, ValueError) as exc:  # ValueError: TooLarge, UnicodeDecodeError
             self.node.get_logger().warning(f'cannot read the bindings file {log_text(path)}: '
                                            f'{log_text(exc)}')
             tools = frozenset()
