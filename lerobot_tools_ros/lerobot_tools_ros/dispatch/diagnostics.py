@@ -68,10 +68,15 @@ def statuses(core: DispatchCore, audit: AuditLog | None, available: Callable[[st
                                 'write_failures': audit.write_errors, 'dropped': audit.dropped,
                                 'queued': audit.queued, 'stalled_s': f'{stalled:.1f}'}))
     (streams, held), evicted = core.open_streams, core.streams_evicted
+    refused, lost = core.chunks_refused, core.chunks_lost
+    problems = [text for count, text in (
+        (evicted, 'streams were finished early (max_open_streams, max_stream_bytes)'),
+        (lost, 'numbered chunks never arrived (gaps in TextChunk.index)'),
+        (refused, 'chunks of streams already ended were refused')) if count]
     found.append(Status(
-        'streams', 'streams were finished early (max_open_streams, max_stream_bytes)'
-        if evicted else 'ok', bool(evicted),
-        values={'open': streams, 'held_chars': held, 'finished_early': evicted}))
+        'streams', '; '.join(problems) or 'ok', bool(problems),
+        values={'open': streams, 'held_chars': held, 'finished_early': evicted,
+                'chunks_lost': lost, 'chunks_refused': refused}))
     tools = core.catalog.names
     if len(tools) > max_tools:
         called = [name for name in tools if name in core.stats]

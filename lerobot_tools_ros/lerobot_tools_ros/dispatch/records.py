@@ -379,7 +379,8 @@ def read_audit_log(path: str | os.PathLike,
                 yield record
 
 
-def lerobot_atoms(records: Iterable[dict], *, include_failed: bool = False) -> list[dict]:
+def lerobot_atoms(records: Iterable[dict], *, include_failed: bool = False,
+                  include_callers: bool = False) -> list[dict]:
     """
     Turn audit records into LeRobot `language_events` atoms, one per generation.
 
@@ -387,6 +388,8 @@ def lerobot_atoms(records: Iterable[dict], *, include_failed: bool = False) -> l
     "tool_calls": [...]}` plus `timestamp` (wall time of the generation's first call) and
     `ros_time_ns`, ready to be merged into a dataset by time. Only calls that succeeded are
     exported unless `include_failed`: a dataset should not teach a policy its rejected calls.
+    Only the policy's own calls (`origin` policy_text or policy_stream, what the dispatcher
+    saw, not the `source` a ~/call caller claims) are exported unless `include_callers`.
     """
     records = list(records)
     succeeded = {r.get('call_id') for r in records
@@ -396,6 +399,8 @@ def lerobot_atoms(records: Iterable[dict], *, include_failed: bool = False) -> l
         if record.get('event') != 'call':
             continue
         if not include_failed and record.get('call_id') not in succeeded:
+            continue
+        if not include_callers and not _from_policy(record):
             continue
         key = record.get('generation_id') or record.get('call_id', '')
         atom = atoms.get(key)
@@ -407,3 +412,11 @@ def lerobot_atoms(records: Iterable[dict], *, include_failed: bool = False) -> l
         atom['tool_calls'].append({'type': 'function', 'function': {
             'name': record.get('name'), 'arguments': record.get('arguments', {})}})
     return sorted(atoms.values(), key=lambda atom: atom['timestamp'] or 0)
+
+
+def _from_policy(record: dict) -> bool:
+    """Tell whether the dispatcher parsed this call from the policy's own output."""
+    origin = record.get('origin')
+    if origin is None:  # a log written before origins were recorded
+        return record.get('source', 'policy') == 'policy'
+    return origin in ('policy_text', 'policy_stream')
