@@ -242,7 +242,7 @@ def test_a_tool_server_refuses_a_bindings_file_nested_5000_deep_in_one_line(
     path.write_text('bindings:\n  echo: ' + '[' * 5000 + ']' * 5000 + '\n')
     proc = start_node(TOOL_SERVER, '-p', 'tools:=[echo]', '-p', f'dataset:={root}',
                       '-p', f'bindings_file:={path}')
-    assert proc.proc.wait(60) == 1
+    assert proc.proc.wait(60) == 78  # EXIT_CONFIGURATION_ERROR
     lines = [line for line in proc.output().splitlines() if line.strip()]
     assert len(lines) == 1 and 'Traceback' not in proc.output(), lines
     assert 'not valid YAML' in lines[0] and 'nest' in lines[0]
