@@ -38,6 +38,7 @@ from lerobot_tools_interfaces.msg import ToolProgress
 from lerobot_tools_interfaces.srv import CallTool, CancelCalls
 from lerobot_tools_ros import errors, mcp_core, names
 from lerobot_tools_ros.catalog import CatalogError, ToolCatalog
+from lerobot_tools_ros.limits import MAX_BINDINGS_BYTES, read_limited
 from lerobot_tools_ros.nodes.params import declare_table
 from lerobot_tools_ros.parameters.declarations import MCP_SERVER
 from lerobot_tools_ros.untrusted import log_text, ros_string
@@ -262,9 +263,9 @@ class RosBridge:
         if cached is not None and cached[0] == path and cached[1] == _mtime(path):
             return cached[2]
         try:
-            with open(path, encoding='utf-8') as handle:
-                tools = mcp_core.read_bindings(handle.read())
-        except (OSError, UnicodeDecodeError) as exc:
+            data = read_limited(path, MAX_BINDINGS_BYTES, 'the bindings file')
+            tools = mcp_core.read_bindings(data.decode('utf-8'))
+        except (OSError, ValueError) as exc:  # ValueError: TooLarge, UnicodeDecodeError
             self.node.get_logger().warning(f'cannot read the bindings file {log_text(path)}: '
                                            f'{log_text(exc)}')
             tools = frozenset()
