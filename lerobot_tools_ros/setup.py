@@ -31,6 +31,8 @@ setup(
         ('share/' + package_name, ['package.xml']),
         ('share/' + package_name + '/launch', glob('launch/*.launch.py')),
         ('share/' + package_name + '/config', glob('config/*.yaml')),
+        # On PATH once the workspace is sourced (colcon adds <prefix>/bin); see the script.
+        ('bin', ['bin/lerobot-tools-ros']),
     ],
     install_requires=['setuptools', 'jsonschema', 'numpy', 'pyyaml'],
     extras_require={
@@ -38,9 +40,14 @@ setup(
         'audio': ['sounddevice', 'soundfile', 'soxr'],
         'pocket_tts': ['pocket-tts==4.0.1'],
         'hub': ['huggingface_hub'],
+        # Linear-time matching of catalog patterns (safe_regex.py; a bounded fallback without).
+        're2': ['google-re2'],
         'mcp': ['mcp==2.3.0'],
         # replay and `dataset add-events` read and write the datasets' parquet files.
         'dataset': ['pyarrow'],
+        # Optional, probed at run time (the package works without them):
+        'fast_schema': ['jsonschema-rs'],       # a faster check of catalog schemas
+        'schema_from_python': ['transformers'],  # catalog --add-from a Python function
         # `colcon test` runs pytest only when pytest is declared as a test dependency; without
         # it colcon falls back to unittest, which finds 0 tests and reports success.
         # (extras_require, not tests_require: setuptools >= 72 no longer knows tests_require.)
@@ -54,14 +61,15 @@ setup(
     entry_points={
         'console_scripts': [
             'lerobot-tools-ros = lerobot_tools_ros.cli:main',
-            'dispatcher = lerobot_tools_ros.nodes.dispatcher:main',
-            'tool_server = lerobot_tools_ros.nodes.tool_server:main',
-            'speaker = lerobot_tools_ros.nodes.speaker:main',
-            'demo_camera = lerobot_tools_ros.nodes.demo_camera:main',
-            'demo_gripper = lerobot_tools_ros.nodes.demo_gripper:main',
-            'scripted_policy = lerobot_tools_ros.nodes.scripted_policy:main',
-            'mcp_server = lerobot_tools_ros.nodes.mcp_server:main',
-            'replay = lerobot_tools_ros.nodes.replay:main',
+            # Through nodes.entry: a Ctrl-C while a node's module imports ends it quietly.
+            'dispatcher = lerobot_tools_ros.nodes.entry:dispatcher',
+            'tool_server = lerobot_tools_ros.nodes.entry:tool_server',
+            'speaker = lerobot_tools_ros.nodes.entry:speaker',
+            'demo_camera = lerobot_tools_ros.nodes.entry:demo_camera',
+            'demo_gripper = lerobot_tools_ros.nodes.entry:demo_gripper',
+            'scripted_policy = lerobot_tools_ros.nodes.entry:scripted_policy',
+            'mcp_server = lerobot_tools_ros.nodes.entry:mcp_server',
+            'replay = lerobot_tools_ros.nodes.entry:replay',
         ],
     },
 )

@@ -16,7 +16,8 @@
 The runtime plus a demo camera, a demo gripper and a scripted policy: a self-contained demo.
 
 Usage: ros2 launch lerobot_tools_ros demo.launch.py output_dir:=/tmp/lerobot_tools_demo
-[namespace:=robot1] (and every argument of lerobot_tools.launch.py)
+[namespace:=robot1] [bindings_file:=config/demo_bindings.yaml] (and every argument of
+lerobot_tools.launch.py)
 
 The camera and the policy run in the same namespace as the runtime, with relative topics, so the
 policy reaches the dispatcher and record_observation reads the camera in any namespace.
@@ -35,10 +36,13 @@ def generate_launch_description() -> LaunchDescription:
     return LaunchDescription([
         DeclareLaunchArgument('namespace', default_value='',
                               description='Namespace for all nodes, demo ones included'),
+        DeclareLaunchArgument('bindings_file', default_value=f'{share}/config/demo_bindings.yaml',
+                              description='YAML binding catalog tools to ROS services, actions '
+                                          'and topics (default: the demo gripper binding)'),
         IncludeLaunchDescription(
             PythonLaunchDescriptionSource(f'{share}/launch/lerobot_tools.launch.py'),
             launch_arguments={'namespace': LaunchConfiguration('namespace'),
-                              'bindings_file': f'{share}/config/demo_bindings.yaml'}.items()),
+                              'bindings_file': LaunchConfiguration('bindings_file')}.items()),
         GroupAction([
             PushRosNamespace(LaunchConfiguration('namespace')),
             Node(package='lerobot_tools_ros', executable='demo_gripper', name='demo_gripper',

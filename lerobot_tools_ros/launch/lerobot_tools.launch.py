@@ -17,23 +17,32 @@ Start the LeRobot tool runtime: dispatcher, one tool_server (say + record_observ
 
 Usage: ros2 launch lerobot_tools_ros lerobot_tools.launch.py [dataset:=/data/my_dataset]
 [namespace:=robot1] [tts_backend:=espeak_ng] [output_dir:=/tmp/lerobot_tools]
-[log_level:=debug] [respawn:=tool_server,speaker] [params_file:=my_params.yaml]
-[bindings_file:=/path/to/bindings.yaml]
+[log_level:=debug] [respawn:=tool_server,speaker] [respawn_max:=3] [respawn_delay:=2.0]
+[params_file:=my_params.yaml] [bindings_file:=/path/to/bindings.yaml]
+
+Respawn (`lerobot_tools_ros.respawn`): a node named in `respawn` that crashes after running
+fine (10 s) is restarted `respawn_delay` seconds later, at most `respawn_max` times. A node
+that refuses its configuration exits with status 78 after one line saying what to change: it
+is never restarted, and the launch stops.
 
 `lerobot-tools-ros bringup` starts the same nodes with the same parameters file in one process.
 """
 
 import os
+import time
 
 from ament_index_python.packages import get_package_share_directory
 from launch import LaunchContext, LaunchDescription
-from launch.actions import DeclareLaunchArgument, GroupAction, OpaqueFunction
+from launch.actions import (DeclareLaunchArgument, EmitEvent, GroupAction, LogInfo,
+                            OpaqueFunction, RegisterEventHandler, TimerAction)
+from launch.event_handlers import OnProcessExit, OnProcessStart
+from launch.events import Shutdown
 from launch.substitutions import LaunchConfiguration
-from launch_ros.actions import Node, PushRosNamespace
+from launch_ros.actions import Node
+from lerobot_tools_ros.respawn import RespawnPolicy
 
 
 NODES = ('dispatcher', 'tool_server', 'speaker')
-RESPAWN_DELAY_S = 2.0
 
 
 def _respawned(text: str) -> set:
@@ -56,6 +65,54 @@ def _log_level_args(level: str, namespace: str, node: str) -> list:
     return ['--log-level', f'{logger}:={level}']
 
 
+def _number(text: str, name: str, kind: type):
+    try:
+        value = kind(text)
+    except ValueError:
+        raise ValueError(f'{name}:={text} must be a number') from None
+    if value < 0:
+        raise ValueError(f'{name}:={text} must not be negative')
+    return value
+
+
+def _supervised(make_node, name: str, policy: RespawnPolicy | None) -> list:
+    """
+    Start a node and decide, when it exits, whether to restart it (`policy`) or stop the launch.
+
+    Every node: a configuration error (exit status 78) stops the launch. A node with a policy
+    (named in `respawn`) is restarted after a crash when the policy says so.
+    """
+    restarts = [0]
+
+    def start() -> list:
+        node = make_node()
+        started = [time.monotonic()]
+
+        def on_start(_event, _context) -> None:
+            started[0] = time.monotonic()
+
+        def on_exit(event, context: LaunchContext):
+            if getattr(context, 'is_shutdown', False):
+                return None  # the launch is ending: the node was told to stop
+            decision = (policy or RespawnPolicy(max_restarts=0)).decide(
+                name, event.returncode, time.monotonic() - started[0], restarts[0])
+            if decision.shutdown:
+                return [LogInfo(msg=decision.message),
+                        EmitEvent(event=Shutdown(reason=decision.message))]
+            if policy is None:
+                return None  # not respawned: launch reports the exit itself
+            if not decision.restart:
+                return [LogInfo(msg=decision.message)]
+            restarts[0] += 1
+            return [LogInfo(msg=decision.message),
+                    TimerAction(period=policy.delay_s, actions=start())]
+
+        return [node,
+                RegisterEventHandler(OnProcessStart(target_action=node, on_start=on_start)),
+                RegisterEventHandler(OnProcessExit(target_action=node, on_exit=on_exit))]
+    return start()
+
+
 def _nodes(context: LaunchContext) -> list:
     def arg(name: str) -> str:
         return LaunchConfiguration(name).perform(context)
@@ -67,13 +124,20 @@ def _nodes(context: LaunchContext) -> list:
                                 'parameters file (start from config/lerobot_tools.yaml)')
     dataset = arg('dataset')
     output_dir = arg('output_dir')
-    namespace = arg('namespace')
+    # Absolute, with any namespace an including launch file pushed: a node restarted later (by
+    # an event handler, outside this group's scope) must come back where it was.
+    outer = context.launch_configurations.get('ros_namespace', '') or ''
+    namespace = '/' + '/'.join(part for part in (*outer.split('/'), *arg('namespace').split('/'))
+                               if part)
     respawn = _respawned(arg('respawn'))
+    policy = RespawnPolicy(max_restarts=_number(arg('respawn_max'), 'respawn_max', int),
+                           delay_s=_number(arg('respawn_delay'), 'respawn_delay', float))
 
     def common(node: str) -> dict:
+        # Restarts are ours (`_supervised`): launch's own respawn also restarts a node that
+        # refused its configuration, forever.
         return {'package': 'lerobot_tools_ros', 'executable': node, 'name': node,
-                'output': 'screen', 'emulate_tty': True,
-                'respawn': node in respawn, 'respawn_delay': RESPAWN_DELAY_S,
+                'namespace': namespace, 'output': 'screen', 'emulate_tty': True,
                 'ros_arguments': _log_level_args(arg('log_level'), namespace, node)}
     # Launch arguments left empty keep what params_file says (as `bringup` does).
     server_overrides = {}
@@ -89,12 +153,14 @@ def _nodes(context: LaunchContext) -> list:
         server_overrides['tool.record_observation.output_dir'] = os.path.join(
             output_dir, 'observations')
         speaker_overrides['output_dir'] = os.path.join(output_dir, 'audio')
-    return [GroupAction([
-        PushRosNamespace(namespace),
-        Node(**common('dispatcher'), parameters=[params_file, dispatcher_overrides]),
-        Node(**common('tool_server'), parameters=[params_file, server_overrides]),
-        Node(**common('speaker'), parameters=[params_file, speaker_overrides]),
-    ])]
+    overrides = {'dispatcher': dispatcher_overrides, 'tool_server': server_overrides,
+                 'speaker': speaker_overrides}
+    actions = []
+    for node in NODES:
+        actions += _supervised(
+            lambda node=node: Node(**common(node), parameters=[params_file, overrides[node]]),
+            node, policy if node in respawn else None)
+    return [GroupAction(actions)]
 
 
 def generate_launch_description() -> LaunchDescription:
@@ -111,9 +177,15 @@ def generate_launch_description() -> LaunchDescription:
                               description="debug, info, warn, error: this package's nodes "
                                           'only (rcl and the middleware keep theirs)'),
         DeclareLaunchArgument('respawn', default_value='tool_server',
-                              description='Nodes restarted when they die: names from '
-                                          'dispatcher, tool_server, speaker (comma-separated), '
-                                          'all or none'),
+                              description='Nodes restarted when they crash after running '
+                                          'fine (10 s): names from dispatcher, tool_server, '
+                                          'speaker (comma-separated), all or none. Never after '
+                                          'a configuration error (exit 78): that stops the '
+                                          'launch'),
+        DeclareLaunchArgument('respawn_max', default_value='3',
+                              description='Most restarts of each respawned node'),
+        DeclareLaunchArgument('respawn_delay', default_value='2.0',
+                              description='Seconds between a crash and the restart'),
         DeclareLaunchArgument('output_dir', default_value='',
                               description="Where WAV and PNG files go ('' = params_file)"),
         DeclareLaunchArgument('tts_backend', default_value='',

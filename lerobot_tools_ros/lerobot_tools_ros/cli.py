@@ -34,6 +34,7 @@ COMMANDS: dict[str, str] = {
     'catalog': 'lerobot_tools_ros.commands.catalog',
     'dataset': 'lerobot_tools_ros.commands.dataset',
     'mcp': 'lerobot_tools_ros.commands.mcp',
+    'params': 'lerobot_tools_ros.commands.params',
     'replay': 'lerobot_tools_ros.commands.replay',
 }
 

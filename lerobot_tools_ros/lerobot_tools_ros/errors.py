@@ -46,12 +46,19 @@ ALL_CODES = (
 BENIGN_CODES = (DUPLICATE,)
 
 
+# Exit status of a node that refused its configuration (sysexits.h EX_CONFIG): the launch
+# files never restart a node that exits with it.
+EXIT_CONFIGURATION_ERROR = 78
+
+
 class ConfigurationError(ValueError):
     """
     A setting that cannot work (a path that cannot be written, a value out of range).
 
-    Raised on purpose while a node starts, with a message naming the setting, the value and what
-    to change; node runners print it as one line instead of a traceback.
+    The one type for every refusal of a user's configuration (parameters, catalogs, bindings,
+    tool packages): raised on purpose, with a message naming the setting, the value and what to
+    change; node runners print it as one line (exit status EXIT_CONFIGURATION_ERROR) instead
+    of a traceback.
     """
 
 

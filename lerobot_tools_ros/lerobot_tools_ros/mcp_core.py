@@ -18,8 +18,9 @@ What the MCP server shows and answers, decided without ROS or the MCP SDK.
 The MCP server (``nodes/mcp_server.py``) is only another client of the dispatcher's gated
 ``~/call``. This module holds its decisions so they can be tested directly:
 
-- which catalog tools an MCP client sees (the dispatcher's ``allowed_tools`` and per-tool
-  ``enabled``), with which input schema and which hints (``readOnlyHint``, ``destructiveHint``);
+- which catalog tools an MCP client sees (the dispatcher's ``allowed_tools``, the gate every
+  caller goes through), with which input schema and which hints (``readOnlyHint``,
+  ``destructiveHint``);
 - how a ``CallTool`` response becomes an MCP result (text, ``isError``, images of
   ``record_observation``);
 - who may connect over HTTP (loopback by default; any other bind needs a bearer token that comes
@@ -35,7 +36,7 @@ import os
 import pathlib
 from typing import Any, Iterable, Mapping
 
-from lerobot_tools_ros import errors, names
+from lerobot_tools_ros import errors, limits, names
 
 # Approval settings (dispatcher parameter tool.<name>.approval) that make a call wait for, or be
 # refused by, an operator: such a tool acts on the world.
@@ -74,7 +75,6 @@ class DispatcherView:
 
     allowed_tools: tuple[str, ...] = ()
     approvals: Mapping[str, str] | None = None      # tool -> auto | confirm | deny
-    disabled: frozenset[str] = frozenset()          # tools whose tool.<name>.enabled is false
 
 
 def visible_tools(catalog: Any, view: DispatcherView, *, read_only: Iterable[str] = (),
@@ -82,8 +82,8 @@ def visible_tools(catalog: Any, view: DispatcherView, *, read_only: Iterable[str
     """
     List the catalog's tools an MCP client may call, in catalog order.
 
-    A tool outside a non-empty ``allowed_tools`` or with ``enabled`` false is left out (the
-    dispatcher would refuse it anyway). ``read_only`` and ``actuating`` are the MCP server's own
+    A tool outside a non-empty ``allowed_tools`` is left out (the dispatcher would refuse it
+    anyway). ``read_only`` and ``actuating`` are the MCP server's own
     settings; a tool whose approval is ``confirm`` or ``deny`` is destructive whatever they say.
     """
     allowed = set(view.allowed_tools)
@@ -91,7 +91,7 @@ def visible_tools(catalog: Any, view: DispatcherView, *, read_only: Iterable[str
     read_only, actuating = set(read_only), set(actuating)
     tools = []
     for name in catalog.names:
-        if (allowed and name not in allowed) or name in view.disabled:
+        if allowed and name not in allowed:
             continue
         gated = approvals.get(name, 'auto') in GATED_APPROVALS
         destructive = gated or name in actuating
@@ -106,23 +106,19 @@ def view_from_parameters(values: Mapping[str, Any]) -> DispatcherView:
     """
     Build a ``DispatcherView`` from the dispatcher's parameters (name -> value).
 
-    Unset parameters (``None``) mean the defaults: every tool allowed, approval ``auto``,
-    enabled.
+    Unset parameters (``None``) mean the defaults: every tool allowed, approval ``auto``.
     """
     allowed = values.get('allowed_tools') or ()
     if list(allowed) == [names.ALL_TOOLS]:  # ['*'] is the dispatcher's "every tool"
         allowed = ()
     approvals: dict[str, str] = {}
-    disabled = set()
     for key, value in values.items():
         if not key.startswith('tool.') or value is None:
             continue
         tool, _, setting = key[len('tool.'):].rpartition('.')
         if setting == 'approval' and isinstance(value, str):
             approvals[tool] = value.strip().lower()
-        elif setting == 'enabled' and value is False:
-            disabled.add(tool)
-    return DispatcherView(tuple(str(name) for name in allowed), approvals, frozenset(disabled))
+    return DispatcherView(tuple(str(name) for name in allowed), approvals)
 
 
 def read_bindings(text: str) -> frozenset[str]:
@@ -134,7 +130,10 @@ def read_bindings(text: str) -> frozenset[str]:
     """
     import yaml
     try:
-        data = yaml.safe_load(text)
+        if limits.utf8_size(text, limits.MAX_BINDINGS_BYTES) > limits.MAX_BINDINGS_BYTES:
+            return frozenset()
+        limits.check_yaml(text)  # depth and alias bombs, as tool_server checks them
+        data = yaml.load(text, Loader=limits.yaml_safe_loader())  # noqa: S506 - a SafeLoader
     except yaml.YAMLError:
         return frozenset()
     bindings = data.get('bindings') if isinstance(data, dict) else None

@@ -16,9 +16,12 @@
 
 import json
 import pathlib
+import subprocess
+import sys
 
 from lerobot_tools_ros.catalog import ToolArgumentError, ToolCatalog
 from lerobot_tools_ros.cli import main
+from lerobot_tools_ros.tools.bindings import schema as schema_module
 from lerobot_tools_ros.tools.bindings.loader import parse_bindings
 from lerobot_tools_ros.tools.bindings.schema import interface_tool
 import pytest
@@ -101,7 +104,7 @@ def test_cli_prints_schema_and_binding_and_adds_to_a_dataset(tmp_path, capsys):
     info.parent.mkdir(parents=True)
     info.write_text(json.dumps({'codebase_version': 'v3.0', 'tools': []}))
     assert main(['catalog', '--from-interface', 'move_gripper', 'test_msgs/action/Fibonacci',
-                 '--add-to', str(tmp_path)]) == 0
+                 '--ros-name', '/gripper', '--add-to', str(tmp_path)]) == 0
     tools = json.loads(info.read_text())['tools']
     assert [tool['function']['name'] for tool in tools] == ['say', 'move_gripper']
     assert tools[1] == schema
@@ -114,7 +117,8 @@ def test_cli_checks_a_bindings_file_like_tool_server(tmp_path, capsys):
     assert main(['catalog', '--check-bindings', str(config / 'demo_bindings.yaml')]) == 0
     out = capsys.readouterr().out
     assert 'OK, 1 binding(s)' in out
-    assert 'close_gripper: action test_msgs/action/Fibonacci at demo_gripper/close' in out
+    assert ('close_gripper: action lerobot_tools_interfaces/action/CloseGripper at '
+            'demo_gripper/close') in out
     bad = tmp_path / 'bad.yaml'
     bad.write_text('bindings:\n  close_gripper: {kind: action, action: /g, '
                    'type: test_msgs/action/Fibonaci}\n  wave: {kind: read}\n')
@@ -122,3 +126,42 @@ def test_cli_checks_a_bindings_file_like_tool_server(tmp_path, capsys):
     out = capsys.readouterr().out
     assert f'{bad}: 2 problem(s):' in out
     assert 'unknown type test_msgs/action/Fibonaci' in out and "tool 'wave'" in out
+
+
+def test_read_and_publish_schemas_name_the_topic_and_refuse_extra_arguments():
+    battery, _ = interface_tool('get_battery', 'sensor_msgs/msg/BatteryState', kind='read',
+                                ros_name='/battery_state')
+    assert battery['function']['description'] == (
+        'Read the latest sensor_msgs/msg/BatteryState message on the ROS topic /battery_state.')
+    drive, _ = interface_tool('drive', 'geometry_msgs/msg/Twist', ros_name='/cmd_vel')
+    assert drive['function']['description'] == (
+        'Publish a geometry_msgs/msg/Twist message on the ROS topic /cmd_vel.')
+    light, _ = interface_tool('set_light', 'std_srvs/srv/SetBool')
+    assert light['function']['description'] == (
+        'Call the ROS service /set_light (std_srvs/srv/SetBool).')
+    catalog = ToolCatalog.from_tools([battery, drive], strict=True)
+    assert catalog.validate('get_battery', '{}') == {}
+    with pytest.raises(ToolArgumentError):
+        catalog.validate('get_battery', json.dumps({'since': 'yesterday'}))
+    with pytest.raises(ToolArgumentError):
+        catalog.validate('drive', json.dumps({'linear': {'x': 1.0}, 'speed': 2}))
+
+
+def test_interface_comments_are_found_beside_the_module_without_the_ament_index(ros_env):
+    env = {k: v for k, v in ros_env.items() if k != 'AMENT_PREFIX_PATH'}
+    done = subprocess.run(
+        [sys.executable, '-m', 'lerobot_tools_ros.cli', 'catalog', '--from-interface',
+         'set_light', 'std_srvs/srv/SetBool'], env=env, capture_output=True, text=True,
+        timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert 'warning' not in done.stderr, done.stderr
+    assert '"description": "e.g. for hardware enabling / disabling"' in done.stdout
+
+
+def test_a_schema_without_its_interface_definition_is_reported(monkeypatch, capsys):
+    monkeypatch.setattr(schema_module, '_idl_share', lambda package, relative: None)
+    assert main(['catalog', '--from-interface', 'set_light', 'std_srvs/srv/SetBool']) == 0
+    err = capsys.readouterr().err
+    assert ('warning: std_srvs/srv/SetBool: its interface definition could not be read '
+            '(share/std_srvs/srv/SetBool.idl is neither on AMENT_PREFIX_PATH') in err
+    assert 'marks fields that have defaults as required' in err

@@ -106,7 +106,7 @@ def test_reload_undeclares_a_removed_tools_parameters_and_declares_a_new_ones_wi
     assert _tool_parameters(params, 'arrived') == {f'tool.arrived.{s}' for s in SETTINGS}
     assert _value(params, 'tool.arrived.timeout_s') == 4.0
     assert _value(params, 'tool.arrived.approval') == 'confirm'
-    assert _value(params, 'tool.arrived.rate_limit_hz') is None  # unset: the global value
+    assert _value(params, 'tool.arrived.rate_limit_hz') == -1.0  # -1: the global value
 
     # Back: say is declared again, with the parameters file's value again.
     _write(info, [ECHO_SCHEMA, *DEFAULT_TOOLS])
@@ -120,12 +120,12 @@ def test_reload_undeclares_a_removed_tools_parameters_and_declares_a_new_ones_wi
 def test_a_new_tools_bad_setting_keeps_the_old_catalog(start_node, ros_node, tmp_path):
     info, dispatcher, params, reload = _start(
         start_node, ros_node, tmp_path, [ECHO_SCHEMA, *DEFAULT_TOOLS],
-        '-p', 'tool.arrived.timeout_s:=-1.0')
+        '-p', 'tool.arrived.timeout_s:=-2.0')
     _write(info, [ECHO_SCHEMA, *DEFAULT_TOOLS, _tool('arrived')])
     refused = _reload(ros_node, reload, dispatcher)
     assert not refused.success
     assert refused.message.startswith('kept the old catalog: a new tool has a bad setting: ')
-    assert 'tool.arrived.timeout_s must be a non-negative number' in refused.message
+    assert "parameter 'tool.arrived.timeout_s' must be at least -1, got -2.0" in refused.message
     assert not _tool_parameters(params, 'arrived')
 
 

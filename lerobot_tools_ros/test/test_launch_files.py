@@ -13,49 +13,158 @@
 # limitations under the License.
 
 """
-The launch files' arguments (runs where `launch` and `launch_ros` import; skips elsewhere).
+The launch files and their arguments, launched (where `launch` and `launch_ros` import).
 
-params_file that does not exist, respawn and log_level; test_launch_lerobot_tools.py runs the
-whole runtime under launch_testing.
+Elsewhere these skip, and test_runner.py starts the same nodes as processes with the same
+mistakes.
+
+Each launch runs in a process of its own, as `ros2 launch` runs it, in the test's DDS domain:
+params_file that does not exist, a configuration error (never restarted: the launch stops), a
+crash after running fine (restarted, up to respawn_max), bindings_file reaching tool_server
+from both launch files, and every documented argument declared.
+test_launch_lerobot_tools.py runs the whole runtime under launch_testing.
 """
 
 import importlib.util
 import os
+import re
+import signal
 import subprocess
 import sys
+import time
 
 from conftest import PACKAGE_DIR
 import pytest
 
 LAUNCH_FILE = PACKAGE_DIR / 'launch' / 'lerobot_tools.launch.py'
+DEMO_LAUNCH_FILE = PACKAGE_DIR / 'launch' / 'demo.launch.py'
+# What `ros2 launch FILE name:=value ...` does, in a process of its own: launch's log handlers
+# write to the stdout they found at import, which pytest's capture does not see.
+LAUNCH = (
+    'import sys, launch\n'
+    'from launch.launch_description_sources import PythonLaunchDescriptionSource\n'
+    'arguments = dict(arg.split(":=", 1) for arg in sys.argv[2:])\n'
+    'service = launch.LaunchService()\n'
+    'service.include_launch_description(launch.LaunchDescription([\n'
+    '    launch.actions.IncludeLaunchDescription(\n'
+    '        PythonLaunchDescriptionSource(sys.argv[1]),\n'
+    '        launch_arguments=arguments.items())]))\n'
+    'sys.exit(service.run())\n')
+# The launch files' arguments, as the README documents them.
+DOCUMENTED = {'dataset', 'params_file', 'namespace', 'log_level', 'respawn', 'respawn_max',
+              'respawn_delay', 'output_dir', 'tts_backend', 'bindings_file'}
 
 
-@pytest.fixture
-def launch_file():
-    """Load the launch file as a module; skip where launch / launch_ros are not installed."""
+def _load(path, name: str):
     pytest.importorskip('launch', reason='launch is not installed (no PyPI wheel)')
     pytest.importorskip('launch_ros', reason='launch_ros is not installed (no PyPI wheel)')
-    spec = importlib.util.spec_from_file_location('lerobot_tools_launch', LAUNCH_FILE)
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
+@pytest.fixture
+def launch_file():
+    """Load the launch file as a module; skip where launch / launch_ros are not installed."""
+    return _load(LAUNCH_FILE, 'lerobot_tools_launch')
+
+
+@pytest.fixture
+def demo_launch_file():
+    return _load(DEMO_LAUNCH_FILE, 'lerobot_tools_demo_launch')
+
+
+def _launch_command(path, **arguments) -> list[str]:
+    return [sys.executable, '-c', LAUNCH, str(path),
+            *(f'{name}:={value}' for name, value in arguments.items())]
+
+
+def _run_launch(ros_env, path, timeout: float = 90, **arguments) -> str:
+    """Run a launch to its end; return its output (the launch must end by itself)."""
+    done = subprocess.run(_launch_command(path, **arguments), capture_output=True, text=True,
+                          timeout=timeout, env=ros_env)
+    return done.stdout + done.stderr
+
+
+def _starts(output: str, node: str) -> int:
+    return len(re.findall(rf'\[{node}-\d+\]: process started with pid', output))
+
+
+def test_every_documented_argument_is_declared(launch_file, demo_launch_file):
+    for module in (launch_file, demo_launch_file):
+        declared = {argument.name for argument in
+                    module.generate_launch_description().get_launch_arguments()}
+        assert DOCUMENTED <= declared, DOCUMENTED - declared
+
+
+def test_a_configuration_error_stops_the_launch_and_is_never_restarted(launch_file, ros_env):
+    output = _run_launch(ros_env, LAUNCH_FILE, dataset='/nonexistent', respawn='all',
+                         respawn_delay='0.5', tts_backend='espeak_ng')
+    assert _starts(output, 'tool_server') == 1, output
+    assert _starts(output, 'dispatcher') == 1, output
+    assert 'exit code 78' in output, output
+    assert 'refused its configuration (exit status 78' in output, output
+    assert 'stopping the launch' in output, output
+    assert '[tool_server] error: /nonexistent: no such file or directory' in output
+    assert 'Traceback' not in output, output
+
+
+@pytest.mark.parametrize('path', [LAUNCH_FILE, DEMO_LAUNCH_FILE])
+def test_bindings_file_reaches_tool_server(launch_file, ros_env, tmp_path, path):
+    bad = tmp_path / 'my_bindings.yaml'
+    bad.write_text('bindings:\n  close_gripper: {kind: servce, service: /g, '
+                   'type: std_srvs/srv/Trigger}\n')
+    output = _run_launch(ros_env, path, bindings_file=str(bad), tts_backend='espeak_ng',
+                         output_dir=str(tmp_path / 'out'))
+    assert f'[tool_server] error: bindings file {bad}' in output, output
+    assert "got 'servce'" in output and 'stopping the launch' in output, output
+
+
+def test_a_crash_after_running_fine_is_restarted_up_to_respawn_max(launch_file, ros_env,
+                                                                   tmp_path):
+    log = tmp_path / 'launch.log'
+    with open(log, 'w') as out:
+        launch = subprocess.Popen(
+            _launch_command(LAUNCH_FILE, tts_backend='espeak_ng', respawn='tool_server',
+                            respawn_max='1', respawn_delay='0.5',
+                            output_dir=str(tmp_path / 'out')),
+            stdout=out, stderr=subprocess.STDOUT, env=ros_env, start_new_session=True)
+    try:
+        killed = []
+        for restarts in (0, 1):
+            deadline = time.monotonic() + 60.0
+            while time.monotonic() < deadline:
+                pids = re.findall(r'\[tool_server-\d+\]: process started with pid \[(\d+)\]',
+                                  log.read_text())
+                if len(pids) > restarts:
+                    break
+                time.sleep(0.2)
+            assert len(pids) == restarts + 1, log.read_text()
+            time.sleep(12.0)  # runs fine: longer than respawn.MIN_UPTIME_S
+            os.kill(int(pids[-1]), signal.SIGKILL)
+            killed.append(pids[-1])
+        deadline = time.monotonic() + 10.0
+        while 'restarted 1 time(s) already' not in log.read_text() and (
+                time.monotonic() < deadline):
+            time.sleep(0.2)
+        output = log.read_text()
+        assert 'killed by signal 9 after' in output and 'restarting it in 0.5 s' in output
+        assert 'not restarted, it was restarted 1 time(s) already (respawn_max:=1)' in output
+        assert _starts(output, 'tool_server') == 2, output
+    finally:
+        launch.send_signal(signal.SIGINT)
+        try:
+            launch.wait(30)
+        except subprocess.TimeoutExpired:
+            os.killpg(launch.pid, signal.SIGKILL)
+            launch.wait(10)
+
+
 def test_missing_params_file_stops_the_launch_with_one_line(launch_file, tmp_path):
-    # In a process of its own, as `ros2 launch` runs: launch's log handlers write to the
-    # stdout they found at import, which pytest's capture does not see.
     missing = tmp_path / 'typo.yaml'
-    script = (
-        'import sys, launch\n'
-        'from launch.launch_description_sources import PythonLaunchDescriptionSource\n'
-        'service = launch.LaunchService()\n'
-        'service.include_launch_description(launch.LaunchDescription([\n'
-        '    launch.actions.IncludeLaunchDescription(\n'
-        '        PythonLaunchDescriptionSource(sys.argv[1]),\n'
-        '        launch_arguments={"params_file": sys.argv[2]}.items())]))\n'
-        'sys.exit(service.run())\n')
     env = dict(os.environ, ROS_LOG_DIR=str(tmp_path / 'log'))
-    done = subprocess.run([sys.executable, '-c', script, str(LAUNCH_FILE), str(missing)],
+    done = subprocess.run(_launch_command(LAUNCH_FILE, params_file=missing),
                           capture_output=True, text=True, timeout=60, env=env)
     assert done.returncode != 0
     errors = [line for line in (done.stdout + done.stderr).splitlines() if 'ERROR' in line]

@@ -42,10 +42,9 @@ def test_every_tool_is_listed_with_the_catalog_schema_and_description(catalog):
         assert tool.annotations() == {'readOnlyHint': False, 'destructiveHint': False}
 
 
-def test_allowlist_and_disabled_tools_are_hidden(catalog):
+def test_tools_outside_the_allowlist_are_hidden(catalog):
     view = mcp_core.view_from_parameters({
-        'allowed_tools': ['say', 'move_arm', 'read_joints'], 'tool.read_joints.enabled': False,
-        'tool.say.enabled': True, 'tool.say.timeout_s': 3.0})
+        'allowed_tools': ['say', 'move_arm'], 'tool.say.timeout_s': 3.0})
     assert [t.name for t in mcp_core.visible_tools(catalog, view)] == ['say', 'move_arm']
     # Unset parameters (None) are the defaults.
     view = mcp_core.view_from_parameters({'allowed_tools': None, 'tool.say.approval': None})

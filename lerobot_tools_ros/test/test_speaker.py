@@ -174,11 +174,11 @@ def test_sounddevice_without_a_device_drops_utterances_but_stays_up(speaker):
 
 @pytest.mark.parametrize('param, message', [
     ('sink:=speakers', "parameter 'sink' must be one of auto, sounddevice, wav, null"),
-    ('block_ms:=0', 'speaker: block_ms must be an integer from 1 to 200, got 0'),
+    ('block_ms:=0', "parameter 'block_ms' must be from 1 to 200, got 0"),
 ])
 def test_bad_parameter_exits_with_one_clear_line(start_node, param, message):
     proc = start_node('lerobot_tools_ros.nodes.speaker', '-p', 'sink:=null', '-p', param)
-    assert proc.proc.wait(30) == 1
+    assert proc.proc.wait(30) == 78
     assert message in proc.output()
     assert 'Traceback' not in proc.output()
 

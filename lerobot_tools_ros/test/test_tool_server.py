@@ -31,7 +31,7 @@ from conftest import spin_until
 from executor_calls import Caller, destroy_callers
 from lerobot_tools_interfaces.msg import ErrorCodes
 from lerobot_tools_ros.catalog import DEFAULT_TOOLS
-from lerobot_tools_ros.nodes.executor_client import ACTION, SERVICE
+from lerobot_tools_ros.executors import ACTION, SERVICE
 from lerobot_tools_ros.tools.echo import ECHO_SCHEMA
 import pytest
 
@@ -281,7 +281,8 @@ def test_first_calls_to_fresh_executors_succeed_under_load(start_node, ros_node,
 def test_unknown_tool_in_parameters_fails_with_a_clear_message(start_node, echo_dataset):
     proc = start_node('lerobot_tools_ros.nodes.tool_server',
                       '-p', 'tools:=[ech]', '-p', f'dataset:={echo_dataset}')
-    assert proc.proc.wait(30) == 1
+    assert proc.proc.wait(30) == 78  # a configuration error: one line, status 78
+    assert 'Traceback' not in proc.output()
     assert "did you mean 'echo'" in proc.output()
 
 
@@ -352,3 +353,42 @@ def test_namespace_and_node_rename_move_the_services(start_node, ros_node, echo_
     def nodes() -> set:
         return set(ros_node.get_node_names_and_namespaces())
     assert spin_until(ros_node, lambda: expected <= nodes(), 10.0), nodes()
+
+
+def _late_result_status(ros_node, wait_s: float) -> int:
+    """Run an echo goal to its end; ask for its result again `wait_s` later; return the status."""
+    from lerobot_tools_interfaces.action import RunTool
+    from rclpy.action import ActionClient
+
+    from conftest import prove_action
+    client = ActionClient(ros_node, RunTool, '/lerobot_tools/echo')
+    try:
+        prove_action(ros_node, client, RunTool.Goal(name=':probe'))
+        sent = client.send_goal_async(RunTool.Goal(call_id='late', name='echo',
+                                                   arguments='{"text": "hi"}'))
+        assert spin_until(ros_node, sent.done, 20.0) and sent.result().accepted
+        handle = sent.result()
+        first = handle.get_result_async()
+        assert spin_until(ros_node, first.done, 20.0)
+        assert first.result().result.success
+        deadline = time.monotonic() + wait_s
+        spin_until(ros_node, lambda: time.monotonic() >= deadline, wait_s + 1.0)
+        late = handle.get_result_async()
+        assert spin_until(ros_node, late.done, 20.0)
+        return late.result().status
+    finally:
+        client.destroy()
+
+
+def test_a_goal_result_is_kept_for_action_result_timeout_s(start_node, ros_node, echo_dataset):
+    from action_msgs.msg import GoalStatus
+    # The default (10 s): a result asked for 3 s after the goal ended is still there (with the
+    # 1 s kept before, it was gone: status unknown, an empty result).
+    proc = start_node('lerobot_tools_ros.nodes.tool_server',
+                      '-p', 'tools:=[echo]', '-p', f'dataset:={echo_dataset}')
+    assert _late_result_status(ros_node, 3.0) == GoalStatus.STATUS_SUCCEEDED, proc.output()
+    proc.stop()
+    # Set shorter, it is gone after that.
+    proc = start_node('lerobot_tools_ros.nodes.tool_server', '-p', 'tools:=[echo]',
+                      '-p', f'dataset:={echo_dataset}', '-p', 'action_result_timeout_s:=0.5')
+    assert _late_result_status(ros_node, 3.0) == GoalStatus.STATUS_UNKNOWN, proc.output()

@@ -20,10 +20,11 @@ from typing import Callable, Optional
 from .base import AudioSink, NullSink, SinkUnavailable
 from .device import SounddeviceSink
 from .wav import WavSink
+from ..parameters.declarations import SPEAKER
 
 __all__ = ['SINK_KINDS', 'make_sink']
 
-SINK_KINDS = ('auto', 'sounddevice', 'wav', 'null')
+SINK_KINDS = SPEAKER['sink'].choices  # declared once, with the speaker's parameters
 _log = logging.getLogger(__name__)
 
 

@@ -163,6 +163,7 @@ def run(args: argparse.Namespace) -> int:
     from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
     from rclpy.signals import SignalHandlerOptions
 
+    from lerobot_tools_ros.errors import EXIT_CONFIGURATION_ERROR
     from lerobot_tools_ros.nodes.runner import CONFIGURATION_ERRORS, StopOnSignal
 
     params = args.params or default_params_file()
@@ -196,8 +197,8 @@ def run(args: argparse.Namespace) -> int:
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     except CONFIGURATION_ERRORS as exc:
-        print(f'[bringup] error: {exc}', file=sys.stderr)
-        return 1
+        print(f'[bringup] error: {" ".join(str(exc).split())}', file=sys.stderr)
+        return EXIT_CONFIGURATION_ERROR
     finally:
         for node in reversed(nodes):
             executor.remove_node(node)

@@ -85,21 +85,24 @@ def run(args: argparse.Namespace) -> int:
     """Generate, then print or add; exit 1 for a bad type or catalog, 2 for a bad request."""
     if getattr(args, 'check_bindings', None):
         return _check_bindings(args)
-    from lerobot_tools_ros.commands.catalog import _local_info_path, add_tool_schema
+    from lerobot_tools_ros.catalog_edit import add_tool_schema, local_info_path
     from lerobot_tools_ros.tools.bindings.interfaces import InterfaceError
     from lerobot_tools_ros.tools.bindings.schema import interface_tool
     tool_name, type_name = args.from_interface
+    warnings: list[str] = []
     try:
         schema, binding = interface_tool(tool_name, type_name, kind=args.kind,
-                                         ros_name=args.ros_name)
+                                         ros_name=args.ros_name, warnings=warnings)
     except (InterfaceError, ValueError) as exc:
         print(f'error: {exc}', file=sys.stderr)
         return 1
+    for warning in warnings:
+        print(f'warning: {warning}', file=sys.stderr)
     entry = yaml.safe_dump({'bindings': {tool_name: binding}}, sort_keys=False,
                            default_flow_style=False)
     if args.add_to:
         try:
-            path = _local_info_path(args.add_to)
+            path = local_info_path(args.add_to)
             backup = add_tool_schema(path, schema)
         except ValueError as exc:  # CatalogError (the file's problem) is a ValueError too
             print(f'error: {exc}', file=sys.stderr)

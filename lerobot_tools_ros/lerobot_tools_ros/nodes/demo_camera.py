@@ -22,9 +22,9 @@ record_observation tool meets the same best-effort topic it would on a robot.
 import sys
 from typing import Any
 
-from lerobot_tools_ros import names
-from lerobot_tools_ros.nodes.params import declare
+from lerobot_tools_ros.nodes.params import declare_table
 from lerobot_tools_ros.nodes.runner import run_node
+from lerobot_tools_ros.parameters.declarations import DEMO_CAMERA
 import numpy as np
 from rclpy.node import Node
 from rclpy.qos import qos_profile_sensor_data
@@ -50,16 +50,15 @@ class DemoCamera(Node):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__('demo_camera', **kwargs)
-        self.topic = declare(self, 'topic', names.DEMO_CAMERA_TOPIC,
-                             'Image topic to publish on.', read_only=True)
-        self.width = declare(self, 'width', 640, 'Frame width in pixels.', read_only=True)
-        self.height = declare(self, 'height', 480, 'Frame height in pixels.', read_only=True)
-        fps = declare(self, 'fps', 15.0, 'Frames per second.', read_only=True)
-        self.frame_id = declare(self, 'frame_id', 'front_camera_optical_frame',
-                                'frame_id stamped in each header.', read_only=True)
+        values = declare_table(self, DEMO_CAMERA)
+        self.topic = values['topic']
+        self.width = values['width']
+        self.height = values['height']
+        fps = values['fps']
+        self.frame_id = values['frame_id']
         self.frame = 0
         self._pub = self.create_publisher(Image, self.topic, qos_profile_sensor_data)
-        self.create_timer(1.0 / max(fps, 0.1), self._publish)
+        self.create_timer(1.0 / fps, self._publish)
         self.get_logger().info(
             f'publishing a {self.width}x{self.height} rgb8 test pattern at {fps:g} fps on '
             f'{self._pub.topic_name} (best effort)')

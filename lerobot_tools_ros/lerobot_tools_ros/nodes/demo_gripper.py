@@ -16,11 +16,10 @@
 A stand-in gripper for demos: an action server that closes in steps, with feedback.
 
 It shows a catalog tool bound to a robot's own action (``config/demo_bindings.yaml`` binds
-``close_gripper`` to it). A real gripper would serve ``control_msgs/action/GripperCommand``,
-which no wheel ships; this one uses ``test_msgs/action/Fibonacci`` (an int32 goal, int32[]
-feedback and result) with its own meaning: the goal ``order`` is the number of steps, the
-feedback and result ``sequence`` the opening in percent after each step. Cancelling stops it
-where it is.
+``close_gripper`` to it). A real gripper would serve its driver's action (e.g.
+``control_msgs/action/GripperCommand``, which no wheel ships); this one serves
+``lerobot_tools_interfaces/action/CloseGripper``: the goal is a number of steps, the feedback
+and result the opening in percent after each step. Cancelling stops it where it is.
 
 The execute callback is a coroutine that waits on timers, so the node runs correctly on the
 single-threaded executor of ``lerobot-tools-ros bringup`` (no thread blocked per goal).
@@ -29,13 +28,13 @@ single-threaded executor of ``lerobot-tools-ros bringup`` (no thread blocked per
 import sys
 from typing import Any
 
-from lerobot_tools_ros import names
-from lerobot_tools_ros.nodes.params import declare
+from lerobot_tools_interfaces.action import CloseGripper
+from lerobot_tools_ros.nodes.params import declare_table
 from lerobot_tools_ros.nodes.runner import run_node
+from lerobot_tools_ros.parameters.declarations import DEMO_GRIPPER
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.node import Node
 from rclpy.task import Future
-from test_msgs.action import Fibonacci
 
 MAX_STEPS = 100
 
@@ -50,18 +49,17 @@ class DemoGripper(Node):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__('demo_gripper', **kwargs)
-        action = declare(self, 'action', names.DEMO_GRIPPER_ACTION,
-                         'Action name (test_msgs/action/Fibonacci: order = steps).',
-                         read_only=True)
-        self.step_s = declare(self, 'step_s', 0.2, 'Seconds per closing step.', read_only=True)
+        values = declare_table(self, DEMO_GRIPPER)
+        action = values['action']
+        self.step_s = values['step_s']
         self._server = ActionServer(
-            self, Fibonacci, action, self._execute, goal_callback=self._accept,
+            self, CloseGripper, action, self._execute, goal_callback=self._accept,
             cancel_callback=lambda _: CancelResponse.ACCEPT)
         self.get_logger().info(f'gripper action at {self.resolve_service_name(action)}')
 
     def _accept(self, goal: Any) -> GoalResponse:
-        if not 1 <= goal.order <= MAX_STEPS:
-            self.get_logger().warning(f'rejecting a goal of {goal.order} steps '
+        if not 1 <= goal.steps <= MAX_STEPS:
+            self.get_logger().warning(f'rejecting a goal of {goal.steps} steps '
                                       f'(1..{MAX_STEPS})')
             return GoalResponse.REJECT
         return GoalResponse.ACCEPT
@@ -74,20 +72,20 @@ class DemoGripper(Node):
         finally:
             self.destroy_timer(timer)
 
-    async def _execute(self, goal_handle: Any) -> Fibonacci.Result:
-        plan = openings(goal_handle.request.order)
+    async def _execute(self, goal_handle: Any) -> CloseGripper.Result:
+        plan = openings(goal_handle.request.steps)
         reached: list[int] = []
         for opening in plan:
             if goal_handle.is_cancel_requested:
                 goal_handle.canceled()
                 self.get_logger().info(f'cancelled at {reached[-1] if reached else 100}% open')
-                return Fibonacci.Result(sequence=reached)
+                return CloseGripper.Result(openings=reached, closed=False)
             await self._sleep(self.step_s)
             reached.append(opening)
-            goal_handle.publish_feedback(Fibonacci.Feedback(sequence=reached))
+            goal_handle.publish_feedback(CloseGripper.Feedback(openings=reached))
         goal_handle.succeed()
         self.get_logger().info(f'closed in {len(plan)} steps')
-        return Fibonacci.Result(sequence=reached)
+        return CloseGripper.Result(openings=reached, closed=True)
 
 
 def main(args: list[str] | None = None) -> int:

@@ -28,7 +28,8 @@ from typing import Any
 from lerobot_tools_ros import errors, names
 from lerobot_tools_ros.dataset.markers import AUDIT_EVENT, INTERJECTION_EVENT, \
     parse_episode_marker
-from lerobot_tools_ros.nodes.params import declare
+from lerobot_tools_ros.nodes.params import declare_spec
+from lerobot_tools_ros.parameters.declarations import DISPATCHER
 from lerobot_tools_ros.untrusted import log_text, ros_string
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
@@ -39,11 +40,7 @@ PARAMETER = 'record_events'
 
 def record_events(node: Node, audit: Any) -> bool:
     """Declare `record_events` on `node`; when true, subscribe and write to `audit`."""
-    enabled = declare(
-        node, PARAMETER, False,
-        f'Record what users say on {names.INTERJECTION_TOPIC} and episode markers on '
-        f'{names.EPISODE_MARKER_TOPIC} in the audit log (needs audit_log), for '
-        '`lerobot-tools-ros dataset add-events`.', read_only=True)
+    enabled = declare_spec(node, DISPATCHER[PARAMETER])
     if not enabled:
         return False
     if audit is None:

@@ -13,44 +13,47 @@
 # limitations under the License.
 
 """
-The dispatcher's ROS parameters: declared with descriptors, read, and checked when they change.
+The dispatcher's ROS parameters: declared from their specs, read, and checked when they change.
 
 Kept apart from the node so that it stays wiring: `DispatcherParameters` declares every global
-parameter and, one tool at a time (the node decides when, with `dispatch.tool_parameters`),
-each catalog tool's `tool.<name>.<setting>`, turns them into the core's
-`DispatchSettings` and per-tool `ToolSettings`, and checks a `ros2 param set` before the node
-applies it.
+parameter (`parameters.declarations.DISPATCHER`) and, one tool at a time (the node decides when,
+with `dispatch.tool_parameters`), each catalog tool's `tool.<name>.<setting>`
+(`dispatcher_tool_spec`), turns them into the core's `DispatchSettings` and per-tool
+`ToolSettings`, and checks a `ros2 param set` before the node applies it. Every writable
+parameter applies at once; the read-only ones say why in their description.
+
+A per-tool limit of -1 (the default for a tool the declarations do not know) means the global
+value, so every parameter has a value: `ros2 param dump /dispatcher` writes no null and the
+dispatcher starts from its own dump.
 """
 
 from typing import Any, NamedTuple
 
-from lerobot_tools_ros import errors, names
+from lerobot_tools_ros import errors
 from lerobot_tools_ros.catalog import ToolCatalog
-from lerobot_tools_ros.dispatch import APPROVAL_MODES, DispatchSettings, ToolSettings
-from lerobot_tools_ros.nodes.params import ALL, declare, means_all, overrides_with_prefix, \
-    string_list
+from lerobot_tools_ros.dispatch import DispatchSettings, ToolSettings
+from lerobot_tools_ros.nodes.params import declare_table, descriptor, means_all, \
+    overrides_with_prefix
+from lerobot_tools_ros.parameters.declarations import DISPATCHER, dispatcher_tool_spec, \
+    PER_TOOL_SETTINGS
 from lerobot_tools_ros.parsing import parse
+from lerobot_tools_ros.parsing.registry import format_names
 from lerobot_tools_ros.untrusted import log_text
-from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.node import Node
 
-# Settings a parameters file may give per tool as tool.<name>.<setting>.
-PER_TOOL_SETTINGS = ('timeout_s', 'rate_limit_hz', 'burst', 'repeat_window_s', 'approval')
-# Seconds in which an identical call of a tool is a duplicate, unless tool.<name>.repeat_window_s
-# says otherwise: on for say (a VLA emits the same <say> with every action chunk), off elsewhere
-# (record_observation: repeating is the point).
-DEFAULT_REPEAT_WINDOW_S = {'say': 3.0}
+__all__ = ['CORE_SETTINGS', 'DispatcherParameters', 'PER_TOOL_SETTINGS', 'allowed']
+
 # Dispatcher parameters that are DispatchSettings fields of the same name.
 CORE_SETTINGS = ('formats', 'allowed_tools', 'max_pending', 'serialize_per_tool',
                  'max_input_bytes', 'stream_idle_timeout_s', 'max_open_streams',
                  'max_stream_bytes')
-# Parameters that can change while running (ros2 param set), and how each is checked.
-RUNTIME_PARAMETERS = {
-    'formats': list, 'allowed_tools': list, 'timeout_s': float, 'rate_limit_hz': float,
-    'burst': int, 'max_pending': int, 'serialize_per_tool': bool, 'max_input_bytes': int,
-    'stream_idle_timeout_s': float, 'max_open_streams': int, 'max_stream_bytes': int}
 # Changing one of these changes per-tool settings the core has cached.
 _TOOL_WIDE = frozenset({'timeout_s', 'rate_limit_hz', 'burst'})
+# Per-tool settings that once existed or are often guessed, and what to use instead.
+_NOT_SETTINGS = {
+    'enabled': 'there is no tool.<name>.enabled: leave the tool out of allowed_tools (callers '
+               'get not_allowed) or set tool.<name>.approval: deny (callers get denied)',
+}
 
 
 class _Override(NamedTuple):
@@ -65,95 +68,58 @@ def allowed(tool_names: list[str]) -> list[str]:
     return [] if means_all(tool_names) else tool_names
 
 
+def _spec_of(name: str):
+    """Return the spec of a dispatcher parameter name, or None when it has none."""
+    if name.startswith('tool.'):
+        tool, _, setting = name[len('tool.'):].rpartition('.')
+        if tool and setting in PER_TOOL_SETTINGS:
+            return dispatcher_tool_spec(tool, setting)
+        return None
+    return DISPATCHER.get(name)
+
+
 class DispatcherParameters:
     """Every dispatcher parameter, declared on `node`; the current values are attributes."""
 
     def __init__(self, node: Node) -> None:
         self._node = node
-        self.dataset = declare(
-            node, 'dataset', '', 'Catalog source: a dataset root, an info.json path or a LeRobot '
-            "repo id. Empty: the package's sample dataset. Re-read with ~/reload_catalog.",
-            read_only=True)
-        self.input_topic = declare(
-            node, 'input_topic', names.INPUT_TOPIC,
-            'std_msgs/String topic carrying one complete policy generation per message.',
-            read_only=True)
-        self.stream_topic = declare(
-            node, 'stream_topic', names.STREAM_TOPIC,
-            'lerobot_tools_interfaces/TextChunk topic carrying streamed generations.',
-            read_only=True)
-        self.formats = declare(
-            node, 'formats', ['auto'],
-            "Model output formats to recognise: ['auto'] or names such as hermes, pythonic, "
-            'lerobot_marker, openai_json, llama_json, mistral, qwen3_coder_xml, fenced_json.')
-        self.service_prefix = declare(
-            node, 'service_prefix', names.SERVICE_PREFIX,
-            'Prefix of the executors: <prefix>/<tool name> (RunTool action or CallTool service).',
-            read_only=True)
-        self.executor_interface = declare(
-            node, 'executor_interface', 'auto',
-            "How calls reach executors: 'auto' (the RunTool action when offered: progress and "
-            "cancel; else the CallTool service), 'action', or 'service' (one DDS round trip, "
-            'about 4x cheaper than an action, but no progress and no cancel of running calls).',
-            read_only=True)
-        self.in_process_executors = declare(
-            node, 'in_process_executors', True,
-            'Call a tool hosted by a tool_server in this same process (bringup) directly, '
-            'without the DDS round trip (same gates, cancel, progress and timeout); false: '
-            'always over DDS.', read_only=True)
-        if self.executor_interface not in ('auto', 'action', 'service'):
-            raise errors.ConfigurationError(
-                "parameter 'executor_interface' must be auto, action or service, got "
-                f"'{log_text(self.executor_interface, 40)}'")
-        self.allowed_tools = allowed(declare(
-            node, 'allowed_tools', [ALL],
-            f"Tools the policy may call; ['{ALL}'] or []: every catalog tool. Others get "
-            'not_allowed.'))
-        self.timeout_s = declare(
-            node, 'timeout_s', 10.0,
-            'Seconds a call may take, including waiting for its executor to come up; per tool: '
-            'tool.<name>.timeout_s.')
-        self.rate_limit_hz = declare(
-            node, 'rate_limit_hz', 0.0,
-            'Calls per second allowed per tool (0: unlimited); per tool: '
-            'tool.<name>.rate_limit_hz.')
-        self.burst = declare(
-            node, 'burst', 5, 'Calls allowed at once above the rate limit; per tool: '
-            'tool.<name>.burst.')
-        self.max_pending = declare(
-            node, 'max_pending', 256,
-            'Most calls queued or in flight at once; further calls get busy immediately.')
-        self.serialize_per_tool = declare(
-            node, 'serialize_per_tool', True,
-            'Run calls of one tool one after another (a second say waits for the first).')
-        self.audit_log_path = declare(
-            node, 'audit_log', '', 'JSON-lines file recording every call and result; empty: off.',
-            read_only=True)
-        self.max_input_bytes = declare(
-            node, 'max_input_bytes', 65536,
-            'Largest generation parsed; larger ones get one parse_error result.')
-        self.stream_idle_timeout_s = declare(
-            node, 'stream_idle_timeout_s', 30.0,
-            'A streamed generation without a chunk for this long is finished as if final.')
-        self.max_open_streams = declare(
-            node, 'max_open_streams', 64,
-            'Most streamed generations open at once; beyond it the least recently fed one is '
-            'finished early (its unfinished call gets parse_error).')
-        self.max_stream_bytes = declare(
-            node, 'max_stream_bytes', 8 << 20,
-            'Most characters all open streams hold together; beyond it the least recently fed '
-            'streams are finished early.')
+        values = declare_table(node, DISPATCHER)
+        self.dataset = values['dataset']
+        self.input_topic = values['input_topic']
+        self.stream_topic = values['stream_topic']
+        self.formats = values['formats']
+        try:
+            format_names(self.formats)
+        except ValueError as exc:
+            raise errors.ConfigurationError(f"parameter 'formats': {exc}") from exc
+        self.service_prefix = values['service_prefix']
+        self.executor_interface = values['executor_interface']
+        self.in_process_executors = values['in_process_executors']
+        self.allowed_tools = allowed(values['allowed_tools'])
+        self.timeout_s = values['timeout_s']
+        self.rate_limit_hz = values['rate_limit_hz']
+        self.burst = values['burst']
+        self.max_pending = values['max_pending']
+        self.serialize_per_tool = values['serialize_per_tool']
+        self.audit_log_path = values['audit_log']
+        self.max_input_bytes = values['max_input_bytes']
+        self.stream_idle_timeout_s = values['stream_idle_timeout_s']
+        self.max_open_streams = values['max_open_streams']
+        self.max_stream_bytes = values['max_stream_bytes']
         # tool.<name>.<setting> from a parameters file or the command line, by parameter name:
         # a tool's settings until its parameters are declared (they then take these values).
         self._tool_overrides: dict[str, Any] = {}
         for key, value in overrides_with_prefix(node, 'tool.').items():
             tool, _, setting = key.rpartition('.')
-            if setting not in PER_TOOL_SETTINGS:
-                node.get_logger().warning(
-                    f"ignoring parameter 'tool.{key}': per-tool settings are "
-                    f'{", ".join(PER_TOOL_SETTINGS)}')
-            else:
-                self._tool_overrides[f'tool.{key}'] = value
+            if setting in _NOT_SETTINGS:
+                raise errors.ConfigurationError(
+                    f"parameter 'tool.{log_text(key, 200)}': {_NOT_SETTINGS[setting]}")
+            if not tool or setting not in PER_TOOL_SETTINGS:
+                # A typo here (tool.say.aproval) would silently leave a gate open.
+                raise errors.ConfigurationError(
+                    f"unknown parameter 'tool.{log_text(key, 200)}': a tool's settings are "
+                    f'tool.<name>.{{{",".join(PER_TOOL_SETTINGS)}}}')
+            self._tool_overrides[f'tool.{key}'] = value
         self.overridden_tools = frozenset(
             name[len('tool.'):].rpartition('.')[0] for name in self._tool_overrides)
 
@@ -176,15 +142,13 @@ class DispatcherParameters:
         return self.check(given, None)[0]
 
     def declare_tool(self, name: str) -> None:
-        """Declare tool.<name>.<setting> for every setting: unset means the global value."""
+        """Declare tool.<name>.<setting> for every setting, each with a value."""
         node = self._node
         new = []
         for setting in PER_TOOL_SETTINGS:
-            parameter = f'tool.{name}.{setting}'
-            if not node.has_parameter(parameter):
-                initial, description = self._tool_parameter_default(name, setting)
-                new.append((parameter, initial, ParameterDescriptor(
-                    name=parameter, dynamic_typing=True, description=description)))
+            spec = dispatcher_tool_spec(name, setting)
+            if not node.has_parameter(spec.name):
+                new.append((spec.name, spec.default, descriptor(spec)))
         if new:
             node.declare_parameters('', new)
 
@@ -196,30 +160,20 @@ class DispatcherParameters:
             if node.has_parameter(parameter):
                 node.undeclare_parameter(parameter)
 
-    @staticmethod
-    def _tool_parameter_default(name: str, setting: str) -> tuple[Any, str]:
-        """Return (initial value, description) of tool.<name>.<setting>."""
-        if setting == 'repeat_window_s':
-            return DEFAULT_REPEAT_WINDOW_S.get(name, 0.0), (
-                f"Seconds in which a call of '{name}' with the same arguments as a running or "
-                'recent one is answered duplicate instead of run (0: off).')
-        if setting == 'approval':
-            return 'auto', (
-                f"'{name}' calls: auto (run), confirm (wait for ~/approve, announced on "
-                'lerobot_tools/approval_requests) or deny (refused).')
-        return None, f"{setting} for '{name}' only; unset: {setting}"
-
-    def _per_tool(self, name: str, setting: str, default: Any) -> Any:
-        parameter = f'tool.{name}.{setting}'
+    def _per_tool(self, name: str, setting: str, global_value: Any) -> Any:
+        spec = dispatcher_tool_spec(name, setting)
         node = self._node
-        if node.has_parameter(parameter):
-            value = node.get_parameter(parameter).value
+        if node.has_parameter(spec.name):
+            value = node.get_parameter(spec.name).value
         else:  # not declared yet: the value its declaration will take
-            value = self._tool_overrides.get(parameter)
+            value = self._tool_overrides.get(spec.name, spec.default)
         try:
-            return default if value is None else type(default)(value)
-        except (TypeError, ValueError):  # checked on set; kept as a last line of defence
-            return default
+            value = spec.check(value)
+        except errors.ConfigurationError:  # checked on set; kept as a last line of defence
+            value = spec.default
+        if global_value is not None and value < 0:  # -1: the global value
+            return global_value
+        return value
 
     def tool_settings(self, name: str) -> ToolSettings:
         """Per-tool settings for the core: tool.<name>.<setting>, else the global value."""
@@ -227,9 +181,8 @@ class DispatcherParameters:
                             rate_limit_hz=self._per_tool(name, 'rate_limit_hz',
                                                          self.rate_limit_hz),
                             burst=self._per_tool(name, 'burst', self.burst),
-                            repeat_window_s=self._per_tool(
-                                name, 'repeat_window_s', DEFAULT_REPEAT_WINDOW_S.get(name, 0.0)),
-                            approval=self._per_tool(name, 'approval', 'auto'))
+                            repeat_window_s=self._per_tool(name, 'repeat_window_s', None),
+                            approval=self._per_tool(name, 'approval', None))
 
     # -- changes while running -----------------------------------------------------------------
 
@@ -244,36 +197,20 @@ class DispatcherParameters:
         updates = {}
         changed_tools = False
         for parameter in parameters:
+            spec = _spec_of(parameter.name)
+            if spec is None:
+                continue
+            reason = spec.reason(parameter.value)
+            if reason:
+                return reason, {}, False
             if parameter.name.startswith('tool.'):
-                setting = parameter.name.rpartition('.')[2]
-                value = parameter.value
-                if setting == 'approval':
-                    if value is not None and value not in APPROVAL_MODES:
-                        return (f'{parameter.name} must be one of {", ".join(APPROVAL_MODES)}, '
-                                f'got {value!r}'), {}, False
-                elif value is not None and (isinstance(value, bool)
-                                            or not isinstance(value, (int, float)) or value < 0):
-                    return (f'{parameter.name} must be a non-negative number, got {value!r}',
-                            {}, False)
-                if setting in PER_TOOL_SETTINGS:
-                    changed_tools = True
+                changed_tools = True
                 continue
-            kind = RUNTIME_PARAMETERS.get(parameter.name)
-            if kind is None:
-                continue
-            value = parameter.value
-            if kind is float and isinstance(value, int) and not isinstance(value, bool):
-                value = float(value)
-            if kind is list:
-                try:
-                    value = string_list(parameter.name, value)
-                except ValueError as exc:
-                    return str(exc), {}, False
-                if parameter.name == 'allowed_tools':
-                    value = allowed(value)
-            if not isinstance(value, kind) or (kind in (int, float) and value < 0):
-                return (f'{parameter.name} must be a non-negative {kind.__name__}, got '
-                        f'{value!r}'), {}, False
+            if spec.read_only:
+                continue  # declared from a file (a set is refused by rclpy before this)
+            value = spec.check(parameter.value)
+            if parameter.name == 'allowed_tools':
+                value = allowed(value)
             updates[parameter.name] = value
         if 'formats' in updates and catalog is not None:
             try:

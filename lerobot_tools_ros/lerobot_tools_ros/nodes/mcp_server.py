@@ -38,7 +38,8 @@ from lerobot_tools_interfaces.msg import ToolProgress
 from lerobot_tools_interfaces.srv import CallTool, CancelCalls
 from lerobot_tools_ros import errors, mcp_core, names
 from lerobot_tools_ros.catalog import CatalogError, ToolCatalog
-from lerobot_tools_ros.nodes.params import declare
+from lerobot_tools_ros.nodes.params import declare_table
+from lerobot_tools_ros.parameters.declarations import MCP_SERVER
 from lerobot_tools_ros.untrusted import log_text, ros_string
 from rcl_interfaces.msg import ParameterEvent
 import rclpy
@@ -51,7 +52,7 @@ from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rclpy.signals import SignalHandlerOptions
 from rclpy.task import Future
 
-TRANSPORTS = ('stdio', 'http')
+TRANSPORTS = MCP_SERVER['transport'].choices
 IMAGE_TOOLS = ('record_observation',)
 # Seconds a first tools/list also waits for a discovered dispatcher's settings to be read.
 _READ_SETTINGS_S = 6.0
@@ -62,65 +63,23 @@ class McpServerNode(Node):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(names.MCP_SERVER_NODE, **kwargs)
-        self.transport = declare(self, 'transport', 'stdio',
-                                 'MCP transport: stdio (for desktop clients) or http '
-                                 '(Streamable HTTP).', read_only=True)
-        self.host = declare(self, 'host', '127.0.0.1',
-                            'HTTP bind address. Anything but loopback needs a bearer token.',
-                            read_only=True)
-        self.port = declare(self, 'port', 8765, 'HTTP port.', read_only=True)
-        self.path = declare(self, 'path', '/mcp', 'HTTP path of the MCP endpoint.',
-                            read_only=True)
-        self.token_env = declare(self, 'token_env', mcp_core.DEFAULT_TOKEN_ENV,
-                                 'Environment variable holding the HTTP bearer token.',
-                                 read_only=True)
-        self.token_file = declare(self, 'token_file', '',
-                                  'File holding the HTTP bearer token (wins over token_env).',
-                                  read_only=True)
-        self.dispatcher = declare(self, 'dispatcher', names.DISPATCHER_NODE,
-                                  'Dispatcher node whose ~/call, ~/cancel and parameters are '
-                                  "used (relative names resolve in this node's namespace).",
-                                  read_only=True)
-        self.tool_server = declare(self, 'tool_server', names.TOOL_SERVER_NODE,
-                                   'tool_server node whose bindings_file is read: tools bound '
-                                   'with kind: read are listed with readOnlyHint.',
-                                   read_only=True)
-        self.read_only_tools = declare(self, 'read_only_tools', [],
-                                       'Tools listed with readOnlyHint (they do not change '
-                                       'the world).', read_only=True)
-        self.actuating_tools = declare(self, 'actuating_tools', [],
-                                       'Tools listed with destructiveHint (they move the robot); '
-                                       'tools with approval confirm/deny are always so.',
-                                       read_only=True)
-        self.max_argument_bytes = declare(self, 'max_argument_bytes', 65536,
-                                          'Largest tool arguments (JSON, bytes) accepted.',
-                                          read_only=True)
-        self.max_image_bytes = declare(self, 'max_image_bytes', 4 * 1024 * 1024,
-                                       'Largest saved image returned as MCP image content.',
-                                       read_only=True)
-        self.max_request_bytes = declare(self, 'max_request_bytes', 1024 * 1024,
-                                         'Largest HTTP request body accepted.', read_only=True)
-        self.refresh_s = declare(self, 'refresh_s', 5.0,
-                                 'Seconds between re-reads of the dispatcher settings and '
-                                 'catalog (parameter changes are seen at once).',
-                                 read_only=True)
-        self.discovery_wait_s = declare(
-            self, 'discovery_wait_s', 5.0,
-            'Seconds after start a tools/list waits for the dispatcher to be discovered (a '
-            'client that connects at launch would otherwise see no tools); if it is not seen '
-            'by then, the list is empty and the clients are told when it changes.',
-            read_only=True)
-        self.call_timeout_s = declare(self, 'call_timeout_s', 600.0,
-                                      'Safety net: seconds an MCP call waits for ~/call before '
-                                      "it is cancelled (the dispatcher's own deadlines come "
-                                      'first).', read_only=True)
-        self.read_only_tools = [t for t in self.read_only_tools if t]
-        self.actuating_tools = [t for t in self.actuating_tools if t]
-        if self.transport not in TRANSPORTS:
-            raise ValueError(f"transport must be one of {', '.join(TRANSPORTS)}, got "
-                             f'{self.transport!r}')
-        if not 0 < self.port < 65536:
-            raise ValueError(f'port must be 1..65535, got {self.port}')
+        values = declare_table(self, MCP_SERVER)  # each checked against its declaration
+        self.transport = values['transport']
+        self.host = values['host']
+        self.port = values['port']
+        self.path = values['path']
+        self.token_env = values['token_env']
+        self.token_file = values['token_file']
+        self.dispatcher = values['dispatcher']
+        self.tool_server = values['tool_server']
+        self.read_only_tools = values['read_only_tools']
+        self.actuating_tools = values['actuating_tools']
+        self.max_argument_bytes = values['max_argument_bytes']
+        self.max_image_bytes = values['max_image_bytes']
+        self.max_request_bytes = values['max_request_bytes']
+        self.refresh_s = values['refresh_s']
+        self.discovery_wait_s = values['discovery_wait_s']
+        self.call_timeout_s = values['call_timeout_s']
         self.token = None
         if self.transport == 'http':
             self.token = mcp_core.read_token(self.token_env, self.token_file)
@@ -226,7 +185,7 @@ class RosBridge:
         listed = await asyncio.wait_for(self.wait(params.list_parameters()), 5.0)
         wanted = ['dataset', 'allowed_tools'] + [
             name for name in listed.result.names
-            if name.startswith('tool.') and name.endswith(('.approval', '.enabled'))]
+            if name.startswith('tool.') and name.endswith('.approval')]
         values = await self.get_parameters(wanted)
         catalog = self.catalog(values.get('dataset') or '')
         view = mcp_core.view_from_parameters(values)

@@ -13,119 +13,142 @@
 # limitations under the License.
 
 """
-Declaring ROS parameters with descriptors, in one way for every node.
+Declaring ROS parameters from their one declaration (`parameters.ParameterSpec`).
 
 Every parameter gets a value, so `ros2 param dump` and get_parameters answer for all of them
-(rclpy answers nothing for the whole request when one parameter has a type but no value). Lists
-of names are dynamically typed and checked here instead: `ros2 param set <node> <list> "[]"`
-sends an empty BOOL array, which a statically typed string-array parameter refuses.
+(rclpy answers nothing for the whole request when one parameter has a type but no value), and a
+node starts from its own dump. Each value is checked against its spec before the parameter is
+declared (a bad value in a parameters file stops the node with one line naming it) and on every
+later set, in the node's set-parameters callback, which refuses a bad value with the reason and
+applies a good one to a writable parameter at once (`declare(..., apply=...)`).
 """
 
-from typing import Any
+from typing import Any, Callable
 import weakref
 
-from lerobot_tools_ros import names
-from rcl_interfaces.msg import ParameterDescriptor, ParameterType, SetParametersResult
+from lerobot_tools_ros.errors import ConfigurationError
+from lerobot_tools_ros.parameters.spec import ALL, means_all, ParameterSpec, string_list
+from rcl_interfaces.msg import (FloatingPointRange, IntegerRange, ParameterDescriptor,
+                                ParameterType, SetParametersResult)
 from rclpy.node import Node
 
-_TYPE_OF_DEFAULT = {
-    bool: ParameterType.PARAMETER_BOOL,
-    int: ParameterType.PARAMETER_INTEGER,
-    float: ParameterType.PARAMETER_DOUBLE,
-    str: ParameterType.PARAMETER_STRING,
-}
-_ARRAY_TYPE_OF_ITEM = {
-    bool: ParameterType.PARAMETER_BOOL_ARRAY,
-    int: ParameterType.PARAMETER_INTEGER_ARRAY,
-    float: ParameterType.PARAMETER_DOUBLE_ARRAY,
-    str: ParameterType.PARAMETER_STRING_ARRAY,
-}
-# In a list of names, ['*'] (or []) means every one, e.g. allowed_tools: ['*'].
-ALL = names.ALL_TOOLS
-_LIST_PARAMETERS = '_lerobot_list_parameters'  # node attribute: names declared as string lists
+__all__ = ['ALL', 'declare', 'declare_spec', 'declare_table', 'descriptor', 'means_all',
+           'overrides_with_prefix', 'string_list']
+
+_ROS_TYPE = {'bool': ParameterType.PARAMETER_BOOL, 'int': ParameterType.PARAMETER_INTEGER,
+             'float': ParameterType.PARAMETER_DOUBLE, 'str': ParameterType.PARAMETER_STRING,
+             'str_list': ParameterType.PARAMETER_STRING_ARRAY}
+_REGISTRY = '_lerobot_parameters'  # node attribute: the _Registry below
 
 
-def parameter_type(default: Any) -> int:
-    """ROS parameter type for a Python default (an empty list is a string array)."""
-    if isinstance(default, (list, tuple)):
-        item_type = type(default[0]) if default else str
-        return _ARRAY_TYPE_OF_ITEM.get(item_type, ParameterType.PARAMETER_STRING_ARRAY)
-    return _TYPE_OF_DEFAULT.get(type(default), ParameterType.PARAMETER_NOT_SET)
+class _Registry:
+    """The specs declared on one node and how each writable one is applied."""
 
+    def __init__(self) -> None:
+        self.specs: dict[str, ParameterSpec] = {}
+        self.appliers: dict[str, Callable[[Any], None]] = {}
 
-def string_list(name: str, value: Any) -> list[str]:
-    """
-    Check a list-of-strings parameter as it arrives from a file, the CLI or a client.
-
-    Any empty array is the empty list (`ros2 param set x "[]"` types it as a bool array). An
-    empty string is refused: `['']` would otherwise silently match nothing.
-    """
-    if value is None:
-        return []
-    if isinstance(value, (str, bytes)) or not hasattr(value, '__iter__'):
-        raise ValueError(f"parameter '{name}' must be a list such as [a, b]; got {value!r}")
-    items = list(value)
-    if not items:
-        return []
-    if not all(isinstance(item, str) for item in items):
-        raise ValueError(f"parameter '{name}' must be a list of strings; got {items!r}")
-    if any(not item.strip() for item in items):
-        raise ValueError(f"parameter '{name}' holds an empty string ({items!r}), which names "
-                         f"nothing; write [] or ['{ALL}'] for all")
-    if ALL in items and len(items) > 1:
-        raise ValueError(f"parameter '{name}': '{ALL}' means all and stands alone; got {items!r}")
-    return items
-
-
-def means_all(items: list[str]) -> bool:
-    """Return whether a checked list of names means every name: [] or ['*']."""
-    return not items or items == [ALL]
-
-
-def _check_string_lists(node: Node | None, parameters: list) -> SetParametersResult:
-    """On-set callback: every list declared through `declare` is checked by `string_list`."""
-    declared = getattr(node, _LIST_PARAMETERS, set()) if node is not None else set()
-    for parameter in parameters:
-        if parameter.name in declared:
+    def on_set(self, parameters: list) -> SetParametersResult:
+        """Check every parameter that has a spec; apply the writable ones once all are fine."""
+        checked = []
+        for parameter in parameters:
+            spec = self.specs.get(parameter.name)
+            if spec is None:
+                continue
             try:
-                string_list(parameter.name, parameter.value)
-            except ValueError as exc:
+                checked.append((parameter.name, spec.check(parameter.value)))
+            except ConfigurationError as exc:
                 return SetParametersResult(successful=False, reason=str(exc))
-    return SetParametersResult(successful=True)
+        for name, value in checked:
+            apply = self.appliers.get(name)
+            if apply is None:
+                continue
+            try:
+                apply(value)
+            except (ConfigurationError, ValueError) as exc:
+                return SetParametersResult(successful=False, reason=f'{name}: {exc}')
+        return SetParametersResult(successful=True)
+
+
+def _registry(node: Node) -> _Registry:
+    registry = getattr(node, _REGISTRY, None)
+    if registry is None:
+        registry = _Registry()
+        setattr(node, _REGISTRY, registry)
+        # A weak reference: a node whose constructor fails must still be garbage, or the
+        # context would later destroy a half-built node at shutdown. Registered before any
+        # other callback of the node, so it runs last: it applies only what all others took.
+        node_ref = weakref.ref(node)
+        node.add_on_set_parameters_callback(
+            lambda parameters: (_registry(node_ref()).on_set(parameters)
+                                if node_ref() is not None
+                                else SetParametersResult(successful=True)))
+    return registry
+
+
+def descriptor(spec: ParameterSpec) -> ParameterDescriptor:
+    """Return the ROS descriptor of `spec`: description with rules, type, range, read-only."""
+    result = ParameterDescriptor(
+        name=spec.name, description=spec.full_description(), read_only=bool(spec.read_only),
+        dynamic_typing=spec.dynamic, additional_constraints=spec.constraints(),
+        type=ParameterType.PARAMETER_NOT_SET if spec.dynamic else _ROS_TYPE[spec.kind])
+    if spec.minimum is None or spec.maximum is None:
+        return result  # one bound only: `additional_constraints` and the set check say it
+    if spec.kind == 'int':
+        result.integer_range = [IntegerRange(
+            from_value=int(spec.minimum), to_value=int(spec.maximum), step=0)]
+    elif spec.kind == 'float':
+        result.floating_point_range = [FloatingPointRange(
+            from_value=float(spec.minimum), to_value=float(spec.maximum), step=0.0)]
+    return result
+
+
+def declare_spec(node: Node, spec: ParameterSpec, *,
+                 apply: Callable[[Any], None] | None = None) -> Any:
+    """
+    Declare `spec` on `node` and return its checked value.
+
+    A value from a parameters file or the command line is checked first: a bad one raises
+    ConfigurationError naming the parameter. `apply(value)` (writable parameters only) is
+    called with each later value once it is checked; it may refuse one by raising ValueError.
+    """
+    if apply is not None and spec.read_only:
+        raise TypeError(f'{spec.name} is read-only: nothing to apply')
+    registry = _registry(node)
+    override = getattr(node, '_parameter_overrides', {}).get(spec.name)
+    ignore_override = False
+    if override is not None:
+        if override.value is None and spec.kind == 'str_list':
+            # A file's `[]` arrives without a type: declared as an empty list, not unset.
+            ignore_override = True
+            initial = []
+        else:
+            initial = spec.check(override.value)
+    else:
+        initial = spec.default
+    registry.specs[spec.name] = spec
+    value = node.declare_parameter(spec.name, list(initial) if isinstance(initial, list)
+                                   else initial, descriptor(spec),
+                                   ignore_override=ignore_override).value
+    if apply is not None:
+        registry.appliers[spec.name] = apply
+    return spec.check(value)
+
+
+def declare_table(node: Node, specs: dict[str, ParameterSpec],
+                  apply: dict[str, Callable[[Any], None]] | None = None) -> dict[str, Any]:
+    """Declare every spec of a node's table; return the values by name."""
+    apply = apply or {}
+    return {name: declare_spec(node, spec, apply=apply.get(name))
+            for name, spec in specs.items()}
 
 
 def declare(node: Node, name: str, default: Any, description: str, *,
             read_only: bool = False) -> Any:
-    """
-    Declare one parameter with a descriptor and a value, and return the value.
-
-    Numbers are declared with dynamic typing and coerced, so `timeout_s: 5` in a YAML file is
-    as good as `timeout_s: 5.0`. Lists of strings (and empty lists) are dynamically typed and
-    checked by `string_list`, at declaration and on every later set.
-    """
-    ptype = parameter_type(default)
-    is_string_list = ptype == ParameterType.PARAMETER_STRING_ARRAY
-    dynamic = is_string_list or ptype in (ParameterType.PARAMETER_DOUBLE,
-                                          ParameterType.PARAMETER_NOT_SET)
-    descriptor = ParameterDescriptor(
-        name=name, description=description, read_only=read_only, dynamic_typing=dynamic,
-        type=ParameterType.PARAMETER_NOT_SET if dynamic else ptype)
-    initial = list(default) if isinstance(default, (list, tuple)) else default
-    if is_string_list:
-        if not hasattr(node, _LIST_PARAMETERS):
-            setattr(node, _LIST_PARAMETERS, set())
-            # A weak reference: a node whose constructor fails must still be garbage, or the
-            # context would later destroy a half-built node at shutdown.
-            node_ref = weakref.ref(node)
-            node.add_on_set_parameters_callback(
-                lambda parameters: _check_string_lists(node_ref(), parameters))
-        getattr(node, _LIST_PARAMETERS).add(name)
-    value = node.declare_parameter(name, initial, descriptor).value
-    if is_string_list:
-        return string_list(name, value)
-    if isinstance(default, float) and isinstance(value, int) and not isinstance(value, bool):
-        value = float(value)
-    return list(value) if isinstance(value, (list, tuple)) else value
+    """Declare one parameter given inline (prefer a spec in `parameters.declarations`)."""
+    return declare_spec(node, ParameterSpec(
+        name, default, description,
+        read_only='read when the node starts; restart it to change' if read_only else ''))
 
 
 def overrides_with_prefix(node: Node, prefix: str) -> dict[str, Any]:

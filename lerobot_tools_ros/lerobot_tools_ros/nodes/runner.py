@@ -17,8 +17,10 @@ One `main()` for every node executable of this package.
 
 Starts rclpy, spins the node on a SingleThreadedExecutor (measured fastest for these nodes) in a
 thread that waits without a timeout, turns a configuration error into one clear line and exit
-status 1, and shuts down cleanly on Ctrl-C or SIGTERM. Any other exception from a constructor is a
-bug: it keeps its traceback (exit status 1).
+status 78 (EXIT_CONFIGURATION_ERROR, sysexits' EX_CONFIG), and shuts down cleanly on Ctrl-C or
+SIGTERM. Any other exception from a constructor is a bug: it keeps its traceback (exit status 1).
+The launch files restart a node that crashed after running fine, never one that exited 78: it
+would only fail the same way again.
 """
 
 import signal
@@ -27,30 +29,36 @@ import threading
 import traceback
 from typing import Callable
 
-from lerobot_tools_ros.catalog import CatalogError
-from lerobot_tools_ros.errors import ConfigurationError
-from lerobot_tools_ros.tools import ToolLoadError
+from lerobot_tools_ros.errors import ConfigurationError, EXIT_CONFIGURATION_ERROR
 import rclpy
 from rclpy.exceptions import NameValidationException, ParameterException
 from rclpy.executors import Executor, ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 
-# What a node's constructor raises on purpose for bad parameters, names, catalogs or tools; the
-# message says what to change, so a traceback would only hide it. A plain ValueError, TypeError
-# or LookupError is not among them: raised by accident, its traceback is what finds the bug.
-CONFIGURATION_ERRORS = (ConfigurationError, CatalogError, ToolLoadError, NameValidationException,
-                        ParameterException)
+# What a node's constructor raises on purpose for bad parameters, names, catalogs, bindings or
+# tools: our one type (ConfigurationError; CatalogError, BindingsError and ToolLoadError are
+# ConfigurationErrors), and rclpy's own for a bad node name or parameter type given by the user.
+# The message says what to change, so a traceback would only hide it. A plain ValueError,
+# TypeError or LookupError is not among them: raised by accident, its traceback finds the bug.
+CONFIGURATION_ERRORS = (ConfigurationError, NameValidationException, ParameterException)
 
 
-def report_start_failure(name: str, exc: BaseException) -> None:
-    """Print why a node could not start: one line for a configuration error, else a traceback."""
+def report_start_failure(name: str, exc: BaseException) -> int:
+    """
+    Print why a node could not start; return the exit status.
+
+    A configuration error: one line (newlines in the message folded), status 78. Anything
+    else: the traceback, status 1.
+    """
     if isinstance(exc, CONFIGURATION_ERRORS):
-        print(f'[{name}] error: {exc}', file=sys.stderr)
-        return
+        message = ' '.join(str(exc).split())
+        print(f'[{name}] error: {message}', file=sys.stderr)
+        return EXIT_CONFIGURATION_ERROR
     traceback.print_exception(exc, file=sys.stderr)
     print(f'[{name}] error: could not start ({type(exc).__name__}: {exc}); the traceback above '
           'shows where (please report it)', file=sys.stderr)
+    return 1
 
 
 def run_node(make_node: Callable[[], Node], name: str, args: list[str] | None = None) -> int:
@@ -66,11 +74,10 @@ def run_node(make_node: Callable[[], Node], name: str, args: list[str] | None = 
     try:
         try:
             node = make_node()
-        except Exception as exc:  # noqa: B902 - every start failure is reported, then exit 1
+        except Exception as exc:  # noqa: B902 - every start failure is reported, then exits
             # Only the constructor's errors can be configuration errors; once spinning, an
             # exception is a bug and keeps its traceback.
-            report_start_failure(name, exc)
-            return 1
+            return report_start_failure(name, exc)
         stop.wake_through(node)
         executor = SingleThreadedExecutor()
         executor.add_node(node)

@@ -24,25 +24,14 @@ rejects, so the demo shows successes and an error.
 import sys
 from typing import Any
 
-from lerobot_tools_ros import names
-from lerobot_tools_ros.nodes.params import declare
+from lerobot_tools_ros.nodes.params import declare_table
 from lerobot_tools_ros.nodes.runner import run_node
+from lerobot_tools_ros.parameters.declarations import DEMO_SCRIPT, SCRIPTED_POLICY
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
 
-DEFAULT_SCRIPT = [
-    'Locate the red cube on the table.\n<say>I can see the red cube. Starting now.</say>',
-    'Grasp the cube.\n<tool_call>{"name": "record_observation", '
-    '"arguments": {"label": "before_grasp"}}</tool_call>',
-    'Lift and place the cube in the bin.\n'
-    '[say(text="Placing the cube in the bin."), record_observation(label="after_place")]',
-    'Close the gripper on the cube.\n<tool_call>{"name": "close_gripper", '
-    '"arguments": {"steps": 4}}</tool_call>',
-    'Report to the user.\n<tool_call>{"name": "record_observation", '
-    '"arguments": {"label": "../../etc/passwd"}}</tool_call>',
-    'Done.\n<say>All done. The cube is in the bin.</say>',
-]
+DEFAULT_SCRIPT = DEMO_SCRIPT  # declared with the node's parameters
 
 
 class ScriptedPolicy(Node):
@@ -50,14 +39,11 @@ class ScriptedPolicy(Node):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__('scripted_policy', **kwargs)
-        self.script = declare(self, 'script', list(DEFAULT_SCRIPT),
-                              'Generations to publish, in order.', read_only=True)
-        self.interval_s = declare(self, 'interval_s', 2.5,
-                                  'Seconds between generations.', read_only=True)
-        self.repeat = declare(self, 'repeat', False,
-                              'Start over after the last generation.', read_only=True)
-        topic = declare(self, 'output_topic', names.INPUT_TOPIC,
-                        'Topic the generations are published on.', read_only=True)
+        values = declare_table(self, SCRIPTED_POLICY)
+        self.script = values['script']
+        self.interval_s = values['interval_s']
+        self.repeat = values['repeat']
+        topic = values['output_topic']
         self.published = 0
         self._pub = self.create_publisher(
             String, topic, QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE))

@@ -32,12 +32,12 @@ from typing import Any
 from lerobot_tools_interfaces.msg import AudioChunk, SpeakerStatus
 from lerobot_tools_ros import names
 from lerobot_tools_ros.audio import (
-    Chunk, make_sink, SINK_KINDS, SinkUnavailable, SounddeviceSink, Status, UtterancePlayer)
+    Chunk, make_sink, SinkUnavailable, SounddeviceSink, Status, UtterancePlayer)
 from lerobot_tools_ros.errors import ConfigurationError
-from lerobot_tools_ros.nodes.params import declare
+from lerobot_tools_ros.nodes.params import declare_table
 from lerobot_tools_ros.nodes.runner import run_node
+from lerobot_tools_ros.parameters.declarations import SPEAKER
 from lerobot_tools_ros.untrusted import ros_string
-from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.duration import Duration
 from rclpy.node import Node
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
@@ -95,64 +95,9 @@ class Speaker(Node):
                     f'{self._status_publisher.topic_name}')
 
     def _declare_parameters(self) -> dict[str, Any]:
-        params = {
-            'sink': declare(
-                self, 'sink', 'auto',
-                'Where audio goes: auto (a sound device if one exists, else wav), sounddevice, '
-                'wav (one <utterance_id>.wav per utterance in output_dir) or null (discarded).',
-                read_only=True),
-            'output_dir': declare(
-                self, 'output_dir', '~/.lerobot_tools/audio',
-                'Directory of the wav sink; created if missing. A file appears only when '
-                'complete; a dropped utterance leaves none, a cancelled one what was played.',
-                read_only=True),
-            'jitter_ms': declare(
-                self, 'jitter_ms', 60,
-                'sounddevice: audio buffered before playback starts, to ride over uneven '
-                'chunks.', read_only=True),
-            'block_ms': declare(
-                self, 'block_ms', 20,
-                'Audio block handed to the sink at a time (the device period; the pace of '
-                'wav/null): a cancel silences the output within one block.', read_only=True),
-            'realtime': declare(
-                self, 'realtime', True,
-                'wav and null sinks: take audio at the pace it would be heard, so progress, '
-                'wait_for_playback and cancel behave as with a sound card; false: as fast as '
-                'it arrives.', read_only=True),
-            'stall_timeout_s': declare(
-                self, 'stall_timeout_s', 10.0,
-                'Drop an utterance whose next chunk has not come for this long (sender died).',
-                read_only=True),
-            'max_pending_utterances': declare(
-                self, 'max_pending_utterances', 32,
-                'Utterances with audio waiting to play; more are refused (reported dropped).',
-                read_only=True),
-            'progress_period_s': declare(
-                self, 'progress_period_s', 0.1,
-                'How often a playing status with frames_played is published during playback.',
-                read_only=True),
-            'audio_topic': declare(self, 'audio_topic', names.AUDIO_TOPIC,
-                                   'AudioChunk topic to play.', read_only=True),
-            'status_topic': declare(self, 'status_topic', names.SPEAKER_STATUS_TOPIC,
-                                    'Topic of the SpeakerStatus reports.', read_only=True),
-        }
-        # A string or an integer: `-p device:=1` arrives as an integer.
-        device = self.declare_parameter('device', '', ParameterDescriptor(
-            name='device', read_only=True, dynamic_typing=True,
-            description="sounddevice output: '' for the default, a device index, or part of "
-                        'its name (case-insensitive).')).value
-        params['device'] = '' if device is None else str(device)
-        if params['sink'] not in SINK_KINDS:
-            raise ConfigurationError(f"parameter 'sink' must be one of {', '.join(SINK_KINDS)}, "
-                                     f"got {params['sink']!r}")
-        for name, low, high in (('jitter_ms', 0, 2000), ('block_ms', 1, 200)):
-            if not low <= params[name] <= high:
-                raise ConfigurationError(f'speaker: {name} must be an integer from {low} to '
-                                         f'{high}, got {params[name]}')
-        for name in ('stall_timeout_s', 'progress_period_s', 'max_pending_utterances'):
-            if not params[name] > 0:
-                raise ConfigurationError(
-                    f"parameter '{name}' must be positive, got {params[name]}")
+        """Declare every parameter from its spec (parameters.declarations.SPEAKER)."""
+        params = declare_table(self, SPEAKER)
+        params['device'] = str(params['device'])  # `-p device:=1` arrives as an integer
         return params
 
     def _on_chunk(self, message: AudioChunk) -> None:

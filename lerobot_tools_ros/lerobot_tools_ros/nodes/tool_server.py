@@ -45,9 +45,12 @@ from lerobot_tools_interfaces.action import RunTool
 from lerobot_tools_interfaces.srv import CallTool
 from lerobot_tools_ros import errors, names
 from lerobot_tools_ros.catalog import ToolArgumentError, ToolCatalog
-from lerobot_tools_ros.nodes.inprocess_executor import HostedToolOffer
-from lerobot_tools_ros.nodes.params import declare, overrides_with_prefix
+from lerobot_tools_ros.errors import ConfigurationError
+from lerobot_tools_ros.executors.inprocess import HostedToolOffer
+from lerobot_tools_ros.nodes.params import declare_spec, declare_table, descriptor, \
+    overrides_with_prefix
 from lerobot_tools_ros.nodes.runner import run_node
+from lerobot_tools_ros.parameters.declarations import TOOL_SERVER
 from lerobot_tools_ros.tools import TOOL_REGISTRY
 from lerobot_tools_ros.tools.base import accepts_context, CallContext, declared_parameters, Tool
 from lerobot_tools_ros.tools.bindings.loader import load_bindings
@@ -66,11 +69,6 @@ _FEEDBACK_MIN_INTERVAL_S = 0.02
 # At shutdown: how long cancelled calls get to finish and their answers to go out.
 _CLOSE_TIMEOUT_S = 5.0
 _ANSWER_GRACE_S = 0.2
-# How long a finished goal's result is kept for its result request, which callers send right
-# after acceptance. Every status message lists every kept goal and clients decode each one, so
-# at N calls/s a call costs O(N x kept seconds): the default (10-900 s) made a burst of 1000
-# echo calls slow down to ~50/s; with 1 s they ran at ~115/s here.
-_RESULT_KEPT_S = 1
 
 
 @dataclass
@@ -129,29 +127,33 @@ class _Feedback:
             self._logger.debug(f'feedback not sent: {exc!r}')
 
 
-def tool_kwargs(node: Node, tool_name: str, tool_class: type, catalog: ToolCatalog) -> dict:
+def tool_kwargs(node: Node, tool_name: str, tool_class: type, catalog: ToolCatalog,
+                apply: Any = None) -> dict:
     """
     Collect the constructor kwargs of a tool from its `tool.<name>.*` parameters.
 
-    A parameter given with nested keys is passed as a map
-    (`tool.record_observation.cameras.front: /camera/front/image_raw` -> cameras={'front': ...}).
+    Each is declared from the tool's `ToolParameter` and checked against it. A list parameter
+    given with nested keys is passed as a map
+    (`tool.record_observation.cameras.front: /camera/front/image_raw` -> cameras={'front': ...})
+    and declared as the equivalent list (`['front=/camera/front/image_raw']`), so a dump of the
+    node holds it and the node starts again from that dump. `apply(key, value)` is called when
+    a live parameter is set while the tool runs.
     """
     prefix = f'tool.{tool_name}.'
     declared = declared_parameters(tool_class)
     kwargs: dict[str, Any] = {}
-    for key, spec in declared.items():
+    for key, parameter in declared.items():
+        spec = parameter.spec(prefix + key)
         nested = overrides_with_prefix(node, f'{prefix}{key}.')
-        if nested or isinstance(spec.default, dict):
-            defaults = spec.default if isinstance(spec.default, dict) else {}
-            kwargs[key] = {**defaults, **nested}
-        else:
-            kwargs[key] = declare(node, prefix + key, spec.default, spec.description)
-    known = set(declared)
-    for extra in sorted(overrides_with_prefix(node, prefix)):
-        if extra.split('.', 1)[0] not in known:
-            node.get_logger().warning(
-                f"ignoring parameter '{prefix}{extra}': tool '{tool_name}' declares "
-                f"{sorted(known) or 'no parameters'}")
+        if nested and spec.kind == 'str_list':
+            kwargs[key] = nested
+            node.declare_parameter(spec.name, [f'{k}={v}' for k, v in nested.items()],
+                                   descriptor(spec), ignore_override=True)
+            continue
+        live = None
+        if apply is not None and spec.writable:
+            live = (lambda value, key=key: apply(key, value))
+        kwargs[key] = declare_spec(node, spec, apply=live)
     accepted = inspect.signature(tool_class).parameters
     if 'catalog' in accepted:
         kwargs['catalog'] = catalog
@@ -165,32 +167,19 @@ class ToolServer(Node):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(names.TOOL_SERVER_NODE, **kwargs)
-        tool_names = declare(
-            self, 'tools', ['say', 'record_observation'],
-            'Names of the tools to host; each must be registered (built in or through the '
-            "'lerobot_tools_ros.tools' entry-point group) and declared in the dataset catalog.",
-            read_only=True)
-        dataset = declare(
-            self, 'dataset', '',
-            'Catalog source for the tool schemas: a dataset root, an info.json path or a LeRobot '
-            "repo id. Empty: the package's sample dataset.", read_only=True)
-        self.service_prefix = declare(
-            self, 'service_prefix', names.SERVICE_PREFIX,
-            'Prefix of the CallTool services and RunTool actions; each tool is served at '
-            '<prefix>/<tool name>.',
-            read_only=True)
-        self.catalog = ToolCatalog.load(dataset or None)
+        values = declare_table(self, TOOL_SERVER)
+        tool_names = values['tools']
+        self.service_prefix = values['service_prefix']
+        self.result_timeout_s = values['action_result_timeout_s']
+        self.catalog = ToolCatalog.load(values['dataset'] or None)
         for problem in self.catalog.problems:
             self.get_logger().warning(problem)
-        bindings_file = declare(
-            self, 'bindings_file', '',
-            "YAML file binding catalog tools to existing ROS services, actions and topics ('' = "
-            'none). Every bound tool is hosted; a binding wins over a registered tool class.',
-            read_only=True)
+        bindings_file = values['bindings_file']
         self._bound = load_bindings(bindings_file, self.catalog) if bindings_file else {}
         tool_names = [*tool_names, *(name for name in self._bound if name not in tool_names)]
         if not tool_names:
-            raise ValueError("parameter 'tools' is empty: name at least one tool to host")
+            raise ConfigurationError(
+                "parameter 'tools' is empty: name at least one tool to host")
         self._hosted: dict[str, _HostedTool] = {}
         try:
             for tool_name in tool_names:
@@ -201,24 +190,25 @@ class ToolServer(Node):
 
     def _host(self, tool_name: str) -> None:
         if tool_name in self._hosted:
-            raise ValueError(f"tool '{tool_name}' is listed twice in parameter 'tools'")
+            raise ConfigurationError(f"tool '{tool_name}' is listed twice in parameter 'tools'")
         if tool_name not in self.catalog:
             hint = self.catalog.suggest(tool_name)
-            raise ValueError(
+            raise ConfigurationError(
                 f"tool '{tool_name}' is not declared in the catalog {self.catalog.source} "
                 f"(declared: {', '.join(self.catalog.names)})"
                 + (f"; did you mean '{hint}'?" if hint else '; add its schema to info.json'))
         bound = self._bound.get(tool_name)
         if bound is None and tool_name not in TOOL_REGISTRY:
-            raise ValueError(
+            raise ConfigurationError(
                 f"no implementation is registered for tool '{tool_name}' (registered: "
                 f"{', '.join(sorted(TOOL_REGISTRY))}); install a package that provides it "
                 "through the 'lerobot_tools_ros.tools' entry-point group")
         for other in self._hosted:
             if names.ros_safe(other) == names.ros_safe(tool_name):
-                raise ValueError(f"tools '{other}' and '{tool_name}' would share the service "
-                                 f'{names.tool_service_name(self.service_prefix, tool_name)} '
-                                 '(ROS names hold no "-" or "."); rename one in info.json')
+                raise ConfigurationError(
+                    f"tools '{other}' and '{tool_name}' would share the service "
+                    f'{names.tool_service_name(self.service_prefix, tool_name)} '
+                    '(ROS names hold no "-" or "."); rename one in info.json')
         if bound is not None:
             tool = bound
             wins = ' (wins over the registered tool class)' if tool_name in TOOL_REGISTRY else ''
@@ -227,8 +217,12 @@ class ToolServer(Node):
                 self.get_logger().warning(warning)
         else:
             tool_class = TOOL_REGISTRY[tool_name]
-            tool = tool_class(self.catalog.schema(tool_name),
-                              **tool_kwargs(self, tool_name, tool_class, self.catalog))
+            kwargs = tool_kwargs(self, tool_name, tool_class, self.catalog,
+                                 lambda key, value: self._apply(tool_name, key, value))
+            try:
+                tool = tool_class(self.catalog.schema(tool_name), **kwargs)
+            except ValueError as exc:  # the tool refused a value (see tools.base)
+                raise ConfigurationError(f"tool '{tool_name}': {exc}") from exc
         hosted = _HostedTool(tool=tool)
         self._hosted[tool_name] = hosted
         # What the tool derived from its parameters (record_observation: one camera per dataset
@@ -237,7 +231,10 @@ class ToolServer(Node):
             name = f'tool.{tool_name}.{key}'
             if not self.has_parameter(name):  # shows what is used: overrides do not apply
                 self.declare_parameter(name, value, ParameterDescriptor(
-                    name=name, description=description, read_only=True), ignore_override=True)
+                    name=name, description=f'{description} Read-only: derived from the '
+                    "tool's parameters at start.", read_only=True), ignore_override=True)
+        if bound is None:
+            self._refuse_unknown(tool_name, tool_class)
         bind_ros = getattr(tool, 'bind_ros', None)
         if bind_ros is not None:
             bind_ros(self)
@@ -257,7 +254,7 @@ class ToolServer(Node):
             goal_callback=lambda _goal: (GoalResponse.REJECT if hosted.closing
                                          else GoalResponse.ACCEPT),
             cancel_callback=lambda goal_handle: self._on_cancel(hosted, goal_handle),
-            result_timeout=_RESULT_KEPT_S)
+            result_timeout=self.result_timeout_s)
         hosted.wake = hosted.node.create_guard_condition(lambda: None)
         hosted.executor = SingleThreadedExecutor(context=self.context)
         hosted.executor.add_node(hosted.node)
@@ -271,6 +268,29 @@ class ToolServer(Node):
         hosted.offer.offer()
         self.get_logger().info(f"hosting '{tool_name}' ({type(tool).__name__}) at {service_name}"
                                ' (CallTool service and RunTool action)')
+
+    def _refuse_unknown(self, tool_name: str, tool_class: type) -> None:
+        """Refuse a tool.<name>.<key> the tool does not declare (a typo would be ignored)."""
+        prefix = f'tool.{tool_name}.'
+        known = set(declared_parameters(tool_class))
+        for extra in sorted(overrides_with_prefix(self, prefix)):
+            if extra.split('.', 1)[0] in known or self.has_parameter(prefix + extra):
+                continue  # a declared map's key, or what the tool derived (in a dump)
+            raise ConfigurationError(
+                f"unknown parameter '{prefix}{log_text(extra, 100)}': tool '{tool_name}' "
+                f"declares {', '.join(sorted(known)) or 'no parameters'}")
+
+    def _apply(self, tool_name: str, key: str, value: Any) -> None:
+        """Apply a live tool parameter that was set (checked against its declaration)."""
+        hosted = self._hosted.get(tool_name)
+        if hosted is None:
+            return  # set while the tool is being built: its constructor took the value
+        setter = getattr(hosted.tool, 'set_parameter', None)
+        if setter is not None:
+            setter(key, value)
+        else:
+            setattr(hosted.tool, key, value)
+        self.get_logger().info(f'tool.{tool_name}.{key} is now {log_text(repr(value), 200)}')
 
     def _spin(self, hosted: _HostedTool) -> None:
         """Tool thread: serve the tool's service and action until close_tools() sets `stop`."""
@@ -300,7 +320,7 @@ class ToolServer(Node):
                 context = CallContext(request.call_id)
                 # A request cannot be cancelled by its caller: when the tool is idle it runs
                 # right here, on the tool's executor thread, without the hand-off to the worker.
-                code, text = await self._submit(hosted, request, context, inline=True)
+                code, text = await self.submit(hosted, request, context, inline=True)
             except Exception as exc:  # noqa: B902 - every request gets an answer
                 code, text = errors.EXECUTION_FAILED, f'{type(exc).__name__}: {exc}'
             finally:
@@ -327,7 +347,7 @@ class ToolServer(Node):
             if goal_handle.is_cancel_requested:  # cancelled between acceptance and now
                 context.cancel()
             try:
-                code, text = await self._submit(hosted, goal, context)
+                code, text = await self.submit(hosted, goal, context)
             except Exception as exc:  # noqa: B902 - every goal gets a result
                 code, text = errors.EXECUTION_FAILED, f'{type(exc).__name__}: {exc}'
             finally:
@@ -353,8 +373,8 @@ class ToolServer(Node):
             context.cancel()
         return CancelResponse.ACCEPT
 
-    def _submit(self, hosted: _HostedTool, request: Any, context: CallContext, *,
-                inline: bool = False, local: bool = False) -> Future:
+    def submit(self, hosted: _HostedTool, request: Any, context: CallContext, *,
+               inline: bool = False, local: bool = False) -> Future:
         """
         Validate a call and queue it for the worker; the future gives (code, text).
 

@@ -37,6 +37,7 @@ import threading
 from typing import Any, Callable, Iterator
 
 from lerobot_tools_ros.catalog import TOOL_NAME_PATTERN, ToolCatalog
+from lerobot_tools_ros.errors import ConfigurationError
 from lerobot_tools_ros.tools.base import declared_parameters, Tool, ToolParameter
 
 __all__ = [
@@ -56,7 +57,7 @@ _BUILTIN_TOOLS: dict[str, str] = {
 }
 
 
-class ToolLoadError(RuntimeError):
+class ToolLoadError(ConfigurationError):
     """A registered tool that cannot be imported or constructed; names the tool and the cause."""
 
     def __init__(self, tool: str, message: str) -> None:

@@ -24,7 +24,10 @@ Writing a tool
 - One file per tool, so each tool's heavy dependency stays optional.
 - Constructor: ``ToolClass(schema: dict, **params)``. ``schema`` is the catalog entry (an OpenAI
   function schema); the instance's ``name`` is ``schema['function']['name']``. ``params`` are the
-  values of the tool's declared ``PARAMETERS`` (see ``ToolParameter``).
+  values of the tool's declared ``PARAMETERS`` (see ``ToolParameter``), already checked against
+  those declarations. A value the constructor still refuses raises ``ValueError`` (or
+  ``errors.ConfigurationError``) with a message naming it: tool_server reports it as a
+  configuration error (one line, no traceback).
 - ``call(arguments)`` receives arguments already validated against ``schema`` and returns a
   string or a JSON-serialisable dict. To choose the error code a caller sees, raise
   ``lerobot_tools_ros.errors.ToolError(code, message)``; any other exception is reported as
@@ -47,11 +50,13 @@ protocol, so plain-Python tools need not define them:
   ``ToolError(errors.CANCELLED, ...)``. Long tools should take it; short ones need not.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, KW_ONLY
 import functools
 import inspect
 import threading
 from typing import Any, Callable, Protocol, runtime_checkable
+
+from lerobot_tools_ros.parameters.spec import ParameterSpec
 
 __all__ = ['CallContext', 'Tool', 'ToolParameter', 'accepts_context', 'declared_parameters',
            'tool_name_from_schema']
@@ -135,19 +140,47 @@ def _takes_context(function: Callable) -> bool:
         return False
 
 
+# Why a tool parameter declared without ``live`` cannot change while tool_server runs.
+READ_AT_START = 'the tool reads it when tool_server starts; restart tool_server to change it'
+
+
 @dataclass(frozen=True)
 class ToolParameter:
     """
-    A configuration value a tool class declares in ``PARAMETERS``.
+    A configuration value a tool class declares in ``PARAMETERS``: its one declaration.
 
     The ``tool_server`` node declares each as the ROS parameter ``tool.<name>.<param>`` (so it
-    can be set from a parameters file) and passes the value to the constructor as a keyword
-    argument. ``default`` fixes the ROS parameter type, so it should be a bool, int, float, str,
-    or a list of one of those; ``None`` gives ROS nothing to infer a type from.
+    can be set from a parameters file), checks every value against it, and passes the value to
+    the constructor as a keyword argument; the packaged parameters file and the parameter
+    reference are generated from it. ``default`` fixes the type: a bool, int, float, str, or a
+    list of str (never None: every parameter has a value, so ``ros2 param dump`` writes none).
+
+    ``live``: the parameter may be set while tool_server runs and takes effect at once: the
+    server sets the tool's attribute of the same name, or calls the tool's
+    ``set_parameter(name, value)`` when it has one (raising ``ValueError`` refuses the value).
+    Otherwise it is read-only and ``why`` says why (default: read at start).
+    ``choices``, ``minimum``, ``maximum``, ``above`` (exclusive) and ``also`` (further kinds
+    accepted, e.g. ``('float',)``) are the rules a value must follow (see
+    ``parameters.ParameterSpec``).
     """
 
     default: Any
     description: str
+    _: KW_ONLY
+    live: bool = False
+    why: str = ''
+    choices: tuple = ()
+    minimum: float | None = None
+    maximum: float | None = None
+    above: float | None = None
+    also: tuple = ()
+
+    def spec(self, name: str) -> ParameterSpec:
+        """Return the parameter's declaration under its ROS name (``tool.<tool>.<param>``)."""
+        return ParameterSpec(name, self.default, self.description, choices=self.choices,
+                             minimum=self.minimum, maximum=self.maximum, above=self.above,
+                             also=self.also,
+                             read_only='' if self.live else (self.why or READ_AT_START))
 
 
 PARAMETERS_ATTRIBUTE = 'PARAMETERS'

@@ -209,21 +209,27 @@ class RecordObservationTool:
             'Topic for a dataset camera when cameras is empty; {name} is the camera name.'),
         'transport': ToolParameter(
             'auto', 'raw (sensor_msgs/Image), compressed (sensor_msgs/CompressedImage) or auto '
-                    "(the topic's advertised type)."),
+                    "(the topic's advertised type).", choices=TRANSPORTS,
+            why='the camera subscriptions are made when tool_server starts'),
         'qos': ToolParameter(
             'sensor_data', 'Subscription QoS: sensor_data (best effort; matches any camera) or '
-                           'reliable (matches reliable publishers only).'),
+                           'reliable (matches reliable publishers only).', choices=QOS_CHOICES,
+            why='the camera subscriptions are made when tool_server starts'),
         'output_dir': ToolParameter(
             '~/.lerobot_tools/observations', 'Directory for images and sidecars (created on '
                                              'demand; ~ is expanded).'),
-        'format': ToolParameter('png', 'File format when a call gives none: png or jpg.'),
+        'format': ToolParameter('png', 'File format when a call gives none: png or jpg.',
+                                choices=('png', 'jpg'), live=True),
         'max_age_s': ToolParameter(
             1.0, 'A frame older than this many seconds (since it was received) is refused as '
-                 'stale.'),
-        'png_compression': ToolParameter(3, 'PNG zlib level 0-9 (higher: smaller, slower).'),
-        'jpeg_quality': ToolParameter(95, 'JPEG quality 0-100.'),
+                 'stale.', above=0.0, live=True),
+        'png_compression': ToolParameter(3, 'PNG zlib level 0-9 (higher: smaller, slower).',
+                                         minimum=0, maximum=9, live=True),
+        'jpeg_quality': ToolParameter(95, 'JPEG quality 0-100.', minimum=0, maximum=100,
+                                      live=True),
         'overwrite': ToolParameter(
-            False, 'Replace existing files; when false a -1, -2, ... suffix is added.'),
+            False, 'Replace existing files; when false a -1, -2, ... suffix is added.',
+            live=True),
     }
 
     def __init__(self, schema: Optional[dict] = None, *, cameras: Any = None,

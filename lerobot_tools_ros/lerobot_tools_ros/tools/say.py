@@ -170,7 +170,8 @@ class SayTool:
     PARAMETERS: ClassVar[dict[str, ToolParameter]] = {
         'backend': ToolParameter(
             'auto', 'Text-to-speech backend: auto (pocket-tts if it loads, else espeak-ng), '
-                    'pocket_tts or espeak_ng.'),
+                    'pocket_tts or espeak_ng.', choices=KINDS,
+            why='the backend is built and warmed up when tool_server starts'),
         'voice': ToolParameter(
             '', 'pocket_tts: a built-in voice name or a .safetensors/audio file ('' = a '
                 'silent prompt, no download); espeak_ng: a voice such as en-us+f3 ('' = '
@@ -185,16 +186,17 @@ class SayTool:
         'quantize': ToolParameter(False, 'pocket_tts: int8-quantize the model (faster on CPU).'),
         'threads': ToolParameter(
             0, "pocket_tts: torch threads for the whole process (0 keeps pocket-tts' 1)."),
-        # No default value: ROS then accepts a number (-4.0) as well as '' or nothing.
+        # '' or a number (-4.0): a string parameter that also takes numbers.
         'eos_threshold': ToolParameter(
-            None, "pocket_tts end-of-speech threshold: a number, or unset/'' for the model's "
-                  'default.'),
-        'max_chars': ToolParameter(500, 'Longest text accepted, in characters.'),
+            '', "pocket_tts end-of-speech threshold: a number, or '' for the model's default.",
+            also=('float',)),
+        'max_chars': ToolParameter(500, 'Longest text accepted, in characters.', minimum=1,
+                                   live=True),
         'wait_for_playback': ToolParameter(
-            False, 'Answer only after the speaker reports the utterance finished.'),
+            False, 'Answer only after the speaker reports the utterance finished.', live=True),
         'playback_timeout_s': ToolParameter(
             30.0, 'With wait_for_playback: seconds to wait for the speaker beyond the '
-                  "utterance's own duration before answering timeout."),
+                  "utterance's own duration before answering timeout.", above=0.0, live=True),
         'audio_topic': ToolParameter('speaker/audio', 'Topic the AudioChunk messages go to.'),
         'status_topic': ToolParameter(
             'speaker/status', "Topic of the speaker's SpeakerStatus reports."),

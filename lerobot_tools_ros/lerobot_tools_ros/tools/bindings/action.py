@@ -23,7 +23,8 @@
       type: test_msgs/action/Fibonacci   # e.g. control_msgs/action/GripperCommand on a robot
       goal: {order: $steps}
       result: {}                         # optional success/message fields, as for services
-      timeout_s: 8.0                     # server discovery + the whole goal (default 8)
+      server_timeout_s: 5.0              # wait for the action server to be there (default 5)
+      timeout_s: 8.0                     # the goal, from sending it to its result (default 8)
       cancel_timeout_s: 5.0              # how long a cancel may take to be confirmed
       log_feedback: false                # true: log each feedback (info) on tool_server
 
@@ -32,10 +33,11 @@ The goal is cancelled on the robot when the call times out, when the call is can
 cancelled ``RunTool`` goal, the dispatcher's pause) and when ``tool_server`` shuts down: no goal
 is left running once its call has a result. Each goal gets its id from the binding, so a goal
 whose acceptance never reached us (lost, or not yet decided at the timeout) is cancelled by that
-id. Keep ``timeout_s`` (plus ``cancel_timeout_s``)
-below the dispatcher's timeout for the tool (``tool.<name>.timeout_s``, default 10 s): a
-caller of the plain ``CallTool`` service cannot cancel, so the binding's own timeout is what
-stops the goal then.
+id. An action server that is not there within ``server_timeout_s`` is ``unavailable`` (nothing
+was sent), whatever ``timeout_s`` allows the goal itself. Keep ``server_timeout_s`` plus
+``timeout_s`` (plus ``cancel_timeout_s``) below the dispatcher's timeout for the tool
+(``tool.<name>.timeout_s``): a caller of the plain ``CallTool`` service cannot cancel, so the
+binding's own timeout is what stops the goal then.
 """
 
 import time
@@ -66,8 +68,8 @@ class ActionBinding(BoundTool):
 
     KIND = 'action'
     MAPPINGS = ('goal',)
-    KEYS = ('kind', 'action', 'type', 'goal', 'result', 'timeout_s', 'cancel_timeout_s',
-            'log_feedback')
+    KEYS = ('kind', 'action', 'type', 'goal', 'result', 'server_timeout_s', 'timeout_s',
+            'cancel_timeout_s', 'log_feedback')
 
     def __init__(self, schema: dict, config: dict, where: str) -> None:
         super().__init__(schema, config, where)
@@ -78,6 +80,7 @@ class ActionBinding(BoundTool):
         goal_class = self.action_type.Goal if self.action_type else None
         self.goal = reader.mapping('goal', goal_class, self.parameters, self.name)
         self.result = ResultFields(reader, self.action_type.Result if self.action_type else None)
+        self.server_timeout_s = reader.number('server_timeout_s', 5.0, positive=True)
         self.timeout_s = reader.number('timeout_s', 8.0, positive=True)
         self.cancel_timeout_s = reader.number('cancel_timeout_s', 5.0, positive=True)
         self.log_feedback = config.get('log_feedback', False)
@@ -118,9 +121,11 @@ class ActionBinding(BoundTool):
 
     def _run(self, goal: Any, context: CallContext) -> str:
         stopped = self._stopped(context)
-        deadline = time.monotonic() + self.timeout_s
-        self._wait_for_server(self._client.server_is_ready, deadline, context,
-                              f'action server {self.action}', 'before the goal was sent')
+        self._wait_for_server(self._client.server_is_ready,
+                              time.monotonic() + self.server_timeout_s, context,
+                              f'action server {self.action}', 'before the goal was sent',
+                              waited_s=self.server_timeout_s)
+        deadline = time.monotonic() + self.timeout_s  # the goal's own limit starts now
         from unique_identifier_msgs.msg import UUID
         goal_id = UUID(uuid=list(uuid.uuid4().bytes))  # ours: it can be cancelled unanswered
         sent = send_goal_async(self._client, goal, feedback_callback=self._relay(context),

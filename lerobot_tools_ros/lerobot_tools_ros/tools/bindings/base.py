@@ -455,16 +455,18 @@ class BoundTool:
                 forget()
 
     def _wait_for_server(self, is_ready: Callable[[], bool], deadline: float,
-                         context: CallContext, server: str, before: str) -> None:
+                         context: CallContext, server: str, before: str,
+                         waited_s: float | None = None) -> None:
         """Return once ``server`` is up; else ``unavailable`` at ``deadline``, or the stop."""
         outcome = self._ros.wait_ready(is_ready, deadline, self._stopped(context))
+        waited = self.timeout_s if waited_s is None else waited_s
         if outcome == 'timeout':
             raise ToolError(errors.UNAVAILABLE, f'{self.name}: {server} ({self.type_name}) is '
-                                                f'not available (waited {self.timeout_s:g} s)')
+                                                f'not available (waited {waited:g} s)')
         if outcome == 'unsettled':
             raise ToolError(errors.UNAVAILABLE, (
                 f'{self.name}: {server} ({self.type_name}) appeared only at the end of the '
-                f'{self.timeout_s:g} s wait, too late for a first call to be answered '
+                f'{waited:g} s wait, too late for a first call to be answered '
                 'reliably; nothing was sent'))
         if outcome == 'stopped':
             raise self._stop_error(context, before)

@@ -19,12 +19,16 @@ The request of a service, the goal of an action or a message's fields become the
 parameters: ROS integer types give ``integer`` with their exact range, floats ``number``,
 bounded strings ``maxLength``, fixed arrays ``minItems = maxItems``, bounded sequences
 ``maxItems``, nested messages objects. Comments in the installed interface definition
-(``share/<pkg>/<msg|srv|action>/<Type>.idl``) become descriptions, and ``@default`` values
-defaults. The binding entry maps each argument to its namesake field, so catalog and binding
-cannot drift apart; ``loader`` accepts the pair as generated.
+(``share/<pkg>/<msg|srv|action>/<Type>.idl``, found through the ament index or next to the
+type's Python module) become descriptions, and ``@default`` values defaults. Without that file
+both are missing (and fields with defaults are marked required): ``interface_tool`` says so in
+its ``warnings``. The binding entry maps each argument to its namesake field, so catalog and
+binding cannot drift apart; ``loader`` accepts the pair as generated.
 """
 
+import importlib
 import logging
+import pathlib
 from typing import Any
 
 from lerobot_tools_ros.tools.bindings.interfaces import (
@@ -39,20 +43,50 @@ _KIND_OF_CATEGORY = {'srv': 'service', 'action': 'action', 'msg': 'publish'}
 _MESSAGE_KINDS = ('publish', 'read')
 
 
-def _comments(type_name: str) -> dict[str, dict[str, Any]]:
+def _idl_share(package: str, relative: str) -> pathlib.Path | None:
+    """
+    Return the share directory of `package` that holds `relative` (its .idl), or None.
+
+    The ament index (AMENT_PREFIX_PATH) first; else the install prefix of the package's Python
+    module (``<prefix>/lib/pythonX.Y/site-packages/<pkg>`` -> ``<prefix>/share/<pkg>``), so a
+    type that imports is described even from a shell that did not source its workspace.
+    """
+    candidates = []
+    try:
+        from ament_index_python.packages import get_package_share_directory
+        candidates.append(pathlib.Path(get_package_share_directory(package)))
+    except Exception:  # noqa: B902 - not in the index (or no index): try the module's prefix
+        pass
+    try:
+        module_dir = pathlib.Path(importlib.import_module(package).__file__).resolve().parent
+        candidates += [parent / 'share' / package for parent in module_dir.parents]
+    except Exception:  # noqa: B902 - no module (the type would not resolve either)
+        pass
+    return next((share for share in candidates if (share / relative).is_file()), None)
+
+
+def _comments(type_name: str, warnings: list[str] | None = None) -> dict[str, dict[str, Any]]:
     """
     Return ``{struct name: {field: {"description": ..., "default": ...}}}`` from the type's .idl.
 
-    Best effort: without the .idl (or its parser) the schema simply has no descriptions.
+    Without the .idl (or its parser) there is nothing to return; why goes to `warnings`.
     """
     package, category, name = TYPE_NAME.fullmatch(type_name).groups()
+    relative = f'{category}/{name}.idl'
+    share = _idl_share(package, relative)
     try:
-        from ament_index_python.packages import get_package_share_directory
+        if share is None:
+            raise FileNotFoundError(f'share/{package}/{relative} is neither on AMENT_PREFIX_PATH '
+                                    f"nor beside {package}'s Python module")
         from rosidl_parser.parser import parse_idl_file
-        share = get_package_share_directory(package)
-        content = parse_idl_file(idl.IdlLocator(share, f'{category}/{name}.idl')).content
+        content = parse_idl_file(idl.IdlLocator(str(share), relative)).content
     except Exception as exc:  # noqa: B902 - missing file, index or parser: no descriptions
         _LOG.debug('no interface comments for %s: %s', type_name, exc)
+        if warnings is not None:
+            warnings.append(
+                f'{type_name}: its interface definition could not be read ({exc}); the schema '
+                'has no field descriptions and marks fields that have defaults as required '
+                f'(source the workspace that installs {package} and run this again)')
         return {}
     structures = [element.structure for element in content.get_elements_of_type(idl.Message)]
     for service in content.get_elements_of_type(idl.Service):
@@ -134,14 +168,15 @@ def _properties_schema(message_class: Any, notes: dict, depth: int) -> dict:
 
 
 def interface_tool(tool_name: str, type_name: str, *, kind: str | None = None,
-                   ros_name: str | None = None, description: str | None = None
-                   ) -> tuple[dict, dict]:
+                   ros_name: str | None = None, description: str | None = None,
+                   warnings: list[str] | None = None) -> tuple[dict, dict]:
     """
     Return ``(catalog schema, binding entry)`` for a tool bound to ``type_name``.
 
     ``kind`` is implied by the type (srv: service, action: action, msg: publish, or ``read``
     for a read-only tool, whose schema then takes no arguments). ``ros_name`` is the service,
-    action or topic name (default ``/<tool_name>``). Raises ``InterfaceError``/``ValueError``.
+    action or topic name (default ``/<tool_name>``). What the schema lacks (no interface
+    definition to read) is appended to ``warnings``. Raises ``InterfaceError``/``ValueError``.
     """
     match = TYPE_NAME.fullmatch(type_name) if isinstance(type_name, str) else None
     category = match.group(2) if match else None
@@ -151,12 +186,13 @@ def interface_tool(tool_name: str, type_name: str, *, kind: str | None = None,
         raise ValueError(f'a msg type binds as {" or ".join(_MESSAGE_KINDS)}, not {kind!r}')
     if category != 'msg' and kind != _KIND_OF_CATEGORY[category]:
         raise ValueError(f'a {category} type binds as {_KIND_OF_CATEGORY[category]}, not {kind!r}')
-    notes = _comments(type_name)
+    notes = _comments(type_name, warnings) if kind != 'read' else {}
     part, key = {'srv': ('Request', 'request'), 'action': ('Goal', 'goal'),
                  'msg': (None, 'message')}[category]
     target = getattr(cls, part) if part else cls
-    if kind == 'read':
-        parameters: dict = {'type': 'object', 'properties': {}, 'required': []}
+    if kind == 'read':  # takes no arguments, and refuses any
+        parameters: dict = {'type': 'object', 'properties': {}, 'required': [],
+                            'additionalProperties': False}
     else:
         parameters = _properties_schema(target, notes.get(target.__name__, {}), 0)
         # Scalars without a default in the interface are required; arrays (empty is a value)
@@ -166,16 +202,17 @@ def interface_tool(tool_name: str, type_name: str, *, kind: str | None = None,
             name for name, slot in fields_of(target).items()
             if isinstance(slot, (idl.BasicType, idl.AbstractString))
             and 'default' not in member_notes.get(name, {})]
-    verb = {'service': 'Call the ROS service', 'action': 'Run the ROS action',
-            'publish': 'Publish a message on the ROS topic',
-            'read': 'Read the latest message on the ROS topic'}[kind]
+    ros_key = {'service': 'service', 'action': 'action'}.get(kind, 'topic')
+    where = ros_name or f'/{tool_name}'
+    what = {'service': f'Call the ROS service {where} ({type_name})',
+            'action': f'Run the ROS action {where} ({type_name})',
+            'publish': f'Publish a {type_name} message on the ROS topic {where}',
+            'read': f'Read the latest {type_name} message on the ROS topic {where}'}[kind]
     schema = {'type': 'function', 'function': {
         'name': tool_name,
-        'description': description or f'{verb} {type_name}.',
+        'description': description or f'{what}.',
         'parameters': parameters}}
-    ros_key = {'service': 'service', 'action': 'action'}.get(kind, 'topic')
-    binding: dict[str, Any] = {'kind': kind, ros_key: ros_name or f'/{tool_name}',
-                               'type': type_name}
+    binding: dict[str, Any] = {'kind': kind, ros_key: where, 'type': type_name}
     if kind != 'read':
         binding[key] = {name: f'${name}' for name in fields_of(target)}
     return schema, binding
