@@ -748,6 +748,8 @@ def test_the_same_say_ten_times_in_two_seconds_is_spoken_once(stack, start_node,
     from lerobot_tools_interfaces.msg import AudioChunk
     start_node(TOOL_SERVER, '-p', 'tools:=[echo, say]', '-p', 'tool.say.backend:=espeak_ng',
                '-p', f'dataset:={dataset}')
+    # A say call lasts until a speaker played it (this one as fast as the audio comes).
+    start_node('lerobot_tools_ros.nodes.speaker', '-p', 'sink:=null', '-p', 'realtime:=false')
     utterances: set[str] = set()
     ros_node.create_subscription(AudioChunk, '/speaker/audio',
                                  lambda msg: utterances.add(msg.utterance_id), RELIABLE)

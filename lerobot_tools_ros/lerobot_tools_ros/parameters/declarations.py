@@ -122,7 +122,9 @@ PER_TOOL_SETTINGS = ('timeout_s', 'rate_limit_hz', 'burst', 'repeat_window_s', '
 PER_TOOL_DEFAULTS = {
     # Speech of a long sentence takes a while; a VLA emits the same <say> with every action
     # chunk, so the same words again within 3 s are a duplicate, not spoken twice.
-    'say': {'timeout_s': 30.0, 'rate_limit_hz': 2.0, 'burst': 3, 'repeat_window_s': 3.0},
+    # A say lasts until it was heard and waits for the one before it: max_chars (500) of
+    # speech is ~30 s, so two fit.
+    'say': {'timeout_s': 120.0, 'rate_limit_hz': 2.0, 'burst': 3, 'repeat_window_s': 3.0},
     # A second still of the same label is wanted: no repeat window.
     'record_observation': {'timeout_s': 10.0, 'rate_limit_hz': 5.0, 'burst': 5},
 }
@@ -200,8 +202,8 @@ SPEAKER = table(
                   'the pace of wav/null): a cancel silences the output within one block.',
                   minimum=1, maximum=200, read_only='the sink is opened once, at start'),
     ParameterSpec('realtime', True, 'wav and null sinks: take audio at the pace it would be '
-                  'heard, so progress, wait_for_playback and cancel behave as with a sound '
-                  'card; false: as fast as it arrives.', read_only='the player is made at start'),
+                  'heard, so progress, the say call waiting for it and cancel behave as with a '
+                  'sound card; false: as fast as it arrives.', read_only='the player is made at start'),
     ParameterSpec('stall_timeout_s', 10.0, 'Drop an utterance whose next chunk has not come for '
                   'this long (sender died).', above=0.0, read_only='the player is made at start'),
     ParameterSpec('max_pending_utterances', 32, 'Utterances with audio waiting to play; more '
