@@ -43,11 +43,11 @@ setup(
         # Linear-time matching of catalog patterns (safe_regex.py; a bounded fallback without).
         're2': ['google-re2'],
         'mcp': ['mcp==2.3.0'],
-        # replay and `dataset add-events` read and write the datasets' parquet files.
-        'dataset': ['pyarrow'],
         # Optional, probed at run time (the package works without them):
         'fast_schema': ['jsonschema-rs'],       # a faster check of catalog schemas
         'schema_from_python': ['transformers'],  # catalog --add-from a Python function
+        # replay and `dataset add-events` read and write the datasets' parquet files.
+        'dataset': ['pyarrow'],
         # `colcon test` runs pytest only when pytest is declared as a test dependency; without
         # it colcon falls back to unittest, which finds 0 tests and reports success.
         # (extras_require, not tests_require: setuptools >= 72 no longer knows tests_require.)

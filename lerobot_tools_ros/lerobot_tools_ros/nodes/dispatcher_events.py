@@ -28,8 +28,6 @@ from typing import Any
 from lerobot_tools_ros import errors, names
 from lerobot_tools_ros.dataset.markers import AUDIT_EVENT, INTERJECTION_EVENT, \
     parse_episode_marker
-from lerobot_tools_ros.nodes.params import declare_spec
-from lerobot_tools_ros.parameters.declarations import DISPATCHER
 from lerobot_tools_ros.untrusted import log_text, ros_string
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
@@ -39,8 +37,8 @@ PARAMETER = 'record_events'
 
 
 def record_events(node: Node, audit: Any) -> bool:
-    """Declare `record_events` on `node`; when true, subscribe and write to `audit`."""
-    enabled = declare_spec(node, DISPATCHER[PARAMETER])
+    """When the parameter `record_events` is true, subscribe and write to `audit`."""
+    enabled = node.get_parameter(PARAMETER).value  # declared with the dispatcher's others
     if not enabled:
         return False
     if audit is None:

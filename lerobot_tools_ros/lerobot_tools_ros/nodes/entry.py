@@ -55,6 +55,11 @@ def mcp_server() -> int:
     return _run('mcp_server')
 
 
+def replay() -> int:
+    """Run the episode replay node."""
+    return _run('replay')
+
+
 def demo_camera() -> int:
     """Run the demo camera node."""
     return _run('demo_camera')

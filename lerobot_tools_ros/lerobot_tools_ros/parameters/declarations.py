@@ -97,10 +97,10 @@ DISPATCHER = table(
                   'JSON-lines file recording every call and result; empty: off.',
                   read_only='the file is opened once at start'),
     ParameterSpec('record_events', False,
-                  f'Also record what users say on {names.INTERJECTION_TOPIC} and episode markers '
-                  f'on {names.EPISODE_MARKER_TOPIC} in the audit log (needs audit_log), for '
-                  '`lerobot-tools-ros dataset add-events`.',
-                  read_only='subscribed once at start'),
+                  f'Also record what users say on {names.INTERJECTION_TOPIC} and episode '
+                  f'markers on {names.EPISODE_MARKER_TOPIC} in the audit log (needs audit_log), '
+                  'for `lerobot-tools-ros dataset add-events`.',
+                  read_only='the subscriptions are made at start'),
     ParameterSpec('max_input_bytes', 65536,
                   'Largest generation parsed; larger ones get one parse_error result.',
                   minimum=0),
