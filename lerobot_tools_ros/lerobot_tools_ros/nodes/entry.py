@@ -70,11 +70,6 @@ def demo_gripper() -> int:
     return _run('demo_gripper')
 
 
-def replay() -> int:
-    """Run the replay node (an annotated episode as policy output)."""
-    return _run('replay')
-
-
 def scripted_policy() -> int:
     """Run the scripted policy node."""
     return _run('scripted_policy')

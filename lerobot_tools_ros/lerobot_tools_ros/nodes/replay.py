@@ -197,7 +197,10 @@ def main(args: list[str] | None = None) -> int:
             executor.remove_node(node)
             executor.shutdown(timeout_sec=0.0)
         print(format_table(node.book.rows()), flush=True)
-        return 1 if node.failed or not node.done else 0
+        if not node.done:  # stopped (Ctrl-C, launch shutdown): only a failed call is an error
+            print(f'[replay] stopped before the end: {node.book.received} of '
+                  f'{node.plan.calls} result(s)', file=sys.stderr)
+        return 1 if node.failed else 0
     except (KeyboardInterrupt, ExternalShutdownException):
         return 130
     finally:
