@@ -60,6 +60,7 @@ def node_args(name: str, tmp: pathlib.Path) -> list[str]:
         'demo_camera': ['-p', 'width:=64', '-p', 'height:=48', '-p', 'fps:=5.0'],
         'scripted_policy': ['-p', 'interval_s:=60.0'],
         'demo_gripper': [],
+        'replay': packaged,  # no dispatcher here: it waits, its parameters answer
     }[name]
 
 
@@ -144,7 +145,7 @@ def params_of(start_node, ros_node, tmp_path):
 
 
 NODES = ['dispatcher', 'tool_server', 'speaker', 'demo_camera', 'scripted_policy',
-         'demo_gripper']
+         'demo_gripper', 'replay']
 
 
 @pytest.mark.parametrize('name', NODES)

@@ -23,12 +23,13 @@ as ``PARAMETERS`` (`tools.base.ToolParameter`); the dispatcher's per-tool settin
 """
 
 from lerobot_tools_ros import names
+from lerobot_tools_ros.dataset.render import FORMATS as REPLAY_FORMATS
 from lerobot_tools_ros.limits import MAX_ARGUMENT_BYTES
 from lerobot_tools_ros.parameters.spec import ALL, ParameterSpec
 
 __all__ = ['APPROVAL_MODES', 'DEMO_CAMERA', 'DEMO_SCRIPT', 'DEMO_GRIPPER', 'DISPATCHER', 'INHERIT',
-           'MCP_SERVER', 'NODES', 'PER_TOOL_DEFAULTS', 'PER_TOOL_SETTINGS', 'SCRIPTED_POLICY',
-           'SPEAKER', 'TOOL_SERVER', 'dispatcher_tool_spec', 'table']
+           'MCP_SERVER', 'NODES', 'PER_TOOL_DEFAULTS', 'PER_TOOL_SETTINGS', 'REPLAY',
+           'SCRIPTED_POLICY', 'SPEAKER', 'TOOL_SERVER', 'dispatcher_tool_spec', 'table']
 
 APPROVAL_MODES = ('auto', 'confirm', 'deny')
 # A per-tool limit with this value (any negative one) takes the dispatcher's global value.
@@ -310,6 +311,31 @@ SCRIPTED_POLICY = table(
                   read_only='advertised once at start'),
 )
 
+# -- replay (an annotated LeRobot episode as policy output) -------------------------------------
+
+REPLAY = table(
+    ParameterSpec('dataset', '', 'Dataset to replay: a directory (v3 layout) or a repo id in '
+                  "the local cache; empty: the package's sample dataset.", read_only=_RESTART),
+    ParameterSpec('episode', 0, 'Episode index to replay.', minimum=0, read_only=_RESTART),
+    ParameterSpec('rate', 1.0, 'Speed: 1.0 real time, 2.0 twice as fast.', above=0.0,
+                  read_only=_RESTART),
+    ParameterSpec('format', 'auto', 'Model format the calls are written in (auto: the <say> '
+                  'marker for tools that have one, Hermes <tool_call> otherwise).',
+                  choices=REPLAY_FORMATS, read_only=_RESTART),
+    ParameterSpec('prose', False, 'Write the plan/subtask rows before the calls of the frame '
+                  'where they become active.', read_only=_RESTART),
+    ParameterSpec('result_timeout_s', 60.0, 'Seconds to wait for the last results after the '
+                  'last step; a call still without one is a failure.', minimum=0.0,
+                  read_only=_RESTART),
+    ParameterSpec('start_delay_s', 0.0, 'Seconds to wait once the dispatcher listens, before '
+                  "the first step (a runtime started at the same time: its camera's first "
+                  'frames).', minimum=0.0, read_only=_RESTART),
+    ParameterSpec('stream_topic', names.STREAM_TOPIC, "The dispatcher's TextChunk topic.",
+                  read_only='advertised once at start'),
+    ParameterSpec('exit_when_done', True, 'Exit when done (status 1 if a call failed).',
+                  read_only=_RESTART),
+)
+
 # Node name -> its parameters (tool_server's tools and the dispatcher's per-tool settings
 # are added by the generator).
 NODES = {
@@ -320,4 +346,5 @@ NODES = {
     'demo_camera': DEMO_CAMERA,
     'demo_gripper': DEMO_GRIPPER,
     'scripted_policy': SCRIPTED_POLICY,
+    'replay': REPLAY,
 }
