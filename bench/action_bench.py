@@ -107,7 +107,7 @@ class Bench(Driver):
     def __init__(self) -> None:
         from lerobot_tools_interfaces.action import RunTool
         from lerobot_tools_interfaces.msg import ToolResult
-        from lerobot_tools_ros.nodes.executor_client import ExecutorClient
+        from lerobot_tools_ros.executors import ExecutorClient
         from rclpy.action import ActionClient
         from rclpy.logging import LoggingSeverity
         super().__init__()

@@ -4,7 +4,7 @@ Benchmark the speaker on a real PortAudio device: `say` request -> first sample 
 
 The device is ALSA's ``file`` plugin (48 kHz stereo S16_LE, set up in a temporary directory,
 as the tests do): PortAudio sees an ordinary output device and everything played lands in a raw
-file. A ``tool_server`` hosting ``say`` (espeak-ng, ``wait_for_playback``) and a ``speaker``
+file. A ``tool_server`` hosting ``say`` (espeak-ng; a say lasts until played) and a ``speaker``
 (``sink: sounddevice``) run as processes; this process sends the CallTool request and watches
 the device's file until it grows: that is the first sample written to the device, after
 synthesis, DDS, the speaker's queue, resampling to 48 kHz stereo and PortAudio. Alternating with
@@ -119,8 +119,7 @@ def run(runs: int, text: str, domain: int, workdir: pathlib.Path) -> dict[str, A
     os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
     speaker = start('speaker', ['sink:=sounddevice', f'block_ms:={BLOCK_MS}'], env,
                     workdir / 'speaker.log')
-    server = start('tool_server', ['tools:=[say]', 'tool.say.backend:=espeak_ng',
-                                   'tool.say.wait_for_playback:=true'], env,
+    server = start('tool_server', ['tools:=[say]', 'tool.say.backend:=espeak_ng'], env,
                    workdir / 'tool_server.log')
     ros = RosSide(domain)
     try:

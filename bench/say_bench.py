@@ -3,11 +3,12 @@
 Benchmark say: CallTool request to the first AudioChunk, against the backend's own first audio.
 
 For each backend (espeak-ng, and the tiny random-weight pocket-tts model built offline), a
-``tool_server`` hosting ``say`` runs in a subprocess; this process is the measuring node: it
-sends the CallTool request and timestamps the first AudioChunk of that utterance arriving on
-/speaker/audio. In the same run, alternating with the ROS calls, the same backend is driven
-in-process without ROS (``synthesize()`` to its first chunk, as bench/tts_baseline.py does).
-Target: ROS p50 <= backend p50 + 15 ms.
+``tool_server`` hosting ``say`` runs in a subprocess, with a ``speaker`` (``sink: null``,
+``realtime: false``: a say call lasts until the speaker played it, here as fast as the audio
+comes); this process is the measuring node: it sends the CallTool request and timestamps the
+first AudioChunk of that utterance arriving on /speaker/audio. In the same run, alternating
+with the ROS calls, the same backend is driven in-process without ROS (``synthesize()`` to its
+first chunk, as bench/tts_baseline.py does). Target: ROS p50 <= backend p50 + 15 ms.
 
 Run from the repository root with the venv active and ``install/setup.bash`` sourced
 (``. scripts/env.sh``)::
@@ -38,6 +39,7 @@ from tts_baseline import tiny_pocket_params  # noqa: E402
 TARGET_MS = 15.0
 WARMUP_CALLS = 3
 AUDIO_TOPIC = '/speaker/audio'
+STATUS_TOPIC = '/speaker/status'
 
 
 class RosSide:
@@ -74,7 +76,8 @@ class RosSide:
     def wait_ready(self, server: subprocess.Popen, timeout: float = 60.0) -> None:
         def ready() -> bool:
             return (self.client.service_is_ready()
-                    and self.node.count_publishers(AUDIO_TOPIC) >= 1)
+                    and self.node.count_publishers(AUDIO_TOPIC) >= 1
+                    and self.node.count_publishers(STATUS_TOPIC) >= 1)
         if not self.spin_until(lambda: ready() or server.poll() is not None, timeout) or (
                 server.poll() is not None):
             raise RuntimeError('tool_server did not come up')
@@ -111,6 +114,13 @@ def start_server(params: list[str], env: dict, log: pathlib.Path) -> subprocess.
             '-p', 'tools:=[say]']
     for param in params:
         args += ['-p', f'tool.say.{param}']
+    with open(log, 'wb') as out:
+        return subprocess.Popen(args, env=env, stdout=out, stderr=subprocess.STDOUT)
+
+
+def start_speaker(env: dict, log: pathlib.Path) -> subprocess.Popen:
+    args = [sys.executable, '-m', 'lerobot_tools_ros.nodes.speaker', '--ros-args',
+            '-p', 'sink:=null', '-p', 'realtime:=false']
     with open(log, 'wb') as out:
         return subprocess.Popen(args, env=env, stdout=out, stderr=subprocess.STDOUT)
 
@@ -205,6 +215,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     try:
         with tempfile.TemporaryDirectory(prefix='say_bench_') as directory:
             workdir = pathlib.Path(directory)
+            speaker = start_speaker(env, workdir / 'speaker.log')
             plans = []
             if args.backend in ('both', 'espeak_ng'):
                 plans.append(('espeak_ng', 'espeak_ng', {}))
@@ -215,11 +226,14 @@ def main(argv: Optional[list[str]] = None) -> int:
                     print(f'pocket_tts (tiny)  skipped: {exc}')
                 else:
                     plans.append(('pocket_tts (tiny model)', 'pocket_tts', params))
-            for label, kind, params in plans:
-                figures = bench_backend(label, kind, params, args.runs, args.text, ros, env,
-                                        workdir)
-                if figures is not None:
-                    all_met = report(figures) and all_met
+            try:
+                for label, kind, params in plans:
+                    figures = bench_backend(label, kind, params, args.runs, args.text, ros, env,
+                                            workdir)
+                    if figures is not None:
+                        all_met = report(figures) and all_met
+            finally:
+                stop_server(speaker)
     finally:
         ros.close()
     return 0 if all_met else 1

@@ -22,7 +22,10 @@ setup(
     name=package_name,
     version='0.1.0',
     packages=find_packages(exclude=['test']),
-    package_data={package_name: ['data/sample_dataset/meta/info.json']},
+    package_data={package_name: ['data/sample_dataset/meta/info.json',
+                                 'data/sample_dataset/meta/*.parquet',
+                                 'data/sample_dataset/meta/episodes/chunk-000/*.parquet',
+                                 'data/sample_dataset/data/chunk-000/*.parquet']},
     data_files=[
         ('share/ament_index/resource_index/packages', ['resource/' + package_name]),
         ('share/' + package_name, ['package.xml']),
@@ -37,10 +40,14 @@ setup(
         'audio': ['sounddevice', 'soundfile', 'soxr'],
         'pocket_tts': ['pocket-tts==4.0.1'],
         'hub': ['huggingface_hub'],
+        # Linear-time matching of catalog patterns (safe_regex.py; a bounded fallback without).
+        're2': ['google-re2'],
         'mcp': ['mcp==2.3.0'],
         # Optional, probed at run time (the package works without them):
         'fast_schema': ['jsonschema-rs'],       # a faster check of catalog schemas
         'schema_from_python': ['transformers'],  # catalog --add-from a Python function
+        # replay and `dataset add-events` read and write the datasets' parquet files.
+        'dataset': ['pyarrow'],
         # `colcon test` runs pytest only when pytest is declared as a test dependency; without
         # it colcon falls back to unittest, which finds 0 tests and reports success.
         # (extras_require, not tests_require: setuptools >= 72 no longer knows tests_require.)
@@ -62,6 +69,7 @@ setup(
             'demo_gripper = lerobot_tools_ros.nodes.entry:demo_gripper',
             'scripted_policy = lerobot_tools_ros.nodes.entry:scripted_policy',
             'mcp_server = lerobot_tools_ros.nodes.entry:mcp_server',
+            'replay = lerobot_tools_ros.nodes.entry:replay',
         ],
     },
 )

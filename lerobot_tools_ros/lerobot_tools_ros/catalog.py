@@ -45,13 +45,14 @@ import jsonschema
 from jsonschema import exceptions as jsonschema_exceptions
 from jsonschema import validators as jsonschema_validators
 
-from lerobot_tools_ros import errors, names
+from lerobot_tools_ros import errors, limits, names, safe_regex
 from lerobot_tools_ros.hub import DatasetNotFound, find_dataset_file, hf_lerobot_home
 from lerobot_tools_ros.parsing.values import json_type as _json_type
+from lerobot_tools_ros.schema_safety import check_schema_safety
 
 __all__ = [
-    'CatalogError', 'DEFAULT_TOOLS', 'SAMPLE_DATASET', 'ToolArgumentError', 'ToolCatalog',
-    'hf_lerobot_home',
+    'CatalogError', 'decode_arguments_json', 'DEFAULT_TOOLS', 'SAMPLE_DATASET',
+    'ToolArgumentError', 'ToolCatalog', 'hf_lerobot_home',
 ]
 
 _LOG = logging.getLogger('lerobot_tools_ros.catalog')
@@ -84,6 +85,8 @@ _REPO_ID_PATTERN = re.compile(r'[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9
 _INFO_RELPATH = 'meta/info.json'
 _MAX_DECODE_DEPTH = 3
 _MAX_MESSAGE = 600
+# The "validator" of an error that says a pattern could not be matched in bounded time.
+_UNCHECKED_PATTERN = 'pattern (unchecked)'
 
 _short = reprlib.Repr()
 _short.maxstring = 60
@@ -148,7 +151,7 @@ def _describe_error(error: jsonschema_exceptions.ValidationError) -> list[str]:
         allowed = list(schema.get('properties', {}))
         patterns = list(schema.get('patternProperties', {}))
         extras = [key for key in value if key not in allowed
-                  and not any(re.search(pattern, key) for pattern in patterns)]
+                  and not any(_safe_search(pattern, key) for pattern in patterns)]
         allowed_text = ', '.join(allowed) if allowed else 'none'
         return [f'{_json_path(path, [key])}: unexpected property (additionalProperties is false;'
                 f' allowed: {allowed_text})' for key in extras] or [f'{path}: {error.message}']
@@ -172,11 +175,86 @@ def _describe_error(error: jsonschema_exceptions.ValidationError) -> list[str]:
         return [f'{path}: must be {comparisons[kind]} {expected}, got {_short.repr(value)}']
     if kind == 'pattern':
         return [f'{path}: must match pattern {expected!r}, got {_short.repr(value)}']
+    if kind == _UNCHECKED_PATTERN:
+        return [f'{path}: {error.message}']
     if kind in ('anyOf', 'oneOf') and error.context:
         best = jsonschema_exceptions.best_match(error.context)
         inner = '; '.join(_describe_error(best))
         return [f'{path}: does not match any allowed schema ({kind}); closest: {inner}']
     return [f'{path}: {_truncate(error.message, 200)} (constraint: {kind})']
+
+
+def _safe_search(pattern: str, text: str) -> bool:
+    """``re.search`` for schema patterns, in bounded time (``safe_regex``); errors: no match."""
+    try:
+        return safe_regex.search(pattern, text)
+    except ValueError:
+        return False
+
+
+def _pattern(validator: Any, pattern: str, instance: Any, schema: dict) -> Iterator:
+    """Jsonschema's ``pattern`` keyword, matched with ``safe_regex`` (RE2) instead of ``re``."""
+    if not validator.is_type(instance, 'string'):
+        return
+    try:
+        matched = safe_regex.search(pattern, instance)
+    except ValueError as exc:  # TextTooLong (no RE2 here), or a pattern refused
+        yield jsonschema_exceptions.ValidationError(
+            f'{_short.repr(instance)} {exc}', validator=_UNCHECKED_PATTERN)
+        return
+    if not matched:
+        yield jsonschema_exceptions.ValidationError(
+            f'{_short.repr(instance)} does not match {pattern!r}')
+
+
+def _pattern_properties(validator: Any, patterns: dict, instance: Any,
+                        schema: dict) -> Iterator:
+    """Jsonschema's ``patternProperties``, matched with ``safe_regex``."""
+    if not validator.is_type(instance, 'object'):
+        return
+    for pattern, subschema in patterns.items():
+        for key, value in instance.items():
+            if _safe_search(pattern, key):
+                yield from validator.descend(value, subschema, path=key, schema_path=pattern)
+
+
+def _additional_properties(validator: Any, additional: Any, instance: Any,
+                           schema: dict) -> Iterator:
+    """Jsonschema's ``additionalProperties``, with ``patternProperties`` matched safely."""
+    if not validator.is_type(instance, 'object'):
+        return
+    properties = schema.get('properties', {})
+    patterns = list(schema.get('patternProperties', {}))
+    extras = [key for key in instance if key not in properties
+              and not any(_safe_search(pattern, key) for pattern in patterns)]
+    if validator.is_type(additional, 'object'):
+        for extra in extras:
+            yield from validator.descend(instance[extra], additional, path=extra)
+    elif not additional and extras:
+        shown = ', '.join(_short.repr(extra) for extra in sorted(extras)[:10])
+        yield jsonschema_exceptions.ValidationError(
+            f'Additional properties are not allowed ({shown} unexpected)')
+
+
+_SAFE_KEYWORDS = {'pattern': _pattern, 'patternProperties': _pattern_properties,
+                  'additionalProperties': _additional_properties}
+
+
+@functools.cache
+def _safe_class(cls: type) -> type:
+    """
+    Return ``cls`` with its regex keywords matched in bounded time (``safe_regex``).
+
+    jsonschema matches ``pattern`` and ``patternProperties`` with Python's backtracking ``re``
+    (``^(a+)+$`` on 26 characters: seconds). ``unevaluatedProperties`` also matches patterns,
+    inside jsonschema; schemas combining it with ``patternProperties`` are refused at load
+    (``schema_safety``).
+    """
+    keywords = {keyword: function for keyword, function in _SAFE_KEYWORDS.items()
+                if keyword in cls.VALIDATORS}
+    safe = jsonschema_validators.extend(cls, keywords)
+    safe.BASE_VALIDATOR = cls
+    return safe
 
 
 def _entry_label(index: int, entry: Any) -> str:
@@ -222,6 +300,9 @@ def _check_entry(entry: Any) -> tuple[str, type]:
         if '$schema' in parameters:
             raise ValueError(f'function.parameters declares an unknown $schema '
                              f'{_short.repr(parameters["$schema"])}')
+    if limits.value_deeper_than(parameters, limits.MAX_SCHEMA_DEPTH):
+        raise ValueError(f'function.parameters nests arrays/objects more than '
+                         f'{limits.MAX_SCHEMA_DEPTH} levels deep (the limit for a tool schema)')
     _check_schema(cls, parameters)
     undeclared = _undeclared_required(parameters)
     if undeclared and parameters.get('additionalProperties') is False:
@@ -290,8 +371,10 @@ def _surely_valid(cls: type, parameters: dict) -> bool:
 
 # Keywords on which jsonschema-rs and jsonschema agree for JSON-decoded values (see
 # _fast_validator). Not among them: pattern and patternProperties (Rust and Python regexes
-# differ), format (jsonschema asserts it here, with its own checkers), multipleOf (float
-# rounding), references and the unevaluated*/dependent* family.
+# differ, and jsonschema-rs's fancy-regex backtracks: patterns are matched only with
+# safe_regex, so the fast path must never see one), format (jsonschema asserts it here,
+# with its own checkers), multipleOf (float rounding), references and the
+# unevaluated*/dependent* family.
 _FAST_KEYWORDS = frozenset({
     'type', 'properties', 'required', 'additionalProperties', 'items', 'prefixItems', 'enum',
     'const', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'minLength',
@@ -336,6 +419,7 @@ def _fast_validator(cls: type, parameters: dict) -> Any:
     writes the message.
     """
     rs = _jsonschema_rs()
+    cls = getattr(cls, 'BASE_VALIDATOR', cls)
     if rs is None or cls is not getattr(jsonschema, 'Draft202012Validator', None) \
             or '$schema' in parameters or not _fast_keywords_only(parameters):
         return None
@@ -364,6 +448,8 @@ def _check_schema(cls: type, parameters: dict) -> None:
             where = _json_path('function.parameters', exc.absolute_path)
             raise ValueError(f'{where} is not a valid JSON Schema ({cls.__name__}): '
                              f'{_truncate(exc.message, 200)}') from None
+    # Valid is not enough: validating untrusted arguments must end, and end soon.
+    check_schema_safety(parameters)
     if key is not None:
         if len(_CHECKED_SCHEMAS) >= _CHECKED_SCHEMAS_MAX:
             _CHECKED_SCHEMAS.clear()
@@ -379,20 +465,64 @@ def _undeclared_required(parameters: dict) -> list[str]:
     return [name for name in required if isinstance(name, str) and name not in properties]
 
 
+def decode_arguments_json(text: str) -> Any:
+    """
+    Decode a caller's JSON argument text under the size and depth limits.
+
+    The same limits as the MCP server: at most ``limits.MAX_ARGUMENT_BYTES`` of UTF-8 and
+    ``limits.MAX_ARGUMENT_DEPTH`` levels of arrays/objects (checked on the text, without
+    recursion, before ``json.loads`` could recurse). Empty text means no arguments. Any failure
+    is a ``ToolArgumentError`` (``invalid_arguments``) that says which limit or what JSON error.
+    """
+    if not text.strip():
+        return {}
+    size = limits.utf8_size(text, limits.MAX_ARGUMENT_BYTES)
+    if size > limits.MAX_ARGUMENT_BYTES:
+        raise ToolArgumentError(
+            errors.INVALID_ARGUMENTS,
+            f'arguments are {size} bytes of JSON; at most {limits.MAX_ARGUMENT_BYTES} are '
+            'accepted (the MCP server has the same limit); pass large data by reference, such '
+            'as a file path or a topic name')
+    _check_text_depth(text)
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise ToolArgumentError(
+            errors.INVALID_ARGUMENTS, f'arguments are not JSON ({_truncate(str(exc), 200)}); '
+            'send a JSON object such as {"text": "hi"}') from None
+
+
+def _too_deep() -> ToolArgumentError:
+    return ToolArgumentError(
+        errors.INVALID_ARGUMENTS,
+        f'arguments nest arrays/objects more than {limits.MAX_ARGUMENT_DEPTH} levels deep (the '
+        'limit for tool arguments); flatten them')
+
+
+def _check_text_depth(text: str | bytes | bytearray) -> None:
+    if isinstance(text, (bytes, bytearray)):
+        text = bytes(text).decode('latin-1')  # brackets and quotes are ASCII in any encoding
+    if limits.json_text_deeper_than(text, limits.MAX_ARGUMENT_DEPTH):
+        raise _too_deep()
+
+
 def _decode_arguments(arguments: Any) -> dict:
     """Accept a dict, a JSON object text, or a JSON string that encodes one (double-encoded)."""
     value = arguments
     for depth in range(_MAX_DECODE_DEPTH):
         if not isinstance(value, (str, bytes, bytearray)):
             break
+        _check_text_depth(value)
         try:
             value = json.loads(value, parse_constant=_reject_constant)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             if depth:  # a JSON string whose content is not JSON: report the string
                 break
             raise ToolArgumentError(
                 errors.INVALID_ARGUMENTS,
                 f'arguments are not valid JSON: {_truncate(str(exc), 200)}') from None
+    if limits.value_deeper_than(value, limits.MAX_ARGUMENT_DEPTH):
+        raise _too_deep()
     if isinstance(value, dict):
         return value
     raise ToolArgumentError(
@@ -421,14 +551,30 @@ def _is_readable_file(path: pathlib.Path) -> bool:
 
 
 def read_info_json(path: str | os.PathLike) -> Any:
-    """Read and decode an info.json, or raise ``CatalogError`` naming the file and the problem."""
+    """
+    Read and decode an info.json, or raise ``CatalogError`` naming the file and the problem.
+
+    At most ``limits.MAX_INFO_JSON_BYTES`` (16 MiB) are read, whatever the path is (a symlink
+    to ``/dev/zero``, a pipe that never ends), and JSON nested more than
+    ``limits.MAX_INFO_JSON_DEPTH`` levels is refused before it is decoded.
+    """
     try:
-        raw = pathlib.Path(path).read_bytes()
+        raw = limits.read_limited(path, limits.MAX_INFO_JSON_BYTES, 'info.json')
+    except limits.TooLarge as exc:
+        raise CatalogError(str(exc)) from None
     except OSError as exc:
         raise CatalogError(f'{path}: cannot read: {exc.strerror or exc}') from None
     try:
-        return json.loads(raw)
-    except ValueError as exc:
+        text = raw.decode('utf-8-sig')
+    except UnicodeDecodeError as exc:
+        raise CatalogError(f'{path}: not valid JSON: not UTF-8 text ({exc.reason} at byte '
+                           f'{exc.start})') from None
+    if limits.json_text_deeper_than(text, limits.MAX_INFO_JSON_DEPTH):
+        raise CatalogError(f'{path}: not valid JSON for a catalog: arrays/objects nest more '
+                           f'than {limits.MAX_INFO_JSON_DEPTH} levels deep')
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError) as exc:
         raise CatalogError(f'{path}: not valid JSON: {exc}') from None
 
 
@@ -479,8 +625,9 @@ class ToolCatalog:
                 self._problems.append(problem)
             self._entries[name] = entry
             # FORMAT_CHECKER: enforce "format" too (jsonschema >= 4.5; older ones skip it).
-            self._validators[name] = cls(entry['function']['parameters'],
-                                         format_checker=getattr(cls, 'FORMAT_CHECKER', None))
+            self._validators[name] = _safe_class(cls)(
+                entry['function']['parameters'],
+                format_checker=getattr(cls, 'FORMAT_CHECKER', None))
         if tools and not self._entries:
             # Loading it would silently turn every call into unknown_tool (and a reload would
             # remove every tool): refuse, so the caller keeps what it has.
@@ -627,7 +774,20 @@ class ToolCatalog:
         validator = self._validators.get(name) if isinstance(name, str) else None
         if validator is None:
             self._require(name)
-        value = _decode_arguments(arguments)
+        try:
+            return self._check(name, validator, _decode_arguments(arguments))
+        except ToolArgumentError:
+            raise
+        except Exception as exc:  # noqa: B902 - one call's failure must stay that call's
+            # Schemas are checked at load so that validation ends (schema_safety); anything
+            # left (a RecursionError, a bug in a format checker) refuses this call only.
+            raise ToolArgumentError(
+                errors.INVALID_ARGUMENTS,
+                f'arguments for {name!r} could not be checked against its schema '
+                f'({type(exc).__name__}: {_truncate(str(exc), 200)}); the call was refused',
+                tool=name) from None
+
+    def _check(self, name: str, validator: Any, value: dict) -> dict:
         bad_number = _non_finite_path(value, 'arguments')
         if bad_number:
             raise ToolArgumentError(

@@ -32,8 +32,10 @@ COMMANDS: dict[str, str] = {
     'audit': 'lerobot_tools_ros.commands.audit',
     'bringup': 'lerobot_tools_ros.commands.bringup',
     'catalog': 'lerobot_tools_ros.commands.catalog',
+    'dataset': 'lerobot_tools_ros.commands.dataset',
     'mcp': 'lerobot_tools_ros.commands.mcp',
     'params': 'lerobot_tools_ros.commands.params',
+    'replay': 'lerobot_tools_ros.commands.replay',
 }
 
 PROG = 'lerobot-tools-ros'

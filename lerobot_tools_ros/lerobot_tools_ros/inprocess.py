@@ -30,14 +30,9 @@ from typing import Any, Callable, Protocol
 
 from lerobot_tools_ros.tools.base import CallContext
 
-__all__ = ['Answer', 'LocalHost', 'lookup', 'QUICK_ANSWER_S', 'register', 'registered',
-           'unregister']
+__all__ = ['Answer', 'LocalHost', 'lookup', 'register', 'registered', 'unregister']
 
 Answer = Callable[[str, str], None]  # (error_code or '', content or error message)
-
-# A call whose tool answered its previous one within this is waited for by its caller, which
-# then applies the answer on its own thread (``inprocess_executor``, "Quick answers").
-QUICK_ANSWER_S = 0.002
 
 
 class LocalHost(Protocol):
@@ -45,15 +40,13 @@ class LocalHost(Protocol):
 
     context: Any  # the rclpy context its node lives in (a caller must share it)
 
-    def start(self, call_id: str, name: str, arguments_json: str, context: CallContext,
-              answer: Answer) -> bool:
+    def start(self, call_id: str, name: str, arguments_json: str, source: str,
+              context: CallContext, answer: Answer) -> None:
         """
         Take one call; ``answer(code, text)`` comes exactly once, from any thread.
 
         It may come before ``start`` returns (a call refused at once). Cancel it with
-        ``context.cancel()``; progress arrives through ``context``'s report. Return True when
-        the answer is given already or expected within ``QUICK_ANSWER_S`` (the caller may wait
-        for it).
+        ``context.cancel()``; progress arrives through ``context``'s report.
         """
 
 

@@ -36,7 +36,7 @@ import os
 import pathlib
 from typing import Any, Iterable, Mapping
 
-from lerobot_tools_ros import errors, names
+from lerobot_tools_ros import errors, limits, names
 
 # Approval settings (dispatcher parameter tool.<name>.approval) that make a call wait for, or be
 # refused by, an operator: such a tool acts on the world.
@@ -130,7 +130,10 @@ def read_bindings(text: str) -> frozenset[str]:
     """
     import yaml
     try:
-        data = yaml.safe_load(text)
+        if limits.utf8_size(text, limits.MAX_BINDINGS_BYTES) > limits.MAX_BINDINGS_BYTES:
+            return frozenset()
+        limits.check_yaml(text)  # depth and alias bombs, as tool_server checks them
+        data = yaml.load(text, Loader=limits.yaml_safe_loader())  # noqa: S506 - a SafeLoader
     except yaml.YAMLError:
         return frozenset()
     bindings = data.get('bindings') if isinstance(data, dict) else None

@@ -36,6 +36,10 @@ DIAGNOSTICS_TOPIC = '/diagnostics'
 CAMERA_TOPIC_PATTERN = 'camera/{name}/image_raw'
 DEMO_CAMERA_TOPIC = CAMERA_TOPIC_PATTERN.replace('{name}', 'front')
 PARAMETER_EVENTS_TOPIC = '/parameter_events'
+# What a user said to the robot (std_msgs/String), and episode markers ('start 3', see
+# dataset/markers.py): recorded in the audit log with the dispatcher's record_events.
+INTERJECTION_TOPIC = 'lerobot_tools/interjections'
+EPISODE_MARKER_TOPIC = 'lerobot_tools/episode_markers'
 DEMO_GRIPPER_ACTION = 'demo_gripper/close'  # the demo's bound action (config/demo_bindings.yaml)
 
 DISPATCHER_NODE = 'dispatcher'

@@ -19,7 +19,7 @@ import json
 from typing import Any
 
 from conftest import spin_until
-from lerobot_tools_ros.nodes.executor_client import ExecutorCall, ExecutorClient, Outcome
+from lerobot_tools_ros.executors import ExecutorCall, ExecutorClient, Outcome
 
 _LIVE: list = []  # callers whose ROS clients must go before their node does
 

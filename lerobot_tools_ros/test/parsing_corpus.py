@@ -93,6 +93,7 @@ IN = 'internlm'
 CO = 'cohere'
 LC = 'longcat'
 HY = 'hunyuan'
+DD = 'deepseek_dsml'
 
 CASES = [
     # --- LeRobot marker
@@ -210,6 +211,15 @@ CASES = [
     Case('qwen3_no_catalog_strings',
          '<tool_call>\n<function=move_to>\n<parameter=x>\n1.5\n</parameter>\n</function>\n'
          '</tool_call>', [('move_to', {'x': '1.5'}, Q)], with_catalog=False),
+    Case('qwen3_nested_call_and_schema_tags_in_a_value',
+         'Saving.\n<tool_call>\n<function=say>\n<parameter=text>\nExample: <tool_call>'
+         '<function=say><parameter=text>hi</parameter></function></tool_call> and '
+         '</parameter>\n<parameter=voice>\nloud\n</parameter>\n</parameter>\n</function>\n'
+         '</tool_call>',
+         [('say', {'text': 'Example: <tool_call><function=say><parameter=text>hi</parameter>'
+                           '</function></tool_call> and </parameter>\n<parameter=voice>\n'
+                           'loud\n</parameter>'}, Q)],
+         content='Saving.'),
     # --- fenced JSON
     Case('fenced_json', 'Here:\n```json\n{"name": "say", "arguments": {"text": "hi"}}\n```\nDone.',
          [('say', SAY_HI, F)], content='Here:\nDone.'),
@@ -260,6 +270,19 @@ CASES = [
          content='Hmm. ok'),
     Case('name_not_a_string', '<tool_call>{"name": 5, "arguments": {}}</tool_call>',
          errors=[('invalid_call', '')]),
+    Case('recovery_pythonic_broken_sibling', 'Both: [say(text="hi"), move_to(x=1,, y=2)] ok',
+         [('say', SAY_HI, P)], [('unparseable_arguments', 'move_to')], content='Both: ok'),
+    Case('recovery_llama_invalid_then_valid',
+         '<|python_tag|>{"name": "move_to", "parameters": {x: 1}}; {"name": "say", '
+         '"parameters": {"text": "hi"}}', [('say', SAY_HI, L)],
+         [('unparseable_arguments', 'move_to')]),
+    Case('recovery_minimax_m1_invalid_line',
+         '<tool_calls>\n{"name": "say", "arguments": {"text": "hi"}}\n{bad json}\n'
+         '{"name": "record_observation", "arguments": {"label": "cup"}}\n</tool_calls>',
+         [('say', SAY_HI, TC), ('record_observation', {'label': 'cup'}, TC)],
+         [('unparseable_arguments', '')]),
+    Case('json_array_zero_argument_catalog_call', 'Now: [{"name": "record_observation"}]',
+         [('record_observation', {}, O)], content='Now:'),
     Case('pythonic_non_literal', '[say(text=open("/etc/passwd").read())]',
          errors=[('invalid_call', 'say')]),
     Case('empty_input', ''),
@@ -268,7 +291,7 @@ CASES = [
          content='Nothing to do here; the cube is already in the bin.\n'),
     Case('lone_surrogate_argument', '<say>bad \ud800 text</say>',
          [('say', {'text': 'bad \ud800 text'}, M)]),
-    # --- DeepSeek V3 / R1 (function + fenced JSON), V3.1 (NAME<sep>JSON), V3.2 DSML
+    # --- DeepSeek V3 / R1 (function + fenced JSON), V3.1 (NAME<sep>JSON); V3.2 DSML
     Case('deepseek_v3_fenced',
          '<think>The user wants a greeting.</think>\n\nI will greet.<｜tool▁calls▁begin｜>'
          '<｜tool▁call▁begin｜>function<｜tool▁sep｜>say\n```json\n{"text": "Grüß dich 👋"}\n```'
@@ -290,8 +313,14 @@ CASES = [
          '<｜DSML｜parameter name="y" string="false">1</｜DSML｜parameter>\n</｜DSML｜invoke>\n'
          '<｜DSML｜invoke name="say">\n<｜DSML｜parameter name="text" string="true">'
          '{not json} & <b></｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>',
-         [('move_to', {'x': 0.5, 'y': 1}, DS), ('say', {'text': '{not json} & <b>'}, DS)],
+         [('move_to', {'x': 0.5, 'y': 1}, DD), ('say', {'text': '{not json} & <b>'}, DD)],
          content='Sure.'),
+    Case('deepseek_v4_dsml_json_body',
+         'On it.\n<｜DSML｜tool_calls>\n<｜DSML｜invoke name="move_to">\n{"x": 1, "y": 2}\n'
+         '</｜DSML｜invoke>\n<｜DSML｜invoke name="say">\n<｜DSML｜parameter name="text" '
+         'string="true">\n two \n</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜tool_calls>',
+         [('move_to', {'x': 1, 'y': 2}, DD), ('say', {'text': '\n two \n'}, DD)],
+         content='On it.'),
     # --- Kimi K2
     Case('kimi_k2_section',
          'Let me do both.\n<|tool_calls_section_begin|>\n<|tool_call_begin|>functions.say:0'
@@ -300,6 +329,12 @@ CASES = [
          '<|tool_call_end|>\n<|tool_calls_section_end|>\nThe weather is next.',
          [('say', {'text': '你好'}, KI), ('record_observation', {'label': 'cup'}, KI)],
          content='Let me do both.\nThe weather is next.'),
+    Case('kimi_k2_noise_stray_tokens_after_unclosed_think',
+         '<think>Greet first. <|tool_calls_section_begin|> noise <|tool_call_begin|>'
+         'functions.say:0 <|tool_call_argument_begin|>{"text": "hi"}<|tool_call_end|>'
+         '<|tool_calls_section_end|>'
+         '<|tool_call_end|> Then <|tool_call_argument_begin|>wait.',
+         [('say', SAY_HI, KI)], content='<think>Greet first. Then wait.'),
     Case('kimi_k2_unknown_tool',
          '<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0'
          '<|tool_call_argument_begin|>{"city": "Paris"}<|tool_call_end|>'
@@ -378,6 +413,12 @@ CASES = [
     Case('hunyuan_v3_zero_arguments_bare',
          'Looking.<tool_call>record_observation<tool_sep></tool_call>',
          [('record_observation', {}, HY)], content='Looking.'),
+    Case('hunyuan_v4_no_separator',
+         'On it.<tool_calls>\n<tool_call>move_to<arg_key>x</arg_key><arg_value>1</arg_value>'
+         '<arg_key>y</arg_key><arg_value>2.5</arg_value></tool_call>\n<tool_call>'
+         'record_observation</tool_call>\n</tool_calls>',
+         [('move_to', {'x': 1, 'y': 2.5}, HY), ('record_observation', {}, HY)],
+         content='On it.'),
     Case('hunyuan_v3_truncated',
          '<tool_calls><tool_call>say<tool_sep><arg_key>text</arg_key><arg_value>hel',
          errors=[('truncated', 'say')]),
@@ -393,6 +434,14 @@ CASES = [
          '<steptml:parameter name="y">4</steptml:parameter>\n</steptml:invoke>'
          '<｜tool_call_end｜>\n<｜tool_calls_end｜>',
          [('move_to', {'x': 3, 'y': 4}, ST)], content='Ok.'),
+    Case('step3_parallel_exact_strings',
+         '<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜>say\n<steptml:invoke '
+         'name="say"><steptml:parameter name="text">\n  indented\n</steptml:parameter>'
+         '</steptml:invoke><｜tool_call_end｜><｜tool_sep｜><｜tool_call_begin｜><steptml:invoke '
+         'name="set_gripper"><steptml:parameter name="open"> true </steptml:parameter>'
+         '</steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜> Done.',
+         [('say', {'text': '\n  indented\n'}, ST), ('set_gripper', {'open': True}, ST)],
+         content='Done.'),
     # --- Granite
     Case('granite_tool_call',
          '<|tool_call|>[{"name": "say", "arguments": {"text": "hi"}}, {"name": "move_to", '

@@ -349,6 +349,40 @@ def test_over_long_ids_are_ignored_and_waiting_utterances_are_bounded(tmp_path):
         player.close()
 
 
+def test_queued_audio_over_the_byte_bound_is_dropped_not_reported_cancelled(tmp_path):
+    # A cancel is what a sender or an operator asked for; running out of room is not (a say
+    # waiting on it must hear `dropped`, with the reason).
+    statuses = Statuses()
+    player = UtterancePlayer(WavSink(tmp_path), statuses, max_queued_bytes=100_000)
+    try:
+        player.submit(Chunk('playing', 22050, 1, tone(2.0), final=True))  # ~88 KB, paced
+        send(player, 'flood', tone(4.0), pieces=8)  # ~176 KB behind it: over the bound
+        assert statuses.wait_end('flood') == (
+            DROPPED, 'more than 100000 bytes of audio were queued')
+        assert statuses.wait_end('playing')[0] == FINISHED
+    finally:
+        player.close()
+
+
+def test_stop_all_cuts_off_the_one_playing_and_drops_the_queue(wav_player):
+    player, statuses, out = wav_player
+    send(player, 'now', tone(2.0))
+    send(player, 'next', tone(0.5))
+    deadline = time.monotonic() + 5.0
+    while (player.progress() is None or player.progress().frames_played < 0.2 * 22050) \
+            and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert player.stop_all('stopped by the operator') == ['now', 'next']
+    state, detail = statuses.wait_end('now')
+    assert state == CANCELLED and detail.startswith('stopped by the operator; kept')
+    assert soundfile.info(out / 'now.wav').frames == statuses.last('now').frames_played
+    assert statuses.last('now').frames_played < 1.0 * 22050
+    assert statuses.wait_end('next') == (CANCELLED, 'stopped by the operator')
+    assert player.stop_all('again') == []
+    send(player, 'later', tone(0.2))
+    assert statuses.wait_end('later')[0] == FINISHED
+
+
 def test_a_wav_appears_under_its_name_only_when_complete(tmp_path):
     sink = WavSink(tmp_path)
     sink.begin('whole', 22050, 1)

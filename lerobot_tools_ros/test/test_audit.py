@@ -21,13 +21,15 @@ The audit log: every record on disk at once, a full disk never stops dispatching
 import json
 import os
 import pathlib
+import threading
 import time
 
 from conftest import spin_until
 from lerobot_tools_interfaces.msg import ToolResult
-from lerobot_tools_ros.catalog import DEFAULT_TOOLS
+from lerobot_tools_ros.catalog import DEFAULT_TOOLS, ToolCatalog
 from lerobot_tools_ros.cli import main as cli_main
-from lerobot_tools_ros.dispatch import AuditLog, read_audit_log
+from lerobot_tools_ros.dispatch import (AuditLog, diagnostics, DispatchCore, DispatchSettings,
+                                        read_audit_log, ToolSettings)
 from lerobot_tools_ros.errors import ConfigurationError
 from lerobot_tools_ros.tools.echo import ECHO_SCHEMA
 import pytest
@@ -49,17 +51,20 @@ class FakeClock:
         return self.now
 
 
-def test_every_record_is_on_disk_as_soon_as_it_is_written(tmp_path):
+def test_every_record_is_handed_to_the_os_without_a_close(tmp_path):
     path = tmp_path / 'audit.jsonl'
     log = AuditLog(path)
     assert log.write('call', 1, call_id='a', name='say', arguments={'text': 'hi'})
-    # Read by another handle before any flush or close: a crash now would lose nothing.
+    # The writer thread hands it to the OS: read by another handle with no close (a crash now
+    # would lose nothing); flush only waits for the writer, it does not sync or close.
+    assert log.flush(5.0)
     (record,) = read_audit_log(path)
     assert record['call_id'] == 'a' and record['arguments'] == {'text': 'hi'}
     assert log.write('result', 2, call_id='a', success=True)
+    assert log.flush(5.0)
     assert [r['event'] for r in read_audit_log(path)] == ['call', 'result']
     log.close()
-    assert log.write_errors == 0
+    assert (log.write_errors, log.dropped, log.written) == (0, 0, 2)
 
 
 @needs_dev_full
@@ -67,22 +72,24 @@ def test_a_full_disk_is_counted_and_reported_at_a_limited_rate_never_raised():
     reports: list[str] = []
     clock = FakeClock()
     log = AuditLog(FULL_DISK, on_error=reports.append, report_interval_s=10.0, clock=clock)
-    assert log.write('call', 1, call_id='a') is False
+    assert log.write('call', 1, call_id='a')  # queued: the writer thread meets the full disk
+    assert log.flush(5.0)
     assert log.write_errors == 1
     assert len(reports) == 1
     assert '/dev/full' in reports[0] and 'No space left on device' in reports[0]
     for index in range(500):
-        assert log.write('result', index, call_id=str(index)) is False
-    assert log.write_errors == 501
+        log.write('result', index, call_id=str(index))
+    assert log.flush(10.0)
+    assert log.write_errors == 501 and log.dropped == 0
     assert len(reports) == 1  # the same failure is not reported 500 times
     clock.now += 10.0
-    assert log.write('call', 2) is False
+    log.write('call', 2)
+    assert log.flush(5.0)
     assert len(reports) == 2
     assert '501 record(s) could not be written' in reports[1]
     assert '502 lost in total' in reports[1]
-    log.flush()
-    log.close()  # neither raises
-    assert log.write('call', 3) is False
+    log.close()  # never raises
+    assert log.write('call', 3) is False  # closed: refused at once, and counted
     assert log.write_errors == 503
 
 
@@ -92,8 +99,10 @@ def test_a_failing_error_callback_does_not_escape():
         raise RuntimeError('reporter down')
 
     log = AuditLog(FULL_DISK, on_error=broken)
-    assert log.write('call', 1) is False
+    log.write('call', 1)
+    assert log.flush(5.0)
     assert log.write_errors == 1
+    assert log.write('call', 2) and log.flush(5.0) and log.write_errors == 2
 
 
 def test_an_io_error_is_counted_like_a_full_disk():
@@ -103,9 +112,76 @@ def test_an_io_error_is_counted_like_a_full_disk():
         pytest.skip('no writable-looking /proc/version here')
     reports: list[str] = []
     log = AuditLog(path, on_error=reports.append)
-    assert log.write('call', 1, call_id='a') is False
+    log.write('call', 1, call_id='a')
+    assert log.flush(5.0)
     assert log.write_errors == 1 and 'Input/output error' in reports[0]
     log.close()
+
+
+def test_a_pipe_whose_reader_stopped_never_blocks_the_writer_of_records(tmp_path):
+    # A reader that opened the pipe and reads nothing: the pipe (64 KiB) fills up. Once, the
+    # dispatch thread then hung in os.write, e-stop unanswered.
+    fifo = tmp_path / 'audit.fifo'
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    reports: list[str] = []
+    clock = FakeClock()
+    try:
+        log = AuditLog(fifo, on_error=reports.append, clock=clock, max_queued=100,
+                       close_timeout_s=0.5)
+        accepted: list[bool] = []
+
+        def dispatch() -> None:  # what the dispatch thread does: write, and go on
+            for index in range(2000):
+                accepted.append(log.write('result', index, call_id=str(index), pad='p' * 500))
+
+        thread = threading.Thread(target=dispatch)
+        thread.start()
+        thread.join(60.0)
+        assert not thread.is_alive(), f'write blocked after {len(accepted)} records'
+        assert log.flush(0.5) is False  # the writer waits for the reader; nobody else does
+        assert log.dropped == accepted.count(False) > 0
+        assert log.written + log.queued + log.dropped == 2000
+        # Drops are reported once for now (the rate limit holds the rest) and counted in the
+        # dispatcher's diagnostics.
+        assert len(reports) == 1 and 'dropped' in reports[0], reports
+        core = DispatchCore(ToolCatalog.from_tools(None), DispatchSettings(),
+                            lambda name: ToolSettings(), id_prefix='t')
+        (status,) = [s for s in diagnostics.statuses(core, log, lambda name: True, str)
+                     if s.name == 'audit_log']
+        assert status.warn and status.values['dropped'] == log.dropped
+        assert status.values['queued'] > 0
+        clock.now += 10.0
+        assert log.write('call', 1) is False
+        assert len(reports) == 2  # every drop since the first report, counted in one line
+        assert f'{log.dropped - 1} record(s) dropped' in reports[1]
+        assert f'{log.dropped} dropped in total' in reports[1]
+        closer = threading.Thread(target=log.close)
+        closer.start()
+        closer.join(10.0)
+        assert not closer.is_alive(), 'close waited for the reader without a bound'
+        # Everything is accounted for: written, refused by the OS, or dropped.
+        assert log.written + log.write_errors + log.dropped == 2001
+    finally:
+        os.close(reader)
+
+
+def test_a_pipe_without_a_reader_is_one_configuration_error(tmp_path):
+    fifo = tmp_path / 'audit.fifo'
+    os.mkfifo(fifo)
+    with pytest.raises(ConfigurationError, match='a named pipe must have a reader'):
+        AuditLog(fifo)
+
+
+def test_close_writes_every_queued_record(tmp_path):
+    path = tmp_path / 'audit.jsonl'
+    log = AuditLog(path)
+    for index in range(3000):
+        assert log.write('call', index, call_id=str(index))
+    log.close()
+    assert [record['call_id'] for record in read_audit_log(path)] == [
+        str(index) for index in range(3000)]
+    assert (log.written, log.dropped, log.write_errors) == (3000, 0, 0)
 
 
 @pytest.mark.parametrize('where', ['directory', 'under_a_file'])

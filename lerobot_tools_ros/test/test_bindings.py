@@ -237,6 +237,75 @@ def test_tool_server_with_a_bad_bindings_file_does_not_start(start_node, tmp_pat
         assert name in lines[0]
 
 
+# ------------------------------------------------------------------ hostile files (issue 36)
+def _alias_bomb(levels: int = 9) -> str:
+    """About 1 KB of YAML whose last alias stands for 9^9 (387 million) strings."""
+    lines = ['bindings:', '  set_light:', '    kind: service', '    service: /light',
+             '    type: std_srvs/srv/SetBool', '    request: {data: $on}',
+             '    x0: &a0 [s, s, s, s, s, s, s, s, s]']
+    lines += [f'    x{i}: &a{i} [' + ', '.join([f'*a{i - 1}'] * 9) + ']'
+              for i in range(1, levels + 1)]
+    return '\n'.join(lines) + '\n'
+
+
+def test_a_yaml_alias_bomb_is_refused_before_it_is_walked(tmp_path):
+    path = tmp_path / 'bomb.yaml'
+    path.write_text(_alias_bomb())
+    assert path.stat().st_size < 1500
+    with pytest.raises(BindingsError) as caught:
+        load_bindings(path, CATALOG)
+    (problem,) = caught.value.problems
+    assert 'more than 100000 YAML nodes, aliases counted expanded' in problem
+    assert 'line 12' in problem  # x5: where the expansion passed the limit
+
+
+def test_a_yaml_alias_inside_the_node_it_names_is_refused():
+    with pytest.raises(BindingsError, match=r'the alias \*a is inside the node it names'):
+        bind('bindings:\n  set_light: &a {kind: read, x: *a}\n')
+
+
+@pytest.mark.parametrize('style,depth', [('flow', 100), ('flow', 5000), ('block', 100)])
+def test_yaml_nested_too_deep_is_one_error_not_a_traceback(style, depth):
+    if style == 'flow':
+        nested = '[' * depth + ']' * depth
+    else:
+        nested = ''.join(f'\n{"  " * (level + 2)}k{level}:' for level in range(depth)) + ' 1'
+    with pytest.raises(BindingsError) as caught:
+        bind('bindings:\n  set_light: ' + nested + '\n')
+    (problem,) = caught.value.problems
+    assert problem.startswith('not valid YAML: ') and 'nest' in problem, problem
+
+
+def test_a_bindings_file_over_1_mib_is_not_read(tmp_path):
+    path = tmp_path / 'many.yaml'
+    with open(path, 'w') as handle:
+        handle.write('bindings:\n')
+        for index in range(200_000):
+            handle.write(f'  tool{index}: {{kind: service}}\n')
+    with pytest.raises(BindingsError) as caught:
+        load_bindings(path, CATALOG)
+    assert caught.value.problems == ['the bindings file is larger than 1 MiB (the limit); a '
+                                     'file this large is not read']
+
+
+def test_the_check_of_a_file_with_thousands_of_bad_entries_stops_after_100_problems():
+    text = 'bindings:\n' + ''.join(f'  t{index}: {{}}\n' for index in range(20_000))
+    with pytest.raises(BindingsError) as caught:
+        bind(text)
+    problems = caught.value.problems
+    assert len(problems) == 101
+    assert problems[-1] == ('checking stopped after 100 problems; 19900 of 20000 entries not '
+                            'checked')
+
+
+def test_the_mcp_server_reads_hostile_bindings_as_no_read_only_tools():
+    from lerobot_tools_ros.mcp_core import read_bindings
+    assert read_bindings('bindings:\n  get_battery: {kind: read}\n') == {'get_battery'}
+    for text in ('bindings: ' + '[' * 5000 + ']' * 5000, _alias_bomb(),
+                 'bindings:\n' + '  x: 1\n' * 200_000):
+        assert read_bindings(text) == frozenset()
+
+
 # ------------------------------------------------------------------------------ JSON results
 def test_messages_become_faithful_json():
     battery = resolve_type('sensor_msgs/msg/BatteryState')(

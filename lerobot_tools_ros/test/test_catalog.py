@@ -685,3 +685,195 @@ def test_required_but_undeclared_property_is_reported():
     closed = ToolCatalog.from_tools([entry(False), say_entry()])
     assert closed.names == ['say']
     assert any('no call can be valid' in problem for problem in closed.problems)
+
+
+# ------------------------------------------------------------------ schemas that must end (#36)
+def _params_tool(name: str, parameters: dict) -> dict:
+    return {'type': 'function', 'function': {'name': name, 'description': name,
+                                             'parameters': parameters}}
+
+
+LOOPS = {
+    'self': {'type': 'object', '$defs': {'a': {'$ref': '#/$defs/a'}},
+             'properties': {'x': {'$ref': '#/$defs/a'}}},
+    'through_allOf_anyOf': {'type': 'object', '$defs': {
+        'a': {'allOf': [{'$ref': '#/$defs/b'}]},
+        'b': {'anyOf': [{'type': 'string'}, {'$ref': '#/$defs/a'}]}}},
+    'root': {'type': 'object', 'allOf': [{'$ref': '#'}]},
+    'anchor_and_not': {'type': 'object', '$defs': {'a': {'$anchor': 'x', 'not': {'$ref': '#x'}}}},
+    'if': {'type': 'object', 'if': {'$ref': '#'}, 'then': {}},
+    'dependentSchemas': {'type': 'object', 'dependentSchemas': {'k': {'$ref': '#'}}},
+    'through_an_id': {'$id': 'https://example.com/root', 'type': 'object',
+                      '$defs': {'a': {'$id': 'a.json', '$ref': 'root'}},
+                      'allOf': [{'$ref': 'a.json'}]},
+    'draft7': {'$schema': 'http://json-schema.org/draft-07/schema#', 'type': 'object',
+               'definitions': {'a': {'$ref': '#/definitions/a'}},
+               'properties': {'x': {'$ref': '#/definitions/a'}}},
+}
+
+
+@pytest.mark.parametrize('parameters', LOOPS.values(), ids=LOOPS.keys())
+def test_a_ref_loop_applied_in_place_is_refused_at_load_with_its_path(tmp_path, parameters):
+    root = write_dataset(tmp_path, tools=[_params_tool('loop', parameters), *DEFAULT_TOOLS])
+    with pytest.raises(CatalogError) as raised:
+        ToolCatalog.load(root, strict=True)
+    message = str(raised.value)
+    assert "tools[0] ('loop')" in message and 'reference loop applied in place' in message
+    assert 'function.parameters' in message and ' -> ' in message
+    catalog = ToolCatalog.load(root)  # not strict: the tool is skipped, the others load
+    assert catalog.names == ['say'] and 'reference loop' in catalog.problems[0]
+
+
+RECURSIVE = {
+    'tree': ({'type': 'object', 'properties': {
+        'value': {'type': 'number'},
+        'children': {'type': 'array', 'items': {'$ref': '#'}}}, 'required': ['value']},
+        {'value': 1, 'children': [{'value': 2, 'children': [{'value': 3}]}]},
+        {'value': 1, 'children': [{'value': 2, 'children': [{'value': 'x'}]}]}),
+    'linked_list': ({'type': 'object', '$defs': {'node': {
+        'type': 'object', 'properties': {'v': {'type': 'integer'},
+                                         'next': {'$ref': '#/$defs/node'}}}},
+        'properties': {'head': {'$ref': '#/$defs/node'}}},
+        {'head': {'v': 1, 'next': {'v': 2}}}, {'head': {'v': 1, 'next': {'v': 2.5}}}),
+    'dynamic': ({'$dynamicAnchor': 'node', 'type': 'object', 'properties': {
+        'kids': {'type': 'array', 'items': {'$dynamicRef': '#node'}},
+        'name': {'type': 'string'}}},
+        {'kids': [{'kids': [], 'name': 'a'}]}, {'kids': [{'name': 3}]}),
+}
+
+
+@pytest.mark.parametrize('parameters,good,bad', RECURSIVE.values(), ids=RECURSIVE.keys())
+def test_recursive_schemas_that_descend_load_and_validate(parameters, good, bad):
+    catalog = ToolCatalog.from_tools([_params_tool('t', parameters)], strict=True)
+    assert catalog.validate('t', good) == good
+    with pytest.raises(ToolArgumentError) as raised:
+        catalog.validate('t', bad)
+    assert raised.value.error_code == errors.INVALID_ARGUMENTS
+
+
+@pytest.mark.parametrize('ref,problem', [
+    ('#/$defs/missing', 'nothing at that pointer'),
+    ('#nowhere', "no $anchor or $dynamicAnchor 'nowhere'"),
+    ('https://example.com/schema.json', 'does not resolve inside the schema'),
+    ('other.json#/x', 'does not resolve inside the schema'),
+])
+def test_a_ref_that_does_not_resolve_is_refused_at_load(ref, problem):
+    # jsonschema raised on the first call that reached it (and never fetches remote schemas).
+    tool = _params_tool('t', {'type': 'object', 'properties': {'x': {'$ref': ref}}})
+    with pytest.raises(CatalogError) as raised:
+        ToolCatalog.from_tools([tool], strict=True)
+    assert problem in str(raised.value) and 'function.parameters#/properties/x' in str(
+        raised.value)
+
+
+def test_in_place_expansion_beyond_a_bound_is_refused_at_load():
+    # allOf of two refs to a schema that is allOf of two refs ... 30 levels: 2^30 checks of
+    # every value.
+    defs = {f'd{i}': {'allOf': [{'$ref': f'#/$defs/d{i + 1}'}, {'$ref': f'#/$defs/d{i + 1}'}]}
+            for i in range(30)}
+    defs['d30'] = {'type': 'string'}
+    tool = _params_tool('t', {'type': 'object', '$defs': defs,
+                              'properties': {'x': {'$ref': '#/$defs/d0'}}})
+    with pytest.raises(CatalogError, match=r'applies \d+ subschemas in place to one value'):
+        ToolCatalog.from_tools([tool], strict=True)
+
+
+def test_a_schema_nested_too_deep_is_refused_at_load():
+    from lerobot_tools_ros import limits
+    inner: dict = {'type': 'string'}
+    for _ in range(limits.MAX_SCHEMA_DEPTH):
+        inner = {'type': 'object', 'properties': {'a': inner}}
+    with pytest.raises(CatalogError, match=f'more than {limits.MAX_SCHEMA_DEPTH} levels deep'):
+        ToolCatalog.from_tools([_params_tool('t', inner)], strict=True)
+
+
+@pytest.mark.parametrize('pattern,problem', [
+    (r'(a)\1', 'backreferences'),
+    ('(?=a)b', 'lookaround'),
+])
+def test_a_pattern_without_bounded_matching_is_refused_at_load(pattern, problem):
+    for where in ('pattern', 'patternProperties'):
+        prop = ({'type': 'string', 'pattern': pattern} if where == 'pattern'
+                else {'type': 'object', 'patternProperties': {pattern: {}}})
+        tool = _params_tool('t', {'type': 'object', 'properties': {'x': prop}})
+        with pytest.raises(CatalogError) as raised:
+            ToolCatalog.from_tools([tool], strict=True)
+        assert f'{where} {pattern!r}' in str(raised.value) and problem in str(raised.value)
+
+
+def test_unevaluated_properties_with_pattern_properties_is_refused_at_load():
+    tool = _params_tool('t', {'type': 'object', 'patternProperties': {'^x': {}},
+                              'unevaluatedProperties': False})
+    with pytest.raises(CatalogError, match='unevaluatedProperties together with '
+                                           'patternProperties'):
+        ToolCatalog.from_tools([tool], strict=True)
+
+
+def test_patterns_match_like_ecma_262_not_like_python_re():
+    # RE2, like the JSON Schema (ECMA-262) dialect: $ is the end of the text, \d is ASCII.
+    # Python's re accepted both values below.
+    catalog = ToolCatalog.from_tools([_params_tool('t', {
+        'type': 'object', 'properties': {'code': {'type': 'string', 'pattern': r'^\d+$'}},
+        'patternProperties': {'^x_[a-z]+$': {'type': 'integer'}},
+        'additionalProperties': False})], strict=True)
+    assert catalog.validate('t', {'code': '42', 'x_a': 1}) == {'code': '42', 'x_a': 1}
+    for arguments in ({'code': '42\n'}, {'code': '\u0663'}, {'x_a\n': 1}):
+        with pytest.raises(ToolArgumentError) as raised:
+            catalog.validate('t', arguments)
+        assert raised.value.error_code == errors.INVALID_ARGUMENTS
+
+
+def test_arguments_nested_too_deep_are_refused_whatever_their_form(catalog):
+    from lerobot_tools_ros import limits
+    deep: list = []  # MAX_ARGUMENT_DEPTH lists, one in the other
+    for _ in range(limits.MAX_ARGUMENT_DEPTH - 1):
+        deep = [deep]
+    text = '{"text": ' + '[' * 990 + ']' * 990 + '}'
+    for arguments in ({'text': deep}, text, json.dumps(text)):
+        with pytest.raises(ToolArgumentError) as raised:
+            catalog.validate('say', arguments)
+        assert raised.value.error_code == errors.INVALID_ARGUMENTS
+        assert f'more than {limits.MAX_ARGUMENT_DEPTH} levels deep' in raised.value.message
+    # At the limit (the object and 31 lists), the schema decides (say wants a string).
+    with pytest.raises(ToolArgumentError, match='expected string, got array'):
+        catalog.validate('say', {'text': deep[0]})
+
+
+def test_a_check_that_raises_refuses_that_call_only():
+    # Python's re recurses while compiling a format: regex value 1000 groups deep.
+    catalog = ToolCatalog.from_tools([_params_tool('find', {
+        'type': 'object', 'properties': {'expr': {'type': 'string', 'format': 'regex'}}})])
+    with pytest.raises(ToolArgumentError) as raised:
+        catalog.validate('find', {'expr': '(' * 1000 + ')' * 1000})
+    assert raised.value.error_code == errors.INVALID_ARGUMENTS
+    assert 'could not be checked' in raised.value.message
+    assert catalog.validate('find', {'expr': '^a+$'}) == {'expr': '^a+$'}
+
+
+def test_an_info_json_over_16_mib_is_refused_without_being_decoded(tmp_path):
+    path = tmp_path / 'info.json'
+    with open(path, 'w') as handle:
+        handle.write('{"tools": []' + ' ' * (16 << 20) + '}')
+    with pytest.raises(CatalogError, match='larger than 16 MiB'):
+        ToolCatalog.load(path)
+
+
+@pytest.mark.parametrize('depth', [200, 5000])
+def test_an_info_json_nested_too_deep_is_one_error(tmp_path, depth):
+    path = tmp_path / 'info.json'
+    path.write_text('{"tools": [], "x": ' + '[' * depth + ']' * depth + '}')
+    with pytest.raises(CatalogError, match='nest more than 128 levels deep'):
+        ToolCatalog.load(path)
+
+
+def test_the_fast_path_never_matches_patterns():
+    # jsonschema-rs (used to say "valid" quickly) matches patterns with a backtracking engine:
+    # schemas with pattern or patternProperties never take it.
+    from lerobot_tools_ros import catalog as catalog_module
+    if catalog_module._jsonschema_rs() is None:
+        pytest.skip('jsonschema-rs is not installed')
+    base = catalog_module._safe_class(catalog_module.jsonschema.Draft202012Validator)
+    for schema in ({'type': 'object', 'properties': {'x': {'type': 'string', 'pattern': 'a'}}},
+                   {'type': 'object', 'patternProperties': {'a': {}}}):
+        assert catalog_module._fast_validator(base, schema) is None
+    assert catalog_module._fast_validator(base, {'type': 'object'}) is not None

@@ -748,6 +748,8 @@ def test_the_same_say_ten_times_in_two_seconds_is_spoken_once(stack, start_node,
     from lerobot_tools_interfaces.msg import AudioChunk
     start_node(TOOL_SERVER, '-p', 'tools:=[echo, say]', '-p', 'tool.say.backend:=espeak_ng',
                '-p', f'dataset:={dataset}')
+    # A say call lasts until a speaker played it (this one as fast as the audio comes).
+    start_node('lerobot_tools_ros.nodes.speaker', '-p', 'sink:=null', '-p', 'realtime:=false')
     utterances: set[str] = set()
     ros_node.create_subscription(AudioChunk, '/speaker/audio',
                                  lambda msg: utterances.add(msg.utterance_id), RELIABLE)
@@ -815,7 +817,8 @@ def test_confirm_calls_wait_for_approval_deny_timeout_and_pause(stack, ros_node,
     first, second = operator.wait_for(2)
     assert (first.name, json.loads(first.arguments), first.source) == (
         'echo', {'text': 'approve me'}, 'policy')
-    assert 'approval: confirm' in first.reason and first.timeout_s == 3.0
+    assert 'approval: confirm' in first.reason
+    assert (first.timeout.sec, first.timeout.nanosec) == (3, 0)
     assert policy.results == []  # nothing runs before a decision
     assert operator.decide(first.call_id, True, 'alice at the console').success
     assert operator.decide(second.call_id, False, 'bob: arm is near a person').success

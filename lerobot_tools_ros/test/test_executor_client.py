@@ -21,7 +21,7 @@ from executor_calls import Caller, destroy_callers
 from lerobot_tools_interfaces.srv import CallTool
 from lerobot_tools_ros import names
 from lerobot_tools_ros.catalog import DEFAULT_TOOLS
-from lerobot_tools_ros.nodes.executor_client import ACTION, ExecutorClient, SERVICE
+from lerobot_tools_ros.executors import ACTION, ExecutorClient, SERVICE
 from lerobot_tools_ros.tools.echo import ECHO_SCHEMA
 import pytest
 

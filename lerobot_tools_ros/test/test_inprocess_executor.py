@@ -32,9 +32,8 @@ from conftest import NodeProcess, PACKAGE_DIR, reserve_test_domain, spin_until
 from lerobot_tools_interfaces.msg import ErrorCodes
 from lerobot_tools_interfaces.srv import CancelCalls
 from lerobot_tools_ros import inprocess
-from lerobot_tools_ros.nodes.executor_client import ACTION, LOCAL
-from lerobot_tools_ros.nodes.inprocess_executor import send_local
-from lerobot_tools_ros.tools.base import CallContext
+from lerobot_tools_ros.executors import ACTION, LOCAL
+from lerobot_tools_ros.executors.inprocess import InProcessExecutor
 from lerobot_tools_ros.tools.echo import ECHO_SCHEMA
 import pytest
 from robot_servers import GRIPPER_ACTION, LIGHT_SERVICE, RobotServers
@@ -162,39 +161,7 @@ def test_the_dispatchers_timeout_cancels_the_goal_on_the_robot(world):
     assert world.policy.call('move_gripper', {'steps': 2}).success
 
 
-def test_only_a_call_expected_to_answer_at_once_is_waited_for(world):
-    # The dispatcher's thread waits a moment for a call's answer (so its result goes out in the
-    # executor's next turn) only when the tool answered its previous call within
-    # QUICK_ANSWER_S: never for a tool seen to be slow, which would hold up other callbacks.
-    def start(tool: str, arguments: dict, call_id: str) -> tuple[bool, threading.Event, list]:
-        host = inprocess.lookup(world.context, f'/lerobot_tools/{tool}')
-        answers: list = []
-        answered = threading.Event()
-
-        def answer(code: str, text: str) -> None:
-            answers.append((code, text))
-            answered.set()
-        quick = host.start(call_id, tool, json.dumps(arguments), CallContext(call_id), answer)
-        return quick, answered, answers
-
-    # (Whether a fast tool counts as quick depends on the machine's load: not asserted here.)
-    _, answered, answers = start('move_gripper', {'steps': 2}, 'slow-1')  # 2 steps of 50 ms
-    assert answered.wait(10.0) and answers[0][0] == '', answers
-    slow, answered, answers = start('move_gripper', {'steps': 1}, 'slow-2')
-    assert not slow
-    assert answered.wait(10.0) and answers[0][0] == '', answers
-    # Refused at once by the catalog (steps below its minimum): answered before start returns,
-    # so it is taken without a wait.
-    refused, answered, answers = start('move_gripper', {'steps': -1}, 'refused')
-    assert refused and answered.is_set()
-    assert answers[0][0] == ErrorCodes.INVALID_ARGUMENTS
-    # A refusal says nothing about how fast the tool runs: the gripper is still not waited for.
-    slow, answered, answers = start('move_gripper', {'steps': 1}, 'slow-3')
-    assert not slow
-    assert answered.wait(10.0) and answers[0][0] == '', answers
-
-
-def test_quick_and_slow_calls_in_one_generation_each_get_one_result(world):
+def test_fast_and_slow_calls_in_one_generation_each_get_one_result(world):
     before = len(world.policy.results)
     calls = [('move_gripper', {'steps': 20}), ('echo', {'text': 'one'}),
              ('set_light', {'on': True}), ('echo', {'text': 'two'})]
@@ -263,7 +230,7 @@ class _Host:
     def __init__(self, context: object) -> None:
         self.context = context
 
-    def start(self, call_id, name, arguments_json, context, answer) -> None:
+    def start(self, call_id, name, arguments_json, source, context, answer) -> None:
         raise AssertionError('the registry never calls a host')
 
 
@@ -289,58 +256,40 @@ def test_the_registry_finds_a_host_only_in_its_own_context_and_name():
 class _AnswerWhenTold:
     """A host whose tool reports progress and answers when the test says (from any thread)."""
 
-    def __init__(self, context: object, quick: bool, at_once: bool = False) -> None:
+    def __init__(self, context: object, at_once: bool = False) -> None:
         self.context = context
-        self.quick = quick
         self.at_once = at_once
         self.answer = None
+        self.source = None
 
-    def start(self, call_id, name, arguments_json, context, answer) -> bool:
+    def start(self, call_id, name, arguments_json, source, context, answer) -> None:
         def progress_then_answer() -> None:
             context.feedback('running', 0.5, 'half way')
             answer('', 'done')
         self.answer = progress_then_answer
+        self.source = source
         if self.at_once:
             progress_then_answer()
-        return self.quick
 
 
-@pytest.mark.parametrize('case', ['taken', 'late', 'not quick', 'at once', 'released'])
+@pytest.mark.parametrize('case', ['later', 'at once'])
 def test_every_answer_of_a_local_call_reaches_on_done_exactly_once(world, case):
-    # A quick call's answer is held for its caller to take (the dispatcher's thread, at the end
-    # of its callback); whatever the timing, it reaches on_done once, on the caller's executor
-    # thread, after the progress the tool reported before it.
+    # Whenever and on whatever thread the tool answers, its answer reaches on_done once, on the
+    # caller's executor thread, after the progress the tool reported before it.
     from rclpy.executors import SingleThreadedExecutor
     executor = SingleThreadedExecutor(context=world.context)
-    host = _AnswerWhenTold(world.context, quick=case != 'not quick', at_once=case == 'at once')
+    host = _AnswerWhenTold(world.context, at_once=case == 'at once')
     events: list = []
-    call = send_local(
-        host, executor, 'c1', 'echo', '{}',
+    call = InProcessExecutor(host, executor).send(
+        'c1', 'echo', '{}', 'mcp',
         lambda outcome: events.append(('done', outcome, threading.get_ident())),
         lambda stage, progress, detail: events.append(('progress', stage,
                                                        threading.get_ident())))
-    assert call.quick == (case != 'not quick')
-
-    def answer_from_the_tools_thread() -> None:
+    assert host.source == 'mcp'  # who claims the call reaches the tool, as over DDS
+    if case == 'later':
         tool = threading.Thread(target=host.answer)
         tool.start()
         tool.join()
-    if case == 'taken':  # the answer comes while the caller waits
-        later = threading.Timer(0.05, host.answer)
-        later.start()
-        assert call.take_answer(10.0)
-        later.join()
-    elif case == 'late':  # the caller stopped waiting before the answer came
-        assert not call.take_answer(0.0)
-        answer_from_the_tools_thread()
-    elif case == 'at once':
-        assert call.take_answer(0.0)
-    elif case == 'released':  # started where nobody takes answers: released, then posted
-        answer_from_the_tools_thread()
-        assert not events  # held until released
-        call.release()
-    else:
-        answer_from_the_tools_thread()
     for _ in range(20):  # a posted answer runs as an executor task
         executor.spin_once(timeout_sec=0.01)
     executor.shutdown()
@@ -350,5 +299,5 @@ def test_every_answer_of_a_local_call_reaches_on_done_exactly_once(world, case):
     assert outcome.success and outcome.content == 'done'
     # On the caller's thread, never the tool's.
     assert {event[-1] for event in events} == {threading.get_ident()}
-    call.release()  # a second release or take changes nothing
-    assert not call.take_answer(0.0) and len(events) == 2
+    call.forget()  # forgetting a finished call changes nothing
+    assert call.done and len(events) == 2

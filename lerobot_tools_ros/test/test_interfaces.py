@@ -42,6 +42,22 @@ def test_message_fields_of_the_contract():
     assert audio_fields['data'] == 'sequence<uint8>'
     assert audio_fields['final'] == 'boolean'
     assert AudioChunk.ENCODING_PCM_S16LE == 'pcm_s16le'
-    assert set(TextChunk.get_fields_and_field_types()) == {'generation_id', 'text', 'final'}
+    assert TextChunk.get_fields_and_field_types() == {
+        'header': 'std_msgs/Header', 'generation_id': 'string', 'index': 'uint32',
+        'text': 'string', 'final': 'boolean'}
     assert {SpeakerStatus.PLAYING, SpeakerStatus.FINISHED, SpeakerStatus.DROPPED} == {
         'playing', 'finished', 'dropped'}
+
+
+def test_origins_and_durations_of_the_contract():
+    from lerobot_tools_interfaces.action import RunTool
+    from lerobot_tools_interfaces.msg import ApprovalRequest
+    from lerobot_tools_ros.dispatch import core
+    assert (ToolCall.ORIGIN_POLICY_TEXT, ToolCall.ORIGIN_POLICY_STREAM,
+            ToolCall.ORIGIN_CALL_SERVICE) == (core.ORIGIN_TEXT, core.ORIGIN_STREAM,
+                                              core.ORIGIN_CALL)
+    assert ToolResult.get_fields_and_field_types()['origin'] == 'string'
+    assert ApprovalRequest.get_fields_and_field_types()['timeout'] == \
+        'builtin_interfaces/Duration'
+    assert 'timeout_s' not in ApprovalRequest.get_fields_and_field_types()
+    assert 'source' in RunTool.Goal.get_fields_and_field_types()

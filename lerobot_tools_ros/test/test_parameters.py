@@ -312,7 +312,8 @@ def _say(ros_node, text: str) -> CallTool.Response:
 
 def test_a_live_tool_parameter_takes_effect_when_set(params_of, ros_node):
     client = params_of('tool_server')
-    assert _say(ros_node, 'x' * 20).success
+    # No speaker runs here: a say within max_chars is checked, then finds nobody to play it.
+    assert _say(ros_node, 'x' * 20).error_code != 'invalid_arguments'
     result = client.set_value('tool.say.max_chars', _integer(10))
     assert result.successful, result.reason
     refused = _say(ros_node, 'x' * 20)
@@ -323,15 +324,19 @@ def test_a_live_tool_parameter_takes_effect_when_set(params_of, ros_node):
     assert not result.successful and 'at least 1' in result.reason
     (value,) = client.get(['tool.say.max_chars'])
     assert value.integer_value == 10
-    # wait_for_playback too: with no speaker running, a waiting say cannot be played.
-    assert client.set_value('tool.say.wait_for_playback', _bool(True)).successful
-    waited = _say(ros_node, 'hello')
-    assert waited.error_code == 'unavailable' and 'no speaker' in waited.error_message
+    # while_speaking too: one of its choices is taken, anything else refused with them.
+    assert client.set_value('tool.say.while_speaking', _string('refuse')).successful
+    bad = client.set_value('tool.say.while_speaking', _string('shout'))
+    assert not bad.successful and 'queue' in bad.reason
     # A read-only parameter says why in its description, and refuses a set.
     (described,) = client.describe(['tool.say.backend'])
     assert described.read_only and 'Read-only: ' in described.description
     assert not client.set_value('tool.say.backend', ParameterValue(
         type=ParameterType.PARAMETER_STRING, string_value='espeak_ng')).successful
+
+
+def _string(value: str) -> ParameterValue:
+    return ParameterValue(type=ParameterType.PARAMETER_STRING, string_value=value)
 
 
 def test_a_bad_value_from_a_file_stops_the_node_with_one_line(start_node, tmp_path):

@@ -163,11 +163,21 @@ def test_repeated_parameter_is_an_issue_not_an_overwrite():
     assert "'path'" in result.errors[0].message
 
 
-def test_ambiguous_value_end_is_reported():
-    # Either content lost its </parameter> before a real <parameter=path>, or content holds
-    # a literal "<parameter=path>": nothing in the text tells which.
+def test_missing_close_before_a_parameter_of_the_schema_opens_that_parameter():
+    # content lost its </parameter> before a real <parameter=path>: path is a parameter of
+    # the tool that is not given anywhere else, so the tag opens it (issue 35; it used to be
+    # reported as ambiguous)
     text = ('<tool_call><function=write_file><parameter=content>abc<parameter=path>x.md'
             '</parameter></function></tool_call>')
+    result = both(text, UNION_CATALOG)
+    assert result.calls[0].arguments == {'content': 'abc', 'path': 'x.md'}
+    assert result.errors == []
+
+
+def test_ambiguous_value_end_is_reported():
+    # <parameter=y> names no parameter of f, so it would be text, but x is an integer
+    text = ('<tool_call><function=f><parameter=x>5<parameter=y>6</parameter></function>'
+            '</tool_call>')
     result = both(text, UNION_CATALOG)
     assert result.calls == []
     assert [issue.code for issue in result.errors] == [UNPARSEABLE_ARGUMENTS]

@@ -27,7 +27,7 @@ import pytest
 CATALOG = catalog()
 FAMILIES = ['deepseek', 'kimi_k2', 'glm45', 'harmony', 'minimax_m2', 'tool_calls_json',
             'seed_oss', 'step3', 'granite', 'gemma', 'phi4_mini', 'internlm', 'cohere',
-            'longcat', 'hunyuan']
+            'longcat', 'hunyuan', 'deepseek_dsml']
 
 
 def family_cases(fmt: str) -> list:
@@ -80,7 +80,7 @@ def test_deepseek_v31_call_without_section_tokens():
 def test_deepseek_dsml_string_false_that_is_not_json_is_typed_by_schema():
     text = ('<｜DSML｜function_calls><｜DSML｜invoke name="say"><｜DSML｜parameter name="text" '
             'string="false">plain words</｜DSML｜parameter></｜DSML｜invoke></｜DSML｜function_calls>')
-    assert calls(both(text)) == [('say', {'text': 'plain words'}, 'deepseek')]
+    assert calls(both(text)) == [('say', {'text': 'plain words'}, 'deepseek_dsml')]
 
 
 def test_deepseek_malformed_arguments_take_the_whole_call():

@@ -23,7 +23,7 @@ CATALOG = catalog()
 FORMAT_NAMES = ['lerobot_marker', 'openai_json', 'hermes', 'llama_json', 'pythonic', 'mistral',
                 'qwen3_coder_xml', 'fenced_json', 'deepseek', 'kimi_k2', 'glm45', 'harmony',
                 'minimax_m2', 'tool_calls_json', 'seed_oss', 'step3', 'granite', 'gemma',
-                'phi4_mini', 'internlm', 'cohere', 'longcat', 'hunyuan']
+                'phi4_mini', 'internlm', 'cohere', 'longcat', 'hunyuan', 'deepseek_dsml']
 
 
 @pytest.mark.parametrize('case', CASES, ids=[case.id for case in CASES])

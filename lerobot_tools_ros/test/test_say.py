@@ -104,8 +104,9 @@ def test_espeak_hello_world_reaches_the_speaker_as_a_wav_file(say_stack, ros_nod
     response = call({'text': 'hello world'})
     assert response.success, response.error_message
     result = json.loads(response.content)
-    assert set(result) == {'utterance_id', 'backend', 'audio_seconds', 'first_chunk_ms'}
-    assert result['backend'] == 'espeak_ng'
+    assert set(result) == {'utterance_id', 'backend', 'audio_seconds', 'first_chunk_ms',
+                           'playback', 'played_s', 'playback_detail'}
+    assert result['backend'] == 'espeak_ng' and result['playback'] == 'finished'
     uid = result['utterance_id']
     assert spin_until(ros_node, lambda: heard.ended(uid), 30.0)
     chunks = heard.chunks[uid]
@@ -125,8 +126,8 @@ def test_espeak_hello_world_reaches_the_speaker_as_a_wav_file(say_stack, ros_nod
     assert result['audio_seconds'] == pytest.approx(len(samples) / rate, abs=1e-3)
 
 
-def test_wait_for_playback_answers_after_the_speaker_finished(say_stack, ros_node):
-    call, heard, out, _, speaker = say_stack('wait_for_playback:=true')
+def test_a_call_answers_after_the_speaker_finished(say_stack, ros_node):
+    call, heard, out, _, speaker = say_stack()
     response = call({'text': 'The file is complete when I answer.'})
     assert response.success, response.error_message
     result = json.loads(response.content)
@@ -148,7 +149,7 @@ def test_a_listener_that_never_matches_does_not_stop_playback_being_awaited(
         say_stack, ros_node):
     # A waiting call first waits until its audio reaches every speaker; a subscriber whose QoS
     # can never match (it asks for transient-local audio) must not make it fail or hang.
-    call, heard, out, _, _ = say_stack('wait_for_playback:=true')
+    call, heard, out, _, _ = say_stack()
     ros_node.create_subscription(AudioChunk, AUDIO_TOPIC, lambda message: None, QoSProfile(
         depth=10, reliability=ReliabilityPolicy.RELIABLE,
         durability=DurabilityPolicy.TRANSIENT_LOCAL))
@@ -175,7 +176,11 @@ def test_empty_and_too_long_text_is_rejected_as_invalid_arguments(say_stack, ros
     assert response.error_code == ErrorCodes.INVALID_ARGUMENTS
     spin_until(ros_node, lambda: False, 0.3)
     assert heard.chunks == {}  # nothing was spoken for any of them
-    assert call({'text': 'x' * 40}).success
+    # Valid text, but no speaker could play it: never `ok` for what nobody can hear.
+    response = call({'text': 'x' * 40})
+    assert response.error_code == ErrorCodes.UNAVAILABLE
+    assert 'no speaker is running' in response.error_message
+    assert heard.chunks == {}
 
 
 def _processes_mentioning(marker: str) -> list[str]:
@@ -193,8 +198,7 @@ def _processes_mentioning(marker: str) -> list[str]:
 
 def test_shell_metacharacters_are_spoken_not_run(say_stack, ros_node, request):
     # Long audio: the speaker writes it as fast as it comes rather than at speaking pace.
-    call, heard, out, _, _ = say_stack('wait_for_playback:=true',
-                                       speaker_params=('realtime:=false',))
+    call, heard, out, _, _ = say_stack(speaker_params=('realtime:=false',))
     # A short directory: the whole text must fit in say's 500 characters wherever pytest runs.
     victim = pathlib.Path(tempfile.mkdtemp(prefix='lt'))
     request.addfinalizer(lambda: shutil.rmtree(victim, ignore_errors=True))
@@ -262,6 +266,7 @@ def test_pocket_tts_streams_24khz_chunks_and_stop_cuts_it_short(say_stack, ros_n
 def test_auto_falls_back_to_espeak_with_exactly_one_warning(start_node, ros_node, ros_env):
     env = dict(ros_env, HF_HUB_OFFLINE='1')  # no weights here; fail fast instead of retrying
     server = start_node('lerobot_tools_ros.nodes.tool_server', '-p', 'tools:=[say]', env=env)
+    start_node('lerobot_tools_ros.nodes.speaker', '-p', 'sink:=null', '-p', 'realtime:=false')
     client = ros_node.create_client(CallTool, '/lerobot_tools/say')
     assert spin_until(ros_node, client.service_is_ready, 45.0), server.output()
     prove_service(ros_node, client, CallTool.Request(name=READINESS_PROBE))
@@ -370,7 +375,7 @@ def local_say(start_node, ros_node, tmp_path):
         out = tmp_path / 'audio'
         speaker = start_node('lerobot_tools_ros.nodes.speaker', '-p', 'sink:=wav',
                              '-p', f'output_dir:={out}')
-        tool = SayTool(DEFAULT_TOOLS[0], backend='espeak_ng', wait_for_playback=True, **params)
+        tool = SayTool(DEFAULT_TOOLS[0], backend='espeak_ng', **params)
         tools.append(tool)
         tool.bind_ros(ros_node)
         assert spin_until(ros_node, lambda: tool._publisher.get_subscription_count() >= 1
@@ -457,7 +462,7 @@ def test_say_plays_on_the_sound_device_that_auto_picks(say_stack, ros_node, ros_
 
     require_alsa_and_portaudio()
     device = AlsaFileDevice(tmp_path / 'alsa')
-    call, heard, out, _, _ = say_stack('wait_for_playback:=true', sink='auto',
+    call, heard, out, _, _ = say_stack(sink='auto',
                                        env=device.env(ros_env))
     response = call({'text': 'hello world'})
     assert response.success, response.error_message
@@ -482,7 +487,7 @@ def test_say_waiting_on_a_failing_device_ends_with_a_clear_error(say_stack, ros_
 
     require_alsa_and_portaudio()
     device = AlsaFileDevice(tmp_path / 'alsa')
-    call, _, _, _, speaker = say_stack('wait_for_playback:=true', sink='sounddevice',
+    call, _, _, _, speaker = say_stack(sink='sounddevice',
                                        env=device.env(ros_env))
     device.card.rmdir()  # the sound card's output fails from now on
     response = call({'text': 'Can you hear me?'})

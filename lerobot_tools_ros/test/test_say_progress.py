@@ -16,8 +16,9 @@
 """
 `say`'s progress end to end: policy text -> dispatcher -> RunTool goal -> tool_server -> speaker.
 
-Real processes over DDS: the dispatcher calls `say` as a `RunTool` action, tool_server's `say`
-synthesizes with espeak-ng and waits for the speaker (wav sink, played in real time), and the
+Real processes over DDS with the packaged parameters (config/lerobot_tools.yaml): the dispatcher
+calls `say` as a `RunTool` action, tool_server's `say` synthesizes with espeak-ng and lasts until
+the speaker played it (wav sink, played in real time), and the
 goal's feedback comes out on lerobot_tools/progress: `synthesizing`, then `playing` with the
 speaker's own frame counts, up to 1.0 - what was really heard, checked against the WAV file.
 """
@@ -25,7 +26,7 @@ speaker's own frame counts, up to 1.0 - what was really heard, checked against t
 import json
 import re
 
-from conftest import spin_until
+from conftest import PACKAGE_DIR, spin_until
 from lerobot_tools_interfaces.msg import ToolProgress, ToolResult
 from lerobot_tools_ros.catalog import DEFAULT_TOOLS
 from rclpy.qos import QoSProfile, ReliabilityPolicy
@@ -43,13 +44,13 @@ def test_say_progress_over_the_action_rises_to_one_from_the_speakers_frames(
     (root / 'meta').mkdir(parents=True)
     (root / 'meta' / 'info.json').write_text(json.dumps({'tools': DEFAULT_TOOLS}))
     out = tmp_path / 'audio'
-    speaker = start_node('lerobot_tools_ros.nodes.speaker', '-p', 'sink:=wav',
+    packaged = ['--params-file', str(PACKAGE_DIR / 'config' / 'lerobot_tools.yaml')]
+    speaker = start_node('lerobot_tools_ros.nodes.speaker', *packaged, '-p', 'sink:=wav',
                          '-p', f'output_dir:={out}')
-    server = start_node('lerobot_tools_ros.nodes.tool_server', '-p', 'tools:=[say]',
-                        '-p', f'dataset:={root}', '-p', 'tool.say.backend:=espeak_ng',
-                        '-p', 'tool.say.wait_for_playback:=true')
-    dispatcher = start_node('lerobot_tools_ros.nodes.dispatcher', '-p', f'dataset:={root}',
-                            '-p', 'executor_interface:=action', '-p', 'tool.say.timeout_s:=60.0')
+    server = start_node('lerobot_tools_ros.nodes.tool_server', *packaged, '-p', 'tools:=[say]',
+                        '-p', f'dataset:={root}', '-p', 'tool.say.backend:=espeak_ng')
+    dispatcher = start_node('lerobot_tools_ros.nodes.dispatcher', *packaged,
+                            '-p', f'dataset:={root}')
     progress: list[ToolProgress] = []
     results: list[ToolResult] = []
     ros_node.create_subscription(ToolProgress, '/lerobot_tools/progress', progress.append,

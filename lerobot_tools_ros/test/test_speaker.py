@@ -133,6 +133,36 @@ def test_cancel_mid_utterance_keeps_what_was_played_and_the_next_plays(speaker, 
     assert sorted(p.name for p in out.iterdir()) == ['cut.wav', 'next.wav']
 
 
+def test_the_speakers_own_stop_silences_everything_and_the_next_plays(speaker, ros_node):
+    from std_srvs.srv import Trigger
+
+    link, out, _ = speaker('wav')
+    stop = ros_node.create_client(Trigger, '/speaker/stop')
+    assert spin_until(ros_node, stop.service_is_ready, 10.0)
+    playing, queued = tone(3.0), tone(1.0, freq=440.0)
+    link.send('first', playing)  # whole utterances, from two senders as far as it knows
+    link.send('second', queued)
+    assert spin_until(ros_node, lambda: any(
+        s.utterance_id == 'first' and s.frames_played >= 0.3 * 22050 for s in link.statuses),
+        10.0)
+    future = stop.call_async(Trigger.Request())
+    assert spin_until(ros_node, future.done, 10.0)
+    assert future.result().success
+    assert future.result().message == 'stopped 2 utterance(s): first, second'
+    state, detail = link.end('first')
+    assert state == 'cancelled' and detail.startswith("cancelled by the speaker's ~/stop; kept")
+    report = link.last('first')
+    assert soundfile.info(out / 'first.wav').frames == report.frames_played < 1.5 * 22050
+    assert link.end('second') == ('cancelled', "cancelled by the speaker's ~/stop")
+    assert not (out / 'second.wav').exists()  # never started: nothing of it was played
+    link.send('third', tone(0.2))
+    assert link.end('third')[0] == 'finished'
+    future = stop.call_async(Trigger.Request())
+    assert spin_until(ros_node, future.done, 10.0)
+    assert not future.result().success
+    assert future.result().message == 'nothing was playing or queued'
+
+
 def test_null_sink_still_reports_finished(speaker):
     link, out, _ = speaker('null')
     link.send('quiet', tone(0.3))

@@ -31,7 +31,7 @@ from conftest import spin_until
 from executor_calls import Caller, destroy_callers
 from lerobot_tools_interfaces.msg import ErrorCodes
 from lerobot_tools_ros.catalog import DEFAULT_TOOLS
-from lerobot_tools_ros.nodes.executor_client import ACTION, SERVICE
+from lerobot_tools_ros.executors import ACTION, SERVICE
 from lerobot_tools_ros.tools.echo import ECHO_SCHEMA
 import pytest
 
@@ -179,8 +179,7 @@ def test_say_as_an_action_reports_queueing_and_reaches_the_wav_sink(start_node, 
                                                                     tmp_path):
     out = tmp_path / 'audio'
     server = start_node('lerobot_tools_ros.nodes.tool_server', '-p', 'tools:=[say]',
-                        '-p', 'tool.say.backend:=espeak_ng',
-                        '-p', 'tool.say.wait_for_playback:=true')
+                        '-p', 'tool.say.backend:=espeak_ng')
     speaker = start_node('lerobot_tools_ros.nodes.speaker', '-p', 'sink:=wav',
                          '-p', f'output_dir:={out}')
     assert spin_until(ros_node, lambda: ros_node.count_subscribers('/speaker/audio') >= 1
@@ -196,7 +195,7 @@ def test_say_as_an_action_reports_queueing_and_reaches_the_wav_sink(start_node, 
     assert stages[:2] == ['queued', 'running'], second.feedback  # it waited for the first
     for outcome in results:
         path = out / f'{json.loads(outcome.content)["utterance_id"]}.wav'
-        assert path.stat().st_size > 1000  # played (wait_for_playback) into a real file
+        assert path.stat().st_size > 1000  # played (a say call lasts until) into a file
 
 
 def test_record_observation_as_an_action_reports_saving(start_node, start_process, ros_node,
@@ -227,8 +226,12 @@ def test_record_observation_as_an_action_reports_saving(start_node, start_proces
 def test_a_slow_tool_does_not_block_another_tool(start_node, ros_node, echo_dataset):
     proc = start_node('lerobot_tools_ros.nodes.tool_server', '-p', 'tools:=[echo, say]',
                       '-p', f'dataset:={echo_dataset}', '-p', 'tool.say.backend:=espeak_ng')
+    # A say call lasts until a speaker played it (this one as fast as the audio comes).
+    start_node('lerobot_tools_ros.nodes.speaker', '-p', 'sink:=null', '-p', 'realtime:=false')
     echo = ready_caller(ros_node, proc, '/lerobot_tools/echo', SERVICE)
     say = ready_caller(ros_node, proc, '/lerobot_tools/say', SERVICE)
+    warm = say.call({'text': 'ready'}, call_id='warm', timeout=20.0)  # the speaker is matched
+    assert warm.success, warm.error_message
     started = time.monotonic()
     slow = echo.start({'delay_s': 1.5}, call_id='slow')
     second_slow = echo.start({'delay_s': 0.1}, call_id='slow2')

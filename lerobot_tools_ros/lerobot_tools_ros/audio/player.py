@@ -25,13 +25,14 @@ subscription callback that calls it never waits on a device or a disk.
   ``dropped``); queued bytes (plus a per-chunk overhead) are bounded by ``max_queued_bytes``.
 - Pace: a sink with a clock (a sound card) takes audio as fast as it plays it. A sink without
   one (WAV files, null) is handed audio in blocks of ``block_ms`` at the pace it would be
-  heard when ``realtime`` is on (the default), so progress, ``wait_for_playback`` and cancel
+  heard when ``realtime`` is on (the default), so progress, a ``say`` waiting for it and cancel
   behave as on a robot; off, it takes the audio as fast as it arrives.
 - Statuses (``on_status(Status)``, from the player thread): ``playing`` when an utterance
   starts, then one end: ``finished``; ``cancelled`` when a chunk with ``cancelled`` arrives
   (the output goes silent within one block, what is still queued is dropped, and the status
-  says how much was played); ``dropped`` when its chunks are malformed, the sink fails, the
-  queue is full, or no chunk came for ``stall_timeout_s`` (the sender died). ``progress()``
+  says how much was played), or for every utterance at once on ``stop_all`` (an operator's
+  stop); ``dropped`` when its chunks are malformed, the sink fails, the queue is full, or no
+  chunk came for ``stall_timeout_s`` (the sender died). ``progress()``
   gives the current utterance's ``playing`` status with the frames handed to the sink so far.
   Chunks of an utterance that already ended are ignored.
 """
@@ -75,7 +76,9 @@ class Status:
 class _Pending:
     chunks: collections.deque = field(default_factory=collections.deque)
     queued_bytes: int = 0
-    cancelled: bool = False
+    cancelled: bool = False  # stop playing it: cut off (reported cancelled) or dropped
+    why: str = ''  # with cancelled: the status detail ('' = 'cancelled'), or the drop reason
+    dropped: bool = False  # with cancelled: not the sender's or an operator's cancel
     complete: bool = False  # the final chunk has arrived
     frames: int = 0  # of audio received, at the utterance's own rate
     last_arrival: float = field(default_factory=time.monotonic)
@@ -186,7 +189,8 @@ class UtterancePlayer:
         elif self._queued_bytes + cost > self._max_queued_bytes:
             self._logger.warning(f'speaker: more than {self._max_queued_bytes} bytes '
                                  f'queued; dropping utterance {log_text(uid)}')
-            pending.cancelled = True
+            pending.cancelled = pending.dropped = True
+            pending.why = f'more than {self._max_queued_bytes} bytes of audio were queued'
             self._clear(pending)
         else:
             pending.chunks.append(chunk)
@@ -205,6 +209,25 @@ class UtterancePlayer:
         self._ended[uid] = True
         while len(self._ended) > self._REMEMBERED_IDS:
             self._ended.popitem(last=False)
+
+    def stop_all(self, reason: str) -> list[str]:
+        """
+        Cut off the utterance playing (silent within one block) and drop every queued one.
+
+        Each is reported ``cancelled`` with ``reason`` as its detail (what was played of the
+        current one is kept, as for any cancel). Returns their ids; later utterances play.
+        """
+        with self._cond:
+            stopped = [uid for uid in self._order if not self._pending[uid].cancelled]
+            for uid in stopped:
+                pending = self._pending[uid]
+                pending.cancelled, pending.why = True, reason
+                self._clear(pending)
+            run = self._run_state
+            if run is not None and run.uid in stopped:
+                self.sink.interrupt()
+            self._cond.notify_all()
+        return stopped
 
     def busy(self) -> bool:
         """Whether an utterance is queued or playing (so its progress is still to come)."""
@@ -368,14 +391,16 @@ class UtterancePlayer:
         self._report(run, FINISHED, detail)
 
     def _stopped_early(self, run: _Run) -> None:
-        if run.pending.cancelled:
-            detail = 'cancelled'
+        if run.pending.dropped:
+            self._drop(run, run.pending.why)
+        elif run.pending.cancelled:
+            detail = run.pending.why or 'cancelled'
             if run.began:
                 try:
                     extra = self.sink.cut()
                 except Exception as exc:  # noqa: B902 - report the cancel regardless
                     extra = f'stopping failed: {exc}'
-                detail = f'cancelled; {extra}' if extra else detail
+                detail = f'{detail}; {extra}' if extra else detail
             self._report(run, CANCELLED, detail)
         elif self._closing:
             self._drop(run, 'speaker shutting down')

@@ -73,8 +73,9 @@ def _pending(node, executor, topic: str, seconds: float) -> list | None:
     pending = []
     for call_id, msg in requests.items():
         stamp_ns = msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec
-        left = msg.timeout_s - (now_ns - stamp_ns) / 1e9
-        if call_id not in answered and msg.timeout_s > 0 and left > 0:
+        timeout_ns = msg.timeout.sec * 10**9 + msg.timeout.nanosec
+        left = (timeout_ns - (now_ns - stamp_ns)) / 1e9
+        if call_id not in answered and timeout_ns > 0 and left > 0:
             pending.append((msg, left))
     return pending
 
@@ -82,18 +83,16 @@ def _pending(node, executor, topic: str, seconds: float) -> list | None:
 def _decide(node, executor, service: str, call_id: str, approve: bool, note: str,
             seconds: float) -> tuple[bool, str]:
     from lerobot_tools_interfaces.srv import Approve
+    from lerobot_tools_ros import names
+    from lerobot_tools_ros.commands.service_client import call_once
+    from lerobot_tools_ros.untrusted import log_text
     client = node.create_client(Approve, service)
-    deadline = time.monotonic() + seconds
-    while not client.service_is_ready() and time.monotonic() < deadline:
-        executor.spin_once(timeout_sec=0.05)
-    if not client.service_is_ready():
-        return False, f'no {service} service (is the dispatcher running in this ROS domain?)'
-    future = client.call_async(Approve.Request(call_id=call_id, approve=approve, note=note))
-    while not future.done() and time.monotonic() < deadline + 10.0:
-        executor.spin_once(timeout_sec=0.05)
-    if not future.done():
-        return False, f'{service} did not answer'
-    return future.result().success, future.result().message
+    response, problem = call_once(
+        executor, client, Approve.Request(call_id=names.READINESS_PROBE),
+        Approve.Request(call_id=call_id, approve=approve, note=note), seconds)
+    if response is None:
+        return False, problem
+    return response.success, log_text(response.message, 500)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -119,7 +118,8 @@ def run(args: argparse.Namespace) -> int:
                 return 0
             print(f'{len(pending)} call(s) waiting for approval:')
             for msg, left in pending:
-                print(f'  {msg.call_id}  {log_text(msg.name)}({log_text(msg.arguments, 120)})  '
+                print(f'  {log_text(msg.call_id, 200)}  {log_text(msg.name)}('
+                      f'{log_text(msg.arguments, 120)})  '
                       f'from {log_text(msg.source)}, {left:.0f} s left')
             print('decide with: lerobot-tools-ros approve CALL_ID [--deny] [--note TEXT]')
             return 0

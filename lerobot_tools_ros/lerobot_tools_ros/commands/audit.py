@@ -38,13 +38,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     export.add_argument('--include-failed', action='store_true',
                         help='also export calls whose result was an error (default: only '
                              'calls that succeeded)')
+    export.add_argument('--include-callers', action='store_true',
+                        help='also export calls other nodes submitted to ~/call (default: only '
+                             "the policy's own calls, as the dispatcher received them)")
 
 
 def run(args: argparse.Namespace) -> int:
     bad_lines: list[str] = []
     try:
         atoms = lerobot_atoms(read_audit_log(args.log, bad_lines),
-                              include_failed=args.include_failed)
+                              include_failed=args.include_failed,
+                              include_callers=args.include_callers)
     except FileNotFoundError:
         print(f'error: audit log {args.log} does not exist (set the dispatcher parameter '
               'audit_log to record one)', file=sys.stderr)

@@ -85,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
     """Generate, then print or add; exit 1 for a bad type or catalog, 2 for a bad request."""
     if getattr(args, 'check_bindings', None):
         return _check_bindings(args)
-    from lerobot_tools_ros.commands.catalog import _local_info_path, add_tool_schema
+    from lerobot_tools_ros.catalog_edit import add_tool_schema, local_info_path
     from lerobot_tools_ros.tools.bindings.interfaces import InterfaceError
     from lerobot_tools_ros.tools.bindings.schema import interface_tool
     tool_name, type_name = args.from_interface
@@ -102,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
                            default_flow_style=False)
     if args.add_to:
         try:
-            path = _local_info_path(args.add_to)
+            path = local_info_path(args.add_to)
             backup = add_tool_schema(path, schema)
         except ValueError as exc:  # CatalogError (the file's problem) is a ValueError too
             print(f'error: {exc}', file=sys.stderr)

@@ -27,7 +27,7 @@ sent to its executor (or waiting for the executor to appear) -> finished. Every 
 accepts, or rejects, or could not parse, ends in exactly one `PublishResult`.
 """
 
-from collections import deque
+from collections import deque, OrderedDict
 from dataclasses import dataclass, field
 import heapq
 import itertools
@@ -37,8 +37,10 @@ from typing import Any, Callable, Iterable
 
 from . import effects as fx
 from .records import assistant_message, error_code_for_issue, TokenBucket, tool_message, ToolStats
+from .repeats import free_text_properties, repeat_key
 from .. import errors
-from ..catalog import ToolArgumentError, ToolCatalog
+from ..catalog import decode_arguments_json, ToolArgumentError, ToolCatalog
+from ..limits import MAX_ARGUMENT_BYTES, MAX_TOOL_NAME_CHARS
 from ..parameters.declarations import APPROVAL_MODES, DISPATCHER  # noqa: F401 - re-exported
 from ..parsing import CallEvent, ContentEvent, IssueEvent, parse, StreamingParser
 
@@ -47,6 +49,50 @@ _CANCEL_ORDER = {APPROVAL: 0, QUEUED: 0, WAITING: 1, SENT: 2}
 NOT_IN_CATALOG = '(not in catalog)'
 POLICY_SOURCE = 'policy'
 MAX_CALL_ID_CHARS = 128
+# How the dispatcher received a call (what it knows, unlike `source`, which a ~/call caller
+# claims): the values of ToolCall.ORIGIN_*.
+ORIGIN_TEXT, ORIGIN_STREAM, ORIGIN_CALL = 'policy_text', 'policy_stream', 'call_service'
+POLICY_ORIGINS = (ORIGIN_TEXT, ORIGIN_STREAM)
+# Ids of finished calls a caller may not reuse (a result must name one call), and generation ids
+# of streams ended early whose later chunks are refused: at most this many of each remembered.
+_RECENT_IDS = 4096
+
+
+def _shown(text: str, limit: int = 64) -> str:
+    """Return ``repr(text)`` cut to about ``limit`` characters (a caller's field in a message)."""
+    return repr(text) if len(text) <= limit else f'{text[:limit]!r}... ({len(text)} characters)'
+
+
+def _arguments_text(arguments: Any) -> str:
+    """Return arguments as JSON text for a refused call's announcement, whatever they are."""
+    try:
+        text = json.dumps(arguments, default=str)
+    except (ValueError, TypeError, RecursionError):
+        return '{}'
+    return text if len(text) <= MAX_ARGUMENT_BYTES else text[:256] + '...'
+
+
+def _decode_request(call: 'Call', name: str, arguments: str) -> tuple[str, str, Any]:
+    """
+    Check a ~/call request's name and decode its arguments: (error code, problem, decoded).
+
+    Every field of the request is bounded (the name, the arguments' size and depth) before
+    anything recursive sees it; a refused request keeps only a cut copy of what it sent.
+    """
+    if len(name) > MAX_TOOL_NAME_CHARS:
+        call.name = name[:MAX_TOOL_NAME_CHARS] + '...'
+        call.arguments_json = '{}'
+        return errors.UNKNOWN_TOOL, (
+            f'the tool name is {len(name)} characters long; catalog tool names have at most '
+            f'{MAX_TOOL_NAME_CHARS} (shown cut)'), {}
+    try:
+        return '', '', decode_arguments_json(arguments)
+    except Exception as exc:  # noqa: B902 - one bad request must not stop the dispatcher
+        if len(arguments) > 256:
+            call.arguments_json = arguments[:256] + '...'
+        message = exc.message if isinstance(exc, ToolArgumentError) else (
+            f'arguments could not be decoded ({type(exc).__name__}); send a JSON object')
+        return errors.INVALID_ARGUMENTS, message, call.arguments_json
 
 
 def stream_key(generation_id: str) -> str:
@@ -99,6 +145,8 @@ class Call:
     stream: Any = None  # the _Stream a streamed call came from (its chat messages wait)
     repeat_key: tuple | None = None
     handle: Any = None
+    origin: str = ORIGIN_TEXT  # how the dispatcher received it (ORIGIN_*)
+    approved: bool = False  # an operator approved it (approval: confirm is not asked again)
 
 
 @dataclass(slots=True, eq=False)
@@ -111,12 +159,14 @@ class _Stream:
     closed: bool = False  # the assistant message is out: tool messages need not wait
     finish_note: str = ''  # why the stream was finished without a final chunk
     size: int = 0  # characters fed so far (what the stream holds, at most)
+    next_index: int = 1  # TextChunk.index expected next (numbered chunks only)
 
 
 @dataclass(slots=True)
 class _Tool:
     settings: ToolSettings
     bucket: TokenBucket
+    free_text: frozenset = frozenset()  # arguments compared loosely for repeats
 
 
 class DispatchCore:
@@ -132,6 +182,7 @@ class DispatchCore:
         self._tool_settings = tool_settings
         self._describe_executor = describe_executor
         self._id_prefix = id_prefix
+        self._reserved_prefix = f'call_{id_prefix}'  # every id the core makes starts so
         self._ids = itertools.count(1)
         self._tools: dict[str, _Tool] = {}
         self._active: dict[str, Call] = {}       # approval, queued, waiting, sent
@@ -145,6 +196,11 @@ class DispatchCore:
         self.streams_evicted = 0
         self._evictions_logged_at = -math.inf
         self._recent: dict[str, dict[tuple, tuple[str, float | None]]] = {}
+        self._finished_ids: OrderedDict = OrderedDict()  # recent call ids (not reusable)
+        self._closed_streams: OrderedDict = OrderedDict()  # ended early: later chunks refused
+        self.chunks_refused = 0  # chunks of a stream that had been ended early
+        self.chunks_lost = 0  # numbered chunks that never came (gaps in TextChunk.index)
+        self._refusals_logged_at = -math.inf
         self._timers: list[tuple[float, int, str, str]] = []  # (due, seq, kind, key) heap
         self._seq = itertools.count()
         self._out: list = []
@@ -217,23 +273,84 @@ class DispatchCore:
             self._issue(call_id, generation_id, issue, now)
         return self._take()
 
-    def chunk(self, generation_id: str, text: str, final: bool, now: float) -> list:
-        """Handle one streamed delta of a generation (`final`: the generation ends here)."""
-        generation_id = stream_key(generation_id)
-        stream = self._streams.pop(generation_id, None)
+    def chunk(self, generation_id: str, text: str, final: bool, now: float,
+              index: int = 0) -> list:
+        """
+        Handle one streamed delta of a generation (`final`: the generation ends here).
+
+        `index` is the chunk's TextChunk.index: 1, 2, 3, ... within its generation, or 0 when
+        the publisher does not number its chunks. A numbered generation that skips an index
+        (a chunk lost), goes back (repeated or out of order), or starts after 1 is ended with
+        one `busy` result; it is not parsed with a hole in it. A generation the dispatcher
+        ended early (evicted, idle, lost chunks) stays ended: its later chunks are refused and
+        counted until its final chunk, or until a chunk numbered 1 starts a new generation.
+        """
+        key = stream_key(generation_id)
+        stream = self._streams.pop(key, None)
+        if stream is None and key in self._closed_streams:
+            if index != 1:
+                self.chunks_refused += 1
+                if final:
+                    del self._closed_streams[key]  # its generation is over: the id is free
+                self._log_refused(key, now)
+                return self._take()
+            del self._closed_streams[key]  # a new generation reuses the id
+        if index and index != (stream.next_index if stream is not None else 1):
+            if stream is not None:
+                self._streams[key] = stream
+            return self._out_of_sequence(key, stream, index, final, now)
         if stream is None:
             stream = _Stream(StreamingParser(self.catalog, self.settings.formats,
                                              max_input_bytes=self.settings.max_input_bytes), now)
-            self._push(now + self.settings.stream_idle_timeout_s, 'stream', generation_id)
-        self._streams[generation_id] = stream  # now the most recently fed
+            self._push(now + self.settings.stream_idle_timeout_s, 'stream', key)
+        self._streams[key] = stream  # now the most recently fed
+        if index:
+            stream.next_index = index + 1
         stream.last_chunk = now
         stream.size += len(text)
         self._stream_bytes += len(text)
-        self._stream_events(generation_id, stream, stream.parser.feed(text), now)
+        self._stream_events(key, stream, stream.parser.feed(text), now)
         if final:
-            self._finish_stream(generation_id, now)
+            self._finish_stream(key, now)
         self._bound_streams(now)
         return self._take()
+
+    def _out_of_sequence(self, key: str, stream: '_Stream | None', index: int, final: bool,
+                         now: float) -> list:
+        """End a numbered generation whose chunk `index` is not the one expected next."""
+        expected = stream.next_index if stream is not None else 1
+        if index > expected:
+            self.chunks_lost += index - expected
+            what = (f'chunk(s) {expected}..{index - 1} never arrived (chunk {index} came next)'
+                    if index - 1 > expected else f'chunk {expected} never arrived (chunk '
+                    f'{index} came next)')
+        else:
+            what = (f'chunk {index} arrived after chunk {expected - 1} (repeated or out of '
+                    'order)')
+        message = (f'generation {key!r} lost its order: {what}. It was ended here and its '
+                   'later chunks are refused: calls it had completed before ran, anything '
+                   'after did not. Send it again with each chunk once, in order')
+        self._abandon(key, message, now, only_open=False)
+        if final:
+            self._closed_streams.pop(key, None)
+        return self._take()
+
+    def _log_refused(self, key: str, now: float) -> None:
+        if now - self._refusals_logged_at >= 10.0:  # one line per 10 s, not per chunk
+            self._refusals_logged_at = now
+            self._out.append(fx.Log('warning', (
+                f'refused a chunk of stream {key!r}, which the dispatcher had already ended '
+                f'({self.chunks_refused} refused so far): the rest of a generation ended early '
+                'is not parsed as a new one. Start a new generation with a new generation_id '
+                '(or number its chunks from 1)')))
+
+    def _close_early(self, key: str) -> None:
+        """Remember a generation ended before its final chunk: its later chunks are refused."""
+        closed = self._closed_streams
+        closed[key] = None
+        closed.move_to_end(key)
+        while len(closed) > _RECENT_IDS:
+            closed.popitem(last=False)
 
     def abandon_stream(self, generation_id: str, message: str, now: float, *,
                        only_open: bool = True) -> list:
@@ -244,21 +361,25 @@ class DispatchCore:
         dropped, not parsed into a garbled call. Without an open stream (it lost its start, or
         it already ended) there is a result only when `only_open` is False.
         """
-        generation_id = stream_key(generation_id)
+        self._abandon(stream_key(generation_id), message, now, only_open)
+        return self._take()
+
+    def _abandon(self, generation_id: str, message: str, now: float, only_open: bool) -> None:
         stream = self._streams.pop(generation_id, None)
         if stream is None and only_open:
-            return self._take()
+            return
+        self._close_early(generation_id)
         call_id = self._new_id('call_')
-        call = Call(call_id, generation_id, '', {}, '', '', POLICY_SOURCE, now, stream=stream)
+        call = Call(call_id, generation_id, '', {}, '', '', POLICY_SOURCE, now, stream=stream,
+                    origin=ORIGIN_STREAM)
         if stream is None:
             self._out.append(fx.PublishChat(assistant_message('', [(call_id, '', {})])))
             self._result(call, errors.BUSY, message, now)
-            return self._take()
+            return
         self._stream_bytes -= stream.size
         stream.chat_calls.append((call_id, '', {}))
         self._result(call, errors.BUSY, message, now)
         self._close_stream(stream)
-        return self._take()
 
     def _bound_streams(self, now: float) -> None:
         """Finish the least recently fed streams while too many are open or they hold too much."""
@@ -285,29 +406,37 @@ class DispatchCore:
 
         Returns the call (its `call_id` is the one its result will carry) and the effects.
         """
-        call = Call(call_id or self._new_id('call_'), '', name, {}, arguments, '', source, now)
-        problem = ''
-        if len(call.call_id) > MAX_CALL_ID_CHARS or call.call_id in self._active \
-                or call.call_id in self._cancelling:
-            why = (f'is longer than {MAX_CALL_ID_CHARS} characters'
-                   if len(call.call_id) > MAX_CALL_ID_CHARS else 'is in use by a pending call')
-            problem = f'call_id {call.call_id!r} {why}; send a unique id or leave it empty'
+        call = Call(call_id or self._new_id('call_'), '', name, {}, arguments, '', source, now,
+                    origin=ORIGIN_CALL)
+        problem = self._caller_id_problem(call_id) if call_id else ''
+        if problem:
             call.call_id = self._new_id('call_')
-        decoded: Any = arguments
+        code, decoded = errors.INVALID_ARGUMENTS, arguments
         if not problem:
-            try:
-                decoded = json.loads(arguments) if arguments.strip() else {}
-            except ValueError as exc:
-                problem = (f'arguments are not JSON ({exc}); send a JSON object such as '
-                           '{"text": "hi"}')
+            code, problem, decoded = _decode_request(call, name, arguments)
         # Like a generation: the assistant message naming the call comes before its result.
         self._out.append(fx.PublishChat({
-            **assistant_message('', [(call.call_id, name, decoded)]), 'source': source}))
+            **assistant_message('', [(call.call_id, call.name, decoded)]), 'source': source}))
         if problem:
-            self._reject(call, errors.INVALID_ARGUMENTS, problem, now)
+            self._reject(call, code, problem, now)
         else:
             self._admit(call, decoded, now)
         return call, self._take()
+
+    def _caller_id_problem(self, call_id: str) -> str:
+        """Return why a caller's own call id cannot name its call, or ''."""
+        if len(call_id) > MAX_CALL_ID_CHARS:
+            why = f'is longer than {MAX_CALL_ID_CHARS} characters'
+        elif call_id.startswith(self._reserved_prefix):
+            why = (f'starts with {self._reserved_prefix!r}, which is reserved for the ids the '
+                   'dispatcher makes')
+        elif call_id in self._active or call_id in self._cancelling:
+            why = 'is in use by a pending call'
+        elif call_id in self._finished_ids:
+            why = 'was used by a recent call'
+        else:
+            return ''
+        return f'call_id {_shown(call_id)} {why}; send a unique id or leave it empty'
 
     # -- events: executors -------------------------------------------------------------------
 
@@ -323,7 +452,8 @@ class DispatchCore:
     def executor_available(self, name: str, now: float) -> list:
         """Send the calls that waited for this tool's executor, which is there now."""
         for call in self._waiting.pop(name, []):
-            if self._active.get(call.call_id) is call and call.state == WAITING:
+            if self._active.get(call.call_id) is call and call.state == WAITING \
+                    and self._still_admitted(call, now):
                 call.state = SENT
                 self._out.append(fx.Send(call))
         return self._take()
@@ -420,6 +550,8 @@ class DispatchCore:
             'waited_s': round(now - call.accepted_at, 3)}))
         if approve:
             self._out.append(fx.ApprovalClosed(call, f'approved by {decided_by}'))
+            call.approved = True
+            call.state = QUEUED  # no longer waiting for approval (closed above)
             self._queue_or_start(call, now)
         else:
             self._finish(call, errors.DENIED, f'an operator denied the call ({decided_by}'
@@ -477,9 +609,13 @@ class DispatchCore:
         try:
             call.arguments = self.catalog.validate(name, arguments)
             call.arguments_json = json.dumps(call.arguments)
-        except ToolArgumentError as exc:
+        except Exception as exc:  # noqa: B902 - one bad call must not stop the dispatcher
+            if not isinstance(exc, ToolArgumentError):
+                exc = ToolArgumentError(errors.INVALID_ARGUMENTS, (
+                    f'arguments for {name!r} could not be checked ({type(exc).__name__}: '
+                    f'{str(exc)[:200]}); the call was refused'))
             if not call.arguments_json:
-                call.arguments_json = json.dumps(arguments, default=str)
+                call.arguments_json = _arguments_text(arguments)
             self._reject(call, exc.error_code, exc.message, now)
             return
         if not self.enabled:
@@ -496,7 +632,7 @@ class DispatchCore:
             self._reject(call, errors.DENIED, f"tool '{name}' has approval: deny (parameter "
                          f'tool.{name}.approval); no call of it runs', now)
             return
-        duplicate = self._duplicate_of(call, tool.settings.repeat_window_s, now)
+        duplicate = self._duplicate_of(call, tool, now)
         if duplicate:
             self._reject(call, errors.DUPLICATE, duplicate, now)
             return
@@ -527,11 +663,17 @@ class DispatchCore:
             return
         self._queue_or_start(call, now)
 
-    def _duplicate_of(self, call: Call, window: float, now: float) -> str:
-        """Return why `call` repeats a running or recent call of its tool, or ''."""
+    def _duplicate_of(self, call: Call, tool: _Tool, now: float) -> str:
+        """
+        Return why `call` repeats a running or recent call of its tool, or ''.
+
+        Only a call that is still running or that succeeded suppresses its repeats: a retry of
+        a call that failed, was cancelled or paused runs (`_finish` forgets those).
+        """
+        window = tool.settings.repeat_window_s
         if window <= 0:
             return ''
-        call.repeat_key = (call.name, json.dumps(call.arguments, sort_keys=True))
+        call.repeat_key = repeat_key(call.name, call.arguments, tool.free_text)
         recent = self._recent.setdefault(call.name, {})
         if len(recent) > 256:  # forget what the window no longer covers
             for key, (_, ended) in list(recent.items()):
@@ -553,12 +695,53 @@ class DispatchCore:
             call.state = QUEUED
             self._queues.setdefault(call.name, deque()).append(call)
             return
-        self._start(call)
+        self._start(call, now)
 
-    def _start(self, call: Call) -> None:
+    def _start(self, call: Call, now: float) -> bool:
+        """Send a call whose turn has come, if the gates that may have changed still pass."""
+        if not self._still_admitted(call, now):
+            return False
         self._running_tools.add(call.name)
         call.state = SENT
         self._out.append(fx.Send(call))
+        return True
+
+    def _still_admitted(self, call: Call, now: float) -> bool:
+        """
+        Re-check, as a call is about to reach its executor, the gates an operator can change.
+
+        A call admitted earlier (queued behind a busy tool, waiting for its executor or for an
+        approval) may meet a tool set to `deny` or `confirm`, removed from `allowed_tools` or
+        from the catalog since. It then ends with that gate's code (or, for `confirm`, waits
+        for an operator like a new call), holding no tool. False: it does not start.
+        """
+        name = call.name
+        refusal = ''
+        if name not in self.catalog:
+            code, refusal = errors.UNKNOWN_TOOL, (
+                f"tool '{name}' was removed from the catalog by a reload")
+        elif self.settings.allowed_tools and name not in self.settings.allowed_tools:
+            code, refusal = errors.NOT_ALLOWED, (
+                f"tool '{name}' was removed from allowed_tools "
+                f"({', '.join(self.settings.allowed_tools)})")
+        else:
+            approval = self._tool(name, now).settings.approval
+            if approval == 'deny':
+                code, refusal = errors.DENIED, (
+                    f"tool '{name}' was set to approval: deny (parameter tool.{name}.approval)")
+            elif approval == 'confirm' and not call.approved:
+                if call.state == WAITING:
+                    self._release(name, now)
+                call.state = APPROVAL
+                self._out.append(fx.RequestApproval(
+                    call, f"tool '{name}' was set to approval: confirm (parameter "
+                    f'tool.{name}.approval) after this call was accepted', call.deadline - now))
+                return False
+        if not refusal:
+            return True
+        self._finish(call, code, f'{refusal} after this call was accepted; it did not run',
+                     now, release=call.state == WAITING)
+        return False
 
     def _cancel_sent(self, call: Call, code: str, reason: str, message: str,
                      now: float) -> None:
@@ -571,14 +754,13 @@ class DispatchCore:
     def _release(self, name: str, now: float) -> None:
         """Start the next call in a tool's queue (its call finished), or mark the tool idle."""
         queue = self._queues.get(name)
+        self._running_tools.discard(name)
         while queue:
             call = queue.popleft()
             if now >= call.deadline:  # its deadline passed while the one before it ran
                 self._finish_waited(call, now)
-                continue
-            self._start(call)
-            return
-        self._running_tools.discard(name)
+            elif self._start(call, now):
+                return
 
     # -- deadlines ---------------------------------------------------------------------------
 
@@ -640,7 +822,10 @@ class DispatchCore:
         if call.repeat_key is not None:
             recent = self._recent.get(call.name, {})
             if recent.get(call.repeat_key, ('',))[0] == call.call_id:
-                recent[call.repeat_key] = (call.call_id, now)
+                if code:  # not done: its retry is no repeat
+                    del recent[call.repeat_key]
+                else:
+                    recent[call.repeat_key] = (call.call_id, now)
         self._result(call, code, message, now, content)
         if release:
             self._release(call.name, now)
@@ -648,6 +833,10 @@ class DispatchCore:
     def _result(self, call: Call, code: str, message: str, now: float,
                 content: str = '') -> None:
         elapsed = max(0.0, now - call.accepted_at)
+        finished = self._finished_ids
+        finished[call.call_id] = None
+        if len(finished) > _RECENT_IDS:
+            finished.popitem(last=False)
         key = call.name if call.name in self.catalog else NOT_IN_CATALOG
         stats = self.stats.get(key)
         if stats is None:
@@ -664,19 +853,20 @@ class DispatchCore:
             self._out.append(fx.PublishChat(chat))
         self._out.append(fx.Audit('result', {
             'call_id': call.call_id, 'generation_id': call.generation_id, 'source': call.source,
-            'name': call.name, 'success': not code, 'content': content, 'error_code': code,
-            'error_message': message, 'duration_s': elapsed}))
+            'origin': call.origin, 'name': call.name, 'success': not code, 'content': content,
+            'error_code': code, 'error_message': message, 'duration_s': elapsed}))
 
     def _audit_call(self, call: Call) -> None:
         self._out.append(fx.Audit('call', {
             'call_id': call.call_id, 'generation_id': call.generation_id, 'source': call.source,
-            'name': call.name, 'arguments': call.arguments, 'format': call.format}))
+            'origin': call.origin, 'name': call.name, 'arguments': call.arguments,
+            'format': call.format}))
 
     def _issue(self, call_id: str, generation_id: str, issue: Any, now: float,
                stream: _Stream | None = None) -> None:
         """Publish the one result of a call the parser could not recover."""
         call = Call(call_id, generation_id, issue.name, {}, '', issue.format, POLICY_SOURCE, now,
-                    stream=stream)
+                    stream=stream, origin=ORIGIN_STREAM if stream is not None else ORIGIN_TEXT)
         message = issue.message
         if issue.code == 'too_large':
             message += (f'; split the generation, or raise the dispatcher parameter '
@@ -697,7 +887,8 @@ class DispatchCore:
             if isinstance(event, CallEvent):
                 parsed = event.call
                 call = Call(call_id, generation_id, parsed.name, parsed.arguments, '',
-                            parsed.format, POLICY_SOURCE, now, stream=stream)
+                            parsed.format, POLICY_SOURCE, now, stream=stream,
+                            origin=ORIGIN_STREAM)
                 stream.chat_calls.append((call_id, parsed.name, parsed.arguments))
                 self._admit(call, parsed.arguments, now)
                 stream.chat_calls[-1] = (call_id, parsed.name, call.arguments)
@@ -709,6 +900,8 @@ class DispatchCore:
         stream = self._streams.pop(generation_id, None)
         if stream is None:
             return
+        if stream.finish_note:  # ended before its final chunk: the rest must not be parsed
+            self._close_early(generation_id)
         self._stream_bytes -= stream.size
         self._stream_events(generation_id, stream, stream.parser.finish(), now)
         self._close_stream(stream)
@@ -730,7 +923,9 @@ class DispatchCore:
         if tool is None:
             settings = self._tool_settings(name)
             tool = self._tools[name] = _Tool(
-                settings, TokenBucket(settings.rate_limit_hz, settings.burst, now))
+                settings, TokenBucket(settings.rate_limit_hz, settings.burst, now),
+                free_text_properties(self.catalog.parameters(name)) if name in self.catalog
+                else frozenset())
         return tool
 
     def _new_id(self, kind: str) -> str:

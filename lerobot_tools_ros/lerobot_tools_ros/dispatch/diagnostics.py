@@ -42,6 +42,8 @@ class Status:
 # one status counts the rest): at 10,000 tools a status for each, once a second, kept the
 # dispatch thread busy for most of every second.
 MAX_TOOL_STATUSES = 100
+# An audit writer waiting this long for one write is reported (records queue up meanwhile).
+AUDIT_STALL_S = 1.0
 
 
 def statuses(core: DispatchCore, audit: AuditLog | None, available: Callable[[str], bool],
@@ -55,13 +57,26 @@ def statuses(core: DispatchCore, audit: AuditLog | None, available: Callable[[st
             'input', f'{lost} input message(s) lost before they were taken (queue overflow)'
             if lost else 'ok', bool(lost), values=input_loss.values()))
     if audit is not None:
-        found.append(Status('audit_log', audit.last_error or 'ok', bool(audit.write_errors),
-                            str(audit.path), {'write_failures': audit.write_errors}))
+        lost, stalled = audit.write_errors + audit.dropped, audit.stalled_s
+        message = audit.last_error if lost else 'ok'
+        if stalled >= AUDIT_STALL_S:
+            message = (f'the writer has waited {stalled:.0f} s for the OS to take a record '
+                       f'({audit.queued} queued; a stopped pipe reader, a hung disk?)'
+                       + (f'; {message}' if lost else ''))
+        found.append(Status('audit_log', message, bool(lost) or stalled >= AUDIT_STALL_S,
+                            str(audit.path), {
+                                'write_failures': audit.write_errors, 'dropped': audit.dropped,
+                                'queued': audit.queued, 'stalled_s': f'{stalled:.1f}'}))
     (streams, held), evicted = core.open_streams, core.streams_evicted
+    refused, lost = core.chunks_refused, core.chunks_lost
+    problems = [text for count, text in (
+        (evicted, 'streams were finished early (max_open_streams, max_stream_bytes)'),
+        (lost, 'numbered chunks never arrived (gaps in TextChunk.index)'),
+        (refused, 'chunks of streams already ended were refused')) if count]
     found.append(Status(
-        'streams', 'streams were finished early (max_open_streams, max_stream_bytes)'
-        if evicted else 'ok', bool(evicted),
-        values={'open': streams, 'held_chars': held, 'finished_early': evicted}))
+        'streams', '; '.join(problems) or 'ok', bool(problems),
+        values={'open': streams, 'held_chars': held, 'finished_early': evicted,
+                'chunks_lost': lost, 'chunks_refused': refused}))
     tools = core.catalog.names
     if len(tools) > max_tools:
         called = [name for name in tools if name in core.stats]

@@ -26,8 +26,10 @@ from dataclasses import dataclass, field
 import errno
 import json
 import logging
+import math
 import os
 import pathlib
+import select
 import threading
 import time
 from typing import Any, Callable, Iterable, Iterator
@@ -133,95 +135,221 @@ def tool_message(call_id: str, name: str, success: bool, content: str, error_cod
 
 class AuditLog:
     """
-    Append-only JSON lines: one per accepted call and one per result.
+    Append-only JSON lines: one per accepted call and one per result, written off the caller.
 
-    Each record is handed to the operating system as one ``write`` of a whole line as soon as it
-    is written (no buffer in this process), so a crash of the dispatcher loses no record (a power
-    loss can still lose what the OS had not stored). A failing disk never stops dispatching: a
-    record that cannot be written is counted in ``write_errors`` and reported through ``on_error``
-    (at most once per ``report_interval_s``, with the count of failures since the last report).
-    A path that cannot be opened at all raises ``ConfigurationError`` when the log is created.
+    ``write`` encodes the record and queues it; a writer thread hands each record to the
+    operating system as one ``write`` of a whole line (nothing is buffered in this process
+    beyond the queue, so a crash loses at most the few records still queued; a power loss can
+    still lose what the OS had not stored). Audit I/O never blocks the caller, the dispatch
+    thread: a disk that hangs or a named pipe whose reader stopped reading only stalls the
+    writer. While it is stalled the queue fills up (``max_queued`` records or
+    ``max_queued_bytes``) and further records are dropped and counted in ``dropped``.
+    A failing disk never stops dispatching either: a record the OS refuses is counted in
+    ``write_errors``. Both are reported through ``on_error``, the first at once, then at most
+    once per ``report_interval_s`` with the counts since the last report, and both are in the
+    dispatcher's diagnostics. ``close`` writes what is queued, waiting at most
+    ``close_timeout_s``; records still queued then are counted as dropped.
+    A path that cannot be opened at all (or a named pipe nobody reads) raises
+    ``ConfigurationError`` when the log is created.
     """
 
     def __init__(self, path: str | os.PathLike, *,
                  on_error: Callable[[str], None] | None = None,
-                 report_interval_s: float = 10.0, clock=time.monotonic) -> None:
+                 report_interval_s: float = 10.0, clock=time.monotonic,
+                 max_queued: int = 10_000, max_queued_bytes: int = 16 << 20,
+                 close_timeout_s: float = 2.0) -> None:
         self.path = pathlib.Path(path).expanduser()
-        self.write_errors = 0
+        self.write_errors = 0  # records the OS refused (full disk, I/O error, closed reader)
+        self.dropped = 0  # records never handed to the OS (queue full, or left at close)
+        self.written = 0
         self.last_error = ''
         self._on_error = on_error or _LOG.error
         self._report_interval_s = report_interval_s
         self._clock = clock
         self._last_report: float | None = None
-        self._unreported = 0
-        self._lock = threading.Lock()
+        self._unreported_errors = 0
+        self._unreported_drops = 0
+        self._max_queued = max(1, max_queued)
+        self._max_queued_bytes = max(1, max_queued_bytes)
+        self._close_timeout_s = close_timeout_s
+        self._queue: deque[bytes] = deque()
+        self._queued_bytes = 0
+        self._busy = False  # the writer holds a record it took from the queue
+        self._busy_since = 0.0  # time.monotonic() when it took it
+        self._closed = False
+        self._give_up_at = math.inf  # set by close (monotonic): the writer stops waiting
+        self._cond = threading.Condition(threading.Lock())
         self._fd: int | None = None
         try:
             if self.path.is_dir():
                 raise IsADirectoryError(errno.EISDIR, 'is a directory')
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _O_CLOEXEC,
-                               0o644)
+            # Non-blocking: a named pipe without a reader fails here (ENXIO) instead of
+            # hanging the node's start, and a full pipe lets the writer notice close().
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _O_CLOEXEC
+                               | os.O_NONBLOCK, 0o644)
         except OSError as exc:
+            hint = (' (a named pipe must have a reader before the dispatcher starts)'
+                    if exc.errno == errno.ENXIO else '')
             raise errors.ConfigurationError(
                 f'audit_log {str(self.path)!r} cannot be opened for appending '
-                f'({exc.strerror or exc}); set the audit_log parameter to a writable file '
-                "path, or to '' to turn the audit log off") from None
+                f'({exc.strerror or exc}){hint}; set the audit_log parameter to a writable '
+                "file path, or to '' to turn the audit log off") from None
+        self._writer = threading.Thread(target=self._run, name='audit-writer', daemon=True)
+        self._writer.start()
+
+    @property
+    def stalled_s(self) -> float:
+        """Seconds the writer has been waiting for the OS to take one record (0 when idle)."""
+        return time.monotonic() - self._busy_since if self._busy else 0.0
+
+    @property
+    def queued(self) -> int:
+        """Count the records waiting for the writer."""
+        return len(self._queue) + self._busy
 
     def write(self, event: str, ros_time_ns: int, **fields: Any) -> bool:
-        """Append one record; return False (and count it) if it could not be written."""
+        """Queue one record; return False (and count it) if it was dropped. Never blocks."""
         record = {'event': event, 'wall_time': time.time(), 'ros_time_ns': ros_time_ns, **fields}
         data = (json_line(record, default=str) + '\n').encode('utf-8')
-        with self._lock:
-            if self._fd is None:
-                return self._failed('the audit log is closed')
-            try:
-                written = os.write(self._fd, data)
-            except OSError as exc:
-                return self._failed(exc.strerror or str(exc))
-            if written != len(data):
-                # A disk that filled up mid-line: end the fragment so the next record starts on
-                # a line of its own (readers skip the cut line).
-                self._write_newline()
-                return self._failed(f'only {written} of {len(data)} bytes written (disk full?)')
-            return True
-
-    def flush(self) -> None:
-        """Do nothing: every record already went to the OS when it was written (kept for API)."""
-
-    def close(self) -> None:
-        with self._lock:
-            if self._fd is not None:
-                fd, self._fd = self._fd, None
-                with contextlib.suppress(OSError):
-                    os.close(fd)
-            self._report(force=True)
-
-    def _write_newline(self) -> None:
-        with contextlib.suppress(OSError):
-            os.write(self._fd, b'\n')
-
-    def _failed(self, reason: str) -> bool:
-        self.write_errors += 1
-        self._unreported += 1
-        self.last_error = reason
-        self._report()
+        with self._cond:
+            if self._closed:
+                report = self._count_error('the audit log is closed')
+            elif len(self._queue) >= self._max_queued \
+                    or self._queued_bytes + len(data) > self._max_queued_bytes:
+                self.dropped += 1
+                self._unreported_drops += 1
+                self.last_error = (
+                    f'{self.queued} records ({self._queued_bytes} bytes) wait for a write the '
+                    'OS has not finished (a stopped pipe reader, a hung disk?): new records are '
+                    'dropped')
+                report = self._due_report()
+            else:
+                self._queue.append(data)
+                self._queued_bytes += len(data)
+                self._cond.notify()
+                return True
+        self._send(report)
         return False
 
-    def _report(self, *, force: bool = False) -> None:
-        """Report failures not reported yet: the first at once, then at most once per interval."""
-        if not self._unreported:
-            return
+    def flush(self, timeout_s: float | None = None) -> bool:
+        """Wait until every queued record was handed to the OS (at most ``timeout_s``)."""
+        with self._cond:
+            return self._cond.wait_for(lambda: not self._queue and not self._busy, timeout_s)
+
+    def close(self) -> None:
+        """Write what is queued (waiting at most ``close_timeout_s``), then stop the writer."""
+        with self._cond:
+            if self._closed:
+                return
+            self._closed = True
+            self._give_up_at = time.monotonic() + self._close_timeout_s
+            self._cond.notify_all()
+        self._writer.join(self._close_timeout_s + 0.5)
+        with self._cond:
+            left = len(self._queue)  # a record the writer holds is counted by the writer
+            if left:
+                self._queued_bytes -= sum(map(len, self._queue))
+                self._queue.clear()
+                self.dropped += left
+                self._unreported_drops += left
+                self.last_error = (f'{left} record(s) were still waiting for the OS when the '
+                                   f'log was closed ({self._close_timeout_s:g} s wait)')
+            report = self._due_report(force=True)
+        self._send(report)
+
+    # -- the writer thread -----------------------------------------------------------------------
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                self._cond.wait_for(lambda: self._queue or self._closed)
+                if not self._queue:
+                    break
+                data = self._queue.popleft()
+                self._busy = True
+                self._busy_since = time.monotonic()
+            reason = self._write_all(data)
+            with self._cond:
+                self._queued_bytes -= len(data)
+                if reason:
+                    report = self._count_error(reason)
+                else:
+                    self.written += 1
+                    report = None
+            self._send(report)
+            with self._cond:
+                self._busy = False  # only now: flush() returns after the report went out
+                self._cond.notify_all()
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+    def _write_all(self, data: bytes) -> str:
+        """Write one whole line; return '' or why it could not be (the writer thread only)."""
+        view, done = memoryview(data), 0
+        while done < len(data):
+            try:
+                done += os.write(self._fd, view[done:])
+            except BlockingIOError:  # a pipe whose reader is behind: wait, but not past close
+                if not self._wait_writable():
+                    reason = (f'its reader stopped reading; gave up {self._close_timeout_s:g} '
+                              's after close')
+                    break
+                continue
+            except OSError as exc:
+                reason = exc.strerror or str(exc)
+                break
+        else:
+            return ''
+        if done:
+            # Cut mid-line (a disk that filled up): end the fragment so the next record starts
+            # on a line of its own (readers skip the cut line).
+            with contextlib.suppress(OSError):
+                os.write(self._fd, b'\n')
+            reason += f' (only {done} of {len(data)} bytes written)'
+        return reason
+
+    def _wait_writable(self) -> bool:
+        while time.monotonic() < self._give_up_at:
+            with contextlib.suppress(OSError, ValueError):
+                if select.select([], [self._fd], [], 0.2)[1]:
+                    return True
+        return False
+
+    # -- reports (rate limited; sent outside the lock) -----------------------------------------
+
+    def _count_error(self, reason: str) -> str | None:
+        self.write_errors += 1
+        self._unreported_errors += 1
+        self.last_error = reason
+        return self._due_report()
+
+    def _due_report(self, *, force: bool = False) -> str | None:
+        """Return the report of losses not reported yet, if one is due (under the lock)."""
+        if not self._unreported_errors and not self._unreported_drops:
+            return None
         now = self._clock()
         if not force and self._last_report is not None \
                 and now - self._last_report < self._report_interval_s:
+            return None
+        parts = []
+        if self._unreported_errors:
+            parts.append(f'{self._unreported_errors} record(s) could not be written '
+                         f'({self.last_error}); {self.write_errors} lost in total')
+        if self._unreported_drops:
+            parts.append(f'{self._unreported_drops} record(s) dropped, never written '
+                         f'({self.last_error}); {self.dropped} dropped in total')
+        self._unreported_errors = self._unreported_drops = 0
+        self._last_report = now
+        return f'audit log {self.path}: {"; ".join(parts)}. Dispatching continues without them.'
+
+    def _send(self, report: str | None) -> None:
+        if report is None:
             return
-        count, self._unreported, self._last_report = self._unreported, 0, now
-        message = (f'audit log {self.path}: {count} record(s) could not be written '
-                   f'({self.last_error}); {self.write_errors} lost in total. Dispatching '
-                   'continues without them.')
         try:
-            self._on_error(message)
+            self._on_error(report)
         except Exception:  # noqa: B902 - a broken reporter must not stop dispatching
             _LOG.exception('the audit error callback failed')
 
@@ -251,7 +379,8 @@ def read_audit_log(path: str | os.PathLike,
                 yield record
 
 
-def lerobot_atoms(records: Iterable[dict], *, include_failed: bool = False) -> list[dict]:
+def lerobot_atoms(records: Iterable[dict], *, include_failed: bool = False,
+                  include_callers: bool = False) -> list[dict]:
     """
     Turn audit records into LeRobot `language_events` atoms, one per generation.
 
@@ -259,6 +388,8 @@ def lerobot_atoms(records: Iterable[dict], *, include_failed: bool = False) -> l
     "tool_calls": [...]}` plus `timestamp` (wall time of the generation's first call) and
     `ros_time_ns`, ready to be merged into a dataset by time. Only calls that succeeded are
     exported unless `include_failed`: a dataset should not teach a policy its rejected calls.
+    Only the policy's own calls (`origin` policy_text or policy_stream, what the dispatcher
+    saw, not the `source` a ~/call caller claims) are exported unless `include_callers`.
     """
     records = list(records)
     succeeded = {r.get('call_id') for r in records
@@ -268,6 +399,8 @@ def lerobot_atoms(records: Iterable[dict], *, include_failed: bool = False) -> l
         if record.get('event') != 'call':
             continue
         if not include_failed and record.get('call_id') not in succeeded:
+            continue
+        if not include_callers and not _from_policy(record):
             continue
         key = record.get('generation_id') or record.get('call_id', '')
         atom = atoms.get(key)
@@ -279,3 +412,11 @@ def lerobot_atoms(records: Iterable[dict], *, include_failed: bool = False) -> l
         atom['tool_calls'].append({'type': 'function', 'function': {
             'name': record.get('name'), 'arguments': record.get('arguments', {})}})
     return sorted(atoms.values(), key=lambda atom: atom['timestamp'] or 0)
+
+
+def _from_policy(record: dict) -> bool:
+    """Tell whether the dispatcher parsed this call from the policy's own output."""
+    origin = record.get('origin')
+    if origin is None:  # a log written before origins were recorded
+        return record.get('source', 'policy') == 'policy'
+    return origin in ('policy_text', 'policy_stream')

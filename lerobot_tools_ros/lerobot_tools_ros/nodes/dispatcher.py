@@ -31,9 +31,7 @@ The executor-facing code is `_send`, `_stop_on_executor`, `_on_outcome`, `_on_fe
 `_poll_executors`: through `ExecutorClient` each tool's executor is called as a `RunTool` action
 when it offers one (feedback relayed on lerobot_tools/progress, cancel, timeouts that stop the
 goal), as a `CallTool` service otherwise, and only once its answers are proven to reach us.
-A tool_server in this process is called directly instead (`inprocess_executor`); a call there
-expected to answer at once is waited for, up to 2 ms, at the end of the text, chunk or posted
-callback that started it, and its answer applied there (`_quick_answers`).
+A tool_server in this process is called directly instead (`executors.inprocess`).
 
 `~/call` (CallTool) lets other nodes submit a call through the same gates; it is served by a
 small node of its own (`<name>_call`) whose threads wait for the calls' results, because rclpy
@@ -42,12 +40,11 @@ Catalog reloads and the tool.<name>.<setting> parameters are in `dispatcher_relo
 """
 
 from collections import deque
-from contextlib import contextmanager
 import os
 import sys
 import threading
 import time
-from typing import Any, Iterator
+from typing import Any
 
 from lerobot_tools_interfaces.msg import TextChunk
 from lerobot_tools_interfaces.srv import Approve, CallTool, CancelCalls
@@ -56,11 +53,11 @@ from lerobot_tools_ros.catalog import ToolCatalog
 from lerobot_tools_ros.dispatch import AuditLog, diagnostics, DispatchCore, effects as fx
 from lerobot_tools_ros.dispatch.core import stream_key
 from lerobot_tools_ros.dispatch.input_loss import InputLoss, message_origin
+from lerobot_tools_ros.executors import ExecutorClient, Outcome
+from lerobot_tools_ros.nodes.dispatcher_events import record_events
 from lerobot_tools_ros.nodes.dispatcher_params import DispatcherParameters
 from lerobot_tools_ros.nodes.dispatcher_reload import CatalogReloads, EAGER_CLIENTS, Waiter
 from lerobot_tools_ros.nodes.dispatcher_topics import DispatcherTopics
-from lerobot_tools_ros.nodes.executor_client import ExecutorClient, Outcome
-from lerobot_tools_ros.nodes.inprocess_executor import take_answers
 from lerobot_tools_ros.nodes.runner import run_node
 from lerobot_tools_ros.parsing import parse
 from lerobot_tools_ros.untrusted import log_text, ros_string
@@ -71,7 +68,7 @@ from rclpy.clock import Clock, ClockType
 from rclpy.executors import (ExternalShutdownException, MultiThreadedExecutor,
                              SingleThreadedExecutor)
 from rclpy.node import Node
-from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.subscription import Subscription
 from std_msgs.msg import String
 from std_srvs.srv import SetBool, Trigger
@@ -96,11 +93,11 @@ class Dispatcher(CatalogReloads, Node):
         self._waiters: dict[Any, Waiter] = {}  # ~/call requests by their call
         self._call_waiters: set = set()  # every ~/call request still waiting (for shutdown)
         self._call_node: Node | None = None
-        self._quick_calls: list | None = None  # to wait for at a callback's end (_quick_answers)
         self.params = params = DispatcherParameters(self)
         # Write failures are reported by the log itself, at most once per 10 s.
         self._audit = AuditLog(params.audit_log_path, on_error=self.get_logger().error) \
             if params.audit_log_path else None
+        record_events(self, self._audit)  # interjections, episode markers (dispatcher_events)
         catalog = self._load_catalog()
         refused = params.check_tool_overrides(catalog.names)
         if refused:
@@ -150,7 +147,10 @@ class Dispatcher(CatalogReloads, Node):
         if len(catalog) <= EAGER_CLIENTS:
             for name in catalog.names:
                 self._client(name)
-        self._serve_calls(reliable)
+        # Keep all: a keep-last queue drops the oldest requests of a burst before rclpy takes
+        # them (4 clients x 500 requests lost 992), and a service callback cannot tell.
+        self._serve_calls(QoSProfile(history=HistoryPolicy.KEEP_ALL,
+                                     reliability=ReliabilityPolicy.RELIABLE))
         allowed = ', '.join(params.allowed_tools) or 'all catalog tools'
         services = self.resolve_service_name(names.tool_service_name(params.service_prefix, 'x'))
         self.get_logger().info(
@@ -210,7 +210,7 @@ class Dispatcher(CatalogReloads, Node):
     # -- events into the core ------------------------------------------------------------------
 
     def _on_text(self, msg: String, info: Any) -> None:
-        with self._quick_answers(), self._lock:
+        with self._lock:
             if self._input_loss.message('text', *message_origin(info),
                                         self._text_sub.get_publisher_count):
                 self._warn_input_lost()
@@ -218,7 +218,7 @@ class Dispatcher(CatalogReloads, Node):
 
     def _on_chunk(self, msg: TextChunk, info: Any) -> None:
         now = time.monotonic()
-        with self._quick_answers(), self._lock:
+        with self._lock:
             verdict = self._input_loss.chunk(
                 'stream', *message_origin(info), self._stream_sub.get_publisher_count,
                 stream_key(msg.generation_id), msg.final, now,
@@ -231,7 +231,8 @@ class Dispatcher(CatalogReloads, Node):
                         generation_id, self._input_loss.abandoned_message(verdict, generation_id),
                         now, only_open=generation_id != verdict.headless))
             if verdict.take:
-                self._apply(self._core.chunk(msg.generation_id, msg.text, msg.final, now))
+                self._apply(self._core.chunk(msg.generation_id, msg.text, msg.final, now,
+                                             msg.index))
 
     def _on_text_only(self, msg: String) -> None:
         self._on_text(msg, None)  # Humble: no MessageInfo, so no loss count
@@ -276,36 +277,8 @@ class Dispatcher(CatalogReloads, Node):
 
     def _run_posted(self) -> None:
         posted = self._posted
-        with self._quick_answers():
-            while posted:
-                posted.popleft()()
-
-    @contextmanager
-    def _quick_answers(self) -> Iterator[None]:
-        """
-        Run a callback, then take the answers of the quick calls it started, for QUICK_ANSWER_S.
-
-        A call is quick when its tool runs in this process, is idle, and answered its last call
-        within QUICK_ANSWER_S (`inprocess_executor`). Its answer is applied here, with the lock
-        released, so its result goes out without an executor task and wake-up. Only on a
-        single-threaded executor (as `bringup` runs us), where it runs the answer at once.
-        """
-        if not isinstance(self.executor, SingleThreadedExecutor):
-            yield  # _send releases every call at once
-            return
-        with self._lock:  # _send appends under the lock
-            outer = self._quick_calls is None
-            if outer:
-                self._quick_calls = []
-        if not outer:  # inside another one, which takes them
-            yield
-            return
-        try:
-            yield
-        finally:
-            with self._lock:
-                calls, self._quick_calls = self._quick_calls, None
-            take_answers(calls)
+        while posted:
+            posted.popleft()()
 
     def _in_group(self, work: Any) -> None:
         """
@@ -396,12 +369,8 @@ class Dispatcher(CatalogReloads, Node):
             call.call_id, call.name, call.arguments_json,
             lambda outcome, call=call: self._on_outcome(call, outcome),
             lambda stage, progress, detail, call=call: self._on_feedback(call, stage, progress,
-                                                                         detail))
-        if call.handle.quick:
-            if self._quick_calls is not None:
-                self._quick_calls.append(call.handle)
-            else:
-                call.handle.release()  # started outside _quick_answers: nobody takes it here
+                                                                         detail),
+            source=call.source)
 
     def _on_outcome(self, call: Any, outcome: Outcome) -> None:
         # In the group (see _in_group); the lock keeps the core serial with parameter changes.
@@ -525,6 +494,9 @@ class Dispatcher(CatalogReloads, Node):
         return response
 
     def _on_approve(self, request: Approve.Request, response: Approve.Response):
+        if request.call_id == names.READINESS_PROBE:  # a client proving its answers reach it
+            response.message = 'probe: nothing decided'
+            return response
         # rclpy gives a service callback no caller identity: the note says who decided.
         note = ros_string(request.note.strip()[:200])
         decided_by = note or 'an operator who left no note'

@@ -90,13 +90,14 @@ class DispatcherTopics:
         self._calls.publish(self._stamp(ToolCall(
             call_id=call.call_id, name=ros_string(call.name),
             arguments=ros_string(call.arguments_json), format=call.format,
-            generation_id=call.generation_id, source=call.source)))
+            generation_id=call.generation_id, source=call.source, origin=call.origin)))
 
     def result(self, effect: fx.PublishResult) -> None:
         call = effect.call
         self._results.publish(self._stamp(ToolResult(
             call_id=call.call_id, generation_id=call.generation_id, source=call.source,
-            name=ros_string(call.name), arguments=ros_string(call.arguments_json),
+            origin=call.origin, name=ros_string(call.name),
+            arguments=ros_string(call.arguments_json),
             success=effect.success, content=ros_string(effect.content),
             error_code=effect.error_code, error_message=ros_string(effect.error_message),
             duration=_duration(effect.duration_s))))
@@ -117,7 +118,7 @@ class DispatcherTopics:
         self._approvals.publish(self._stamp(ApprovalRequest(
             call_id=call.call_id, name=ros_string(call.name),
             arguments=ros_string(call.arguments_json), source=call.source,
-            reason=ros_string(reason), timeout_s=timeout_s)))
+            reason=ros_string(reason), timeout=_duration(timeout_s))))
 
     def diagnostics(self, statuses: list) -> None:
         """Publish `dispatch.diagnostics.Status` values as one DiagnosticArray."""

@@ -23,8 +23,8 @@ with status 130 instead of a KeyboardInterrupt traceback.
 import importlib
 import sys
 
-__all__ = ['demo_camera', 'demo_gripper', 'dispatcher', 'mcp_server', 'scripted_policy',
-           'speaker', 'tool_server']
+__all__ = ['demo_camera', 'demo_gripper', 'dispatcher', 'mcp_server', 'replay',
+           'scripted_policy', 'speaker', 'tool_server']
 
 
 def _run(module: str) -> int:
@@ -53,6 +53,11 @@ def speaker() -> int:
 def mcp_server() -> int:
     """Run the MCP server node."""
     return _run('mcp_server')
+
+
+def replay() -> int:
+    """Run the episode replay node."""
+    return _run('replay')
 
 
 def demo_camera() -> int:

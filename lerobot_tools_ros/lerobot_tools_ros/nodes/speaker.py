@@ -23,6 +23,11 @@ reason and the next one is tried afresh (a sound device that was missing is look
 ``progress_period_s`` while an utterance plays (``frames_played`` = frames handed to the device
 or file, at ``sample_rate``), then ``finished``, ``cancelled`` (with how much was played) or
 ``dropped``. Each report's stamp is when ``frames_played`` was reached. ``say`` follows them.
+
+``~/stop`` (``std_srvs/Trigger``) is the speaker's own stop: the utterance playing goes silent
+within one block and every queued one is dropped, whoever sent them (each reported
+``cancelled``, detail "cancelled by the speaker's ~/stop"; a ``say`` waiting on one ends
+``cancelled``). Utterances that arrive afterwards play as usual.
 """
 
 import sys
@@ -37,15 +42,17 @@ from lerobot_tools_ros.errors import ConfigurationError
 from lerobot_tools_ros.nodes.params import declare_table
 from lerobot_tools_ros.nodes.runner import run_node
 from lerobot_tools_ros.parameters.declarations import SPEAKER
-from lerobot_tools_ros.untrusted import ros_string
+from lerobot_tools_ros.untrusted import log_text, ros_string
 from rclpy.duration import Duration
 from rclpy.node import Node
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
+from std_srvs.srv import Trigger
 
 # Deep enough for a whole long utterance in flight (espeak-ng sends ~16 KiB per message).
 _AUDIO_DEPTH = 200
 _STATUS_DEPTH = 50
 _LAST_STATUS_ACK_S = 2.0  # at most this long at shutdown for subscribers to take the last status
+STOPPED_BY_SERVICE = "cancelled by the speaker's ~/stop"
 
 
 def _reliable(depth: int) -> QoSProfile:
@@ -89,6 +96,7 @@ class Speaker(Node):
                                                  self._publish_progress)
         self._subscription = self.create_subscription(AudioChunk, params['audio_topic'],
                                                       self._on_chunk, _reliable(_AUDIO_DEPTH))
+        self._stop_service = self.create_service(Trigger, '~/stop', self._on_stop)
         where = getattr(sink, 'output_dir', None) or getattr(sink, 'device_info', {}).get('name')
         logger.info(f'speaker: playing {self._subscription.topic_name} through sink '
                     f'{sink.name}' + (f' ({where})' if where else '') + '; status on '
@@ -107,6 +115,17 @@ class Speaker(Node):
             cancelled=message.cancelled, encoding=message.encoding))
         if self._progress_timer.is_canceled():  # idle until now: report progress again
             self._progress_timer.reset()
+
+    def _on_stop(self, request: Trigger.Request, response: Trigger.Response) -> Any:
+        stopped = self.player.stop_all(STOPPED_BY_SERVICE)
+        response.success = bool(stopped)
+        response.message = (
+            f'stopped {len(stopped)} utterance(s): ' + ', '.join(stopped) if stopped
+            else 'nothing was playing or queued')
+        if stopped:
+            self.get_logger().info(f'speaker: ~/stop {log_text(response.message, 500)}')
+        response.message = ros_string(response.message)
+        return response
 
     def _publish_progress(self) -> None:
         with self._publish_lock:

@@ -46,7 +46,7 @@ from lerobot_tools_interfaces.srv import CallTool
 from lerobot_tools_ros import errors, names
 from lerobot_tools_ros.catalog import ToolArgumentError, ToolCatalog
 from lerobot_tools_ros.errors import ConfigurationError
-from lerobot_tools_ros.nodes.inprocess_executor import HostedToolOffer
+from lerobot_tools_ros.executors.inprocess import HostedToolOffer
 from lerobot_tools_ros.nodes.params import declare_spec, declare_table, descriptor, \
     overrides_with_prefix
 from lerobot_tools_ros.nodes.runner import run_node
@@ -320,7 +320,7 @@ class ToolServer(Node):
                 context = CallContext(request.call_id)
                 # A request cannot be cancelled by its caller: when the tool is idle it runs
                 # right here, on the tool's executor thread, without the hand-off to the worker.
-                code, text = await self._submit(hosted, request, context, inline=True)
+                code, text = await self.submit(hosted, request, context, inline=True)
             except Exception as exc:  # noqa: B902 - every request gets an answer
                 code, text = errors.EXECUTION_FAILED, f'{type(exc).__name__}: {exc}'
             finally:
@@ -347,7 +347,7 @@ class ToolServer(Node):
             if goal_handle.is_cancel_requested:  # cancelled between acceptance and now
                 context.cancel()
             try:
-                code, text = await self._submit(hosted, goal, context)
+                code, text = await self.submit(hosted, goal, context)
             except Exception as exc:  # noqa: B902 - every goal gets a result
                 code, text = errors.EXECUTION_FAILED, f'{type(exc).__name__}: {exc}'
             finally:
@@ -373,8 +373,8 @@ class ToolServer(Node):
             context.cancel()
         return CancelResponse.ACCEPT
 
-    def _submit(self, hosted: _HostedTool, request: Any, context: CallContext, *,
-                inline: bool = False, local: bool = False) -> Future:
+    def submit(self, hosted: _HostedTool, request: Any, context: CallContext, *,
+               inline: bool = False, local: bool = False) -> Future:
         """
         Validate a call and queue it for the worker; the future gives (code, text).
 

@@ -25,6 +25,7 @@ as ``PARAMETERS`` (`tools.base.ToolParameter`); the dispatcher's per-tool settin
 import functools
 
 from lerobot_tools_ros import names
+from lerobot_tools_ros.limits import MAX_ARGUMENT_BYTES
 from lerobot_tools_ros.parameters.spec import ALL, ParameterSpec
 
 __all__ = ['APPROVAL_MODES', 'DEMO_CAMERA', 'DEMO_SCRIPT', 'DEMO_GRIPPER', 'DISPATCHER', 'INHERIT',
@@ -96,6 +97,11 @@ DISPATCHER = table(
     ParameterSpec('audit_log', '',
                   'JSON-lines file recording every call and result; empty: off.',
                   read_only='the file is opened once at start'),
+    ParameterSpec('record_events', False,
+                  f'Also record what users say on {names.INTERJECTION_TOPIC} and episode '
+                  f'markers on {names.EPISODE_MARKER_TOPIC} in the audit log (needs audit_log), '
+                  'for `lerobot-tools-ros dataset add-events`.',
+                  read_only='the subscriptions are made at start'),
     ParameterSpec('max_input_bytes', 65536,
                   'Largest generation parsed; larger ones get one parse_error result.',
                   minimum=0),
@@ -117,7 +123,9 @@ PER_TOOL_SETTINGS = ('timeout_s', 'rate_limit_hz', 'burst', 'repeat_window_s', '
 PER_TOOL_DEFAULTS = {
     # Speech of a long sentence takes a while; a VLA emits the same <say> with every action
     # chunk, so the same words again within 3 s are a duplicate, not spoken twice.
-    'say': {'timeout_s': 30.0, 'rate_limit_hz': 2.0, 'burst': 3, 'repeat_window_s': 3.0},
+    # A say lasts until it was heard and waits for the one before it: max_chars (500) of
+    # speech is ~30 s, so two fit.
+    'say': {'timeout_s': 120.0, 'rate_limit_hz': 2.0, 'burst': 3, 'repeat_window_s': 3.0},
     # A second still of the same label is wanted: no repeat window.
     'record_observation': {'timeout_s': 10.0, 'rate_limit_hz': 5.0, 'burst': 5},
 }
@@ -199,8 +207,8 @@ SPEAKER = table(
                   'the pace of wav/null): a cancel silences the output within one block.',
                   minimum=1, maximum=200, read_only='the sink is opened once, at start'),
     ParameterSpec('realtime', True, 'wav and null sinks: take audio at the pace it would be '
-                  'heard, so progress, wait_for_playback and cancel behave as with a sound '
-                  'card; false: as fast as it arrives.', read_only='the player is made at start'),
+                  'heard, so progress, the say call waiting for it and cancel behave as with a '
+                  'sound card; false: as fast as it arrives.', read_only='the player is made at start'),
     ParameterSpec('stall_timeout_s', 10.0, 'Drop an utterance whose next chunk has not come for '
                   'this long (sender died).', above=0.0, read_only='the player is made at start'),
     ParameterSpec('max_pending_utterances', 32, 'Utterances with audio waiting to play; more '
@@ -240,7 +248,8 @@ MCP_SERVER = table(
     ParameterSpec('actuating_tools', [], 'Tools listed with destructiveHint (they move the '
                   'robot); tools with approval confirm/deny are always so.',
                   read_only=_MCP_RESTART),
-    ParameterSpec('max_argument_bytes', 65536, 'Largest tool arguments (JSON, bytes) accepted.',
+    ParameterSpec('max_argument_bytes', MAX_ARGUMENT_BYTES,
+                  'Largest tool arguments (JSON, bytes) accepted.',
                   minimum=1, read_only=_MCP_RESTART),
     ParameterSpec('max_image_bytes', 4 * 1024 * 1024,
                   'Largest saved image returned as MCP image content.', minimum=0,

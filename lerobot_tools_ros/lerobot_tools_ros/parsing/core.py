@@ -215,7 +215,11 @@ def scan(text: str, ctx: Ctx) -> tuple[list, int, tuple[str, ...] | None]:
                     pos = p + 1
                     continue
             result = None
-            if ctx.reasoning is not None:
+            inside = ctx.reasoning
+            if inside is not None and literal in plan.exit_literals and (
+                    literal in plan.reasoning_exits.get(inside, ())):
+                ctx.reasoning = inside = None  # a special token that cannot be reasoning text
+            if inside is not None:
                 result = in_reasoning(text, p, literal, ctx)
             else:
                 for trigger, matcher in by_trigger[literal]:
@@ -263,6 +267,11 @@ def in_reasoning(text: str, p: int, literal: str, ctx):
     """
     token = ctx.reasoning
     close = ctx.find(text, token, p)
+    exits = ctx.plan.reasoning_exits.get(token, ())
+    for other in exits:  # a family's special token that ends the span as well
+        found = ctx.find(text, other, p)
+        if found != -1 and (close == -1 or found < close):
+            close = found
     inner = ctx
     if close != -1:
         text = text[:close]
@@ -270,9 +279,10 @@ def in_reasoning(text: str, p: int, literal: str, ctx):
     elif not ctx.final:
         # The text may end with the start of the closing token (</thi): the span may end
         # there, so the matcher must not see those characters as part of the call yet.
-        for k in range(min(len(token) - 1, len(text) - p), 0, -1):
-            if text.endswith(token[:k]):
-                return NEED_ANY
+        for ender in (token, *exits):
+            for k in range(min(len(ender) - 1, len(text) - p), 0, -1):
+                if text.endswith(ender[:k]):
+                    return NEED_ANY
     result = None
     for trigger, matcher in ctx.plan.by_trigger[literal]:
         result = matcher(text, p, trigger, inner)
@@ -282,7 +292,7 @@ def in_reasoning(text: str, p: int, literal: str, ctx):
         return Match(result.end, reasoning_issues(result.items), result.content)
     if type(result) is NeedMore and result.wake is not None and token not in result.wake:
         # the closing token ends the call here too: its arrival decides, so it wakes the scan
-        return NeedMore(result.wake + (token,), result.quiet)
+        return NeedMore(result.wake + (token,) + tuple(exits), result.quiet)
     return result
 
 

@@ -26,7 +26,7 @@ them costs one C-level search. Plans are cached per catalog object and format se
 
 from dataclasses import dataclass
 import re
-from typing import Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 import weakref
 
 DEFAULT_MARKERS = {'say': 'text'}  # LeRobot's DEFAULT_TOOLS: say(text: str)
@@ -36,12 +36,18 @@ ASCII_NAME_CHARS = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ01234567
 
 @dataclass(frozen=True)
 class FormatSpec:
-    """A registered format: its name, handlers ``(trigger, matcher)`` and priority."""
+    """
+    A registered format: its name, handlers ``(trigger, matcher)`` and priority.
+
+    ``ends_reasoning`` holds ``(opening token of a reasoning span, triggers)`` pairs: one of
+    those triggers ends that span when it is open (see ``register_format``).
+    """
 
     name: str
     handlers: tuple
     priority: int
     description: str
+    ends_reasoning: tuple = ()
 
 
 FORMATS: dict[str, FormatSpec] = {}
@@ -66,7 +72,8 @@ def register_reasoning(open_token: str, close_token: str) -> None:
 
 
 def register_format(name: str, handlers: Sequence[tuple[object, Callable]], *,
-                    priority: int = 100, description: str = '') -> FormatSpec:
+                    priority: int = 100, description: str = '',
+                    ends_reasoning: Mapping[str, Sequence[str]] | None = None) -> FormatSpec:
     """
     Add (or replace) a format; lower ``priority`` is tried first at the same position.
 
@@ -74,6 +81,12 @@ def register_format(name: str, handlers: Sequence[tuple[object, Callable]], *,
     function ``(CatalogView) -> iterable of strings``; ``matcher(text, pos, trigger, ctx)``
     returns ``Match``/``Skip``/``NeedMore``/``None`` (see ``lerobot_tools_ros.parsing.core``).
     Matchers shared between formats (same function, same trigger) run once per position.
+
+    ``ends_reasoning`` maps the opening token of a reasoning span (``'<think>'``) to literal
+    triggers of this format that end that span when they appear inside it: the reasoning-safety
+    rule for a family whose call markers are special tokens, which a tokenizer never produces
+    as reasoning text (Kimi K2 opens its call section without closing ``<think>``). The span
+    then ends at the trigger and the call markup is matched as usual.
     """
     if not isinstance(name, str) or not name or name == 'auto':
         raise ValueError(f'format name must be a non-empty string other than "auto", got {name!r}')
@@ -88,7 +101,15 @@ def register_format(name: str, handlers: Sequence[tuple[object, Callable]], *,
         checked.append((trigger, matcher))
     if not checked:
         raise ValueError(f'{name}: at least one (trigger, matcher) handler is required')
-    spec = FormatSpec(name, tuple(checked), int(priority), description)
+    exits = []
+    for open_token, triggers in (ends_reasoning or {}).items():
+        literals = tuple(triggers)
+        if not (isinstance(open_token, str) and open_token and literals
+                and all(isinstance(t, str) and t for t in literals)):
+            raise ValueError(f'{name}: ends_reasoning maps an opening token to non-empty '
+                             f'trigger strings, got {open_token!r}: {triggers!r}')
+        exits.append((open_token, literals))
+    spec = FormatSpec(name, tuple(checked), int(priority), description, tuple(exits))
     FORMATS[name] = spec
     _state['version'] += 1
     return spec
@@ -110,7 +131,12 @@ class CatalogView:
     """
 
     def __init__(self, catalog) -> None:
-        self.catalog = catalog
+        # Weakly: plans are cached per catalog in a WeakKeyDictionary, and a plan holding its
+        # catalog strongly would keep every catalog a dispatcher ever loaded alive.
+        try:
+            self._catalog = weakref.ref(catalog) if catalog is not None else None
+        except TypeError:  # not weak-referenceable: such a catalog is not cached either
+            self._catalog = (lambda: catalog)
         self._properties: dict[str, dict] = {}
         if catalog is None:
             self.names = None
@@ -140,6 +166,11 @@ class CatalogView:
         for tool, argument in DEFAULT_MARKERS.items():
             self.markers.setdefault(tool, argument)
 
+    @property
+    def catalog(self) -> Any:
+        """Return the catalog this view reads (None without one)."""
+        return self._catalog() if self._catalog is not None else None
+
     def _schema(self, name: str) -> dict:
         try:
             schema = self.catalog.parameters(name)
@@ -148,14 +179,18 @@ class CatalogView:
         return schema if isinstance(schema, dict) else {}
 
     def properties(self, name: str) -> dict:
-        """Return the ``properties`` of a tool's parameter schema ({} when unknown)."""
+        """
+        Return the ``properties`` of a tool's parameter schema ({} when unknown).
+
+        A schema composed at the top level (``allOf``/``anyOf``/``oneOf`` of object schemas,
+        what Pydantic emits for unions of models) contributes the properties of each part; a
+        property declared in several parts allows the types of all of them.
+        """
         found = self._properties.get(name)
         if found is None:
             found = {}
             if self.names is not None and name in self.names:
-                props = self._schema(name).get('properties')
-                if isinstance(props, dict):
-                    found = props
+                found = composed_properties(self._schema(name))
             self._properties[name] = found
         return found
 
@@ -178,6 +213,28 @@ class CatalogView:
         """Catalog names usable as bare pythonic calls (valid dotted Python identifiers)."""
         return [name for name in self.ordered
                 if all(part.isidentifier() for part in name.split('.'))]
+
+
+_MAX_COMPOSITION_DEPTH = 8
+
+
+def composed_properties(schema: object, depth: int = 0) -> dict:
+    """Collect ``properties`` of an object schema and of its allOf/anyOf/oneOf parts."""
+    if not isinstance(schema, dict) or depth > _MAX_COMPOSITION_DEPTH:
+        return {}
+    props = schema.get('properties')
+    found = dict(props) if isinstance(props, dict) else {}
+    for key in ('allOf', 'anyOf', 'oneOf'):
+        parts = schema.get(key)
+        if not isinstance(parts, list):
+            continue
+        for part in parts:
+            for prop, sub in composed_properties(part, depth + 1).items():
+                if prop not in found:
+                    found[prop] = sub
+                elif found[prop] != sub:
+                    found[prop] = {'anyOf': [found[prop], sub]}
+    return found
 
 
 def trie_pattern(literals: Iterable[str]) -> str:
@@ -235,14 +292,31 @@ class Plan:
         # Reasoning tokens are searched for with the triggers; the scanner handles them itself.
         self.reasoning = dict(REASONING)
         self.reasoning_tokens = frozenset(REASONING) | frozenset(REASONING.values())
+        # closing token of an open span -> triggers of the selected formats that end it too
+        exits: dict[str, set] = {}
+        for fmt in formats:
+            for open_token, triggers in FORMATS[fmt].ends_reasoning:
+                close = REASONING.get(open_token)
+                if close is not None:
+                    exits.setdefault(close, set()).update(triggers)
+        self.reasoning_exits = {close: frozenset(found) for close, found in exits.items()}
+        self.exit_literals = frozenset().union(*self.reasoning_exits.values())
         literals = sorted({entry[2] for entry in entries} | self.reasoning_tokens,
                           key=lambda lit: (-len(lit), lit))
         self.triggers = tuple(literals)
         # The regex alternation lists longer triggers first, so a match is the longest trigger
         # at that position; every handler whose trigger is a prefix of it applies there.
-        ordered = [(literal, matcher) for _, _, literal, matcher in entries]
-        self.by_trigger = {literal: [(t, m) for t, m in ordered if literal.startswith(t)]
-                           for literal in literals}
+        # For each literal, the handlers of every trigger that is a prefix of it, in priority
+        # order: looked up by prefix, so 10,000 tools cost 10,000 x their length, not 10,000^2.
+        by_literal: dict[str, list] = {}
+        for position, (_, _, literal, matcher) in enumerate(entries):
+            by_literal.setdefault(literal, []).append((position, literal, matcher))
+        self.by_trigger = {}
+        for literal in literals:
+            found = [entry for k in range(1, len(literal) + 1)
+                     for entry in by_literal.get(literal[:k], ())]
+            found.sort()
+            self.by_trigger[literal] = [(t, m) for _, t, m in found]
         self.rx = re.compile(trie_pattern(literals)) if literals else None
         prefixes = {literal[:k] for literal in literals for k in range(1, len(literal))}
         firsts = ''.join(sorted({literal[0] for literal in literals}))
@@ -275,8 +349,12 @@ class Plan:
         # For text without any key character: the prefixes a trailing word may be of a
         # trigger that starts with name characters (say( functools[ Action:), so the streaming
         # fast path holds back exactly what the scanner would.
-        words = {literal[:k] for literal in literals for k in range(1, len(literal))
-                 if all(c.isalnum() or c in NAME_CHARS for c in literal[:k])}
+        words = set()
+        for literal in literals:
+            run = 0  # how many leading characters are name characters (a proper prefix's)
+            while run < len(literal) - 1 and (literal[run].isalnum() or literal[run] in NAME_CHARS):
+                run += 1
+            words.update(literal[:k] for k in range(1, run + 1))
         self.word_prefixes = frozenset(words)
         self.word_triggers = frozenset(literal for literal in literals
                                        if literal[0].isalnum() or literal[0] in NAME_CHARS)

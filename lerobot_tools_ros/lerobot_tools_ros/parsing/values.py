@@ -275,6 +275,84 @@ def block_end(text: str, start: int, ctx) -> int | None:
     return None
 
 
+_ITEM_NEXT = re.compile(r'[()\[\]{}"\',]')
+
+
+def split_items(text: str, start: int, stop: int) -> list[tuple[int, int]]:
+    """
+    Split ``text[start:stop]``, the inside of a list, at its top-level commas.
+
+    Brackets of any kind nest and quoted strings are skipped, so ``f(a=1, b=[2, 3])`` is one
+    item. Returns the ``(start, end)`` of each item without surrounding whitespace; an empty
+    item (a trailing comma) is left out. One pass, no recursion.
+    """
+    items = []
+    depth = 0
+    begin = i = start
+    search = _ITEM_NEXT.search
+    while True:
+        m = search(text, i, stop)
+        if m is None:
+            break
+        j = m.start()
+        c = text[j]
+        if c in '([{':
+            depth += 1
+        elif c in ')]}':
+            depth = max(0, depth - 1)
+        elif c == ',':
+            if depth == 0:
+                items.append((begin, j))
+                begin = j + 1
+        else:
+            quote = c * 3 if text.startswith(c * 3, j) else c
+            k, _ = _string_end(text, j + len(quote), quote)
+            if k == -1 or k > stop:
+                break
+            i = k
+            continue
+        i = j + 1
+    items.append((begin, stop))
+    out = []
+    for a, b in items:
+        while a < b and text[a].isspace():
+            a += 1
+        while b > a and text[b - 1].isspace():
+            b -= 1
+        if a < b:
+            out.append((a, b))
+    return out
+
+
+def salvage_items(text: str, start: int, stop: int) -> list[tuple[bool, object, str]]:
+    """
+    Read each item of the broken JSON list ``text[start:stop]`` on its own.
+
+    Returns ``(True, value, source)`` for an item that is a JSON value (or Python literal) and
+    ``(False, reason, source)`` for one that is not, or [] when no item could be read (then the
+    list is reported whole). So one good call survives a broken sibling.
+    """
+    if start >= stop or text[start] != '[':
+        return []
+    items = split_items(text, start + 1, stop - 1 if text[stop - 1] in ')]}' else stop)
+    if len(items) < 2:
+        return []
+    out = []
+    for a, b in items:
+        source = text[a:b]
+        try:
+            out.append((True, decode_json(source), source))
+            continue
+        except (ValueError, RecursionError) as exc:
+            json_error = getattr(exc, 'msg', 'not JSON')
+        try:
+            out.append((True, literal_value(source), source))
+        except LiteralError as exc:
+            out.append((False, f'not valid JSON ({json_error}), nor a Python literal '
+                        f'({exc.message})', source))
+    return out if any(ok for ok, _, _ in out) else []
+
+
 STRAY_QUOTE = ('not valid JSON: a string in it is never closed (an unbalanced quote; the '
                'closing brackets come later in the text, so it did not end inside the call)')
 
@@ -531,6 +609,26 @@ def _read_value(text: str, start: int, ctx, memo) -> tuple[int, object, int, str
     return READ_OK, value, end, ''
 
 
+def slice_problem(text: str, start: int, stop: int, ctx) -> str:
+    """
+    Say why ``text[start:stop]`` is not one JSON value, for a value a closing token bounds.
+
+    Looks at the slice only, so the answer is the same at every split of a stream.
+    """
+    source = text[start:stop]
+    body = source.strip()
+    lead = len(source) - len(source.lstrip())
+    try:
+        value, end = raw_decode(body)
+    except JSONDecodeError as exc:
+        return f'{exc.msg} at char {ctx.base + start + lead + exc.pos}'
+    except (ValueError, RecursionError):
+        return 'it cannot be decoded'
+    if end < len(body):
+        return f'unexpected {short(body[end:end + 20])} after the value'
+    return f'got {json_type(value)} {short(value)}'
+
+
 def _deeper_than(value: object, limit: int) -> bool:
     """Whether decoded data nests containers more than ``limit`` levels deep."""
     stack = [(value, 1)]
@@ -645,11 +743,29 @@ def describe_non_call(value: object) -> str:
     return f'got {json_type(value)}'
 
 
-def is_call_shaped(value: object) -> bool:
+_NAMED_KEYS = frozenset(('name', 'arguments', 'parameters', 'id', 'type'))
+
+
+def is_named_list(value: object, names: frozenset | None) -> bool:
+    """
+    Whether ``value`` is a list of ``{"name": TOOL}`` objects naming catalog tools only.
+
+    A JSON array of calls without ``arguments`` (zero-argument tools) is read as calls when
+    every name is a tool of the catalog; ``[{"name": "Alice"}]`` in prose stays prose, and so
+    does any such list without a catalog.
+    """
+    return (names is not None and type(value) is list and bool(value)
+            and all(type(item) is dict and type(item.get('name')) is str
+                    and item['name'] in names and _NAMED_KEYS.issuperset(item)
+                    for item in value))
+
+
+def is_call_shaped(value: object, names: frozenset | None = None) -> bool:
     """Whether ``value`` is one of the JSON call shapes (see ``call_entries``)."""
     if type(value) is dict:
         return 'tool_calls' in value or is_entry(value)
-    return type(value) is list and bool(value) and is_entry(value[0])
+    return type(value) is list and bool(value) and (
+        is_entry(value[0]) or is_named_list(value, names))
 
 
 def message_content(value: object) -> str | None:
@@ -661,12 +777,15 @@ def message_content(value: object) -> str | None:
     return None
 
 
-def call_entries(value: object, explicit: bool = False) -> tuple[list | None, str | None]:
+def call_entries(value: object, explicit: bool = False,
+                 names: frozenset | None = None) -> tuple[list | None, str | None]:
     """
     Return ``(entries, content)`` when ``value`` is call-shaped, else ``(None, None)``.
 
     Shapes: ``{"tool_calls": [...]}`` / an assistant message dict (its ``content`` string is
-    kept as prose), one call object, or a non-empty list whose first item is a call object.
+    kept as prose), one call object, a non-empty list whose first item is a call object, or
+    a list of ``{"name": TOOL}`` objects naming catalog tools (``names``; see
+    ``is_named_list``).
     """
     if type(value) is dict:
         if 'tool_calls' in value:
@@ -677,7 +796,8 @@ def call_entries(value: object, explicit: bool = False) -> tuple[list | None, st
         if is_entry(value, explicit):
             return [value], None
         return None, None
-    if type(value) is list and value and is_entry(value[0], explicit):
+    if type(value) is list and value and (is_entry(value[0], explicit)
+                                          or is_named_list(value, names)):
         return value, None
     return None, None
 
@@ -713,7 +833,7 @@ def add_value_calls(value: object, fmt: str, ctx, start: int, end: int, items: l
                 else:
                     ctx.add_call(items, name, function.get('parameters'), fmt, start, end)
                 return True
-    entries, _ = call_entries(value, explicit)
+    entries, _ = call_entries(value, explicit, ctx.view.names)
     if entries is None:
         return False
     add_entries(entries, fmt, ctx, start, end, items)

@@ -22,21 +22,40 @@ node plays it), in plain Python it goes to the ``on_chunk`` callback. The uttera
 with a chunk that has ``final`` set, and also ``cancelled`` when it was cut short, so a speaker
 can drop what it still has queued.
 
-Progress and cancel (a ``CallContext``, e.g. from the ``RunTool`` action): feedback stage
-``synthesizing`` while the backend generates, then ``playing`` with the speaker's progress on
-the utterance (frames it handed to the device or file over the total: what is really heard)
-while ``wait_for_playback`` waits. When the context is cancelled, synthesis stops, the speaker is
-told to drop the utterance (it goes silent within one of its blocks) and the call ends with
-``cancelled``, saying how much was played. ``~/stop`` cuts the current utterance short and
-releases a call waiting for playback at once; a speaker that leaves the graph while a call waits
-ends the wait with ``unavailable`` (a clean exit at once, a crash when DDS notices it: the
-participant's lease, about 20 s with Fast DDS's defaults).
+Under ROS a call lasts until its audio has been heard: it ends when the speaker reports the
+utterance ``finished`` (the result says how many seconds were played, and where), ``dropped``
+(``execution_failed`` with the speaker's reason) or cut off. So whatever stops the call stops
+the sound: a cancelled ``CallContext`` (a ``RunTool`` goal's cancel, which is how the
+dispatcher's pause, ``~/cancel`` and timeout and an MCP client's cancel arrive) stops
+synthesis, tells the speaker to drop the utterance (silent within one of its blocks) and ends
+the call ``cancelled``, saying how much was played. There is no fire-and-forget mode: audio
+nobody waits for could not be stopped by a pause. Without a speaker on the graph a call ends
+``unavailable`` (after up to 3 s for one to be discovered).
+
+Progress (``CallContext.feedback``, the ``RunTool`` feedback): ``synthesizing`` while the
+backend generates, ``playing`` once the speaker plays it, with the speaker's own frame counts
+(handed to the device or file, over the total once known: what is really heard);
+``queued`` while it waits for other speech (``while_speaking``).
+
+Other speech: calls of one tool run one at a time and each lasts until heard, so a second call
+waits for the first (in the dispatcher's per-tool queue, or tool_server's). ``while_speaking``
+decides what a call does when the speaker is still playing something else when it starts
+(another ``say`` node sharing the speaker, any other AudioChunk publisher): ``queue`` (wait until
+it has been played, then speak), ``replace`` (cut it off, then speak; a ``say`` waiting on it
+ends ``cancelled``) or ``refuse`` (end ``busy`` at once, nothing spoken).
+
+``~/stop`` cuts the current utterance short and releases its call at once (``stopped``);
+a speaker that leaves the graph while a call waits ends the wait with ``unavailable`` (a clean
+exit at once, a crash when DDS notices it: the participant's lease, about 20 s with Fast DDS's
+defaults). A speaker that reports nothing for ``playback_timeout_s`` beyond the utterance's own
+length ends the call ``timeout`` (and the utterance is cut off).
 
 The backend is built, and warmed up, in the constructor: pocket-tts loads its model once, so
 the first call is as fast as the others. Calls of one instance run one at a time (the
 ``tool_server`` serializes them; pocket-tts is not thread-safe per model anyway).
 """
 
+import collections
 import contextlib
 from dataclasses import dataclass, field
 import logging
@@ -56,21 +75,23 @@ from lerobot_tools_ros.untrusted import log_text, ros_string
 __all__ = ['AudioPiece', 'SayTool']
 
 _log = logging.getLogger('lerobot_tools_ros.tools.say')
-# With wait_for_playback, how long a call waits for a speaker to show up before it answers
-# `unavailable` (discovery of a freshly started speaker takes a few hundred ms, over a second
-# on a loaded machine).
+# How long a call waits for a speaker to show up before it answers `unavailable` (discovery of a
+# freshly started speaker takes a few hundred ms, over a second on a loaded machine).
 _SUBSCRIBER_GRACE_S = 3.0
-# How long after start a call without wait_for_playback still waits for a speaker to match.
-_DISCOVERY_WINDOW_S = 10.0
 _AUDIO_QOS_DEPTH = 200
 _STATUS_QOS_DEPTH = 50
 _POLL_S = 0.05  # how often a waiting call looks at progress, cancel and the graph
 _FEEDBACK_PERIOD_S = 0.1
 _CANCEL_REPORT_S = 1.0  # how long a cancelled call waits for the speaker's account of it
 _LAST_STATUS_GRACE_S = 2.0  # a speaker that exited cleanly may have reported the end just now
+# Another utterance counts as playing while the speaker reported it `playing` within this long
+# (it reports progress every progress_period_s, 0.1 s by default, while one plays).
+_OTHER_SPEECH_STALE_S = 2.0
 _END_STATES = ('finished', 'dropped', 'cancelled')
-STAGE_SYNTHESIZING = 'synthesizing'  # RunTool feedback stages (RunTool.Feedback.STAGE_*)
+STAGE_QUEUED = 'queued'  # RunTool feedback stages (RunTool.Feedback.STAGE_*)
+STAGE_SYNTHESIZING = 'synthesizing'
 STAGE_PLAYING = 'playing'
+WHILE_SPEAKING = ('queue', 'replace', 'refuse')
 
 
 class _EitherEvent(threading.Event):
@@ -136,10 +157,13 @@ def _eos_threshold(value: Any) -> Optional[float]:
 
 
 def _check_parameters(backend: str, max_chars: Any, playback_timeout_s: Any,
-                      topics: dict[str, Any]) -> None:
+                      while_speaking: Any, topics: dict[str, Any]) -> None:
     """Raise ValueError naming the first bad parameter."""
     if backend not in KINDS:
         raise ValueError(f'say: backend must be one of {", ".join(KINDS)}, got {backend!r}')
+    if while_speaking not in WHILE_SPEAKING:
+        raise ValueError(f'say: while_speaking must be one of {", ".join(WHILE_SPEAKING)}, '
+                         f'got {while_speaking!r}')
     if isinstance(max_chars, bool) or not isinstance(max_chars, int) or max_chars < 1:
         raise ValueError(f'say: max_chars must be a positive integer, got {max_chars!r}')
     if isinstance(playback_timeout_s, bool) or not isinstance(
@@ -192,11 +216,16 @@ class SayTool:
             also=('float',)),
         'max_chars': ToolParameter(500, 'Longest text accepted, in characters.', minimum=1,
                                    live=True),
-        'wait_for_playback': ToolParameter(
-            False, 'Answer only after the speaker reports the utterance finished.', live=True),
+        'while_speaking': ToolParameter(
+            'queue', 'What a call does when the speaker is still playing other speech (another '
+                     'say node, any AudioChunk publisher): queue (wait until it was played, '
+                     'then speak), replace (cut it off, then speak) or refuse (answer busy, '
+                     'speak nothing). Calls of this tool never overlap: each lasts until heard '
+                     'and the next waits for it.', choices=WHILE_SPEAKING, live=True),
         'playback_timeout_s': ToolParameter(
-            30.0, 'With wait_for_playback: seconds to wait for the speaker beyond the '
-                  "utterance's own duration before answering timeout.", above=0.0, live=True),
+            30.0, "Seconds to wait for the speaker beyond the utterance's own duration "
+                  '(and beyond other speech it waits for) before the call ends timeout and '
+                  'the utterance is cut off.', above=0.0, live=True),
         'audio_topic': ToolParameter('speaker/audio', 'Topic the AudioChunk messages go to.'),
         'status_topic': ToolParameter(
             'speaker/status', "Topic of the speaker's SpeakerStatus reports."),
@@ -205,7 +234,7 @@ class SayTool:
     def __init__(self, schema: dict, *, backend: str = 'auto', voice: str = '',
                  rate: int = 175, language: str = 'english', config: str = '',
                  quantize: bool = False, threads: int = 0, eos_threshold: Any = None,
-                 max_chars: int = 500, wait_for_playback: bool = False,
+                 max_chars: int = 500, while_speaking: str = 'queue',
                  playback_timeout_s: float = 30.0, audio_topic: str = 'speaker/audio',
                  status_topic: str = 'speaker/status',
                  on_chunk: Optional[Callable[[AudioPiece], None]] = None,
@@ -221,10 +250,10 @@ class SayTool:
         """
         self.schema = schema
         self.name = tool_name_from_schema(schema)
-        _check_parameters(backend, max_chars, playback_timeout_s,
+        _check_parameters(backend, max_chars, playback_timeout_s, while_speaking,
                           {'audio_topic': audio_topic, 'status_topic': status_topic})
         self.max_chars = max_chars
-        self.wait_for_playback = bool(wait_for_playback)
+        self.while_speaking = while_speaking
         self.playback_timeout_s = float(playback_timeout_s)
         self.audio_topic = audio_topic
         self.status_topic = status_topic
@@ -232,6 +261,12 @@ class SayTool:
         self._lock = threading.Lock()
         self._active: dict[str, _Utterance] = {}
         self._last_uid = ''
+        # What the speaker reports playing (any source): utterance -> when last seen playing.
+        self._speaker_playing: dict[str, float] = {}
+        # Our utterances whose calls ended: stopped or cut off, never "other speech" (the
+        # speaker's account of a cancel may come after the call gave up waiting for it).
+        self._ended_here: collections.deque = collections.deque(maxlen=64)
+        self._speaker_changed = threading.Event()
         self._publisher: Any = None
         self._message_type: Any = None
         self._node: Any = None
@@ -267,7 +302,6 @@ class SayTool:
                               reliability=ReliabilityPolicy.RELIABLE)
 
         self._node = node
-        self._bound_at = time.monotonic()
         self._message_type = AudioChunk
         self._publisher = node.create_publisher(AudioChunk, self.audio_topic,
                                                 reliable(_AUDIO_QOS_DEPTH))
@@ -282,6 +316,11 @@ class SayTool:
 
     def _on_status(self, message: Any) -> None:
         with self._lock:
+            if message.state in _END_STATES:
+                self._speaker_playing.pop(message.utterance_id, None)
+            else:
+                self._speaker_playing[message.utterance_id] = time.monotonic()
+            self._speaker_changed.set()
             utterance = self._active.get(message.utterance_id)
             if utterance is None or utterance.state in _END_STATES:
                 return
@@ -303,16 +342,18 @@ class SayTool:
 
     def _unmatched_graph(self) -> frozenset | None:
         """
-        Return None when our audio reaches every speaker, else the graph's endpoints (GIDs).
+        Return None when we and every speaker hear each other, else the graph's endpoints (GIDs).
 
-        Reaches: each speaker's node subscribes to our audio topic and our publisher has
-        matched every audio subscriber the graph shows.
+        Each speaker's node subscribes to our audio topic, our publisher has matched every
+        audio subscriber the graph shows, and our status subscription every status publisher
+        (a status sent before that match is lost, and a call would wait for an end it missed).
         """
         status = self._node.get_publishers_info_by_topic(self._status_subscription.topic_name)
         listeners = self._node.get_subscriptions_info_by_topic(self._publisher.topic_name)
         listening = {(info.node_namespace, info.node_name) for info in listeners}
         if (all((info.node_namespace, info.node_name) in listening for info in status)
-                and self._publisher.get_subscription_count() >= len(listeners)):
+                and self._publisher.get_subscription_count() >= len(listeners)
+                and self._status_subscription.get_publisher_count() >= len(status)):
             return None
         return frozenset(tuple(info.endpoint_gid) for info in (*status, *listeners))
 
@@ -347,18 +388,15 @@ class SayTool:
         return False, 'nothing has been said yet'
 
     def call(self, arguments: dict, context: Optional[CallContext] = None) -> dict:
-        """Speak ``arguments['text']``; return what was said, how long and how fast."""
+        """Speak ``arguments['text']``; return what was said, how long, how much was heard."""
         text = self._check_text(arguments)
         context = context or CallContext()
         if context.cancelled.is_set():
             raise ToolError(errors.CANCELLED, 'say: cancelled before it started')
         self._held.flush(_log)
-        waiting = self.wait_for_playback and self._publisher is not None
-        if waiting:
-            speakers = self._require_speaker()
-        else:
-            speakers = set()
-            self._await_listeners()
+        waiting = self._publisher is not None  # plain Python: on_chunk takes the audio
+        speakers = self._require_speaker() if waiting else set()
+        waited_s = self._take_turn(context) if waiting else 0.0
         utterance = _Utterance(uid=uuid.uuid4().hex, stop=_EitherEvent(context.cancelled),
                                waiting=waiting)
         with self._lock:
@@ -369,6 +407,8 @@ class SayTool:
         forget_cancel = context.on_cancel(lambda: self._tell_cancelled(utterance))
         try:
             result = self._speak(text, utterance, context)
+            if waited_s:
+                result['waited_for_other_speech_s'] = round(waited_s, 3)
             if context.cancelled.is_set():
                 self._cancelled(utterance, result)
             # A stop during generation cancels the utterance; the speaker may never have seen
@@ -380,6 +420,54 @@ class SayTool:
             forget_cancel()
             with self._lock:
                 self._active.pop(utterance.uid, None)
+                self._ended_here.append(utterance.uid)
+                self._speaker_playing.pop(utterance.uid, None)
+
+    def _other_speech(self) -> list[str]:
+        """Utterances the speaker is playing now that are not this tool's calls in progress."""
+        now = time.monotonic()
+        with self._lock:
+            for uid, seen in list(self._speaker_playing.items()):
+                if now - seen > _OTHER_SPEECH_STALE_S:  # no report for a while: not playing
+                    del self._speaker_playing[uid]
+            return sorted(uid for uid in self._speaker_playing
+                          if uid not in self._active and uid not in self._ended_here)
+
+    def _take_turn(self, context: CallContext) -> float:
+        """
+        Apply ``while_speaking`` to speech already playing; return the seconds waited.
+
+        Raises ToolError ``busy`` (refuse) or ``cancelled`` (cancelled while waiting).
+        """
+        others = self._other_speech()
+        if not others:
+            return 0.0
+        names = log_text(', '.join(others), 300)  # ids from the speaker's reports
+        if self.while_speaking == 'refuse':
+            raise ToolError(errors.BUSY, (
+                f'say: the speaker is still playing utterance {names}, so '
+                'nothing was spoken (tool.say.while_speaking is refuse; queue waits for it, '
+                'replace cuts it off)'))
+        if self.while_speaking == 'replace':
+            # The speaker takes chunks in order: these cut the others off before our audio
+            # arrives, whoever sent them.
+            for uid in others:
+                self._emit(self._piece(uid, b'', final=True, cancelled=True))
+            return 0.0
+        started = time.monotonic()
+        context.feedback(STAGE_QUEUED, -1.0,
+                         f'waiting for the speaker to finish utterance {names}')
+        while others:
+            if context.cancelled.is_set():
+                raise ToolError(errors.CANCELLED, (
+                    'say: cancelled while waiting for the speaker to finish other speech '
+                    f'({names}); nothing of it was spoken'))
+            if self._closed:
+                raise ToolError(errors.UNAVAILABLE, 'say: the tool is shut down')
+            self._speaker_changed.wait(_POLL_S)
+            self._speaker_changed.clear()
+            others = self._other_speech()
+        return time.monotonic() - started
 
     def _tell_cancelled(self, utterance: _Utterance) -> None:
         """Tell the speaker to drop the utterance (runs in the cancelling thread)."""
@@ -423,7 +511,7 @@ class SayTool:
                     nbytes += len(data)
                     if time.monotonic() >= next_feedback:
                         next_feedback = time.monotonic() + _FEEDBACK_PERIOD_S
-                        context.feedback(STAGE_SYNTHESIZING, -1.0, self._heard(
+                        context.feedback(*self._heard(
                             utterance, nbytes / frame / self.backend.sample_rate))
         except Exception as exc:  # noqa: B902 - any backend failure becomes the call's error
             self._finish(utterance, cancelled=True)
@@ -443,10 +531,13 @@ class SayTool:
         return result
 
     @staticmethod
-    def _heard(utterance: _Utterance, synthesized_s: float) -> str:
-        played = (utterance.frames_played / utterance.sample_rate
-                  if utterance.sample_rate else 0.0)
-        return f'{synthesized_s:.2f} s synthesized, {played:.2f} s played'
+    def _heard(utterance: _Utterance, synthesized_s: float) -> tuple[str, float, str]:
+        """Feedback while synthesis goes on: once the speaker plays it, what is heard."""
+        if not utterance.frames_played or not utterance.sample_rate:
+            return STAGE_SYNTHESIZING, -1.0, f'{synthesized_s:.2f} s synthesized'
+        played = utterance.frames_played / utterance.sample_rate
+        return (STAGE_PLAYING, -1.0,
+                f'{played:.2f} s played, {synthesized_s:.2f} s synthesized so far')
 
     def _finish(self, utterance: _Utterance, *, cancelled: bool) -> None:
         self._emit(self._piece(utterance.uid, b'', final=True, cancelled=cancelled))
@@ -467,34 +558,11 @@ class SayTool:
                 utterance.changed.wait(_POLL_S)
                 utterance.changed.clear()
             if utterance.state in _END_STATES and utterance.sample_rate:
-                played = (f'; {utterance.frames_played / utterance.sample_rate:.2f} s had been '
-                          'played')
+                played = f'; {self._played(utterance, result)} had been played'
+                result['played_s'] = round(utterance.frames_played / utterance.sample_rate, 3)
         raise ToolError(errors.CANCELLED,
                         f'say: cancelled after {result["audio_seconds"]} s of audio was '
                         f'synthesized{played}')
-
-    def _await_listeners(self) -> None:
-        """
-        Give a speaker that is being discovered, or not matched yet, a moment to match.
-
-        Audio published before the speaker's subscription matches is never heard. Within
-        _DISCOVERY_WINDOW_S of binding, while the graph shows audio subscribers, a call waits (at
-        most _SUBSCRIBER_GRACE_S) until every one is matched and a speaker is among them. Later,
-        a speaker already on the graph (one restarted, say) is still waited for until matched
-        (``_await_matched``); a speaker not on the graph yet is not waited for.
-        """
-        if self._publisher is None:
-            return
-        deadline = time.monotonic() + _SUBSCRIBER_GRACE_S
-        window = min(self._bound_at + _DISCOVERY_WINDOW_S, deadline)
-        topic = self._publisher.topic_name
-        while time.monotonic() < window:
-            listeners = self._node.count_subscribers(topic)
-            if (self._publisher.get_subscription_count() >= listeners
-                    and (listeners == 0 or self._speaker_publishers())):
-                return  # all matched, and a speaker among them (or nobody listens at all)
-            time.sleep(0.02)
-        self._await_matched(deadline)
 
     def _require_speaker(self) -> set[tuple[int, ...]]:
         """
@@ -513,8 +581,8 @@ class SayTool:
             if time.monotonic() > deadline:
                 raise ToolError(errors.UNAVAILABLE,
                                 f'say: no speaker is running (nothing publishes {topic}), so '
-                                'playback cannot be awaited; start it with `ros2 run '
-                                'lerobot_tools_ros speaker` or set wait_for_playback false')
+                                'nothing would be heard; start it with `ros2 run '
+                                'lerobot_tools_ros speaker`')
             time.sleep(0.02)
 
     def _await_matched(self, deadline: float) -> None:
@@ -542,7 +610,8 @@ class SayTool:
         reported = (-1, -1)
         while utterance.state not in _END_STATES:
             if utterance.released:
-                result.update(stopped=True, playback='stopped', playback_detail=utterance.released)
+                result.update(stopped=True, playback='stopped', playback_detail=utterance.released,
+                              played_s=round(self._played_s(utterance), 3))
                 return
             if context.cancelled.is_set():
                 self._cancelled(utterance, result)
@@ -550,12 +619,18 @@ class SayTool:
                 raise ToolError(errors.UNAVAILABLE,
                                 f'say: the speaker left the graph before utterance '
                                 f'{utterance.uid} finished playing (it stopped or crashed)')
-            if time.monotonic() > deadline:
+            now = time.monotonic()
+            if not utterance.state and self._other_speech():
+                deadline = max(deadline, now + limit)  # the speaker plays other speech first
+            if now > deadline:
+                # A call that ends leaves nothing playing behind it.
+                self._emit(self._piece(utterance.uid, b'', final=True, cancelled=True))
                 raise ToolError(errors.TIMEOUT,
                                 f'say: the speaker did not report utterance {utterance.uid} '
                                 f'finished within {limit:.1f} s (its {result["audio_seconds"]} '
                                 f's of audio plus playback_timeout_s '
-                                f'{self.playback_timeout_s:g})')
+                                f'{self.playback_timeout_s:g}), so it was cut off; '
+                                f'{self._played_s(utterance):.2f} s had been played')
             progress = (utterance.frames_played, utterance.frames_total)
             if progress != reported and utterance.sample_rate:
                 reported = progress
@@ -575,12 +650,27 @@ class SayTool:
             utterance.changed.clear()
         return utterance.state in _END_STATES
 
+    @staticmethod
+    def _played_s(utterance: _Utterance) -> float:
+        """Seconds of the utterance the speaker handed to its device or file."""
+        if not utterance.sample_rate:
+            return 0.0
+        return utterance.frames_played / utterance.sample_rate
+
+    def _played(self, utterance: _Utterance, result: dict) -> str:
+        """'<played> s of <total> s', from the speaker's frame counts."""
+        total = (utterance.frames_total / utterance.sample_rate
+                 if utterance.frames_total and utterance.sample_rate
+                 else result['audio_seconds'])
+        return f'{self._played_s(utterance):.2f} s of {total:.2f} s'
+
     def _playback_result(self, utterance: _Utterance, result: dict,
                          context: CallContext) -> None:
         result['playback'] = utterance.state
         if utterance.state == 'finished':
-            played = utterance.frames_played / utterance.sample_rate if (
-                utterance.sample_rate) else result['audio_seconds']
+            played = self._played_s(utterance) if utterance.sample_rate else (
+                result['audio_seconds'])
+            result['played_s'] = round(played, 3)
             context.feedback(STAGE_PLAYING, 1.0, f'{played:.2f} s played')
             if utterance.detail:
                 result['playback_detail'] = utterance.detail
@@ -588,8 +678,15 @@ class SayTool:
         if utterance.state == 'cancelled' or utterance.stop.is_set():
             if context.cancelled.is_set():
                 self._cancelled(utterance, result)
-            result['stopped'] = True
-            return
+            result['played_s'] = round(self._played_s(utterance), 3)
+            if utterance.stop.is_set():  # ~/stop or shutdown: what the operator asked for
+                result['stopped'] = True
+                return
+            raise ToolError(errors.CANCELLED, (
+                f'say: the speaker cut utterance {utterance.uid} off after '
+                f"{self._played(utterance, result)}, not at this call's request (the "
+                "speaker's ~/stop, or a say with while_speaking replace): "
+                f'{log_text(utterance.detail, 300)}'))
         raise ToolError(errors.EXECUTION_FAILED,
                         f'say: the speaker could not play the utterance: '
                         f'{log_text(utterance.detail, 500)}')

@@ -16,6 +16,7 @@
 
 from . import cohere  # noqa: F401
 from . import deepseek  # noqa: F401
+from . import deepseek_dsml  # noqa: F401
 from . import fenced  # noqa: F401
 from . import gemma  # noqa: F401
 from . import glm  # noqa: F401
@@ -43,7 +44,7 @@ from ..registry import FORMATS
 NAMES = ('lerobot_marker', 'openai_json', 'hermes', 'llama_json', 'pythonic', 'mistral',
          'qwen3_coder_xml', 'fenced_json', 'deepseek', 'kimi_k2', 'glm45', 'harmony',
          'minimax_m2', 'tool_calls_json', 'seed_oss', 'step3', 'granite', 'gemma', 'phi4_mini',
-         'internlm', 'cohere', 'longcat', 'hunyuan')
+         'internlm', 'cohere', 'longcat', 'hunyuan', 'deepseek_dsml')
 
 for _name in NAMES:  # list them in this documented order (modules import one another)
     FORMATS[_name] = FORMATS.pop(_name)

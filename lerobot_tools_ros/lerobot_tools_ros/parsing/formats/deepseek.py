@@ -13,31 +13,28 @@
 # limitations under the License.
 
 """
-DeepSeek V3 / R1 / V3.1 call tokens and V3.2's DSML.
+DeepSeek V3 / R1 / V3.1 call tokens.
 
 V3 and R1: ``<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME`` then the
 arguments in a ```` ```json ```` fence, ``<｜tool▁call▁end｜>``, and ``<｜tool▁calls▁end｜>``
 after the last call. V3.1 writes ``<｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{...}`` without the
-``function`` type and the fence. V3.2 writes DSML markup::
+``function`` type and the fence. (``｜`` is U+FF5C, ``▁`` U+2581.) The section tokens are
+optional around a call; a missing closing token at the end of the text is tolerated when the
+call itself is complete. A call's arguments end at its ``<｜tool▁call▁end｜>``: an invalid
+value is reported up to that token and the next call is still read. V3.2's and V4's DSML
+markup is its own family, ``deepseek_dsml``.
 
-    <｜DSML｜function_calls>
-    <｜DSML｜invoke name="say">
-    <｜DSML｜parameter name="text" string="true">hi</｜DSML｜parameter>
-    </｜DSML｜invoke>
-    </｜DSML｜function_calls>
-
-(``｜`` is U+FF5C, ``▁`` U+2581.) The section tokens are optional around a call; a missing
-closing token at the end of the text is tolerated when the call itself is complete.
+Reasoning safety: the call tokens are special tokens that a tokenizer never produces as
+reasoning text, so ``<｜tool▁calls▁begin｜>`` ends an open ``<think>`` span (R1 and V3.1 in
+thinking mode write ``</think>`` first; a section without it is still a call).
 """
 
 import re
 
 from . import tagged
-from .invoke_xml import Invokes, read_invokes
-from ..core import after_tag, Match, need_closing, NeedMore
+from ..core import Match, need_closing, NeedMore
 from ..registry import register_format
 from ..results import INVALID_CALL
-from ..values import guess_name, invalid_end, READ_NEED, READ_OK, READ_TRUNCATED, read_value
 from ..values import skip_ws
 
 FORMAT = 'deepseek'
@@ -46,9 +43,6 @@ CALLS_END = '<｜tool▁calls▁end｜>'
 CALL_BEGIN = '<｜tool▁call▁begin｜>'
 CALL_END = '<｜tool▁call▁end｜>'
 SEP = '<｜tool▁sep｜>'
-DSML = '<｜DSML｜function_calls>'
-DSML_END = '</｜DSML｜function_calls>'
-_DSML_TAGS = Invokes('｜DSML｜', FORMAT)
 _NAME = re.compile(r'[^\s<>{}｜]*')
 _FENCE = re.compile(r'```[A-Za-z]*')
 _WAKE = ('}', ']', CALL_END)
@@ -97,16 +91,11 @@ def read_call(text: str, pos: int, ctx):
     if text[k] not in '{[':
         return _bad(text, pos, k, ctx, name, f'expected the arguments of {name!r} as a JSON '
                     'object, found {found!r}', k)
-    status, value, end, note = read_value(text, k, ctx)
-    if status == READ_NEED:
-        return NeedMore(_WAKE)
-    if status == READ_TRUNCATED:
-        return _truncated(text, pos, ctx, name or guess_name(text[k:]))
-    if status != READ_OK:
-        stop = invalid_end(text, k, end, note, ctx)
-        if stop is None:
-            return NeedMore(_WAKE)
-        return _bad(text, pos, stop, ctx, name, f'the arguments are {note}')
+    result = tagged.call_arguments(text, pos, k, ctx, FORMAT, (CALL_BEGIN, CALL_END), name,
+                                   _WAKE)
+    if type(result) is not tuple or type(result[1]) is list:
+        return result
+    value, end = result
     stop = _after_call(text, end, ctx)
     if stop is None:
         return need_closing('```', CALL_END)
@@ -142,17 +131,6 @@ def _bad(text: str, pos: int, stop: int, ctx, name: str, reason: str, found_at: 
                            found_at)
 
 
-def match_dsml(text: str, pos: int, trigger: str, ctx):
-    """Match V3.2's ``<｜DSML｜function_calls>`` block."""
-    k = after_tag(text, pos, DSML, ctx, FORMAT, 'expected <｜DSML｜invoke name="NAME">')
-    if type(k) is not int:
-        return k
-    result = read_invokes(text, k, pos, DSML_END, _DSML_TAGS, ctx)
-    if type(result) is not tuple:
-        return result
-    return Match(result[0], result[1])
-
-
-register_format(FORMAT, [(CALLS_BEGIN, match_section), (CALL_BEGIN, match_call),
-                         (DSML, match_dsml)], priority=25,
-                description='DeepSeek V3/V3.1 <｜tool▁call▁begin｜> tokens and V3.2 DSML')
+register_format(FORMAT, [(CALLS_BEGIN, match_section), (CALL_BEGIN, match_call)], priority=25,
+                ends_reasoning={'<think>': (CALLS_BEGIN,)},
+                description='DeepSeek V3/V3.1 <｜tool▁call▁begin｜> tokens')

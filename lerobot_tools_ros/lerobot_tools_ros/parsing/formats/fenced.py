@@ -71,7 +71,7 @@ def match_fence(text: str, pos: int, trigger: str, ctx):
             stop = k + len(FENCE)
         elif k >= n or (not ctx.final and FENCE.startswith(text[k:k + len(FENCE)])):
             if not ctx.final:
-                return NEED_ANY if is_call_shaped(value) else None
+                return NEED_ANY if is_call_shaped(value, ctx.view.names) else None
             stop = end  # the fence was never closed; the call itself is complete
         else:
             return None

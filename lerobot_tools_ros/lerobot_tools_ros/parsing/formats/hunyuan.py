@@ -13,7 +13,7 @@
 # limitations under the License.
 
 """
-Hunyuan's second format (the HY v3 models): GLM-like key/value pairs after ``<tool_sep>``.
+Hunyuan's tool-call tokens (HY v3 and HY v4): GLM-like key/value pairs in ``<tool_call>``.
 
 ::
 
@@ -24,10 +24,16 @@ Hunyuan's second format (the HY v3 models): GLM-like key/value pairs after ``<to
     </tool_call>
     </tool_calls>
 
-Hunyuan-A13B's first format, ``<tool_calls>[{...}]</tool_calls>``, is JSON and is read by
-``tool_calls_json``: this matcher answers only when a ``<tool_call>NAME<tool_sep>`` follows the
-section token (or stands without it). Values are typed by the catalog schema like GLM's; the
-closing ``</tool_calls>`` may be missing at the end of the text when the calls are complete.
+HY v4 writes the same without ``<tool_sep>``: ``<tool_calls><tool_call>NAME<arg_key>...``
+(a zero-argument call is ``<tool_call>NAME</tool_call>``); without the section token that is
+GLM's syntax and read as ``glm45``. Hunyuan-A13B's first format, ``<tool_calls>[{...}]
+</tool_calls>``, is JSON and is read by ``tool_calls_json``: this matcher answers only when a
+``<tool_call>NAME`` call follows the section token (or ``<tool_call>NAME<tool_sep>`` stands
+without it). Values are typed by the catalog schema like GLM's; the closing ``</tool_calls>``
+may be missing at the end of the text when the calls are complete.
+
+Reasoning safety: the tags are written as text that reasoning may quote, so they never end
+a reasoning span.
 """
 
 import re
@@ -44,6 +50,7 @@ OPEN = '<tool_call>'
 SEP = '<tool_sep>'
 _NAME = re.compile(r'[^\s<>{}\[\]"]+')
 _TOKENS = (SECTION, SECTION_END, OPEN)
+_IN_SECTION = (SEP, glm.KEY, glm.CLOSE)  # what may follow the name inside a section
 
 
 def match_section(text: str, pos: int, trigger: str, ctx):
@@ -53,7 +60,7 @@ def match_section(text: str, pos: int, trigger: str, ctx):
         return NEED_ANY if not ctx.final else None
     if text[k] != '<':
         return None
-    return tagged.match_section(text, pos, ctx, FORMAT, _TOKENS, read_call)
+    return tagged.match_section(text, pos, ctx, FORMAT, _TOKENS, read_section_call)
 
 
 def match_call(text: str, pos: int, trigger: str, ctx):
@@ -62,7 +69,12 @@ def match_call(text: str, pos: int, trigger: str, ctx):
     return Match(result[0], result[1]) if type(result) is tuple else result
 
 
-def read_call(text: str, pos: int, ctx):
+def read_section_call(text: str, pos: int, ctx):
+    """Read one call inside ``<tool_calls>``, with or without ``<tool_sep>`` (HY v4)."""
+    return read_call(text, pos, ctx, in_section=True)
+
+
+def read_call(text: str, pos: int, ctx, in_section: bool = False):
     """Read one call at ``pos``: ``(end, items)``, None (another family's), or NeedMore."""
     n = len(text)
     i = skip_ws(text, pos + len(OPEN))
@@ -72,12 +84,15 @@ def read_call(text: str, pos: int, ctx):
     if found is None:
         return NEED_ANY if i >= n and not ctx.final else None
     k = skip_ws(text, found.end())
-    if not text.startswith(SEP, k):
-        if not ctx.final and n - k < len(SEP) and SEP.startswith(text[k:]):
-            return NEED_ANY
-        return None
-    return glm.read_arguments(text, pos, skip_ws(text, k + len(SEP)), found.group(), ctx,
-                              FORMAT)
+    if text.startswith(SEP, k):
+        return glm.read_arguments(text, pos, skip_ws(text, k + len(SEP)), found.group(), ctx,
+                                  FORMAT)
+    follows = _IN_SECTION if in_section else (SEP,)
+    if in_section and text.startswith(follows[1:], k):
+        return glm.read_arguments(text, pos, k, found.group(), ctx, FORMAT)
+    if not ctx.final and any(n - k < len(tag) and tag.startswith(text[k:]) for tag in follows):
+        return NEED_ANY
+    return None
 
 
 register_format(FORMAT, [(SECTION, match_section), (OPEN, match_call)], priority=17,

@@ -26,7 +26,8 @@ import re
 from .qwen3_coder import typed_value
 from ..core import Match, need_closing, NeedMore
 from ..results import TRUNCATED, UNPARSEABLE_ARGUMENTS
-from ..values import decode_json, skip_ws
+from ..values import (decode_json, READ_NEED, READ_OK, read_value, short, skip_ws,
+                      slice_problem)
 
 _NEED_GT = NeedMore(('>',))  # a tag's attributes until its '>'
 _ATTRS = re.compile(r'\s*name\s*=\s*(?:"([^"<>]*)"|\'([^\'<>]*)\')'
@@ -34,14 +35,24 @@ _ATTRS = re.compile(r'\s*name\s*=\s*(?:"([^"<>]*)"|\'([^\'<>]*)\')'
 
 
 class Invokes:
-    """The tag names of one family: ``<{prefix}invoke ...>`` and ``<{prefix}parameter ...>``."""
+    """
+    The tag names of one family: ``<{prefix}invoke ...>`` and ``<{prefix}parameter ...>``.
 
-    def __init__(self, prefix: str, fmt: str) -> None:
+    ``exact``: a string value is the text between the tags exactly (Step-3: leading and trailing
+    whitespace and newlines are data); otherwise one leading and one trailing newline are the
+    markup's own (``typed_value``). ``json_body``: an invoke may hold one JSON object instead of
+    parameter tags (DeepSeek V3.2).
+    """
+
+    def __init__(self, prefix: str, fmt: str, *, exact: bool = False,
+                 json_body: bool = False) -> None:
         self.fmt = fmt
         self.invoke = f'<{prefix}invoke'
         self.invoke_end = f'</{prefix}invoke>'
         self.param = f'<{prefix}parameter'
         self.param_end = f'</{prefix}parameter>'
+        self.exact = exact
+        self.json_body = json_body
 
 
 def _attrs(text: str, i: int, tag: str, ctx):
@@ -108,6 +119,10 @@ def _read_invoke(text: str, i: int, pos: int, tags: Invokes, ctx):
     props = ctx.view.properties(name)
     arguments: dict = {}
     problems: list[str] = []
+    if tags.json_body:
+        j = skip_ws(text, j)
+        if j < n and text[j] == '{':
+            return _json_invoke(text, i, j, pos, name, tags, ctx)
     while True:
         j = skip_ws(text, j)
         if text.startswith(tags.invoke_end, j):
@@ -138,11 +153,43 @@ def _read_invoke(text: str, i: int, pos: int, tags: Invokes, ctx):
         if pname in arguments:
             problems.append(f'parameter {pname!r} is given twice')
         else:
-            arguments[pname] = _value(raw, string, props.get(pname))
+            arguments[pname] = _value(raw, string, props.get(pname), tags.exact)
         j = close + len(tags.param_end)
 
 
-def _value(raw: str, string: str | None, schema: object) -> object:
+def _json_invoke(text: str, i: int, j: int, pos: int, name: str, tags: Invokes, ctx):
+    """Read an invoke whose body is one JSON object: ``(end, name, arguments, problem)``."""
+    n = len(text)
+    status, value, end, _ = read_value(text, j, ctx)
+    limit = ctx.find(text, tags.invoke_end, j)
+    if status == READ_OK and (limit == -1 or end <= limit):
+        if type(value) is not dict:
+            return _json_problem(text, pos, name, tags, ctx, limit,
+                                 f'the JSON body is not an object ({short(value)})')
+        k = skip_ws(text, end)
+        if text.startswith(tags.invoke_end, k):
+            return k + len(tags.invoke_end), name, value, ''
+        if not ctx.final and (k >= n or tags.invoke_end.startswith(
+                text[k:k + len(tags.invoke_end)])):
+            return need_closing(tags.invoke_end)
+        return end, name, value, ''  # a missing </invoke>: the call ends with its object
+    if limit == -1:
+        if status == READ_NEED or not ctx.final:
+            return NeedMore(('}', tags.invoke_end))
+        return _truncated(text, pos, name, tags, ctx)
+    problem = slice_problem(text, j, limit, ctx)
+    return _json_problem(text, pos, name, tags, ctx, limit, 'the JSON body is not an object '
+                         f'that ends before {tags.invoke_end} ({problem})')
+
+
+def _json_problem(text: str, pos: int, name: str, tags: Invokes, ctx, limit: int, problem: str):
+    """Report a JSON body that is no arguments object: the invoke runs to its closing tag."""
+    if limit == -1:
+        return _truncated(text, pos, name, tags, ctx)
+    return limit + len(tags.invoke_end), name, {}, problem
+
+
+def _value(raw: str, string: str | None, schema: object, exact: bool) -> object:
     if string == 'true':
         return raw
     if string == 'false':
@@ -150,7 +197,7 @@ def _value(raw: str, string: str | None, schema: object) -> object:
             return decode_json(raw.strip())
         except (ValueError, RecursionError):
             pass
-    return typed_value(raw, schema)
+    return typed_value(raw, schema, exact)
 
 
 def _truncated(text: str, pos: int, name: str, tags: Invokes, ctx):

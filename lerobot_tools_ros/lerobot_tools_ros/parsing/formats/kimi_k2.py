@@ -22,7 +22,16 @@ Kimi K2 call sections.
     <|tool_calls_section_end|>
 
 The call id is ``functions.NAME:INDEX``; the name is what lies between the ``functions.``
-prefix (optional) and the ``:INDEX`` suffix. Section tokens are optional around a call.
+prefix (optional) and the ``:INDEX`` suffix. Section tokens are optional around a call. All five
+tokens are special tokens, so none of them is ever content: text between them inside a section
+is dropped, and a stray one anywhere (``<|tool_call_argument_begin|>`` in prose, a second
+``<|tool_calls_section_end|>`` after a call) is markup without a call. A call's arguments end
+at its ``<|tool_call_end|>``: an invalid value is reported up to that token and the next call
+is still read.
+
+Reasoning safety: Kimi K2 Thinking opens its call section without closing ``<think>``. The call
+tokens are special tokens that a tokenizer never produces as reasoning text, so the section
+opener ends an open ``<think>`` span and the calls after it are dispatched.
 """
 
 import re
@@ -30,7 +39,7 @@ import re
 from . import tagged
 from ..core import Match, need_closing, NeedMore
 from ..registry import register_format
-from ..values import guess_name, invalid_end, READ_NEED, READ_OK, READ_TRUNCATED, read_value
+from ..results import TRUNCATED
 from ..values import skip_ws
 
 FORMAT = 'kimi_k2'
@@ -41,17 +50,62 @@ ARGS = '<|tool_call_argument_begin|>'
 CALL_END = '<|tool_call_end|>'
 _ID = re.compile(r'\s*(?:functions\.)?([^\s:<>]+?)(?::\d+)?\s*\Z')
 _WAKE = ('}', ']', CALL_END)
+_NEXT = (CALL, SECTION_END)
 
 
 def match_section(text: str, pos: int, trigger: str, ctx):
-    """Match a call section and every call in it."""
-    return tagged.match_section(text, pos, ctx, FORMAT, (SECTION, SECTION_END, CALL), read_call)
+    """Match a call section and every call in it; text between the tokens is dropped."""
+    n = len(text)
+    k = pos + len(SECTION)
+    items: list = []
+    while True:
+        k = skip_ws(text, k)
+        if text.startswith(SECTION_END, k):
+            return Match(k + len(SECTION_END), items)
+        if text.startswith(CALL, k):
+            result = read_call(text, k, ctx)
+            if type(result) is not tuple:
+                if type(result) is Match and items:  # keep the complete calls before it
+                    return Match(result.end, items + result.items)
+                return result
+            k, found = result
+            items.extend(found)
+            continue
+        if k >= n or (not ctx.final and n - k < len(SECTION_END) and (
+                SECTION_END.startswith(text[k:]) or CALL.startswith(text[k:]))):
+            if not ctx.final:
+                return need_closing(*_NEXT)
+            if not items:
+                return Match(n, [ctx.issue(TRUNCATED, f'{SECTION} at char {ctx.base + pos}: the '
+                                           'text ended before a call', pos, n, FORMAT)])
+            return Match(k, items)  # the closing token never came
+        following = _next_token(text, k, ctx)
+        if following == -1:
+            if not ctx.final:
+                return NeedMore(_NEXT)
+            return Match(k, items)  # no token follows: the section ended; the rest is prose
+        k = following  # noise between the tokens is not content
+
+
+def _next_token(text: str, k: int, ctx) -> int:
+    """Return where the next call or section-closing token starts, or -1."""
+    best = -1
+    for token in _NEXT:
+        found = ctx.find(text, token, k)
+        if found != -1 and (best == -1 or found < best):
+            best = found
+    return best
 
 
 def match_call(text: str, pos: int, trigger: str, ctx):
     """Match a ``<|tool_call_begin|>`` call outside a section."""
     result = read_call(text, pos, ctx)
     return Match(result[0], result[1]) if type(result) is tuple else result
+
+
+def match_token(text: str, pos: int, trigger: str, ctx):
+    """Take a stray special token as markup: it is never content."""
+    return Match(pos + len(trigger), [])
 
 
 def read_call(text: str, pos: int, ctx):
@@ -76,16 +130,10 @@ def read_call(text: str, pos: int, ctx):
     if text[k] not in '{[':
         return _bad(text, pos, k, ctx, name, f'expected the arguments of {name!r} as a JSON '
                     'object, found {found!r}', k)
-    status, value, end, note = read_value(text, k, ctx)
-    if status == READ_NEED:
-        return NeedMore(_WAKE)
-    if status == READ_TRUNCATED:
-        return _truncated(text, pos, ctx, name or guess_name(text[k:]))
-    if status != READ_OK:
-        stop = invalid_end(text, k, end, note, ctx)
-        if stop is None:
-            return NeedMore(_WAKE)
-        return _bad(text, pos, stop, ctx, name, f'the arguments are {note}')
+    result = tagged.call_arguments(text, pos, k, ctx, FORMAT, (CALL, CALL_END), name, _WAKE)
+    if type(result) is not tuple or type(result[1]) is list:
+        return result
+    value, end = result
     e = skip_ws(text, end)
     if text.startswith(CALL_END, e):
         stop = e + len(CALL_END)
@@ -108,5 +156,7 @@ def _bad(text: str, pos: int, stop: int, ctx, name: str, reason: str, found_at: 
                            found_at)
 
 
-register_format(FORMAT, [(SECTION, match_section), (CALL, match_call)], priority=25,
+register_format(FORMAT, [(SECTION, match_section), (CALL, match_call)]
+                + [(token, match_token) for token in (ARGS, CALL_END, SECTION_END)],
+                priority=25, ends_reasoning={'<think>': (SECTION,)},
                 description='<|tool_call_begin|>functions.NAME:0<|tool_call_argument_begin|>{...}')

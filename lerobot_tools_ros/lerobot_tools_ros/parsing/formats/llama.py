@@ -91,7 +91,8 @@ def _read_values(text: str, pos: int, k: int, ctx):
     """
     Read ``;``-separated JSON values from ``k``: ``(values, problems, end)`` or NeedMore.
 
-    A value that cannot be read ends the sequence with one problem ``(code, message, name)``.
+    A value that cannot be read is one problem ``(code, message, name)``; the values after it
+    (``;``-separated) are still read, so a good call survives a broken sibling.
     """
     n = len(text)
     values: list = []
@@ -109,10 +110,12 @@ def _read_values(text: str, pos: int, k: int, ctx):
             if stop is None:
                 return NeedMore(('}', ']'))
             problems.append((UNPARSEABLE_ARGUMENTS, f'{TAG} at char {ctx.base + pos}: the call '
-                             f'is {note}; expected a JSON object like {{"name": "say", '
-                             '"parameters": {"text": "hi"}}', guess_name(text[k:stop])))
-            return values, problems, stop
-        values.append(value)
+                             f'at char {ctx.base + k} is {note}; expected a JSON object like '
+                             '{"name": "say", "parameters": {"text": "hi"}}',
+                             guess_name(text[k:stop])))
+            end = stop
+        else:
+            values.append(value)
         j = skip_ws(text, end)
         if j >= n:
             return NEED_ANY if not ctx.final else (values, problems, end)

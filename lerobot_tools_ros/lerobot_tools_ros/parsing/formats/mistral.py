@@ -25,7 +25,7 @@ from ..core import after_tag, Match, NEED_ANY, NeedMore
 from ..registry import register_format, register_reasoning
 from ..results import INVALID_CALL, TRUNCATED, UNPARSEABLE_ARGUMENTS
 from ..values import (add_value_calls, invalid_end, READ_NEED, READ_OK, READ_TRUNCATED,
-                      read_value, skip_ws)
+                      read_value, salvage_items, skip_ws)
 from ..values import describe_non_call, guess_name
 
 FORMAT = 'mistral'
@@ -52,6 +52,9 @@ def _read_payload(text: str, k: int, ctx, pos: int, name: str):
         end = invalid_end(text, k, end, note, ctx)  # the whole malformed value
         if end is None:
             return NeedMore(_WAKE)
+        salvaged = salvage_items(text, k, end)
+        if salvaged:  # a broken list (the pre-v11 form): a good call survives a broken one
+            return Match(end, _salvaged_items(salvaged, ctx, pos, end))
         return Match(end, [ctx.issue(UNPARSEABLE_ARGUMENTS, f'{TAG} at char {ctx.base + pos}: '
                                      f'the call is {note}; expected JSON', pos, end, FORMAT,
                                      name)])
@@ -64,6 +67,20 @@ def _read_payload(text: str, k: int, ctx, pos: int, name: str):
                                'of {"name": ..., "arguments": {...}} objects; '
                                f'{describe_non_call(value)}', pos, end, FORMAT))
     return Match(end, items)
+
+
+def _salvaged_items(salvaged: list, ctx, pos: int, end: int) -> list:
+    """Return calls for the readable items of a broken list, an issue per unreadable item."""
+    items: list = []
+    for index, (ok, value, source) in enumerate(salvaged, 1):
+        if ok and add_value_calls(value, FORMAT, ctx, pos, end, items):
+            continue
+        reason = value if not ok else describe_non_call(value)
+        items.append(ctx.issue(UNPARSEABLE_ARGUMENTS if not ok else INVALID_CALL,
+                               f'{TAG} at char {ctx.base + pos}: item {index} of the list is '
+                               f'{reason}; expected {{"name": ..., "arguments": {{...}}}}', pos,
+                               end, FORMAT, guess_name(source)))
+    return items
 
 
 def _malformed(text: str, pos: int, ctx, reason: str, name: str):

@@ -51,11 +51,13 @@ def guess_format(fragment: str) -> str:
     return FORMAT
 
 
-def read_sequence(text: str, end: int, entries: list, ctx):
+def read_sequence(text: str, end: int, entries: list, ctx, problems: list | None = None):
     """
     Extend ``entries`` with ``; {...}`` call objects after ``end`` (Llama's separator).
 
-    Returns the end of the markup, or None when more text is needed to decide.
+    A value that is meant as a call but cannot be read adds ``(code, message, name)`` to
+    ``problems`` (when given) and the sequence goes on after it, so a good call survives a
+    broken sibling. Returns the end of the markup, or None when more text is needed to decide.
     """
     n = len(text)
     while True:
@@ -69,12 +71,29 @@ def read_sequence(text: str, end: int, entries: list, ctx):
             return None if not ctx.final else k + 1
         if text[k2] != '{':
             return end
-        status, value, stop, _ = read_value(text, k2, ctx)
+        status, value, stop, note = read_value(text, k2, ctx)
         if status == READ_NEED:
             return None
-        if status != READ_OK or not is_entry(value):
+        if status == READ_OK:
+            if not is_entry(value):
+                return end  # prose after the separator
+            entries.append(value)
+            end = stop
+            continue
+        fragment = text[k2:stop]
+        if problems is None or not looks_like_call(fragment):
             return end  # the scanner reports that value on its own
-        entries.append(value)
+        if status == READ_TRUNCATED:
+            problems.append((TRUNCATED, f'the {LLAMA} call starting at char {ctx.base + k2} is '
+                             f'truncated: the text ended inside it ({note})',
+                             guess_name(fragment)))
+            return n
+        stop = invalid_end(text, k2, stop, note, ctx)
+        if stop is None:
+            return None
+        problems.append((UNPARSEABLE_ARGUMENTS, f'the {LLAMA} call at chars {ctx.base + k2}-'
+                         f'{ctx.base + stop} is {note}; expected a JSON object like '
+                         '{"name": "say", "parameters": {"text": "hi"}}', guess_name(fragment)))
         end = stop
 
 
@@ -92,7 +111,7 @@ def match_json(text: str, pos: int, trigger: str, ctx):
         return None
     status, value, end, note = read_value(text, pos, ctx)
     if status == READ_OK:
-        entries, content = call_entries(value)
+        entries, content = call_entries(value, False, ctx.view.names)
         if entries is None:
             return Skip(end)
         if type(value) is dict and 'tool_calls' in value:
@@ -101,13 +120,16 @@ def match_json(text: str, pos: int, trigger: str, ctx):
             fmt = entry_format(entries[0])
         if fmt not in ctx.plan.formats:
             return Skip(end)
+        problems: list = []
         if fmt == LLAMA:
             entries = list(entries)
-            end = read_sequence(text, end, entries, ctx)
+            end = read_sequence(text, end, entries, ctx, problems)
             if end is None:
                 return NEED_ANY
         items: list = []
         add_entries(entries, fmt, ctx, pos, end, items)
+        for code, message, name in problems:
+            items.append(ctx.issue(code, message, pos, end, fmt, name))
         return Match(end, items, content)
     if status == READ_NEED:
         return NeedMore(_WAKE)
@@ -122,10 +144,19 @@ def match_json(text: str, pos: int, trigger: str, ctx):
     stop = invalid_end(text, pos, end, note, ctx)  # the whole block, not where decoding stopped
     if stop is None:
         return NeedMore(_WAKE)
-    return Match(stop, [ctx.issue(UNPARSEABLE_ARGUMENTS, f'the {fmt} call at chars '
-                                  f'{ctx.base + pos}-{ctx.base + stop} is {note}; expected a '
-                                  'JSON object like {"name": "say", "arguments": {"text": "hi"}}',
-                                  pos, stop, fmt, guess_name(fragment))])
+    message = (f'the {fmt} call at chars {ctx.base + pos}-{ctx.base + stop} is {note}; '
+               'expected a JSON object like {"name": "say", "arguments": {"text": "hi"}}')
+    entries = []
+    problems: list = [(UNPARSEABLE_ARGUMENTS, message, guess_name(fragment))]
+    if fmt == LLAMA:  # the ;-separated calls after it are still read
+        stop = read_sequence(text, stop, entries, ctx, problems)
+        if stop is None:
+            return NEED_ANY
+    items: list = []
+    add_entries(entries, fmt, ctx, pos, stop, items)
+    for code, reason, name in problems:
+        items.append(ctx.issue(code, reason, pos, stop, fmt, name))
+    return Match(stop, items)
 
 
 register_format(FORMAT, [('{', match_json), ('[', match_json)], priority=60,

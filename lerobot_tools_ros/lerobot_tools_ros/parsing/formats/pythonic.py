@@ -29,7 +29,7 @@ from ..core import after_tag, Match, NEED_ANY, NeedMore, Skip
 from ..registry import register_format
 from ..results import INVALID_CALL, TRUNCATED, UNPARSEABLE_ARGUMENTS
 from ..values import (BAD, block_end, call_from_node, IDENT, LiteralError, parse_expression,
-                      scan_brackets, skip_ws, unbalanced_quote, UNCLOSED)
+                      scan_brackets, short, skip_ws, split_items, unbalanced_quote, UNCLOSED)
 
 FORMAT = 'pythonic'
 PY_START = '<|python_start|>'
@@ -141,22 +141,53 @@ def read_list(text: str, pos: int, ctx, report_all: bool):
         block = block_end(text, pos, ctx)
         if block is None:
             return _NEED_CLOSER
-        return block, [(UNPARSEABLE_ARGUMENTS, first, None,
-                        f'{note} at char {ctx.base + end}; {_EXPECTED_LIST}')]
+        return block, _salvage(text, pos, block, ctx) or [
+            (UNPARSEABLE_ARGUMENTS, first, None,
+             f'{note} at char {ctx.base + end}; {_EXPECTED_LIST}')]
     try:
         node = parse_expression(text[pos:end])
     except LiteralError as exc:
         if not report:
             return Skip(end)
         at = f' at char {ctx.base + pos + exc.offset}' if exc.offset >= 0 else ''
-        return end, [(UNPARSEABLE_ARGUMENTS, first, None, f'not a valid list of calls: '
-                      f'{exc.message}{at}; {_EXPECTED_LIST}')]
+        return end, _salvage(text, pos, end, ctx) or [
+            (UNPARSEABLE_ARGUMENTS, first, None, f'not a valid list of calls: '
+             f'{exc.message}{at}; {_EXPECTED_LIST}')]
     if type(node) is not ast.List or not all(type(elt) is ast.Call for elt in node.elts):
         if not report:
             return Skip(end)
-        return end, [(INVALID_CALL, first, None, 'expected a list of calls only, like '
-                      '[say(text="hi"), record_observation(label="cup")]')]
+        return end, _salvage(text, pos, end, ctx) or [
+            (INVALID_CALL, first, None, 'expected a list of calls only, like '
+             '[say(text="hi"), record_observation(label="cup")]')]
     return end, _from_nodes(node.elts, ctx)
+
+
+def _salvage(text: str, pos: int, end: int, ctx) -> list:
+    """
+    Read a broken list of calls item by item, so a good call survives a broken sibling.
+
+    Returns one part per item (a call, or the issue of that item), or [] when no item is a
+    call (the list is then reported whole).
+    """
+    items = split_items(text, pos + 1, end - 1)
+    if len(items) < 2:
+        return []
+    parts = []
+    for index, (a, b) in enumerate(items, 1):
+        source = text[a:b]
+        found = IDENT.match(source)
+        name = found.group() if found else ''
+        try:
+            node = parse_expression(source)
+        except LiteralError as exc:
+            parts.append((UNPARSEABLE_ARGUMENTS, name, None, f'item {index} of the list '
+                          f'({short(source)}) is not a valid call: {exc.message}; {_EXPECTED}'))
+            continue
+        name, arguments, code, reason = call_from_node(node, ctx.view)
+        if code:
+            reason = f'item {index} of the list: {reason}'
+        parts.append((code, name or (found.group() if found else ''), arguments, reason))
+    return parts if any(not part[0] for part in parts) else []
 
 
 def list_start(text: str, pos: int, ctx):

@@ -15,12 +15,22 @@
 """
 Qwen3-Coder XML: ``<tool_call><function=say><parameter=text>hi</parameter></function>``.
 
-The ``<tool_call>`` wrapper is optional. Parameter values are typed from the catalog schema
-(integer, number, boolean, null, object and array are parsed; a string keeps its text verbatim
-except for one leading and one trailing newline). A value that does not parse as its declared
-type stays a string, so argument validation reports it against the schema. A value ends at
-its ``</parameter>`` (so it may contain ``</function>``); when that is missing, at the next
-``<parameter=``, or, for the last one, at ``</function>``.
+The ``<tool_call>`` wrapper is optional (a bare function's stray ``</tool_call>`` is markup too).
+Parameter values are typed from the catalog schema (integer, number, boolean, null, object and
+array are parsed; a string keeps its text verbatim except for one leading and one trailing
+newline). A value that does not parse as its declared type stays a string, so argument
+validation reports it against the schema.
+
+What ends a value: its ``</parameter>`` when the markup continues after it (``<parameter=`` of
+a parameter the tool's schema has, ``</function>``, the wrapper's closing tag, the end of the
+text); any other ``</parameter>`` is text inside the value, as is a ``<parameter=NAME>`` whose
+NAME the schema does not have (a file holding ``<parameter=new_string>``). A ``<tool_call>`` or
+``<function=`` inside a value opens a literal nested call whose tags are all text up to its own
+closing tag. A value whose ``</parameter>`` is missing ends at the next parameter the schema
+has (not given before, nor later), or at ``</function>``.
+
+Reasoning safety: ``<tool_call>`` and ``<function=`` are written as text that reasoning may
+quote, so they never end a reasoning span.
 """
 
 import re
@@ -75,14 +85,15 @@ def schema_types(schema: object, depth: int = 0) -> set:
     return found
 
 
-def typed_value(raw: str, schema: object) -> object:
+def typed_value(raw: str, schema: object, exact: bool = False) -> object:
     """
     Type one parameter's text by its schema: try each allowed type in ``TYPE_ORDER``.
 
-    The text loses one leading and one trailing newline (the markup's own). Without a schema
-    (no catalog, unknown parameter) or when strings are the only option it stays text.
+    The text loses one leading and one trailing newline (the markup's own), unless ``exact``
+    (a family whose values sit inline between their tags). Without a schema (no catalog,
+    unknown parameter) or when strings are the only option it stays text.
     """
-    value = strip_one_newline(raw)
+    value = raw if exact else strip_one_newline(raw)
     if not isinstance(schema, dict):
         return value
     types = schema_types(schema)
@@ -166,6 +177,10 @@ class _Call:
         """Tags that may follow a parameter's real closing tag."""
         return (PARAM, FUNC_END, self.close) if self.close else (PARAM, FUNC_END)
 
+    def need_value(self) -> NeedMore:
+        """Wait for a tag that may end the value being read."""
+        return NeedMore((PARAM_END,) + self.enders()[1:])
+
 
 def read_function(text: str, pos: int, func: int, ctx, wrapped: bool, close: str = CLOSE,
                   fmt: str = FORMAT):
@@ -183,12 +198,13 @@ def read_function(text: str, pos: int, func: int, ctx, wrapped: bool, close: str
     if type(i) is not int:
         return i
     stop = i
-    if wrapped:
-        k = skip_ws(text, i)
-        if text.startswith(close, k):
-            stop = k + len(close)
-        elif not ctx.final and close.startswith(text[k:k + len(close)]):
-            return need_closing(close)
+    if not wrapped:
+        close = CLOSE  # a bare function's stray closing wrapper tag is markup too
+    k = skip_ws(text, i)
+    if text.startswith(close, k):
+        stop = k + len(close)
+    elif not ctx.final and close.startswith(text[k:k + len(close)]):
+        return need_closing(close)
     items: list = []
     if call.problems:
         items.append(ctx.issue(UNPARSEABLE_ARGUMENTS, f'<function={call.name}> at char '
@@ -272,87 +288,216 @@ def _read_parameter(call: _Call, i: int):
     return after
 
 
-def _structural_close(call: _Call, start: int):
+def _plausible_next(call: _Call, a: int):
     """
-    Find the first ``</parameter>`` at or after ``start`` that the markup continues after.
+    Whether the ``<parameter=NAME>`` at ``a`` can open the next parameter (NeedMore: undecided).
 
-    A closing tag followed (after whitespace) by ``<parameter=``, ``</function>``, the
-    wrapper's closing tag or the end of the text ends a value; any other one is text inside
-    the value. Returns its index, -1 when there is none, or NeedMore.
+    Without the tool's schema any name can. With it, a parameter of the tool can; a name the
+    schema does not have only when its whole value is clean markup, ``<parameter=NAME>v
+    </parameter>`` with nothing tag-like inside and the call continuing after it (an extra
+    argument, left for validation). Otherwise the tag is text inside a value: a file that
+    holds ``</parameter>`` and ``<parameter=new_string>`` when the tool has no new_string.
     """
     text, ctx = call.text, call.ctx
     n = len(text)
-    k = start
     while True:
-        c = ctx.find(text, PARAM_END, k)
-        if c == -1:
-            return -1
-        a = skip_ws(text, c + len(PARAM_END))
+        e = _NAME.match(text, a + len(PARAM)).end()
+        if e >= n:
+            return NEED_ANY if not ctx.final else True
+        if text[e] != '>' or not call.props or text[a + len(PARAM):e].strip() in call.props:
+            return True
+        close = ctx.find(text, PARAM_END, e)
+        if close == -1:
+            return call.need_value() if not ctx.final else False
+        inner = ctx.find(text, PARAM, e)
+        if inner != -1 and inner < close:
+            return False
+        a = skip_ws(text, close + len(PARAM_END))
         if a >= n:
-            return c if ctx.final else need_closing(*call.enders())
-        enders = call.enders()
-        if text.startswith(enders, a):
-            return c
-        if not ctx.final and n - a < len(PARAM) and any(
-                tag.startswith(text[a:]) for tag in enders):
-            return need_closing(*enders)
-        k = c + 1
+            return call.need_value() if not ctx.final else True
+        if text.startswith(call.enders()[1:], a):
+            return True
+        if not text.startswith(PARAM, a):
+            if not ctx.final and n - a < len(PARAM) and any(
+                    tag.startswith(text[a:]) for tag in call.enders()):
+                return need_closing(*call.enders())
+            return False
+
+
+def _ender_after(call: _Call, close: int):
+    """
+    Whether the markup continues after the ``</parameter>`` at ``close`` (NeedMore: undecided).
+
+    It does when ``<parameter=`` of a plausible next parameter, ``</function>``, the wrapper's
+    closing tag or the end of the text follows (after whitespace); then that ``</parameter>``
+    ends the value. Any other one is text inside the value.
+    """
+    text, ctx = call.text, call.ctx
+    n = len(text)
+    a = skip_ws(text, close + len(PARAM_END))
+    if a >= n:
+        return True if ctx.final else need_closing(*call.enders())
+    if text.startswith(PARAM, a):
+        return _plausible_next(call, a)
+    if text.startswith(call.enders()[1:], a):
+        return True
+    if not ctx.final and n - a < len(PARAM) and any(
+            tag.startswith(text[a:]) for tag in call.enders()):
+        return need_closing(*call.enders())
+    return False
+
+
+_MAX_NESTED_TAGS = 64  # tags looked at per value for nested calls; beyond, read flat
+_NESTING: dict = {}  # wrapper closing tag -> search for the tags that nest or end a value
+
+
+def _nesting_search(close: str):
+    found = _NESTING.get(close)
+    if found is None:
+        tags = {FUNC, FUNC_END, PARAM, PARAM_END, OPEN, CLOSE}
+        if close:
+            tags |= {close, '<' + close[2:]}
+        found = _NESTING[close] = re.compile(
+            '|'.join(map(re.escape, sorted(tags, key=len, reverse=True)))).search
+    return found
+
+
+def _scan_value(call: _Call, start: int):
+    """
+    Find where a value that starts at ``start`` ends, reading nested markup as text.
+
+    A ``<tool_call>``/``<function=`` inside a value opens a nested (literal) call whose tags
+    are all text until its own closing tag, so a value may hold a whole example call. Returns
+    ``(close, following, function_end)``: the ``</parameter>`` that ends the value, the first
+    ``<parameter=`` before it, and the first ``</function>`` when the value has no
+    ``</parameter>`` (the wrapper's closing tag when ``</function>`` is missing too); -1 for
+    what is not there. NeedMore while undecided.
+    """
+    text = call.text
+    search = _nesting_search(call.close)
+    opens = (FUNC, OPEN, '<' + call.close[2:]) if call.close else (FUNC, OPEN)
+    depth = 0
+    following = function_end = -1
+    i = start
+    for _ in range(_MAX_NESTED_TAGS):
+        m = search(text, i)
+        if m is None:
+            if not call.ctx.final:
+                return call.need_value()
+            return -1, following, function_end
+        j = m.start()
+        tag = m.group()
+        i = j + len(tag)
+        if tag == PARAM_END:
+            if depth == 0:
+                verdict = _ender_after(call, j)
+                if verdict is True:
+                    return j, following, -1
+                if verdict is not False:
+                    return verdict
+        elif tag == PARAM:
+            if depth == 0 and following == -1 and function_end == -1:
+                following = j
+        elif tag in opens:
+            if function_end != -1:
+                return -1, following, function_end  # the next call starts
+            depth += 1
+        elif depth:
+            depth -= 1
+        elif tag == FUNC_END:
+            if function_end == -1:
+                function_end = j  # the value lost its </parameter> unless one still follows
+        elif tag == call.close:
+            return -1, following, function_end if function_end != -1 else j
+    return None  # too much markup inside one value to read it as nested calls: read it flat
 
 
 def _value_end(call: _Call, pname: str, start: int):
     """Return ``(end of the value, index after its markup)`` or what the matcher returns."""
+    found = _scan_value(call, start)
+    if found is None:
+        return _flat_value_end(call, pname, start)
+    if type(found) is not tuple:
+        return found
+    close, following, function_end = found
+    if close == -1 and function_end == -1:
+        return _flat_value_end(call, pname, start)  # unbalanced nested tags: read them flat
+    end = close if close != -1 else function_end
+    after = close + len(PARAM_END) if close != -1 else function_end
+    if following == -1:
+        return end, after
+    return _inner_tag(call, pname, start, following, end, after)
+
+
+def _flat_value_end(call: _Call, pname: str, start: int):
+    """
+    Find a value's end without reading nested calls (unbalanced or too many nested tags).
+
+    The value ends at the first ``</parameter>`` the markup continues after; without one, at
+    the next ``<parameter=`` (its ``</parameter>`` is missing) or the function's closing tag.
+    """
     text, ctx = call.text, call.ctx
-    close = _structural_close(call, start)
-    if type(close) is not int:
-        return close
+    k = start
+    close = -1
+    while True:
+        c = ctx.find(text, PARAM_END, k)
+        if c == -1:
+            break
+        verdict = _ender_after(call, c)
+        if verdict is True:
+            close = c
+            break
+        if verdict is not False:
+            return verdict
+        k = c + 1
     following = ctx.find(text, PARAM, start)
-    if close != -1 and (following == -1 or close < following):
-        return close, close + len(PARAM_END)
-    if close == -1:
-        if not ctx.final:
-            return NeedMore((PARAM_END, PARAM, FUNC_END))
-        if following != -1:
-            return following, following  # this value's </parameter> is missing
-        # No </parameter> and no next <parameter=: the function's closing tag ends it.
-        end = _first(text, ctx, start, call.enders()[1:])
-        if end == -1:
-            return call.truncated(f'inside parameter {pname!r} of <function={call.name}> '
-                                  f'(expected {PARAM_END!r})')
-        return end, end
-    return _inner_tag(call, pname, start, following, close)
+    if close != -1:
+        if following == -1 or close < following:
+            return close, close + len(PARAM_END)
+        return _inner_tag(call, pname, start, following, close, close + len(PARAM_END))
+    if not ctx.final:
+        return call.need_value()
+    end = _first(text, ctx, start, call.enders()[1:])
+    if following != -1 and (end == -1 or following < end):
+        return following, following  # this value's </parameter> is missing
+    if end == -1:
+        return call.truncated(f'inside parameter {pname!r} of <function={call.name}> '
+                              f'(expected {PARAM_END!r})')
+    return end, end  # no </parameter>: the function's closing tag ends it
 
 
-def _inner_tag(call: _Call, pname: str, start: int, following: int, close: int):
+def _inner_tag(call: _Call, pname: str, start: int, following: int, end: int, after: int):
     """
     Decide what a ``<parameter=`` at ``following``, before the value's real end, is.
 
     Either this value lost its ``</parameter>`` (the tag opens the next parameter) or the tag
-    is text inside the value. The schema and the rest of the call decide: a name that is not
-    a parameter of the tool, this parameter's own name, or a name given again later make it
-    text; a value that cannot be a string makes it the next parameter. Otherwise it is
-    ambiguous and reported.
+    is text inside the value. It is text when it names this parameter, one already given, one
+    given again later in the call, or (the tool's schema known) no parameter of the tool.
+    Otherwise it opens the next parameter. A value whose type cannot be text but holds such a
+    tag is reported as ambiguous.
     """
     text, ctx = call.text, call.ctx
     j = following + len(PARAM)
     e = _NAME.match(text, j).end()
     inner = text[j:e].strip()
     known = call.props
-    later = text.find(f'{PARAM}{inner}>', close)
-    function_end = text.find(FUNC_END, close)
+    function_end = text.find(FUNC_END, after)
+    if function_end == -1 and not ctx.final:
+        return call.need_value()  # a later <parameter=NAME> may still say "text"
+    later = text.find(f'{PARAM}{inner}>', after)
     is_text = (inner == pname or inner in call.arguments
                or (known and inner not in known)
                or (later != -1 and (function_end == -1 or later < function_end)))
-    types = schema_types(known.get(pname)) if pname in known else {'any'}
-    can_be_text = 'any' in types or 'string' in types
-    if is_text and can_be_text:
-        return close, close + len(PARAM_END)
-    if not is_text and not can_be_text:
+    if not is_text:
         return following, following
+    types = schema_types(known.get(pname)) if pname in known else {'any'}
+    if 'any' in types or 'string' in types:
+        return end, after
     call.problems.append(
         f'the end of parameter {pname!r} is ambiguous: the {PARAM}{inner}> at char '
-        f'{ctx.base + following} may open the next parameter (this value missing its '
-        f'{PARAM_END}) or be text inside the value')
-    return close, close + len(PARAM_END)
+        f'{ctx.base + following} is text by its name, but a {"/".join(sorted(types))} value '
+        'cannot hold it')
+    return end, after
 
 
 def match_wrapped(text: str, pos: int, trigger: str, ctx):

@@ -27,7 +27,8 @@ from typing import Callable
 from ..core import after_tag, Match, NEED_ANY, need_closing, NeedMore
 from ..results import INVALID_CALL, TRUNCATED, UNPARSEABLE_ARGUMENTS
 from ..values import (add_value_calls, describe_non_call, guess_name, invalid_end, READ_NEED,
-                      READ_OK, READ_TRUNCATED, read_value, skip_ws)
+                      READ_OK, READ_TRUNCATED, read_value, salvage_items, skip_ws,
+                      slice_problem)
 
 
 @dataclass(frozen=True)
@@ -87,6 +88,7 @@ def match(text: str, pos: int, spec: Tagged, ctx, k: int | None = None):
     if text[k] not in '{[':
         return _block_to_close(text, pos, k, spec, ctx)
     values: list = []
+    problems: list = []  # (message, name) of values that could not be read
     while True:
         status, value, end, note = read_value(text, k, ctx)
         if status == READ_NEED:
@@ -96,8 +98,23 @@ def match(text: str, pos: int, spec: Tagged, ctx, k: int | None = None):
                                        f'text ended inside the call ({note})', pos, n, spec.fmt,
                                        guess_name(text[k:]))])
         if status != READ_OK:
-            return _invalid(text, pos, k, end, note, spec, ctx)
-        values.append(value)
+            stop = invalid_end(text, k, end, note, ctx)
+            if stop is None:
+                return NeedMore(('}', ']'))
+            salvaged = salvage_items(text, k, stop)
+            if not salvaged and not (spec.several and (values or problems or _more(text, stop))):
+                return _invalid(text, pos, k, end, note, spec, ctx)
+            for ok, item, source in salvaged:  # a broken list, read item by item
+                if ok:
+                    values.append(item)
+                else:
+                    problems.append((f'an item of the list is {item}', guess_name(source)))
+            if not salvaged:  # one broken value among several (MiniMax-M1's lines)
+                problems.append((f'the call at char {ctx.base + k} is {note}',
+                                 guess_name(text[k:stop])))
+            end = stop
+        else:
+            values.append(value)
         j = skip_ws(text, end)
         if not spec.several or (j < n and text[j] not in '{['):
             break
@@ -117,7 +134,17 @@ def match(text: str, pos: int, spec: Tagged, ctx, k: int | None = None):
             items.append(ctx.issue(INVALID_CALL, f'{spec.open} at char {ctx.base + pos}: '
                                    f'expected {spec.example}; {describe_non_call(value)}', pos,
                                    stop, spec.fmt))
+    for reason, name in problems:
+        items.append(ctx.issue(UNPARSEABLE_ARGUMENTS, f'{spec.open} at char {ctx.base + pos}: '
+                               f'{reason}; expected JSON like {spec.example}', pos, stop,
+                               spec.fmt, name))
     return Match(stop, items)
+
+
+def _more(text: str, end: int) -> bool:
+    """Whether another JSON value follows ``end`` (after whitespace)."""
+    j = skip_ws(text, end)
+    return j < len(text) and text[j] in '{['
 
 
 def _invalid(text: str, pos: int, k: int, end: int, note: str, spec: Tagged, ctx):
@@ -173,6 +200,38 @@ def match_section(text: str, pos: int, ctx, fmt: str, tokens: tuple[str, str, st
             return result
         k, call_items = result
         items.extend(call_items)
+
+
+def call_arguments(text: str, pos: int, k: int, ctx, fmt: str, tokens: tuple[str, str],
+                   name: str, wake: tuple):
+    """
+    Read the JSON arguments at ``k`` of a call that the special token ``tokens[1]`` closes.
+
+    ``tokens`` is ``(call, call_end)``. Returns ``(value, end)`` when the arguments are a JSON
+    value (or Python literal) that ends before the closing token; otherwise what a call reader
+    returns: NeedMore, a truncated Match, or ``(end, items)`` with one issue. The closing token
+    bounds the arguments: a value that is not complete before it is reported up to that token
+    and never read into the next call (a special token cannot be part of a JSON string).
+    """
+    call, call_end = tokens
+    status, value, end, note = read_value(text, k, ctx)
+    limit = ctx.find(text, call_end, k)
+    if status == READ_OK and (limit == -1 or end <= limit):
+        return value, end
+    if limit != -1:
+        stop = limit + len(call_end)
+        return stop, [ctx.issue(UNPARSEABLE_ARGUMENTS, f'{call} at char {ctx.base + pos}: the '
+                                f'arguments of {name!r} are not a JSON object that ends before '
+                                f'{call_end} ({slice_problem(text, k, limit, ctx)})', pos,
+                                stop, fmt, name or guess_name(text[k:limit]))]
+    if status == READ_NEED:
+        return NeedMore(wake)
+    if status == READ_TRUNCATED:
+        return truncated_call(text, pos, ctx, fmt, call, name or guess_name(text[k:]), wake)
+    stop = invalid_end(text, k, end, note, ctx)
+    if stop is None:
+        return NeedMore(wake)
+    return bad_call(text, pos, stop, ctx, fmt, tokens, name, f'the arguments are {note}')
 
 
 def truncated_call(text: str, pos: int, ctx, fmt: str, call: str, name: str, wake: tuple):

@@ -29,9 +29,9 @@ the catalog does not have, unknown keys) and raised together as one ``BindingsEr
 """
 
 import os
-import pathlib
 from typing import Any
 
+from lerobot_tools_ros import limits
 from lerobot_tools_ros.catalog import ToolCatalog
 from lerobot_tools_ros.errors import ConfigurationError
 from lerobot_tools_ros.tools.bindings import binding_kind, KINDS
@@ -55,7 +55,11 @@ class BindingsError(ConfigurationError):
         super().__init__(f'bindings file {source}: {len(problems)} problem(s): {listed}')
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
+# Problems listed before the check stops (a 200,000-entry file must not build 200,000).
+MAX_PROBLEMS = 100
+
+
+class _UniqueKeyLoader(limits.yaml_safe_loader()):
     """A safe loader that refuses duplicate keys (PyYAML silently keeps the last one)."""
 
 
@@ -79,10 +83,18 @@ _UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
 
 
 def load_bindings(path: str | os.PathLike, catalog: ToolCatalog) -> dict[str, BoundTool]:
-    """Read ``path`` and return the checked bound tools by name, or raise ``BindingsError``."""
+    """
+    Read ``path`` and return the checked bound tools by name, or raise ``BindingsError``.
+
+    At most ``limits.MAX_BINDINGS_BYTES`` (1 MiB) are read; see ``parse_bindings`` for the
+    other limits.
+    """
     source = str(path)
     try:
-        text = pathlib.Path(path).expanduser().read_text(encoding='utf-8')
+        text = limits.read_limited(path, limits.MAX_BINDINGS_BYTES, 'the bindings file')
+        text = text.decode('utf-8')
+    except limits.TooLarge as exc:
+        raise BindingsError(source, [str(exc).removeprefix(f'{source}: ')]) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise BindingsError(source, [f'cannot read: {getattr(exc, "strerror", None) or exc}'])
     return parse_bindings(text, catalog, source=source)
@@ -90,8 +102,19 @@ def load_bindings(path: str | os.PathLike, catalog: ToolCatalog) -> dict[str, Bo
 
 def parse_bindings(text: str, catalog: ToolCatalog, *,
                    source: str = '<memory>') -> dict[str, BoundTool]:
-    """Check bindings given as YAML text (see ``load_bindings``)."""
+    """
+    Check bindings given as YAML text (see ``load_bindings``).
+
+    Bounded whatever the text holds: at most ``limits.MAX_BINDINGS_BYTES``, collections nested
+    at most ``limits.MAX_YAML_DEPTH`` deep, at most ``limits.MAX_YAML_NODES`` nodes with aliases
+    counted expanded, and the check stops after ``MAX_PROBLEMS`` problems.
+    """
+    size = limits.utf8_size(text, limits.MAX_BINDINGS_BYTES)
+    if size > limits.MAX_BINDINGS_BYTES:
+        raise BindingsError(source, [f'the bindings file is {size} bytes; at most '
+                                     f'{limits.MAX_BINDINGS_BYTES} are read'])
     try:
+        limits.check_yaml(text)  # depth, alias bombs, size: before anything composes it
         document = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader
     except yaml.YAMLError as exc:
         raise BindingsError(source, [f'not valid YAML: {" ".join(str(exc).split())}']) from None
@@ -106,12 +129,18 @@ def parse_bindings(text: str, catalog: ToolCatalog, *,
     if not isinstance(entries, dict):
         raise BindingsError(source, [*problems, f'{TOP_KEY}: must map tool names to entries'])
     tools: dict[str, BoundTool] = {}
-    for name, config in entries.items():
+    declared = ', '.join(catalog.names[:20]) + (
+        f' and {len(catalog) - 20} more' if len(catalog) > 20 else '')
+    for checked, (name, config) in enumerate(entries.items()):
+        if len(problems) >= MAX_PROBLEMS:
+            problems.append(f'checking stopped after {MAX_PROBLEMS} problems; '
+                            f'{len(entries) - checked} of {len(entries)} entries not checked')
+            break
         where = f'{TOP_KEY}.{name}'
         if name not in catalog:
             hint = catalog.suggest(name) if isinstance(name, str) else None
             problems.append(f"{where}: tool '{name}' is not in the catalog {catalog.source} "
-                            f"(declared: {', '.join(catalog.names)})"
+                            f'(declared: {declared})'
                             + (f"; did you mean '{hint}'?" if hint else ''))
             continue
         if not isinstance(config, dict):

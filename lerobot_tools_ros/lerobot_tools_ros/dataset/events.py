@@ -1,0 +1,383 @@
+# Copyright 2026 lerobot_tools_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Recording what the robot did back into a dataset: audit log in, `language_events` out.
+
+`recorded_events` picks from a dispatcher audit log the calls that succeeded (a speech atom
+per `say`, an assistant tool-call row per other call) and the interjections heard, each with
+its time since the episode began (`episode_window` reads that start from the episode marker the
+dispatcher recorded, or takes it given). `place_on_frames` puts each on the frame at or just
+before its time. `write_events` rewrites the episode's data file(s) with upstream's Arrow types
+(tool calls as JSON values), declares both language features and the tools used in
+`meta/info.json`, and leaves every other column and file as it was: into a copy of the dataset,
+or in place with a backup of each file it replaces.
+"""
+
+import bisect
+import contextlib
+import copy
+from dataclasses import dataclass
+import datetime
+import json
+import os
+import pathlib
+import shutil
+import tempfile
+from typing import Any, Iterable
+
+from . import language
+from .episodes import DatasetError, Episode, INFO_PATH, read_info
+from .markers import AUDIT_EVENT, INTERJECTION_EVENT
+from ..catalog import DEFAULT_TOOLS
+
+BACKUP_SUFFIX = '.bak'
+# Frame timestamps are float32: an event at a frame's time must land on that frame.
+_TIME_TOLERANCE_S = 1e-4
+
+
+@dataclass
+class RecordedEvent:
+    """One row to add, with its time in episode seconds and a description for the summary."""
+
+    time_s: float
+    row: dict
+    description: str
+
+
+@dataclass
+class EpisodeWindow:
+    """Where an episode lies in the audit log's wall-clock time."""
+
+    start: float
+    end: float | None
+    rate: float
+    origin: str
+
+
+def parse_start(text: str) -> float:
+    """`--start`: seconds since the epoch, or an ISO 8601 time (local time when no zone)."""
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    try:
+        moment = datetime.datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise ValueError(f'--start must be seconds since the epoch or an ISO 8601 time such as '
+                         f'2026-12-04T21:30:00+00:00, got {text!r}') from None
+    return moment.timestamp()
+
+
+def _wall(record: dict) -> float | None:
+    value = record.get('wall_time')
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) \
+        else None
+
+
+def _marker_time(record: dict) -> float:
+    """When a marker says its episode began or ended: the time it states, else its arrival."""
+    stated = record.get('time')
+    if isinstance(stated, (int, float)) and not isinstance(stated, bool):
+        return float(stated)
+    return _wall(record)
+
+
+def episode_window(records: list[dict], episode: int, start: float | None = None
+                   ) -> EpisodeWindow:
+    """
+    Find where `episode` starts (and ends) in the log.
+
+    With `start` given, the episode runs from there to the log's next start marker (if any).
+    Otherwise the start marker of `episode` is used (one without a number when it is the only
+    marker); none, or several, is an error that says to give `--start`.
+    """
+    markers = [r for r in records if r.get('event') == AUDIT_EVENT and _wall(r) is not None]
+    if start is None:
+        numbered = [r for r in markers if r.get('marker') == 'start'
+                    and r.get('episode') == episode]
+        unnumbered = [r for r in markers if r.get('marker') == 'start'
+                      and r.get('episode') is None]
+        found = numbered or (unnumbered if len(unnumbered) == 1 else [])
+        if len(found) != 1:
+            seen = ', '.join(f'{r.get("episode")}@{_wall(r):.3f}' for r in markers
+                             if r.get('marker') == 'start') or 'none'
+            why = ('several start markers for it' if len(found) > 1
+                   else 'no start marker for it')
+            raise DatasetError(
+                f'episode {episode}: {why} in the audit log (start markers seen, episode@time: '
+                f'{seen}); give --start, or record markers with the dispatcher parameter '
+                'record_events')
+        marker = found[0]
+        start = _marker_time(marker)
+        origin = ('the time its start marker states' if start != _wall(marker)
+                  else 'the arrival of its start marker')
+        rate = marker.get('rate', 1.0)
+        rate = float(rate) if isinstance(rate, (int, float)) and rate > 0 else 1.0
+    else:
+        marker, origin, rate = None, '--start', 1.0
+    end = None
+    for record in markers:
+        wall = _marker_time(record)
+        if record is marker or wall <= start:
+            continue
+        if record.get('marker') == 'start' or (
+                record.get('marker') == 'end' and record.get('episode') in (None, episode)):
+            end = wall if end is None else min(end, wall)
+    return EpisodeWindow(start, end, rate, origin)
+
+
+def recorded_events(records: list[dict], window: EpisodeWindow) -> list[RecordedEvent]:
+    """Return the successful calls and the interjections of the window, in time order."""
+    succeeded = {r.get('call_id') for r in records
+                 if r.get('event') == 'result' and r.get('success') is True}
+    found: list[RecordedEvent] = []
+    for record in records:
+        wall = _wall(record)
+        if wall is None or wall < window.start or (
+                window.end is not None and wall >= window.end):
+            continue
+        time_s = (wall - window.start) * window.rate
+        kind = record.get('event')
+        if kind == 'call' and record.get('call_id') in succeeded:
+            name, arguments = record.get('name'), record.get('arguments')
+            if not isinstance(name, str) or not isinstance(arguments, dict):
+                continue
+            found.append(RecordedEvent(time_s, language.tool_call_row(name, arguments),
+                                       f'{name} call'))
+        elif kind == INTERJECTION_EVENT and isinstance(record.get('text'), str) \
+                and record['text'].strip():
+            found.append(RecordedEvent(time_s, language.interjection_row(record['text']),
+                                       'interjection'))
+    found.sort(key=lambda event: event.time_s)
+    return found
+
+
+def place_on_frames(events: Iterable[RecordedEvent], episode: Episode
+                    ) -> tuple[dict[int, list[RecordedEvent]], list[RecordedEvent]]:
+    """
+    Put each event on the frame at or just before its time.
+
+    Return ({frame_index: events}, events left out): before the first frame, or later than
+    one frame period after the last frame.
+    """
+    stamps = episode.timestamps
+    last = stamps[-1] + 1.0 / episode.fps
+    placed: dict[int, list[RecordedEvent]] = {}
+    left_out = []
+    for event in events:
+        position = bisect.bisect_right(stamps, event.time_s + _TIME_TOLERANCE_S) - 1
+        if position < 0 or event.time_s >= last:
+            left_out.append(event)
+            continue
+        placed.setdefault(episode.frames[position].frame_index, []).append(event)
+    return placed, left_out
+
+
+def tools_for(info: dict, used: Iterable[str], catalogs: Iterable[Any]) -> list[dict]:
+    """
+    Return the `tools` info.json must declare so every used tool has its schema.
+
+    Starts from the dataset's own list (LeRobot's DEFAULT_TOOLS when it declares none, which
+    is what readers assume then) and appends the schema of each used tool it lacks, taken from
+    the first catalog that has it; a tool found in none is an error naming it.
+    """
+    declared = info.get('tools') if isinstance(info.get('tools'), list) and info['tools'] \
+        else copy.deepcopy(DEFAULT_TOOLS)
+    tools = list(declared)
+    have = {t.get('function', {}).get('name') for t in tools if isinstance(t, dict)}
+    missing = []
+    for name in dict.fromkeys(used):
+        if name in have:
+            continue
+        for catalog in catalogs:
+            if name in catalog:
+                tools.append(copy.deepcopy(catalog.schema(name)))
+                have.add(name)
+                break
+        else:
+            missing.append(name)
+    if missing:
+        raise DatasetError(f'no schema for tool(s) {", ".join(missing)}: neither the dataset '
+                           'nor --catalog declares them; give --catalog with a dataset or '
+                           'info.json that does')
+    return tools
+
+
+# -- writing -----------------------------------------------------------------------------------
+
+def _arrow_types():
+    """Upstream's Arrow types of the two columns (tool calls as JSON values), and storage."""
+    import pyarrow as pa
+
+    json_type = pa.json_() if hasattr(pa, 'json_') else pa.string()
+
+    def row(with_timestamp: bool, call_type) -> Any:
+        fields = [pa.field('role', pa.string(), nullable=False),
+                  pa.field('content', pa.string()), pa.field('style', pa.string())]
+        if with_timestamp:
+            fields.append(pa.field('timestamp', pa.float32(), nullable=False))
+        fields += [pa.field('camera', pa.string()),
+                   pa.field('tool_calls', pa.list_(call_type))]
+        return pa.list_(pa.struct(fields))
+
+    return {'events': row(False, json_type), 'events_storage': row(False, pa.string()),
+            'persistent': row(True, json_type), 'persistent_storage': row(True, pa.string())}
+
+
+def _stored_row(row: dict, where: str) -> dict:
+    """Return an event row ready for Arrow: EVENT_ROW_FIELDS, tool calls as JSON text."""
+    row = language.event_row(row, where)
+    calls = language.tool_calls(row, where)
+    row['tool_calls'] = [json.dumps(language.call_dict(name, arguments), ensure_ascii=False)
+                         for name, arguments in calls] if row.get('tool_calls') is not None \
+        else None
+    return row
+
+
+def _episode_bounds(values: list[int]) -> list[tuple[int, int]]:
+    bounds, start = [], 0
+    for index in range(1, len(values) + 1):
+        if index == len(values) or values[index] != values[start]:
+            bounds.append((start, index))
+            start = index
+    return bounds
+
+
+def _rewrite_file(path: pathlib.Path, episode: int, placed: dict[int, list[RecordedEvent]],
+                  target: pathlib.Path) -> int:
+    """Write `path` with the events added to `episode`'s frames into `target`; return rows."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    types = _arrow_types()
+    table = pq.read_table(path)
+    episodes = table.column('episode_index').to_pylist()
+    frames = table.column('frame_index').to_pylist()
+    if language.LANGUAGE_EVENTS in table.column_names:
+        existing = table.column(language.LANGUAGE_EVENTS).to_pylist()
+    else:
+        existing = [None] * table.num_rows
+    added = 0
+    column = []
+    for index, (ep, frame, rows) in enumerate(zip(episodes, frames, existing)):
+        where = f'{path.name} row {index} language_events'
+        stored = [_stored_row(row, f'{where}[{n}]') for n, row in enumerate(rows or [])]
+        if ep == episode:
+            for event in placed.get(frame, []):
+                new = _stored_row(event.row, f'{where} (new)')
+                if new not in stored:  # running add-events twice adds nothing the second time
+                    stored.append(new)
+                    added += 1
+        column.append(stored)
+    events = pa.array(column, type=types['events_storage']).cast(types['events'])
+    if language.LANGUAGE_EVENTS in table.column_names:
+        table = table.set_column(table.column_names.index(language.LANGUAGE_EVENTS),
+                                 language.LANGUAGE_EVENTS, events)
+    else:
+        table = table.append_column(language.LANGUAGE_EVENTS, events)
+    if language.LANGUAGE_PERSISTENT not in table.column_names:
+        empty = pa.array([[] for _ in range(table.num_rows)],
+                         type=types['persistent_storage']).cast(types['persistent'])
+        table = table.append_column(language.LANGUAGE_PERSISTENT, empty)
+    metadata = dict(table.schema.metadata or {})
+    # A `huggingface` features entry written by `datasets` lists the old columns only; readers
+    # get the features from info.json (LeRobot) or from the Arrow schema without it.
+    metadata.pop(b'huggingface', None)
+    table = table.replace_schema_metadata(metadata or None)
+    _atomic(target, lambda tmp: _write_table(table, episodes, tmp))
+    return added
+
+
+def _write_table(table: Any, episodes: list[int], path: pathlib.Path) -> None:
+    """One row group per episode, as LeRobot writes its data files."""
+    import pyarrow.parquet as pq
+
+    with pq.ParquetWriter(str(path), table.schema, compression='snappy',
+                          use_dictionary=True) as writer:
+        for start, stop in _episode_bounds(episodes):
+            writer.write_table(table.slice(start, stop - start))
+
+
+def _atomic(target: pathlib.Path, write) -> None:
+    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f'.{target.name}.',
+                                         suffix='.tmp')
+    os.close(handle)
+    try:
+        write(pathlib.Path(temporary))
+        os.replace(temporary, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
+def updated_info(info: dict, tools: list[dict]) -> dict:
+    """info.json with both language features and `tools` declared (other keys as they were)."""
+    info = copy.deepcopy(info)
+    features = info.setdefault('features', {})
+    for name in language.LANGUAGE_COLUMNS:
+        features.setdefault(name, dict(language.LANGUAGE_FEATURE))
+    info['tools'] = tools
+    return info
+
+
+def check_output(root: pathlib.Path, output: pathlib.Path) -> pathlib.Path:
+    """Return `output` expanded if a copy of `root` can go there (new or an empty dir)."""
+    output = output.expanduser()
+    if output.resolve() == root.resolve():
+        raise DatasetError('--output is the dataset itself; use --in-place to change it')
+    if output.exists() and not (output.is_dir() and not any(output.iterdir())):
+        raise DatasetError(f'{output} exists and is not empty; give a new directory')
+    return output
+
+
+def prepare_target(root: pathlib.Path, output: pathlib.Path | None,
+                   files: list[str]) -> pathlib.Path:
+    """
+    Return the root to write into: a fresh copy at `output`, or `root` after backing up.
+
+    In place, each file about to be replaced (info.json and the episode's data files) is
+    copied to `<name>.bak` first; an existing backup is never overwritten.
+    """
+    if output is not None:
+        output = check_output(root, output)
+        if output.is_dir():
+            output.rmdir()  # an empty directory given as the place for the copy
+        shutil.copytree(root, output, symlinks=True)
+        return output
+    for relative in [str(INFO_PATH), *files]:
+        backup = root / (relative + BACKUP_SUFFIX)
+        if backup.exists():
+            raise DatasetError(f'{backup} exists (a backup from an earlier run); move it away '
+                               'or write a copy with --output')
+    for relative in [str(INFO_PATH), *files]:
+        shutil.copy2(root / relative, root / (relative + BACKUP_SUFFIX))
+    return root
+
+
+def write_events(root: pathlib.Path, episode: Episode, placed: dict[int, list[RecordedEvent]],
+                 tools: list[dict], output: pathlib.Path | None = None) -> tuple[pathlib.Path,
+                                                                                 int]:
+    """Write the placed events and the info.json changes; return (dataset written, rows)."""
+    info = read_info(root)
+    target = prepare_target(root, output, episode.files)
+    added = 0
+    for relative in episode.files:
+        added += _rewrite_file(root / relative if output is None else target / relative,
+                               episode.index, placed, target / relative)
+    new_info = updated_info(info, tools)
+    text = json.dumps(new_info, indent=4, ensure_ascii=False) + '\n'
+    _atomic(target / INFO_PATH, lambda tmp: tmp.write_text(text, encoding='utf-8'))
+    return target, added

@@ -1,0 +1,120 @@
+# Copyright 2026 lerobot_tools_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""A tool's executor called as a `RunTool` action: progress as feedback, cancellable."""
+
+from typing import Any, Callable
+
+from action_msgs.msg import GoalStatus
+from lerobot_tools_interfaces.action import RunTool
+from lerobot_tools_ros import errors, names
+from lerobot_tools_ros.rclpy_fixes import send_goal_async
+from rclpy.action import ActionClient
+from rclpy.node import Node
+from rclpy.task import Future
+
+from .base import ACTION, DoneCallback, ExecutorCall, FeedbackCallback, Outcome
+
+
+class GoalCall(ExecutorCall):
+    """A call sent as a goal: cancel reaches the executor, before or after acceptance."""
+
+    def __init__(self, call_id: str) -> None:
+        super().__init__(call_id, ACTION)
+        self.goal_handle: Any = None
+
+    def cancel(self) -> bool:
+        if self.done:
+            return False
+        self.cancel_requested = True
+        if self.goal_handle is not None:
+            self.goal_handle.cancel_goal_async()
+        return True  # before acceptance: cancelled as soon as the goal is accepted
+
+
+class ActionExecutor:
+    """Send calls, and readiness probes, as RunTool goals to `name`."""
+
+    kind = ACTION
+
+    def __init__(self, node: Node, name: str, callback_group: Any,
+                 when_done: Callable[[Future, Callable[[Future], None]], None],
+                 refused: Callable[[], None]) -> None:
+        self._client = ActionClient(node, RunTool, name, callback_group=callback_group)
+        self._when_done = when_done  # runs a future's callback where the owner wants it
+        self._refused = refused  # a goal was rejected: the executor is closing
+        self.name = node.resolve_service_name(name)
+
+    def offered(self) -> bool:
+        return self._client.server_is_ready()
+
+    def probe(self, answered: Callable[[], None]) -> None:
+        """Send a readiness goal; `answered()` runs when its result comes back."""
+        def accepted(future: Future) -> None:
+            handle = future.result()
+            if handle is not None and handle.accepted:  # rejected: the executor is closing
+                self._when_done(handle.get_result_async(), lambda _: answered())
+        self._when_done(send_goal_async(self._client, RunTool.Goal(name=names.READINESS_PROBE)),
+                        accepted)
+
+    def send(self, call_id: str, tool_name: str, arguments_json: str, source: str,
+             on_done: DoneCallback, on_feedback: FeedbackCallback | None) -> ExecutorCall:
+        call = GoalCall(call_id)
+
+        def feedback(message: Any) -> None:
+            if on_feedback is not None and not call.done:
+                report = message.feedback
+                on_feedback(report.stage, float(report.progress), report.detail)
+
+        def accepted(future: Future) -> None:
+            handle = future.result()
+            if handle is None or not handle.accepted:
+                call.finish(on_done, Outcome(False, error_code=errors.UNAVAILABLE, error_message=(
+                    f'the executor at {self.name} refused the goal (it is shutting down); the '
+                    'call did not run')))
+                self._refused()
+                return
+            call.goal_handle = handle
+            if call.cancel_requested:
+                handle.cancel_goal_async()
+            self._when_done(handle.get_result_async(),
+                            lambda done: call.finish(on_done, _outcome(done.result(), self.name)))
+
+        self._when_done(send_goal_async(
+            self._client, RunTool.Goal(call_id=call_id, name=tool_name, arguments=arguments_json,
+                                       source=source),
+            feedback_callback=feedback), accepted)
+        return call
+
+    def destroy(self) -> None:
+        self._client.destroy()
+
+
+def _outcome(response: Any, name: str) -> Outcome:
+    result = getattr(response, 'result', None)
+    status = getattr(response, 'status', GoalStatus.STATUS_UNKNOWN)
+    if result is None or status == GoalStatus.STATUS_UNKNOWN:
+        return Outcome(False, error_code=errors.UNAVAILABLE, error_message=(
+            f'the executor at {name} no longer knows the goal (restarted?); the call may or may '
+            'not have run'))
+    if status == GoalStatus.STATUS_SUCCEEDED and result.success:
+        return Outcome(True, content=result.content, call_id=result.call_id)
+    if result.error_code:
+        return Outcome(False, error_code=result.error_code, error_message=result.error_message,
+                       call_id=result.call_id)
+    if status == GoalStatus.STATUS_CANCELED:
+        return Outcome(False, error_code=errors.CANCELLED, call_id=result.call_id,
+                       error_message='the executor cancelled the call')
+    return Outcome(False, error_code=errors.EXECUTION_FAILED, call_id=result.call_id,
+                   error_message=f'the executor at {name} aborted the goal without a result')

@@ -1,0 +1,90 @@
+# Copyright 2026 lerobot_tools_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""A tool's executor called as a `CallTool` service: one request, one response, no cancel."""
+
+from typing import Any, Callable
+
+from lerobot_tools_interfaces.srv import CallTool
+from lerobot_tools_ros import errors, names
+from rclpy.node import Node
+from rclpy.task import Future
+
+from .base import DoneCallback, ExecutorCall, FeedbackCallback, Outcome, SERVICE
+
+
+class ServiceExecutor:
+    """Send calls, and readiness probes, as CallTool requests to `name`."""
+
+    kind = SERVICE
+
+    def __init__(self, node: Node, name: str, callback_group: Any,
+                 when_done: Callable[[Future, Callable[[Future], None]], None]) -> None:
+        self._node = node
+        self._client = node.create_client(CallTool, name, callback_group=callback_group)
+        self._when_done = when_done  # runs a future's callback where the owner wants it
+        self._probes: list[Future] = []
+        self.name = self._client.srv_name
+
+    def offered(self) -> bool:
+        return self._client.service_is_ready()
+
+    def probe(self, answered: Callable[[], None]) -> None:
+        """Send a readiness probe; `answered()` runs when its answer comes back."""
+        future = self._client.call_async(CallTool.Request(name=names.READINESS_PROBE))
+        self._probes.append(future)
+        self._when_done(future, lambda done: answered() if done.result() is not None else None)
+
+    def drop_probes(self) -> None:
+        for future in self._probes:
+            if not future.done():
+                self._client.remove_pending_request(future)
+        self._probes.clear()
+
+    def send(self, call_id: str, tool_name: str, arguments_json: str, source: str,
+             on_done: DoneCallback, on_feedback: FeedbackCallback | None) -> ExecutorCall:
+        call = ExecutorCall(call_id, SERVICE)
+        future = self._client.call_async(CallTool.Request(
+            call_id=call_id, name=tool_name, arguments=arguments_json, source=source))
+        call._forget = lambda: self._client.remove_pending_request(future)
+        _callbacks_when_taken(future)
+        self._when_done(future, lambda done: call.finish(on_done, _outcome(done.result())))
+        return call
+
+    def destroy(self) -> None:
+        self._node.destroy_client(self._client)
+
+
+def _callbacks_when_taken(future: Future) -> None:
+    """
+    Run a service future's callbacks where its response is taken, not as a task of their own.
+
+    rclpy attaches the executor to a client's future just before it sets the result (Humble to
+    Kilted), and a future with an executor schedules each callback as a new task: more executor
+    passes (a wait set rebuilt each) per call; without it the dispatcher's service path took 3.6
+    instead of 5.9 passes per round trip here. Without an executor the callbacks run at once, in
+    the client's callback group.
+    """
+    future._set_executor = lambda _executor: None
+
+
+def _outcome(response: Any) -> Outcome:
+    if response is None:
+        return Outcome(False, error_code=errors.EXECUTION_FAILED,
+                       error_message='the service call ended without a response')
+    if response.success:
+        return Outcome(True, content=response.content, call_id=response.call_id)
+    return Outcome(False, error_code=response.error_code or errors.EXECUTION_FAILED,
+                   error_message=response.error_message or 'the executor reported failure',
+                   call_id=response.call_id)

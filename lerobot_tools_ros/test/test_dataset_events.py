@@ -1,0 +1,406 @@
+# Copyright 2026 lerobot_tools_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Recording what the robot did back into a LeRobot dataset (`dataset add-events`).
+
+Pure parts (markers, the episode's window, placing on frames, writing parquet with upstream's
+types) on files written and read back; the dispatcher's `record_events` as a real process; the
+whole round trip (replay an annotated episode through the real runtime, record it, write it
+into a copy whose events were stripped, get the same events back on the same frames); and, where
+the Python 3.12 venv with lerobot 0.6.1 exists (`make lerobot-check`), LeRobot's own readers
+loading what add-events wrote.
+"""
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import annotated_episode
+from conftest import PACKAGE_DIR, spin_until, TEST_DIR
+from lerobot_tools_ros.catalog import SAMPLE_DATASET, ToolCatalog
+from lerobot_tools_ros.cli import main as cli_main
+from lerobot_tools_ros.dataset import episodes, events, language
+from lerobot_tools_ros.dataset.markers import episode_marker_text, parse_episode_marker
+from lerobot_tools_ros.dispatch import read_audit_log
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from std_msgs.msg import String
+
+SAMPLE_INFO = json.loads((SAMPLE_DATASET / 'meta' / 'info.json').read_text())
+REPO_DIR = PACKAGE_DIR.parent
+DATA_FILE = 'data/chunk-000/file-000.parquet'
+RELIABLE = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
+
+
+def sample_copy(tmp_path: pathlib.Path, **info_changes) -> pathlib.Path:
+    info = {**SAMPLE_INFO, **info_changes}
+    return annotated_episode.write_sample(tmp_path / 'sample', info)
+
+
+def bare_copy(tmp_path: pathlib.Path, name: str = 'bare', **info_changes) -> pathlib.Path:
+    """Write the sample's frames without language rows (a recorded, unannotated episode)."""
+    info = {**SAMPLE_INFO, **info_changes}
+    info['features'] = {k: v for k, v in info['features'].items()
+                        if v['dtype'] != 'language'}
+    del info['tools']
+    root = annotated_episode.write_dataset(tmp_path / name, info, {0: ({}, [])})
+    # An unannotated dataset has no language columns at all.
+    table = pq.read_table(root / DATA_FILE).drop_columns(list(language.LANGUAGE_COLUMNS))
+    pq.write_table(table, root / DATA_FILE)
+    info_path = root / 'meta' / 'info.json'
+    written = json.loads(info_path.read_text())
+    written['features'] = info['features']
+    info_path.write_text(json.dumps(written, indent=4))
+    return root
+
+
+def audit(start: float, *records: tuple) -> list[dict]:
+    """
+    Build audit records from tuples, times relative to `start`.
+
+    ('marker', t, fields), ('call', t, id, name, arguments, succeeded), ('say', t, text).
+    """
+    out = []
+    for record in records:
+        kind, t = record[0], start + record[1]
+        if kind == 'marker':
+            out.append({'event': 'episode', 'wall_time': t, **record[2]})
+        elif kind == 'call':
+            _, _, call_id, name, arguments, ok = record
+            out.append({'event': 'call', 'wall_time': t, 'call_id': call_id, 'name': name,
+                        'arguments': arguments})
+            out.append({'event': 'result', 'wall_time': t + 0.01, 'call_id': call_id,
+                        'success': ok})
+        else:
+            out.append({'event': 'interjection', 'wall_time': t, 'text': record[2]})
+    return out
+
+
+def write_log(path: pathlib.Path, records: list[dict]) -> pathlib.Path:
+    path.write_text(''.join(json.dumps(r) + '\n' for r in records))
+    return path
+
+
+# -- markers and the episode's window ---------------------------------------------------------
+
+def test_markers_in_both_spellings_and_clear_errors():
+    assert parse_episode_marker('start 3') == {'marker': 'start', 'episode': 3, 'rate': 1.0,
+                                               'time': None}
+    assert parse_episode_marker(' end ')['episode'] is None
+    assert parse_episode_marker(episode_marker_text('start', 2, 2.0, 100.5)) == {
+        'marker': 'start', 'episode': 2, 'rate': 2.0, 'time': 100.5}
+    for bad, message in (('begin 3', 'event must be start or end'),
+                         ('start three', 'episode must be an integer'),
+                         ('{"event": "start", "episode": -1}', 'non-negative integer'),
+                         ('{"event": "start", "rate": 0}', 'rate must be a positive number'),
+                         ('{"event": "start", "time": "noon"}', 'time must be seconds'),
+                         ('{"event": ', 'not valid JSON'), ('start 1 2 3', "'start \\[N\\]'")):
+        with pytest.raises(ValueError, match=message):
+            parse_episode_marker(bad)
+
+
+def test_the_window_comes_from_the_episodes_marker_or_from_start():
+    records = audit(1000.0, ('marker', 0.0, {'marker': 'start', 'episode': 1}),
+                    ('marker', 5.0, {'marker': 'end', 'episode': 1}),
+                    ('marker', 9.0, {'marker': 'start', 'episode': 2, 'rate': 2.0,
+                                     'time': 1008.75}))
+    one = events.episode_window(records, 1)
+    assert (one.start, one.end, one.rate) == (1000.0, 1005.0, 1.0)
+    two = events.episode_window(records, 2)
+    assert (two.start, two.end, two.rate) == (1008.75, None, 2.0)  # the time it states
+    given = events.episode_window(records, 7, start=1003.0)
+    # Until the next start (episode 1's end marker is not episode 7's).
+    assert (given.start, given.end, given.origin) == (1003.0, 1008.75, '--start')
+    assert events.episode_window(records, 1, start=1003.0).end == 1005.0
+    with pytest.raises(episodes.DatasetError, match=r'episode 3: no start marker .*1@1000\.000, '
+                                                    r'2@1009\.000.*give --start'):
+        events.episode_window(records, 3)
+    twice = records + audit(2000.0, ('marker', 0.0, {'marker': 'start', 'episode': 1}))
+    with pytest.raises(episodes.DatasetError, match='several start markers'):
+        events.episode_window(twice, 1)
+    assert events.parse_start('2026-12-04T21:30:00+00:00') == 1796419800.0
+    with pytest.raises(ValueError, match='--start must be seconds since the epoch'):
+        events.parse_start('yesterday')
+
+
+def test_only_successful_calls_and_interjections_land_at_or_before_their_time(tmp_path):
+    episode = episodes.read_episode(sample_copy(tmp_path), 0)
+    records = audit(50.0, ('marker', 0.0, {'marker': 'start', 'episode': 0}),
+                    ('say', -1.0, 'before the episode'),
+                    ('call', 0.51, 'a', 'say', {'text': 'hello'}, True),
+                    ('call', 0.6, 'b', 'record_observation', {'label': 'x'}, False),
+                    ('say', 1.0, 'wait'),
+                    ('call', 2.99, 'c', 'record_observation', {'label': 'late'}, True),
+                    ('call', 3.2, 'd', 'say', {'text': 'after the last frame'}, True))
+    found = events.recorded_events(records, events.episode_window(records, 0))
+    assert [e.description for e in found] == ['say call', 'interjection',
+                                              'record_observation call', 'say call']
+    placed, left_out = events.place_on_frames(found, episode)
+    # 0.51 s is frame 15 (0.500 s); 1.0 s is exactly frame 30; 2.99 s the last frame (89).
+    assert {frame: [e.row for e in rows] for frame, rows in placed.items()} == {
+        15: [language.speech_atom('hello')], 30: [language.interjection_row('wait')],
+        89: [language.tool_call_row('record_observation', {'label': 'late'})]}
+    assert [e.time_s for e in left_out] == pytest.approx([3.2])
+
+
+# -- writing ----------------------------------------------------------------------------------
+
+def test_add_events_writes_upstream_types_and_leaves_everything_else(tmp_path, capsys):
+    root = bare_copy(tmp_path)
+    log = write_log(tmp_path / 'audit.jsonl', audit(
+        10.0, ('marker', 0.0, {'marker': 'start', 'episode': 0}),
+        ('call', 0.2, 'a', 'say', {'text': 'On it.'}, True),
+        ('say', 1.5, 'Use the blue one.'),
+        ('call', 1.52, 'b', 'record_observation', {'label': 'cup'}, True)))
+    out = tmp_path / 'out'
+    assert cli_main(['dataset', 'add-events', str(root), '--episode', '0', '--audit', str(log),
+                     '--output', str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert 'frame      6 (   0.200 s) <- say call' in printed
+    assert 'wrote 3 row(s) into episode 0' in printed
+    before, after = pq.read_table(root / DATA_FILE), pq.read_table(out / DATA_FILE)
+    assert after.select(before.column_names).equals(before)  # every other column unchanged
+    assert after.schema.field('language_events').type.value_type.field('tool_calls').type == \
+        pa.list_(pa.json_())
+    assert after.column('language_persistent').to_pylist() == [[]] * after.num_rows
+    rows = after.column('language_events').to_pylist()
+    assert {i: r for i, r in enumerate(rows) if r} == {
+        6: [{'role': 'assistant', 'content': None, 'style': None, 'camera': None,
+             'tool_calls': [json.dumps(language.call_dict('say', {'text': 'On it.'}))]}],
+        45: [{'role': 'user', 'content': 'Use the blue one.', 'style': 'interjection',
+              'camera': None, 'tool_calls': None},
+             {'role': 'assistant', 'content': None, 'style': None, 'camera': None,
+              'tool_calls': [json.dumps(language.call_dict('record_observation',
+                                                           {'label': 'cup'}))]}]}
+    info = json.loads((out / 'meta' / 'info.json').read_text())
+    assert info['features']['language_events'] == language.LANGUAGE_FEATURE
+    assert info['features']['language_persistent'] == language.LANGUAGE_FEATURE
+    # It declared no tools (so: LeRobot's say); record_observation's schema comes from the
+    # catalog given (the sample's by default).
+    assert info['tools'] == [ToolCatalog.load(SAMPLE_DATASET).schema('say'),
+                             ToolCatalog.load(SAMPLE_DATASET).schema('record_observation')]
+    original = json.loads((root / 'meta' / 'info.json').read_text())
+    assert {k: v for k, v in info.items() if k not in ('features', 'tools')} == \
+        {k: v for k, v in original.items() if k not in ('features', 'tools')}
+    for relative in ('meta/tasks.parquet', 'meta/episodes/chunk-000/file-000.parquet'):
+        assert (out / relative).read_bytes() == (root / relative).read_bytes()
+    assert episodes.read_episode(root, 0).frames[6].events == []  # the source is untouched
+
+
+def test_in_place_keeps_backups_and_a_second_run_adds_nothing(tmp_path, capsys):
+    root = sample_copy(tmp_path)
+    original = (root / DATA_FILE).read_bytes()
+    log = write_log(tmp_path / 'audit.jsonl', audit(
+        10.0, ('call', 0.1, 'a', 'say', {'text': 'Extra.'}, True)))
+    args = ['dataset', 'add-events', str(root), '--episode', '0', '--audit', str(log),
+            '--start', '10.0']
+    assert cli_main([*args, '--dry-run']) == 0
+    assert 'frame      3 (   0.100 s) <- say call' in capsys.readouterr().out
+    assert (root / DATA_FILE).read_bytes() == original and not list(root.rglob('*.bak'))
+    assert cli_main([*args, '--in-place']) == 0
+    assert (root / (DATA_FILE + '.bak')).read_bytes() == original
+    assert (root / 'meta' / 'info.json.bak').is_file()
+    frame3 = episodes.read_episode(root, 0).frames[3].events
+    assert [language.tool_calls(row) for row in frame3] == [[('say', {'text': 'Extra.'})]]
+    # Existing (struct-typed, as upstream's writer stores them) rows are kept, now as JSON.
+    frame0 = episodes.read_episode(root, 0).frames[0].events
+    assert [language.tool_calls(row) for row in frame0] == [
+        [('say', {'text': 'I will put the red cube in the bin.'})]]
+    capsys.readouterr()
+    assert cli_main([*args, '--in-place']) == 1
+    assert 'info.json.bak exists (a backup from an earlier run)' in \
+        capsys.readouterr().err
+    out = tmp_path / 'again'
+    assert cli_main([*args, '--output', str(out)]) == 0
+    assert 'wrote 0 row(s)' in capsys.readouterr().out
+    assert pq.read_table(out / DATA_FILE).equals(pq.read_table(root / DATA_FILE))
+
+
+def test_two_say_calls_on_one_frame_are_written_with_a_warning(tmp_path, capsys):
+    root = bare_copy(tmp_path)
+    log = write_log(tmp_path / 'audit.jsonl', audit(
+        10.0, ('call', 0.2, 'a', 'say', {'text': 'One.'}, True),
+        ('call', 0.21, 'b', 'say', {'text': 'Two.'}, True)))
+    assert cli_main(['dataset', 'add-events', str(root), '--episode', '0', '--audit', str(log),
+                     '--start', '10', '--in-place']) == 0
+    assert 'frame(s) 6 get more than one say call' in capsys.readouterr().err
+    assert len(episodes.read_episode(root, 0).frames[6].events) == 2
+
+
+def test_add_events_errors_name_what_to_fix(tmp_path, capsys):
+    root = sample_copy(tmp_path)
+    log = write_log(tmp_path / 'audit.jsonl', audit(
+        10.0, ('call', 0.1, 'a', 'fly', {'height': 2}, True)))
+    base = ['dataset', 'add-events', str(root), '--episode', '0', '--audit', str(log)]
+    cases = [
+        ([*base, '--output', str(tmp_path / 'o1')], 'episode 0: no start marker'),
+        ([*base, '--start', '10', '--output', str(tmp_path / 'o2')],
+         'no schema for tool(s) fly'),
+        ([*base, '--start', '10', '--output', str(root)], '--output is the dataset itself'),
+        (['dataset', 'add-events', str(root), '--episode', '4', '--audit', str(log),
+          '--start', '10', '--in-place'], 'episode 4 has no frames'),
+        (['dataset', 'add-events', str(tmp_path / 'nope'), '--episode', '0', '--audit',
+          str(log), '--in-place'], 'cannot find dataset'),
+        (['dataset', 'add-events', str(root), '--episode', '0', '--audit',
+          str(tmp_path / 'missing.jsonl'), '--in-place'], 'missing.jsonl does not exist'),
+    ]
+    for argv, message in cases:
+        capsys.readouterr()
+        assert cli_main(argv) == 1, argv
+        err = capsys.readouterr().err
+        assert message in err, (argv, err)
+        assert 'Traceback' not in err
+    assert not (root / (DATA_FILE + '.bak')).exists()
+    assert cli_main(base) == 2
+    assert 'say where to write: --output DIR' in capsys.readouterr().err
+    assert cli_main([*base, '--start', '10', '--dry-run', '--catalog', str(tmp_path)]) == 1
+    assert f'{tmp_path}: no meta/info.json' in capsys.readouterr().err
+
+
+# -- the dispatcher records interjections and markers ----------------------------------------
+
+def test_dispatcher_records_interjections_and_episode_markers(start_node, ros_node, tmp_path):
+    log = tmp_path / 'audit.jsonl'
+    dispatcher = start_node('lerobot_tools_ros.nodes.dispatcher', '--params-file',
+                            str(PACKAGE_DIR / 'config' / 'lerobot_tools.yaml'),
+                            '-p', f'audit_log:={log}', '-p', 'record_events:=true')
+    said = ros_node.create_publisher(String, '/lerobot_tools/interjections', RELIABLE)
+    marks = ros_node.create_publisher(String, '/lerobot_tools/episode_markers', RELIABLE)
+    assert spin_until(ros_node, lambda: said.get_subscription_count() > 0
+                      and marks.get_subscription_count() > 0, 60.0), dispatcher.output()
+    spin_until(ros_node, lambda: False, 0.5)  # the dispatcher's readers match ours too
+    marks.publish(String(data='start 4'))
+    said.publish(String(data='Stop, wrong cube!'))
+    marks.publish(String(data='begin 4'))
+    marks.publish(String(data='{"event": "end", "episode": 4}'))
+
+    def records() -> list[dict]:
+        return list(read_audit_log(log)) if log.exists() else []
+    assert spin_until(ros_node, lambda: len(records()) >= 3, 20.0), dispatcher.output()
+    found = [{k: v for k, v in r.items() if k not in ('wall_time', 'ros_time_ns')}
+             for r in records()]
+    # Two topics: the records keep their times, not one order across both.
+    assert sorted(found, key=json.dumps) == sorted([
+        {'event': 'episode', 'marker': 'start', 'episode': 4, 'rate': 1.0, 'time': None},
+        {'event': 'interjection', 'text': 'Stop, wrong cube!'},
+        {'event': 'episode', 'marker': 'end', 'episode': 4, 'rate': 1.0, 'time': None}],
+        key=json.dumps)
+    markers = [r for r in records() if r['event'] == 'episode']
+    assert markers[0]['wall_time'] <= markers[1]['wall_time']
+    assert "event must be start or end, got 'begin'" in dispatcher.output()
+
+
+def test_record_events_without_an_audit_log_is_one_clear_error(start_node):
+    dispatcher = start_node('lerobot_tools_ros.nodes.dispatcher', '-p', 'record_events:=true')
+    assert dispatcher.proc.wait(60) == 1
+    output = dispatcher.output()
+    assert 'record_events is true but audit_log is empty' in output
+    assert 'Traceback' not in output
+
+
+# -- the round trip ---------------------------------------------------------------------------
+
+def round_trip(ros_env: dict, tmp_path: pathlib.Path) -> tuple[pathlib.Path, pathlib.Path]:
+    """
+    Replay the sample episode (at 5 fps) with an audit log, add the log to a bare copy.
+
+    5 fps leaves 200 ms between frames, so a call recorded a little after its frame (DDS,
+    parsing, a loaded machine) still lands on it. Its events are at frames 0, 30, 45 and 75:
+    0, 6, 9 and 15 s.
+    """
+    annotated = sample_copy(tmp_path, fps=5)
+    log = tmp_path / 'audit.jsonl'
+    run = subprocess.run(
+        [sys.executable, '-m', 'lerobot_tools_ros.cli', 'replay', str(annotated),
+         '--tts-backend', 'espeak_ng', '--output-dir', str(tmp_path / 'out'),
+         '--audit-log', str(log)],
+        env=ros_env, capture_output=True, text=True, timeout=240)
+    assert run.returncode == 0, run.stdout + run.stderr
+    bare, out = bare_copy(tmp_path, fps=5), tmp_path / 'recorded'
+    add = subprocess.run(
+        [sys.executable, '-m', 'lerobot_tools_ros.cli', 'dataset', 'add-events', str(bare),
+         '--episode', '0', '--audit', str(log), '--output', str(out)],
+        env=ros_env, capture_output=True, text=True, timeout=120)
+    assert add.returncode == 0, add.stdout + add.stderr
+    assert 'wrote 6 row(s)' in add.stdout, add.stdout
+    return annotated, out
+
+
+def test_replay_then_add_events_gives_the_episodes_events_back(ros_env, tmp_path):
+    annotated, recorded = round_trip(ros_env, tmp_path)
+
+    def events_by_frame(root: pathlib.Path) -> dict:
+        return {frame.frame_index: sorted(
+            (row['role'], row['style'], row['content'], language.tool_calls(row))
+            for row in frame.events) for frame in episodes.read_episode(root, 0).frames
+            if frame.events}
+    assert events_by_frame(recorded) == events_by_frame(annotated)
+
+
+def lerobot_python() -> pathlib.Path | None:
+    """Return the Python of the 3.12 venv with lerobot 0.6.1 (`make lerobot-check`), if made."""
+    given = os.environ.get('LEROBOT_CHECK_PYTHON')
+    if given:
+        return pathlib.Path(given)
+    venv = REPO_DIR / '.venv-lerobot'
+    # Written by scripts/lerobot_venv.sh once the venv is complete (CI makes it meanwhile).
+    return venv / 'bin' / 'python' if (venv / '.lerobot-check-ready').exists() else None
+
+
+def test_lerobots_own_readers_load_what_add_events_wrote(ros_env, tmp_path):
+    python = lerobot_python()
+    if python is None:
+        pytest.skip('no Python 3.12 venv with lerobot 0.6.1: run `make lerobot-check` (or set '
+                    'LEROBOT_CHECK_PYTHON) to check against upstream itself')
+    _, recorded = round_trip(ros_env, tmp_path)
+    # LeRobot's venv, not ours: none of the ROS workspace's paths.
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(('PYTHON', 'AMENT', 'COLCON', 'LD_'))}
+    env['HF_HUB_OFFLINE'] = '1'
+    env['HF_LEROBOT_HOME'] = str(tmp_path / 'lerobot_home')
+    check = subprocess.run([str(python), str(TEST_DIR / 'upstream_language_check.py'),
+                            str(recorded), '0', '45', '50'], env=env, capture_output=True,
+                           text=True, timeout=600)
+    assert check.returncode == 0, check.stdout + check.stderr
+    found = json.loads(check.stdout.strip().splitlines()[-1])
+    print(json.dumps(found['rendered'], indent=1))  # the closing note quotes this output
+    assert found['default_tools'] == [annotated_episode.UPSTREAM_SAY]
+    assert [t['function']['name'] for t in found['tools']] == ['say', 'record_observation']
+    assert found['has_language_columns']
+    assert set(found['language_features']) == set(language.LANGUAGE_COLUMNS)
+    # The frames the calls were replayed from, as LeRobot decodes them.
+    say = {int(frame): [c['function']['arguments']['text'] for row in rows
+                        for c in row['tool_calls'] or [] if c['function']['name'] == 'say']
+           for frame, rows in found['events'].items()}
+    assert say == {0: ['I will put the red cube in the bin.'], 30: [],
+                   45: ['OK, I will use the blue cube.'],
+                   75: ['Done. The blue cube is in the bin.']}
+    interjection = {'role': 'user', 'content': 'Use the blue cube instead.',
+                    'style': 'interjection', 'camera': None, 'tool_calls': None}
+    assert interjection in found['events']['45']
+    rendered = found['rendered']
+    assert rendered['0']['messages'][-1] == {'role': 'assistant', 'tool_calls': [
+        language.call_dict('say', {'text': 'I will put the red cube in the bin.'})]}
+    assert rendered['45']['messages'] == [
+        {'role': 'user', 'content': 'task'},
+        {'role': 'user', 'content': 'Use the blue cube instead.'},
+        {'role': 'assistant', 'tool_calls': [
+            language.call_dict('say', {'text': 'OK, I will use the blue cube.'})]}]
+    assert rendered['45']['target_message_indices'] == [2]
+    assert rendered['50'] is None  # nothing emitted there: no target message
