@@ -22,6 +22,8 @@ as ``PARAMETERS`` (`tools.base.ToolParameter`); the dispatcher's per-tool settin
 (``tool.<name>.<setting>``) come from `dispatcher_tool_spec`.
 """
 
+import functools
+
 from lerobot_tools_ros import names
 from lerobot_tools_ros.dataset.render import FORMATS as REPLAY_FORMATS
 from lerobot_tools_ros.limits import MAX_ARGUMENT_BYTES
@@ -132,6 +134,7 @@ _GENERIC_TOOL_DEFAULTS = {'timeout_s': float(INHERIT), 'rate_limit_hz': float(IN
                           'burst': INHERIT, 'repeat_window_s': 0.0, 'approval': 'auto'}
 
 
+@functools.lru_cache(maxsize=8192)  # read at every settings change, for every tool
 def dispatcher_tool_spec(tool: str, setting: str) -> ParameterSpec:
     """Return the spec of the dispatcher parameter tool.<tool>.<setting>."""
     default = PER_TOOL_DEFAULTS.get(tool, {}).get(setting, _GENERIC_TOOL_DEFAULTS[setting])
@@ -172,12 +175,15 @@ TOOL_SERVER = table(
                   "('' = none; see config/bindings_example.yaml). Every bound tool is hosted; a "
                   'binding wins over a registered tool class.',
                   read_only='bindings are loaded and checked once, at start'),
-    ParameterSpec('action_result_timeout_s', 10.0,
+    ParameterSpec('action_result_timeout_s', 3.0,
                   "Seconds a finished RunTool goal's result is kept for a result request that "
-                  'comes late (after that its status and result are unknown). Every kept goal '
-                  'is listed in each action status message, so at N calls/s a call costs '
-                  'O(N x this): a burst of 1000 calls ran ~2x slower with 10 s than with 1 s. '
-                  "(rclpy's own default: 10 s on Kilted, 900 s on Jazzy.)", above=0.0,
+                  'comes after the goal ended (a quick tool ends before the request of a client '
+                  'on a loaded machine arrives); after that its status and result are unknown. '
+                  'Every kept goal is listed in each action status message, which every client '
+                  'decodes, so calls slow down as this grows: sequential calls through the '
+                  'dispatcher took 1.1-1.7x the raw action floor with 3 s, 1.9-3.3x with 10 s '
+                  "(bench/action_bench.py). rclpy's own default: 10 s on Kilted, 900 s on Jazzy.",
+                  above=0.0,
                   read_only='the action servers take it when they are made, at start'),
 )
 
