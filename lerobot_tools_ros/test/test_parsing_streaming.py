@@ -202,7 +202,8 @@ def test_a_wake_string_already_scanned_does_not_wake_the_pending_call_again():
 LATE_BEFORE = {  # deltas (the one before the last decides; the last is prose), its events
     'reasoning_closes_inside_a_call': (
         ['<think><tool_call>{"name": "say", "arguments": {"text": "', '</think>', ' Acting.'],
-        [('issue', 'call_in_reasoning'), ('content', '</think>')]),
+        [('content', '<tool_call>{"name": "say", "arguments": {"text": "'),
+         ('issue', 'call_in_reasoning'), ('content', '</think>')]),
     'glm_partial_value_tag': (
         ['<tool_call>say<arg_key>text</arg_key><arg_valu', '\nok', ' then.'],
         [('call', 'say', {'text': ''}), ('content', '<arg_valu\nok')]),
