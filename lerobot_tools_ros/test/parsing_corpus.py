@@ -359,6 +359,14 @@ CASES = [
          '</tool_call>',
          [('say', SAY_HI, G), ('move_to', {'x': 1, 'y': 2}, G)],
          content='<think>First greet.</think><think>Now move.</think>'),
+    Case('glm_incomplete_final_call_and_nameless_call',
+         'Moving.<tool_call>move_to<arg_key>x</arg_key><arg_value>1</arg_value><arg_key>y'
+         '</arg_key><arg_value>2</arg_value></tool_call><tool_call><arg_key>text</arg_key>'
+         '<arg_value>hi</arg_value></tool_call><tool_call>say<arg_key>text</arg_key><arg_value>'
+         'done</arg_value>\nThat is all.',
+         [('move_to', {'x': 1, 'y': 2}, G)],
+         [('invalid_call', ''), ('unparseable_arguments', 'say')],
+         content='Moving.That is all.'),
     Case('glm_truncated', '<tool_call>say<arg_key>text</arg_key><arg_value>hel',
          errors=[('truncated', 'say')]),
     # --- gpt-oss harmony

@@ -23,7 +23,7 @@ calls next to broken ones, reasoning and end-of-turn tokens, GLM-4.5.
 
 from lerobot_tools_ros.catalog import ToolCatalog
 from lerobot_tools_ros.parsing import (CALL_IN_REASONING, CallEvent, ContentEvent, parse,
-                                       StreamingParser, UNPARSEABLE_ARGUMENTS)
+                                       StreamingParser, TRUNCATED, UNPARSEABLE_ARGUMENTS)
 from parsing_corpus import catalog, guard_fails, stream
 import pytest
 
@@ -472,3 +472,49 @@ def test_deepseek_section_after_an_unclosed_think_is_dispatched():
             '{"text": "hi"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>')
     result = both(text)
     assert calls(result) == [('say', {'text': 'hi'}, 'deepseek')] and result.errors == []
+
+
+# --- 8. GLM-4.5: an incomplete final call, a call without a recognisable name -----------------
+
+GLM_WEATHER = ('<tool_call>get_weather\n<arg_key>location</arg_key>\n<arg_value>Beijing'
+               '</arg_value>\n')
+
+
+@pytest.mark.parametrize('tail, code, content', [
+    ('', TRUNCATED, 'Checking.'),  # the text ends where </tool_call> should be
+    ('The weather there is mild.', UNPARSEABLE_ARGUMENTS, 'Checking.The weather there is mild.'),
+    ('<|user|>', UNPARSEABLE_ARGUMENTS, 'Checking.<|user|>'),
+])
+def test_glm_incomplete_final_call_is_not_dispatched(tail, code, content):
+    # the arguments are an open list of pairs: only </tool_call> shows they are complete
+    done = '<tool_call>get_weather\n<arg_key>location</arg_key>\n<arg_value>Paris</arg_value>\n'
+    text = 'Checking.' + done + '</tool_call>' + GLM_WEATHER + tail
+    result = both(text, WEATHER)
+    assert calls(result) == [('get_weather', {'location': 'Paris'}, 'glm45')]
+    assert codes(result) == [(code, 'get_weather')]
+    assert result.content == content
+
+
+@pytest.mark.parametrize('text', [
+    'Sure.<tool_call>\n<arg_key>location</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>'
+    ' Done.',
+    'Sure.<tool_call>12 weather!\n<arg_key>location</arg_key>\n<arg_value>Paris</arg_value>\n'
+    '</tool_call> Done.',
+])
+def test_glm_call_without_a_recognisable_name_is_one_issue(text):
+    result = both(text, WEATHER)
+    assert result.calls == [] and codes(result) == [('invalid_call', '')]
+    assert result.errors[0].format == 'glm45' and 'name' in result.errors[0].message
+    assert result.content == 'Sure.Done.'
+
+
+def test_glm_pair_without_its_closing_tag_is_unparseable_not_truncated():
+    text = ('<tool_call>get_weather\n<arg_key>location</arg_key>\n<arg_value>Paris</arg_value>\n'
+            '<arg_key>unit\n<arg_value>celsius</arg_value>\n</tool_call> Done.')
+    result = both(text, WEATHER)
+    assert result.calls == [] and codes(result) == [(UNPARSEABLE_ARGUMENTS, 'get_weather')]
+    assert result.content == 'Done.'
+    # a call whose </tool_call> is missing before the next call is complete (parallel calls)
+    text = GLM_WEATHER + GLM_WEATHER.replace('Beijing', 'Paris') + '</tool_call>'
+    assert [call.arguments for call in both(text, WEATHER).calls] == [
+        {'location': 'Beijing'}, {'location': 'Paris'}]
