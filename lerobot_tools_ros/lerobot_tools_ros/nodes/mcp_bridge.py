@@ -43,6 +43,8 @@ MAX_PENDING_APPROVALS = 1000
 # Legacy-era connections told about list changes and logs (HTTP sessions are bounded by the
 # SDK too; closed ones are forgotten as they close).
 MAX_SESSIONS = 1000
+# Seconds a seen dispatcher's latched catalog may take to arrive before we subscribe again.
+CATALOG_WAIT_S = 2.0
 # Bytes read from the end of the audit log for the audit resource.
 AUDIT_TAIL_BYTES = 64 * 1024
 
@@ -90,6 +92,7 @@ class RosBridge:
         self.results: deque = deque(maxlen=RECENT_RESULTS)
         self.audit_log = ''
         self._told_empty = False
+        self._seen_at: float | None = None  # when the dispatcher was seen without a catalog
         self._bindings: tuple | None = None  # (bindings file, mtime, tools bound kind: read)
         node.bridge = self
 
@@ -125,6 +128,7 @@ class RosBridge:
             self.warn('catalog', f'cannot read the dispatcher catalog: {exc}')
             return
         self.clear_warning('catalog')
+        self.node.get_logger().debug(f'catalog of {log_text(self.loaded.source)} received')
         problems = list(self.loaded.problems)
         for entry in self.loaded.entries:
             problems += listing.declared_hints(entry)[1]
@@ -260,6 +264,8 @@ class RosBridge:
                 self.clear_warning('refresh')
             except (ValueError, TimeoutError, asyncio.TimeoutError) as exc:
                 self.warn('refresh', f'tool list not refreshed: {exc or type(exc).__name__}')
+            except Exception as exc:  # noqa: B902 - a bug must not end the server: say it
+                self.warn('refresh', f'tool list not refreshed: {exc!r}')
             self.changed.clear()
             # Until the list is known, look again soon (clients are waiting).
             pause = self.node.refresh_s if self.have_tools.is_set() else 0.1
@@ -276,6 +282,14 @@ class RosBridge:
             return  # keep the last list: calls answer unavailable until the dispatcher is back
         self.dispatcher_seen.set()
         if self.loaded is None:
+            now = self.loop.time()
+            if self._seen_at is None:
+                self._seen_at = now
+            elif now - self._seen_at > CATALOG_WAIT_S:
+                self._seen_at = now
+                self.warn('catalog', f'no catalog message from {self.node.dispatcher_fqn} '
+                          f'within {CATALOG_WAIT_S:g} s of seeing it; subscribing again')
+                self.node.resubscribe.trigger()
             return  # its catalog message has not arrived yet (it is latched: it will)
         listed = await asyncio.wait_for(self.wait(params.list_parameters()), 5.0)
         wanted = ['allowed_tools', 'audit_log'] + [
@@ -285,11 +299,9 @@ class RosBridge:
         self.audit_log = str(values.get('audit_log') or '')
         view = listing.view_from_parameters(values)
         read_only = set(self.node.read_only_tools) | await self.bound_read_tools()
-        served = self.served_names()
         tools = listing.visible_tools(
             self.loaded, view, read_only=read_only, actuating=self.node.actuating_tools,
-            available=lambda executor: executor in served or
-            f'{executor}/_action/send_goal' in served)
+            available=self.offered)
         if tools == self.tools and self.have_tools.is_set():
             return
         self.tools = tools
@@ -305,12 +317,16 @@ class RosBridge:
         if self.served or not first:
             await self.notify_list_changed()
 
-    def served_names(self) -> set[str]:
-        """Names of the services offered now (an executor's CallTool or RunTool services)."""
+    def offered(self, executor: str) -> bool:
+        """Return whether a server offers ``executor`` (its CallTool service or RunTool action)."""
+        count = getattr(self.node, 'count_services', None)
         try:
-            return {name for name, _ in self.node.get_service_names_and_types()}
+            if count is None:  # Humble: the graph names services with clients only too
+                offered = {name for name, _ in self.node.get_service_names_and_types()}
+                return executor in offered or f'{executor}/_action/send_goal' in offered
+            return bool(count(executor) or count(f'{executor}/_action/send_goal'))
         except Exception:  # noqa: B902 - shutting down
-            return set()
+            return True
 
     async def wait_for_first_list(self) -> None:
         """
@@ -325,7 +341,8 @@ class RosBridge:
         if left > 0:
             try:
                 await asyncio.wait_for(self.dispatcher_seen.wait(), left)
-                await asyncio.wait_for(self.have_tools.wait(), READ_SETTINGS_S)
+                left = self.started + self.node.discovery_wait_s - self.loop.time()
+                await asyncio.wait_for(self.have_tools.wait(), max(left, READ_SETTINGS_S))
                 return
             except asyncio.TimeoutError:
                 pass

@@ -28,6 +28,7 @@ Run with ``lerobot-tools-ros mcp`` or as the ``mcp_server`` executable (paramete
 """
 
 import asyncio
+import contextlib
 import signal
 import sys
 import threading
@@ -134,9 +135,12 @@ class McpServerNode(Node):
         reliable = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
         latched = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE,
                              durability=DurabilityPolicy.TRANSIENT_LOCAL)
-        self.create_subscription(String, f'{base}/{names.DISPATCHER_CATALOG}', self._on_catalog,
-                                 QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
-                                            durability=DurabilityPolicy.TRANSIENT_LOCAL))
+        self._catalog_topic = f'{base}/{names.DISPATCHER_CATALOG}'
+        self._catalog_sub = self._subscribe_catalog()
+        # Set from the asyncio thread, run on the ROS thread: a fresh subscription to the
+        # latched catalog when none arrived although the dispatcher is up (its late-joiner
+        # copy was seen lost on a loaded machine).
+        self.resubscribe = self.create_guard_condition(self._resubscribe_catalog)
         self.create_subscription(ToolProgress, names.PROGRESS_TOPIC, self._on_progress, reliable)
         self.create_subscription(ApprovalRequest, names.APPROVAL_REQUESTS_TOPIC,
                                  self._on_approval, latched)
@@ -144,6 +148,16 @@ class McpServerNode(Node):
         self.create_subscription(ParameterEvent, names.PARAMETER_EVENTS_TOPIC,
                                  self._on_parameter_event, reliable)
         self.bridge: Any = None
+
+    def _subscribe_catalog(self) -> Any:
+        return self.create_subscription(
+            String, self._catalog_topic, self._on_catalog,
+            QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                       durability=DurabilityPolicy.TRANSIENT_LOCAL))
+
+    def _resubscribe_catalog(self) -> None:
+        self.destroy_subscription(self._catalog_sub)
+        self._catalog_sub = self._subscribe_catalog()
 
     def _on_catalog(self, msg: String) -> None:
         if self.bridge is not None:
@@ -193,8 +207,14 @@ async def serve(node: McpServerNode) -> None:
             while bridge.active and loop.time() < deadline:
                 await asyncio.sleep(0.02)
             if http is not None:
+                # Open streams (a client's GET stream) would hold uvicorn's graceful shutdown.
+                manager = getattr(server, '_session_manager', None)
+                for transport in list(getattr(manager, '_server_instances', {}).values()):
+                    with contextlib.suppress(Exception):
+                        await transport.terminate()
                 http.should_exit = True
-            serving.cancel()
+            else:
+                serving.cancel()
 
         def on_signal() -> None:
             node.get_logger().info('stopping: cancelling calls in flight')
