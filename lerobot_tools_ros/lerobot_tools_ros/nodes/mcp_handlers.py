@@ -238,6 +238,7 @@ def build_server(bridge: RosBridge):
         if bridge.closing.is_set():
             return _error(errors.UNAVAILABLE, 'the MCP server is shutting down')
         name = params.name
+        await bridge.wait_for_first_list()  # a first call may come before any tools/list
         tool = bridge.tool(name)
         try:
             given = listing.drop_null_optionals(params.arguments, tool.schema) if tool \
