@@ -384,7 +384,7 @@ def test_confirm_tool_waits_for_approval_and_a_disconnect_cancels(
         async with stdio_session(ros_env, tmp_path) as client:
             listed = {t.name: t for t in (await within(client.list_tools())).tools}
             assert listed['record_observation'].annotations.destructive_hint is True
-            assert listed['say'].annotations.destructive_hint is False
+            assert listed['say'].annotations.destructive_hint is None  # nothing declared: no claim
 
             call = asyncio.ensure_future(client.call_tool('record_observation',
                                                           {'label': 'approved'}))
@@ -445,7 +445,7 @@ def test_a_2026_client_without_handshake_lists_tools_and_hears_changes(
             assert client.session.protocol_version == '2026-07-28'
             tools = (await within(client.list_tools())).tools
             assert [t.name for t in tools] == ToolCatalog.load(str(dataset)).names
-            assert tools[0].description == 'Speak (test dataset).'
+            assert tools[0].description.endswith('Speak (test dataset).')
             # On this protocol, list changes come on a subscriptions/listen stream.
             async with client.listen(tools_list_changed=True) as subscription:
                 set_dispatcher_parameter(ros_node, 'allowed_tools', ['record_observation'])
@@ -620,7 +620,7 @@ def test_a_tool_bound_with_kind_read_is_listed_read_only(
                     break
                 await asyncio.sleep(0.5)
             assert listed['get_battery'].read_only_hint is True
-            assert listed['echo'].read_only_hint is False
+            assert listed['echo'].read_only_hint is None  # nothing declared: no claim
 
     asyncio.run(session())
 
