@@ -291,10 +291,10 @@ class RosBridge:
                           f'within {CATALOG_WAIT_S:g} s of seeing it; subscribing again')
                 self.node.resubscribe.trigger()
             return  # its catalog message has not arrived yet (it is latched: it will)
-        listed = await asyncio.wait_for(self.wait(params.list_parameters()), 5.0)
+        # One round trip: the approval of every catalog tool, named from the catalog (a tool
+        # whose parameters are not declared yet reads as unset: the default, auto).
         wanted = ['allowed_tools', 'audit_log'] + [
-            name for name in listed.result.names
-            if name.startswith('tool.') and name.endswith(('.approval', '.enabled'))]
+            f'tool.{name}.approval' for name in self.loaded.names]
         values = await self.get_parameters(wanted)
         self.audit_log = str(values.get('audit_log') or '')
         view = listing.view_from_parameters(values)

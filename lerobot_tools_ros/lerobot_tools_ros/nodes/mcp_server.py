@@ -196,7 +196,8 @@ async def serve(node: McpServerNode) -> None:
 
     loop = asyncio.get_running_loop()
     bridge = RosBridge(node, loop)
-    server = build_server(bridge)
+    server = build_server(bridge)  # imports the SDK: seconds on a loaded machine
+    bridge.started = loop.time()   # discovery_wait_s counts from here
     http = None
     async with anyio.create_task_group() as group:
         serving = anyio.CancelScope()
@@ -246,13 +247,12 @@ async def serve(node: McpServerNode) -> None:
 
 
 def main(args: list[str] | None = None) -> int:
-    try:
-        import anyio
-        import mcp  # noqa: F401 - fail early with one clear line
-    except ImportError as exc:
+    import importlib.util
+    if importlib.util.find_spec('mcp') is None or importlib.util.find_spec('anyio') is None:
         print(f'[{names.MCP_SERVER_NODE}] error: the MCP server needs the mcp package '
-              f'(pip install mcp==2.3.0): {exc}', file=sys.stderr)
+              '(pip install mcp==2.3.0)', file=sys.stderr)
         return 1
+    # The node first: DDS discovers the dispatcher while the MCP SDK is imported (seconds).
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     node = None
     executor = None
@@ -274,6 +274,7 @@ def main(args: list[str] | None = None) -> int:
 
         spinner = threading.Thread(target=spin, name='ros', daemon=True)
         spinner.start()
+        import anyio
         anyio.run(serve, node, backend='asyncio')
     except KeyboardInterrupt:
         pass  # a second Ctrl-C while stopping
