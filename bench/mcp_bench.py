@@ -123,7 +123,7 @@ def report(label: str, mcp_times: list[float], direct_times: list[float],
 
 
 def role_bare(tools_file: str) -> None:
-    """A bare SDK stdio server: the tools of a file, echo answered in-process (the floor)."""
+    """Serve the tools of a file over stdio with the bare SDK, echo answered here (the floor)."""
     import anyio
     from mcp.server.lowlevel import Server
     from mcp.server.stdio import stdio_server

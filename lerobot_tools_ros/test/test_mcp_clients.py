@@ -25,12 +25,10 @@ import contextlib
 import json
 import signal
 import subprocess
-import sys
 import time
 
 from conftest import spin_until
 from lerobot_tools_ros.catalog import ToolCatalog
-import pytest
 from test_mcp_server import (
     _mcp, dataset, echo_stack, free_port, ListChanges, mcp_results, RELIABLE, server_command,
     set_dispatcher_parameter, text_of, wait_for_port, WAVE, within)
@@ -186,7 +184,7 @@ def text_of_resource(result) -> str:
 
 
 def approval_stack(start_node, ros_node, tmp_path, timeout_s: float = 6.0):
-    """A dispatcher (echo needs approval, audited) and a tool_server hosting echo."""
+    """Start a dispatcher (echo needs approval, audited) and a tool_server hosting echo."""
     from lerobot_tools_interfaces.msg import ToolResult
     from lerobot_tools_interfaces.srv import CallTool
     from lerobot_tools_ros.tools.echo import ECHO_SCHEMA
@@ -247,11 +245,33 @@ def test_approval_is_reported_and_decided_by_the_clients_user(
             left = await within(client.call_tool('echo', {'text': 'nobody'}), 30.0)
             assert left.is_error and text_of(left).startswith('approval_timeout: ')
 
+    async def modern_session() -> None:
+        # 2026 era: no server-initiated requests; the call answers input_required with the
+        # elicitation, and the client retries with its user's answer (the SDK drives it).
+        async def dismiss(context, params):
+            asked.append(params.message)
+            return types.ElicitResult(action='cancel')  # closed without a choice
+
+        async with modern(ros_env, tmp_path, elicitation_callback=elicit) as client:
+            asked.clear()
+            answers.append(True)
+            done = await within(client.call_tool('echo', {'text': 'approved in 2026'}), 30.0)
+            assert not done.is_error, text_of(done)
+            assert done.structured_content == {'text': 'approved in 2026'}
+            assert "'echo' needs approval" in asked[0]
+            answers.append(False)
+            refused = await within(client.call_tool('echo', {'text': 'no'}), 30.0)
+            assert refused.is_error and text_of(refused).startswith('denied: ')
+        async with modern(ros_env, tmp_path, elicitation_callback=dismiss) as client:
+            left = await within(client.call_tool('echo', {'text': 'dismissed'}), 30.0)
+            assert left.is_error and text_of(left).startswith('approval_timeout: ')
+
     asyncio.run(session())
+    asyncio.run(modern_session())
     decisions = [json.loads(line) for line in audit.read_text().splitlines()
                  if '"approval"' in line or 'decided_by' in line]
     who = [d.get('decided_by', '') for d in decisions if d.get('decided_by')]
-    assert len(who) == 2 and all('MCP elicitation' in w for w in who), decisions
+    assert len(who) == 4 and all('MCP elicitation' in w for w in who), decisions
 
 
 def test_a_2025_http_client_that_disconnects_mid_call_cancels_it(
@@ -261,7 +281,8 @@ def test_a_2025_http_client_that_disconnects_mid_call_cancels_it(
     import httpx2
     results, calls = echo_stack
     port = free_port()
-    proc = start_process(server_command('--transport', 'http', '--port', str(port), *GENEROUS), name='mcp')
+    proc = start_process(server_command('--transport', 'http', '--port', str(port), *GENEROUS),
+                         name='mcp')
     wait_for_port(port, proc)
     url = f'http://127.0.0.1:{port}/mcp'
     headers = {'Accept': 'application/json, text/event-stream',
@@ -297,7 +318,8 @@ def test_closed_sessions_are_forgotten(start_node, start_process, ros_node, ros_
     from mcp.client.streamable_http import streamable_http_client
     start_node('lerobot_tools_ros.nodes.dispatcher', '-p', f'dataset:={dataset}')
     port = free_port()
-    proc = start_process(server_command('--transport', 'http', '--port', str(port), *GENEROUS), name='mcp')
+    proc = start_process(server_command('--transport', 'http', '--port', str(port), *GENEROUS),
+                         name='mcp')
     wait_for_port(port, proc)
     url = f'http://127.0.0.1:{port}/mcp'
 
@@ -326,7 +348,8 @@ def test_sigterm_answers_calls_in_flight_and_exits_0(echo_stack, start_process, 
     from mcp.client.streamable_http import streamable_http_client
     results, calls = echo_stack
     port = free_port()
-    proc = start_process(server_command('--transport', 'http', '--port', str(port), *GENEROUS), name='mcp')
+    proc = start_process(server_command('--transport', 'http', '--port', str(port), *GENEROUS),
+                         name='mcp')
     wait_for_port(port, proc)
 
     async def http_session() -> str:
@@ -364,6 +387,8 @@ def test_sigterm_answers_calls_in_flight_and_exits_0(echo_stack, start_process, 
                           30.0)
         stdio.send_signal(signal.SIGTERM)
         answer = json.loads(read_line(stdio.stdout, 10.0))
+        while 'id' not in answer:  # notifications (progress, log messages) may come first
+            answer = json.loads(read_line(stdio.stdout, 10.0))
         assert answer['id'] == 2 and answer['result']['isError'], answer
         assert answer['result']['content'][0]['text'].startswith('cancelled: ')
         assert stdio.wait(5) == 0

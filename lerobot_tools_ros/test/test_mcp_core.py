@@ -107,7 +107,7 @@ def test_a_tool_without_executor_says_so(catalog):
 
 def strict(schema: dict) -> dict:
     """
-    OpenAI's strict-mode transform of a function schema (what Agents SDK and Responses apply).
+    Apply OpenAI's strict-mode transform to a function schema (Agents SDK, Responses API).
 
     Every object's properties all become required and additionalProperties false; nothing
     else changes. A model answering a strict schema must give every property.

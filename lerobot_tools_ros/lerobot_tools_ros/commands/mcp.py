@@ -66,7 +66,8 @@ def ros_arguments(args: argparse.Namespace) -> list[str]:
         ros += ['--params-file', str(args.params.expanduser())]
 
     def param(name: str, value, raw: bool = False) -> None:
-        if isinstance(value, str) and not raw:  # quoted YAML: '::' and '[::1]' are not YAML plain scalars
+        # Quoted YAML: '::' and '[::1]' are not YAML plain scalars (rcl refused them).
+        if isinstance(value, str) and not raw:
             value = "'" + value.replace("'", "''") + "'"
         ros.extend(['-p', f'{name}:={value}'])
 

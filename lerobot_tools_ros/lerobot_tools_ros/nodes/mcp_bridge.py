@@ -45,6 +45,8 @@ MAX_PENDING_APPROVALS = 1000
 MAX_SESSIONS = 1000
 # Seconds a seen dispatcher's latched catalog may take to arrive before we subscribe again.
 CATALOG_WAIT_S = 2.0
+# Seconds a parked 2026-era call is kept for its retry once its result is in.
+PARKED_AFTER_RESULT_S = 60.0
 # Bytes read from the end of the audit log for the audit resource.
 AUDIT_TAIL_BYTES = 64 * 1024
 
@@ -80,6 +82,7 @@ class RosBridge:
         self.changed = asyncio.Event()
         self.closing = asyncio.Event()
         self.active: dict[str, ActiveCall] = {}
+        self.parked: dict[str, Any] = {}     # 2026-era calls awaiting an approval retry
         self.sessions: dict[int, Any] = {}   # legacy-era connections (list changes, logs)
         self.subscriptions: dict[int, set] = {}  # legacy connection -> resource URIs
         self.bus = None                      # SubscriptionBus of modern-era listeners
@@ -457,6 +460,19 @@ class RosBridge:
             f'call {call_id} {"approved" if approve else "denied"} by {log_text(decided_by)} '
             f'(MCP elicitation): {log_text(answer.message)}')
         return answer.message
+
+    def park(self, call_id: str, parked: Any) -> None:
+        """Keep a call until its client retries with the approval (bounded by its result)."""
+        self.parked[call_id] = parked
+
+        def forget(_: Any) -> None:  # its result came: a retry still gets it for a while
+            self.loop.call_later(PARKED_AFTER_RESULT_S, self._unpark, call_id, parked)
+        parked.pending.add_done_callback(forget)
+
+    def _unpark(self, call_id: str, parked: Any) -> None:
+        if self.parked.get(call_id) is parked:
+            del self.parked[call_id]
+            self.active.pop(call_id, None)
 
     def shut_down(self) -> None:
         """Stop every call in flight (each still gets its result) and refuse new ones."""

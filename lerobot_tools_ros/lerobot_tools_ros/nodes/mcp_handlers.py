@@ -85,13 +85,49 @@ def _client_name(ctx: Any) -> str:
     return f'{info.name} {info.version}'.strip() if info is not None else 'an MCP client'
 
 
-def _can_elicit(ctx: Any) -> bool:
+def _elicits(ctx: Any) -> bool:
+    """Return whether the client declared it answers (form) elicitations."""
     import mcp_types as types
-    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-    if ctx.session.protocol_version in MODERN_PROTOCOL_VERSIONS:
-        return False  # no server-initiated requests in this era
-    return ctx.session.can_send_request and ctx.session.check_client_capability(
+    return ctx.session.check_client_capability(
         types.ClientCapabilities(elicitation=types.ElicitationCapability()))
+
+
+def _is_modern(ctx: Any) -> bool:
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+    return ctx.session.protocol_version in MODERN_PROTOCOL_VERSIONS
+
+
+def _can_elicit(ctx: Any) -> bool:
+    """2025 era: the server sends elicitation/create while the call waits."""
+    return not _is_modern(ctx) and ctx.session.can_send_request and _elicits(ctx)
+
+
+def _approval_message(name: str, reason: str, arguments: str) -> str:
+    return (f'The robot tool {name!r} needs approval before it runs ({reason}). Arguments: '
+            f'{arguments}. Approve it?')
+
+
+def _decision(answer: Any) -> bool | None:
+    """Return approve / deny from an elicitation answer; None: no choice made (dismissed)."""
+    action = getattr(answer, 'action', None)
+    content = getattr(answer, 'content', None)
+    if action == 'accept' and isinstance(content, dict) and isinstance(
+            content.get('approve'), bool):
+        return content['approve']
+    if action == 'decline':
+        return False
+    return None
+
+
+class Parked:
+    """A 2026-era call that returned ``input_required`` (approval), awaiting the retry."""
+
+    __slots__ = ('active', 'pending', 'runner')
+
+    def __init__(self, active: ActiveCall, pending: asyncio.Future, runner: Any) -> None:
+        self.active = active
+        self.pending = pending
+        self.runner = runner
 
 
 async def _send_warnings(bridge: RosBridge, ctx: Any) -> None:
@@ -140,13 +176,17 @@ class CallRunner:
                                       f'decides within {timeout_s:g} s')
                     if self.elicitation is None and _can_elicit(self.ctx):
                         self.elicitation = asyncio.ensure_future(self.elicit(reason))
+                    elif self.park_for is None and not self.asked and _is_modern(self.ctx) \
+                            and _elicits(self.ctx):
+                        self.park_for = reason  # 2026 era: ask with an input_required result
+                        self.asked = True
+                        self.active.stop.set()
                 elif self.elicitation is not None:
                     self.elicitation.cancel()  # decided elsewhere (or timed out)
 
     async def elicit(self, reason: str) -> None:
         """Ask the client's user to approve or deny; send the answer to ``~/approve``."""
-        message = (f'The robot tool {self.active.name!r} needs approval before it runs '
-                   f'({reason}). Arguments: {self.arguments_shown}. Approve it?')
+        message = _approval_message(self.active.name, reason, self.arguments_shown)
         try:
             answer = await self.ctx.session.elicit_form(message, APPROVAL_SCHEMA,
                                                         related_request_id=self.ctx.request_id)
@@ -155,15 +195,18 @@ class CallRunner:
                 f'elicitation for {self.active.call_id} got no answer ({exc!r}); the operator '
                 'decides')
             return
-        who = f'MCP elicitation: the user of {_client_name(self.ctx)}'
-        if answer.action == 'accept' and isinstance(answer.content, dict) \
-                and isinstance(answer.content.get('approve'), bool):
-            await self.bridge.decide(self.active.call_id, answer.content['approve'], who)
-        elif answer.action == 'decline':
-            await self.bridge.decide(self.active.call_id, False, who + ' (declined)')
-        # cancel (dismissed without a choice): the operator decides, or the approval times out
+        await self.apply(answer)
+
+    async def apply(self, answer: Any) -> None:
+        """Send the user's approve / deny to ``~/approve`` (a dismissed form decides nothing)."""
+        decision = _decision(answer)
+        if decision is not None:
+            await self.bridge.decide(self.active.call_id, decision,
+                                     f'MCP elicitation: the user of {_client_name(self.ctx)}')
 
     arguments_shown = '{}'
+    park_for: str | None = None  # 2026 era: the approval reason to ask the client about
+    asked = False                # an input_required was returned once for this call
 
     async def watch_disconnect(self) -> None:
         """2025-era HTTP: a client whose stream closed can never get the result: cancel it."""
@@ -175,9 +218,13 @@ class CallRunner:
 
     async def run(self, request: Any) -> Any:
         """Submit the call and return the dispatcher's response (None: no answer in time)."""
+        return await self.follow(self.bridge.submit(request))
+
+    async def follow(self, pending: asyncio.Future) -> Any:
+        """Relay the call's events until its response; None: none in time, or parked."""
         import anyio
         from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-        pending = self.bridge.submit(request)
+        self.pending = pending
         stop = asyncio.ensure_future(self.active.stop.wait())
         legacy_http = (self.ctx.session.protocol_version not in MODERN_PROTOCOL_VERSIONS
                        and hasattr(self.ctx.request, 'is_disconnected'))
@@ -191,6 +238,8 @@ class CallRunner:
                     await asyncio.wait([pending, stop], return_when=asyncio.FIRST_COMPLETED)
                 if pending.done():
                     response = pending.result()
+                elif self.park_for is not None:
+                    pass  # 2026 era, approval needed: the handler returns input_required
                 elif stop.done():
                     # Shutting down or the client left: the dispatcher answers "cancelled".
                     self.bridge.cancel(self.active.call_id, 'MCP call stopped')
@@ -250,19 +299,55 @@ def build_server(bridge: RosBridge):
             await _send_warnings(bridge, ctx)
             return _error(errors.UNAVAILABLE, f"the dispatcher's ~/call ({node.dispatcher_fqn}/"
                           f'{names.DISPATCHER_CALL}) is not available; is the dispatcher running?')
+        if params.request_state is not None:
+            return await resume(ctx, params)
         call_id = f'mcp-{uuid.uuid4().hex[:16]}'
         active = bridge.active[call_id] = ActiveCall(call_id, name)
         runner = CallRunner(bridge, ctx, active, tool)
         runner.arguments_shown = ros_string(arguments[:300])
         request = CallTool.Request(call_id=call_id, name=ros_string(name),
                                    arguments=ros_string(arguments), source='mcp')
+        return await finish(ctx, runner, runner.run(request))
+
+    async def resume(ctx, params: types.CallToolRequestParams):
+        """2026 era: the retry of a call that asked for approval, carrying the answer."""
+        parked = bridge.parked.pop(params.request_state, None)
+        if parked is None or parked.active.name != params.name:
+            return _error(errors.INVALID_ARGUMENTS, 'this request_state names no call waiting '
+                          'for approval (it ended, or it was not issued by this server)')
+        runner = parked.runner
+        runner.ctx = ctx
+        runner.park_for = None
+        parked.active.stop.clear()
+        answer = (params.input_responses or {}).get('approval')
+        await runner.apply(answer)
+        return await finish(ctx, runner, runner.follow(parked.pending))
+
+    async def finish(ctx, runner: CallRunner, running) -> Any:
+        """Await a call's response (or park it) and turn it into the MCP result."""
+        active = runner.active
+        call_id = active.call_id
+        name = active.name
+        parked = False
         try:
-            response = await runner.run(request)
+            response = await running
+            if response is None and runner.park_for is not None:
+                parked = True
+                bridge.park(call_id, Parked(active, runner.pending, runner))
+                return types.InputRequiredResult(
+                    input_requests={'approval': types.ElicitRequest(
+                        params=types.ElicitRequestFormParams(
+                            message=_approval_message(name, runner.park_for,
+                                                      runner.arguments_shown),
+                            requested_schema=APPROVAL_SCHEMA))},
+                    request_state=call_id)
         except anyio.get_cancelled_exc_class():
             bridge.cancel(call_id, 'MCP client cancelled the call')  # or went away
             raise
         finally:
-            bridge.active.pop(call_id, None)
+            if not parked:
+                bridge.active.pop(call_id, None)
+        tool = runner.tool
         if response is None:
             if active.stop.is_set():
                 return _error(errors.CANCELLED, f'call {call_id} was stopped (the MCP server is '
