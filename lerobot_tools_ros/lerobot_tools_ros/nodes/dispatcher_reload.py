@@ -169,6 +169,8 @@ class CatalogReloads:
                 pass
         finally:
             self._call_waiters.difference_update((swapped, synced))
+        if swapped.result and swapped.result[0] and self.catalog is catalog:
+            self._topics.catalog(catalog, self._service_name)  # here: off the dispatch thread
         response.success, response.message = swapped.result or (
             False, 'the dispatcher shut down before the new catalog was swapped in')
         if response.success:

@@ -230,8 +230,8 @@ _MCP_RESTART = 'read when the MCP server starts; restart it to change'
 MCP_SERVER = table(
     ParameterSpec('transport', 'stdio', 'MCP transport: stdio (for desktop clients) or http '
                   '(Streamable HTTP).', choices=('stdio', 'http'), read_only=_MCP_RESTART),
-    ParameterSpec('host', '127.0.0.1', 'HTTP bind address. Anything but loopback needs a '
-                  'bearer token.', read_only=_MCP_RESTART),
+    ParameterSpec('host', '127.0.0.1', 'HTTP bind address (IPv6 with or without brackets). '
+                  'Anything but loopback needs a bearer token.', read_only=_MCP_RESTART),
     ParameterSpec('port', 8765, 'HTTP port.', minimum=1, maximum=65535, read_only=_MCP_RESTART),
     ParameterSpec('path', '/mcp', 'HTTP path of the MCP endpoint.', read_only=_MCP_RESTART),
     ParameterSpec('token_env', 'LEROBOT_TOOLS_MCP_TOKEN',
@@ -239,8 +239,9 @@ MCP_SERVER = table(
     ParameterSpec('token_file', '', 'File holding the HTTP bearer token (wins over token_env).',
                   read_only=_MCP_RESTART),
     ParameterSpec('dispatcher', names.DISPATCHER_NODE,
-                  'Dispatcher node whose ~/call, ~/cancel and parameters are used (relative '
-                  "names resolve in this node's namespace).", read_only=_MCP_RESTART),
+                  'Dispatcher node whose catalog, ~/call, ~/cancel, ~/approve and parameters are '
+                  "used (relative names resolve in this node's namespace).",
+                  read_only=_MCP_RESTART),
     ParameterSpec('tool_server', names.TOOL_SERVER_NODE,
                   'tool_server node whose bindings_file is read: tools bound with kind: read '
                   'are listed with readOnlyHint.', read_only=_MCP_RESTART),
@@ -258,7 +259,8 @@ MCP_SERVER = table(
     ParameterSpec('max_request_bytes', 1024 * 1024, 'Largest HTTP request body accepted.',
                   minimum=1, read_only=_MCP_RESTART),
     ParameterSpec('refresh_s', 5.0, 'Seconds between re-reads of the dispatcher settings and '
-                  'catalog (parameter changes are seen at once).', above=0.0,
+                  'of which executors are up (catalog and parameter changes are seen at once).',
+                  above=0.0,
                   read_only=_MCP_RESTART),
     ParameterSpec('discovery_wait_s', 5.0, 'Seconds after start a tools/list waits for the '
                   'dispatcher to be discovered (a client that connects at launch would '
