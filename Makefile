@@ -1,6 +1,6 @@
 # The two README commands, plus the steps they are made of.
 # ROS 2 Kilted by default; `make test LEROBOT_ROS_DISTRO=jazzy` for Jazzy (scripts/distro.sh).
-.PHONY: run test bootstrap build bench clean lerobot-venv lerobot-check
+.PHONY: run test docs bootstrap build bench clean lerobot-venv lerobot-check
 
 DURATION ?= 60
 REPLAY ?= yes
@@ -21,13 +21,19 @@ lerobot-check: bootstrap lerobot-venv  ## LeRobot's own readers load what `datas
 	cd lerobot_tools_ros && ../scripts/with_env.sh python -m pytest -ra -p no:cacheprovider \
 	    test/test_dataset_events.py -k lerobots_own
 
+docs: bootstrap           ## regenerate the reference pages from the code, build the site (warnings fail)
+	scripts/with_env.sh python docs/generate.py
+	scripts/with_env.sh python -m sphinx -W --keep-going -q -b html docs docs/_build/html
+	@echo "docs: docs/_build/html/index.html"
+
 bootstrap:                ## Debian packages, .venv with ROS 2 wheels, colcon build
 	bash scripts/bootstrap.sh
 
 build: bootstrap
 
-bench: bootstrap          ## every benchmark, figures and ratios printed
+bench: bootstrap          ## every benchmark, figures and ratios printed; results in bench/results.jsonl
+	rm -f bench/results.jsonl
 	for b in bench/*_bench.py; do scripts/with_env.sh python $$b || exit 1; done
 
 clean:
-	rm -rf build install log build-jazzy install-jazzy log-jazzy
+	rm -rf build install log build-jazzy install-jazzy log-jazzy docs/_build docs/_generated

@@ -49,6 +49,7 @@ sys.path.insert(0, str(REPO / 'lerobot_tools_ros' / 'test'))
 sys.path.insert(0, str(REPO / 'bench'))
 
 from alsa_device import AlsaFileDevice  # noqa: E402
+from results import record  # noqa: E402
 from tts_baseline import percentile, tiny_pocket_params  # noqa: E402
 
 BLOCK_MS = 20
@@ -222,6 +223,15 @@ def report(figures: dict[str, Any], target_ms: float = TARGET_MS,
     met = ms(times, quantile) <= target_ms
     which = 'p50/p99' if quantile > 0.5 else 'p50'
     print(f'  target {which} <= {target_ms} ms: {"met" if met else "MISSED"}')
+    group = figures['label']
+    for q in (0.5, 0.99):
+        record('cancel_bench', f'{group}.p{round(q * 100)}', ms(times, q), 'ms', group=group,
+               series=f'p{round(q * 100)}', bound=target_ms, table=False,
+               label=f'{name}, {group}, p{round(q * 100)}')
+    record('cancel_bench', group, ms(times, quantile), 'ms', floor=ms(floor, quantile),
+           floor_label='in-process player, direct cancel', target=f'<= {target_ms:g} ms',
+           met=met, ratio=False,
+           label=f'{name}, {group}, p{round(quantile * 100)} of {len(times)}')
     return met
 
 

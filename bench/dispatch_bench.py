@@ -22,6 +22,7 @@ import time
 
 from common import (bench_domain, Driver, percentile, Processes, qos, RAW_RESULTS, RAW_TEXT,
                     role_noop_relay, role_noop_server, start_echo_stack)
+from results import record
 
 
 class Bench(Driver):
@@ -184,12 +185,26 @@ def _run(args: argparse.Namespace) -> int:
               f'{statistics.median(ratios):.2f}x (batches {min(ratios):.2f}-'
               f'{max(ratios):.2f}x); pooled p99 {p99 / f99:.2f}x'
               '   (targets: p50 <= 1.5x, p99 <= 3x)')
+        # The median of the per-batch ratios is the figure (both sides of a batch saw the same
+        # load); value and floor are the pooled p50s it comes from.
+        record('dispatch_bench', 'p50', p50, 'ms', floor=p50 / statistics.median(ratios),
+               floor_label='raw rclpy relay + no-op CallTool server', target_ratio=1.5,
+               target='<= 1.5x', label=f'policy text -> ToolResult (echo, {args.interface}), '
+               f'p50 (median of {batches} batch ratios)', batch_ratios=ratios,
+               samples=[t * 1e3 for t in project[::max(1, len(project) // 300)]],
+               floor_samples=[t * 1e3 for t in floor[::max(1, len(floor) // 300)]])
+        record('dispatch_bench', 'p99', p99, 'ms', floor=f99,
+               floor_label='raw rclpy relay + no-op CallTool server', target_ratio=3.0,
+               target='<= 3x', label='policy text -> ToolResult, pooled p99')
 
         sent, received, achieved = bench.sustained(args.rate, args.seconds, 's')
         lost = sent - received
         print(f'sustained: {sent} calls at {args.rate:g}/s for {args.seconds:g} s -> '
               f'{received} results, {lost} lost, {achieved:.0f} results/s '
               '(target: >= 500/s, 0 lost)')
+        record('dispatch_bench', 'sustained.lost', lost, 'calls', target='0 lost',
+               met=lost == 0, label=f'sustained {args.rate:g} calls/s for {args.seconds:g} s: '
+               f'calls lost ({achieved:.0f} results/s)')
         if bench.failures:
             print(f'  failures: {len(bench.failures)}, first: {bench.failures[0]}')
         if args.flood:
@@ -208,6 +223,8 @@ def _run(args: argparse.Namespace) -> int:
         after = rss_mb(pid)
         print(f'memory: dispatcher RSS {before:.1f} MB -> {after:.1f} MB over {received} calls '
               f'({after - before:+.2f} MB; target: < 5 MB)')
+        record('dispatch_bench', 'rss_growth', after - before, 'MB', target='< 5 MB',
+               met=after - before < 5, label=f'dispatcher RSS growth over {received} calls')
         return 0
 
 

@@ -37,6 +37,7 @@ sys.path.insert(0, str(ROOT / 'lerobot_tools_ros' / 'test'))
 from lerobot_tools_ros.catalog import ToolCatalog  # noqa: E402
 from lerobot_tools_ros.parsing import parse, StreamingParser  # noqa: E402
 from lerobot_tools_ros.parsing.registry import get_plan  # noqa: E402
+from results import record  # noqa: E402
 
 TOOLS = [
     {'type': 'function', 'function': {
@@ -167,6 +168,7 @@ def run_table(rounds: int, number: int, family: bool) -> int:
     over4: list[str] = []
     over64: list[str] = []
     meeting = 0
+    summary: dict[int, list[tuple[float, float]]] = {4: [], 64: []}
     for fmt, (text, payload) in CASES.items():
         formats = fmt if family else 'auto'
         result = parse(text, catalog, formats)
@@ -207,6 +209,19 @@ def run_table(rounds: int, number: int, family: bool) -> int:
             over64.append(fmt)
         meets = ratio4 <= 3 and ratio64 <= 1.5
         meeting += meets
+        record('parse_bench', f'parse.{fmt}', med_parse * 1e6, 'us',
+               floor=statistics.median(json_times) * 1e6, floor_label='json.loads of the call',
+               target_ratio=5.0 if fmt in JSON_BASED else None,
+               target='<= 5x (JSON formats)' if fmt in JSON_BASED else '',
+               label=f'parse() of a {len(text.encode())}-byte {fmt} message, median',
+               table=fmt in ('hermes', 'openai_json', 'lerobot_marker'))
+        for series, values in (('stream64', stream[64]), ('floor64', floor[64]),
+                               ('stream4', stream[4]), ('floor4', floor[4])):
+            record('parse_bench', f'{series}.{fmt}', statistics.median(values), 'x parse',
+                   group=fmt, series=series, table=False,
+                   label=f'{fmt}: {series} (streaming time / one-shot parse)')
+        summary[4].append((ratio4, statistics.median(floor[4])))
+        summary[64].append((ratio64, statistics.median(floor[64])))
         print(f'{fmt:<16} {len(text.encode()):>5} {med_parse * 1e6:>9.2f} '
               f'{statistics.median(json_times) * 1e6:>8.2f} {ratio:>6.1f} '
               f'{statistics.median(stream["whole"]):>7.2f}x '
@@ -224,6 +239,13 @@ def run_table(rounds: int, number: int, family: bool) -> int:
           f'meet it (over: {", ".join(over4) or "none"}); stream64 <= 1.5x: '
           f'{len(CASES) - len(over64)}/{len(CASES)} (over: {", ".join(over64) or "none"})')
     print(f'{meeting} of {len(CASES)} families meet <=3x @4 and <=1.5x @64')
+    for size, target in ((64, 1.5), (4, 3.0)):
+        ours = statistics.median(ratio for ratio, _ in summary[size])
+        floor_median = statistics.median(floor for _, floor in summary[size])
+        record('parse_bench', f'stream{size}.median', ours, 'x parse', floor=floor_median,
+               floor_label=f'floor{size}: append-only feed() + one parse()',
+               target=f'<= {target:g}x parse (not reachable: see the floor)',
+               label=f'streaming in {size}-character deltas, median over {len(CASES)} families')
     return 1 if failures else 0
 
 

@@ -20,12 +20,13 @@ import pytest
 
 PACKAGE_DIR = pathlib.Path(__file__).resolve().parents[1]
 BENCH_DIR = PACKAGE_DIR.parent / 'bench'
+DOCS_DIR = PACKAGE_DIR.parent / 'docs'  # the generator and the Sphinx extension
 
 
 @pytest.mark.flake8
 @pytest.mark.linter
 def test_flake8():
-    paths = [str(PACKAGE_DIR)] + ([str(BENCH_DIR)] if BENCH_DIR.is_dir() else [])
+    paths = [str(PACKAGE_DIR)] + [str(d) for d in (BENCH_DIR, DOCS_DIR) if d.is_dir()]
     # In a fresh process: flake8 forks workers, and a fork of this test process (which holds
     # rclpy contexts and threads from earlier tests) can crash in the child.
     run = subprocess.run([sys.executable, '-m', 'ament_flake8.main', *paths],
