@@ -209,7 +209,8 @@ SPEAKER = table(
                   minimum=1, maximum=200, read_only='the sink is opened once, at start'),
     ParameterSpec('realtime', True, 'wav and null sinks: take audio at the pace it would be '
                   'heard, so progress, the say call waiting for it and cancel behave as with a '
-                  'sound card; false: as fast as it arrives.', read_only='the player is made at start'),
+                  'sound card; false: as fast as it arrives.',
+                  read_only='the player is made at start'),
     ParameterSpec('stall_timeout_s', 10.0, 'Drop an utterance whose next chunk has not come for '
                   'this long (sender died).', above=0.0, read_only='the player is made at start'),
     ParameterSpec('max_pending_utterances', 32, 'Utterances with audio waiting to play; more '
