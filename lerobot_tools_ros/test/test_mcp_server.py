@@ -220,6 +220,13 @@ def test_http_with_a_token_rejects_missing_and_wrong_tokens_and_huge_requests(
         async with httpx2.AsyncClient() as raw:
             missing = await raw.post(url, json=initialize, headers=headers)
             assert missing.status_code == 401
+            # RFC 9728: the 401 names metadata saying "a bearer token in the header", no OAuth.
+            metadata_url = f'http://127.0.0.1:{port}/.well-known/oauth-protected-resource/mcp'
+            assert missing.headers['www-authenticate'] == \
+                f'Bearer resource_metadata="{metadata_url}"'
+            metadata = (await raw.get(metadata_url)).json()
+            assert metadata['resource'] == url and metadata['bearer_methods_supported'] == [
+                'header'] and 'authorization_servers' not in metadata
             wrong = await raw.post(url, json=initialize, headers={
                 **headers, 'Authorization': 'Bearer ' + TOKEN[:-1] + 'X'})
             assert wrong.status_code == 401

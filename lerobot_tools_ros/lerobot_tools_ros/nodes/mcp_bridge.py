@@ -479,6 +479,10 @@ class RosBridge:
         self.closing.set()
         for active in list(self.active.values()):
             active.stop.set()
+        for call_id, parked in list(self.parked.items()):  # nobody follows them any more
+            if not parked.pending.done():
+                self.cancel(call_id, 'the MCP server is stopping')
+        self.parked.clear()
 
     # -- resources ------------------------------------------------------------------------
 
