@@ -113,11 +113,11 @@ def _commands(tmp_path: pathlib.Path) -> pathlib.Path:
     """Make a bin directory with python3/python and the package's commands, as env.sh does."""
     bin_dir = tmp_path / 'bin'
     bin_dir.mkdir()
-    for name in ('python3', 'python'):
-        (bin_dir / name).symlink_to(sys.executable)
-    (bin_dir / 'lerobot-tools-ros').write_text(
-        f'#!/bin/sh\nexec {sys.executable} -m lerobot_tools_ros.cli "$@"\n')
-    (bin_dir / 'lerobot-tools-ros').chmod(0o755)
+    # Scripts, not symlinks: a venv's python finds its venv from the path it was started as.
+    commands = {'python3': '', 'python': '', 'lerobot-tools-ros': ' -m lerobot_tools_ros.cli'}
+    for name, args in commands.items():
+        (bin_dir / name).write_text(f'#!/bin/sh\nexec {sys.executable}{args} "$@"\n')
+        (bin_dir / name).chmod(0o755)
     return bin_dir
 
 
