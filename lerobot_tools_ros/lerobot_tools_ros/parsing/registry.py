@@ -352,7 +352,8 @@ class Plan:
         words = set()
         for literal in literals:
             run = 0  # how many leading characters are name characters (a proper prefix's)
-            while run < len(literal) - 1 and (literal[run].isalnum() or literal[run] in NAME_CHARS):
+            while run < len(literal) - 1 and (literal[run].isalnum()
+                                              or literal[run] in NAME_CHARS):
                 run += 1
             words.update(literal[:k] for k in range(1, run + 1))
         self.word_prefixes = frozenset(words)
