@@ -132,6 +132,24 @@ class Bench(Driver):
         self.call = self.node.create_client(CallTool, '/dispatcher/call')
         self.reload = self.node.create_client(Trigger, '/dispatcher/reload_catalog')
         self.failed = 0  # calls answered with an error (timeout: waited too long)
+        from lerobot_tools_interfaces.msg import ToolResult
+        from rclpy.qos import QoSProfile, ReliabilityPolicy
+        from std_msgs.msg import String
+        reliable = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
+        self.String = String
+        self.text = self.node.create_publisher(String, '/policy/text', reliable)
+        self.texts_answered: list[str] = []
+        self.node.create_subscription(ToolResult, '/lerobot_tools/results',
+                                      lambda msg: self.texts_answered.append(msg.content),
+                                      reliable)
+
+    def policy_text(self, marker: str) -> float:
+        """Publish one policy text with an echo call; return the time to its result."""
+        start = time.perf_counter()
+        self.text.publish(self.String(data=f'<echo>{marker}</echo>'))
+        if not self.spin_until(lambda: any(marker in c for c in self.texts_answered), 60.0):
+            raise RuntimeError(f'no result for the policy text {marker!r}')
+        return time.perf_counter() - start
 
     def echo(self) -> float:
         """Call echo once; return its round trip."""
@@ -222,20 +240,27 @@ def node_part(sizes: list[int], period: float) -> None:
             raise RuntimeError('the dispatcher did not come up')
         for _ in range(20):
             bench.echo()  # executor discovered, answers proven, caches warm
+        if not bench.spin_until(lambda: bench.text.get_subscription_count() > 0, 30.0):
+            raise RuntimeError('the dispatcher does not take policy text')
+        text_idle = min(bench.policy_text(f'idle {i}') for i in range(5))
         # Baseline, same run: the same calls at the same rate while nothing is reloaded.
         idle_until = time.perf_counter() + 5.0
         idle = bench.calling(period, lambda: time.perf_counter() > idle_until)
         print(f'\nnode: an echo call via ~/call every {period * 1e3:.0f} ms; with no reload: '
               f'p50 {percentile(idle, 0.5) * 1e3:.1f} ms, max {max(idle) * 1e3:.1f} ms '
-              f'({len(idle)} calls)', flush=True)
+              f'({len(idle)} calls); a policy text with an echo call: {text_idle * 1e3:.1f} '
+              'ms', flush=True)
         print(f'{"tools":>7} {"reload":>8} {"load+chk":>9} {"swap":>8} {"slice max":>9} '
               f'{"calls":>6} {"p50 call":>9} {"max call":>9} {"RSS before":>11} '
-              f'{"after":>8} {"reverted":>9} {"revert":>8} {"failed":>6}')
+              f'{"after":>8} {"reverted":>9} {"revert":>8} {"failed":>6} {"1st text":>9}')
         for count in sizes:
             rss_before = _rss_of(dispatcher.pid)
             bench.failed = 0
             info.write_text(json.dumps({'tools': small + [tool_entry(i) for i in range(count)]}))
             message, took, rtts = bench.reload_while_calling(period)
+            # The first policy text after the swap: it must not wait for the parser's plan of
+            # the new catalog (built with the catalog, off the dispatch thread).
+            first_text = bench.policy_text(f'after {count}')
             rss_after = _rss_of(dispatcher.pid)
             info.write_text(json.dumps({'tools': small}))
             revert_message, revert_took, revert_rtts = bench.reload_while_calling(period)
@@ -246,7 +271,8 @@ def node_part(sizes: list[int], period: float) -> None:
                   f'{_ms(_figure(r"the longest ([0-9.]+) ms", message)):>7}ms '
                   f'{len(rtts):>6} {percentile(rtts, 0.5) * 1e3:>7.1f}ms '
                   f'{max(rtts) * 1e3:>7.1f}ms {rss_before:>9.0f}MB {rss_after:>6.0f}MB '
-                  f'{rss_reverted:>7.0f}MB {revert_took:>7.2f}s {bench.failed:>6}', flush=True)
+                  f'{rss_reverted:>7.0f}MB {revert_took:>7.2f}s {bench.failed:>6} '
+                  f'{first_text * 1e3:>7.1f}ms', flush=True)
             swap = _ms(_figure(r'swapped in ([0-9.]+) ms', revert_message))
             longest = _ms(_figure(r'the longest ([0-9.]+) ms', revert_message))
             print(f'        revert: swap {swap} ms, slice max {longest} ms, calls '

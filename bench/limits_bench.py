@@ -19,8 +19,9 @@ The e-stop is ``/dispatcher/set_enabled`` (false, then true again: two round tri
 Target: every e-stop answered within 100 ms whatever the dispatcher is fed (issue 36). One
 dispatcher (with a tool_server hosting echo) whose catalog holds a backtracking ``pattern``
 (``^(a+)+$``), a ``format: regex`` argument and a ``$ref`` loop (refused at load), and whose
-audit log is a named pipe whose reader stopped reading. An attacker process keeps up to four
-requests in flight for each scenario while the bench measures e-stop round trips:
+audit log is a named pipe whose reader stopped reading. For each scenario an attacker process
+keeps ``--in-flight`` hostile requests in flight (a new one as soon as one is answered; policy
+texts at ``--text-rate`` per second) while the bench measures e-stop round trips:
 
 - ``idle``: nothing sent (the floor);
 - ``deep``: ``~/call`` arguments of 990 nested brackets (2 KB);
@@ -31,6 +32,11 @@ requests in flight for each scenario while the bench measures e-stop round trips
 - ``audit_fifo``: policy texts of 10 echo calls each, the audit pipe full.
 
     scripts/with_env.sh python bench/limits_bench.py [--seconds 6] [--round-trips 20]
+        [--in-flight 1] [--text-rate 20]
+
+Each of these inputs once blocked the dispatch thread for seconds or for ever (or ended the
+process). With ``--in-flight 4`` the attacker floods the dispatcher as fast as it answers: that
+measures how the e-stop shares the dispatch thread with a flood, not what one input costs.
 """
 
 import argparse
@@ -73,8 +79,8 @@ def _requests(scenario: str) -> tuple[str, str]:
     }[scenario]
 
 
-def role_attack(scenario: str, seconds: float) -> None:
-    """Keep up to four hostile requests (or policy texts) in flight for ``seconds``."""
+def role_attack(scenario: str, seconds: float, in_flight: int, text_rate: float) -> None:
+    """Keep ``in_flight`` hostile requests in flight (or send policy texts) for ``seconds``."""
     import rclpy
     from lerobot_tools_interfaces.srv import CallTool
     from rclpy.executors import SingleThreadedExecutor
@@ -87,10 +93,13 @@ def role_attack(scenario: str, seconds: float) -> None:
     sent = 0
     if scenario == 'audit_fifo':
         pub = node.create_publisher(String, '/policy/text', qos())
+        next_text = time.monotonic()
         while time.monotonic() < deadline:
-            pub.publish(String(data=''.join(f'<echo>{sent}-{i} {"z" * 200}</echo>'
-                                            for i in range(10))))
-            sent += 1
+            if time.monotonic() >= next_text:
+                pub.publish(String(data=''.join(f'<echo>{sent}-{i} {"z" * 200}</echo>'
+                                                for i in range(10))))
+                sent += 1
+                next_text += 1.0 / text_rate
             executor.spin_once(timeout_sec=0.005)
     else:
         client = node.create_client(CallTool, '/dispatcher/call')
@@ -99,7 +108,7 @@ def role_attack(scenario: str, seconds: float) -> None:
         pending: list = []
         while time.monotonic() < deadline:
             pending = [future for future in pending if not future.done()]
-            if len(pending) < 4:
+            if len(pending) < in_flight:
                 pending.append(client.call_async(CallTool.Request(
                     name=name, arguments=arguments, source='bench')))
                 sent += 1
@@ -159,9 +168,13 @@ def main() -> int:
     parser.add_argument('--seconds', type=float, default=6.0)
     parser.add_argument('--round-trips', type=int, default=20,
                         help='e-stop pause/resume pairs measured per scenario')
+    parser.add_argument('--in-flight', type=int, default=1,
+                        help='hostile ~/call requests the attacker keeps in flight')
+    parser.add_argument('--text-rate', type=float, default=20.0,
+                        help='policy texts (10 calls each) per second in audit_fifo')
     args = parser.parse_args()
     if args.role == 'attack':
-        role_attack(args.scenario, args.seconds)
+        role_attack(args.scenario, args.seconds, args.in_flight, args.text_rate)
         return 0
     with bench_domain():
         return _run(args)
@@ -182,14 +195,17 @@ def _run(args: argparse.Namespace) -> int:
             operator = EStop()
             operator.prove()
             print(f'e-stop round trips (/dispatcher/set_enabled), {args.round_trips} pause/'
-                  f'resume pairs per scenario, attacker running {args.seconds:g} s')
+                  f'resume pairs per scenario, attacker running {args.seconds:g} s with '
+                  f'{args.in_flight} request(s) in flight ({args.text_rate:g} texts/s); load '
+                  f'average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores')
             floor = None
             failed = False
             for scenario in SCENARIOS:
                 attacker = None
                 if scenario != 'idle':
                     attacker = procs.role('attack', '--scenario', scenario, '--seconds',
-                                          str(args.seconds))
+                                          str(args.seconds), '--in-flight', str(args.in_flight),
+                                          '--text-rate', str(args.text_rate))
                     time.sleep(1.0)  # it connects and fills the dispatcher's queue
                 rtts = operator.measure(args.round_trips)
                 if attacker is not None:

@@ -13,15 +13,20 @@
 # limitations under the License.
 
 """
-MCP round trip for the echo tool against the dispatcher's own ``~/call``, in the same run.
+MCP cost against its floors, in the same run: cold start, a session per call, round trips.
 
-Starts a dispatcher and a tool_server hosting ``echo`` (real processes, an isolated ROS domain),
-then ``lerobot-tools-ros mcp`` as the MCP SDK's stdio client spawns it (and, with ``--http``,
-the Streamable HTTP transport on 127.0.0.1 too). Batches of MCP ``tools/call`` and of direct
-``~/call`` requests from an rclpy node in this process are interleaved, so both see the same
-machine load; the figures are per-call wall times and the MCP layer's added p50.
+Starts a dispatcher and a tool_server hosting ``echo`` (real processes, an isolated ROS domain).
 
-    python bench/mcp_bench.py [--round-trips 300] [--http]
+- Cold start (``--cold N``): ``lerobot-tools-ros mcp`` spawned by the SDK's stdio client, timed
+  from spawn to the answer of its first ``tools/list``; and a session per call (what
+  langchain-mcp-adapters does by default): spawn, initialize, one ``tools/call``, exit. The
+  floor is a bare SDK server (this script, ``--role bare``) that lists the same tools from a
+  file and answers ``echo`` itself, spawned the same way; runs are interleaved.
+- Round trips (``--round-trips``): batches of MCP ``tools/call`` on one session and of direct
+  ``~/call`` requests from an rclpy node in this process, interleaved; with ``--http`` the
+  Streamable HTTP transport on 127.0.0.1 too.
+
+    python bench/mcp_bench.py [--cold 10] [--round-trips 300] [--http]
 """
 
 import argparse
@@ -35,7 +40,7 @@ import subprocess
 import sys
 import time
 
-from common import bench_domain, Driver, percentile, Processes, start_echo_stack
+from common import bench_domain, catalog_dir, Driver, percentile, Processes, start_echo_stack
 
 
 class DirectCaller(Driver):
@@ -117,6 +122,80 @@ def report(label: str, mcp_times: list[float], direct_times: list[float],
               f'{m50 - d50 - p50:6.3f} ms')
 
 
+def role_bare(tools_file: str) -> None:
+    """Serve the tools of a file over stdio with the bare SDK, echo answered here (the floor)."""
+    import anyio
+    from mcp.server.lowlevel import Server
+    from mcp.server.stdio import stdio_server
+    import mcp_types as types
+
+    async def main() -> None:
+        with open(tools_file) as handle:
+            entries = json.load(handle)['tools']
+        tools = [types.Tool(name=e['function']['name'],
+                            description=e['function'].get('description', ''),
+                            input_schema=e['function']['parameters']) for e in entries]
+
+        async def list_tools(ctx, params):
+            return types.ListToolsResult(tools=tools)
+
+        async def call_tool(ctx, params):
+            return types.CallToolResult(content=[types.TextContent(
+                type='text', text=json.dumps(params.arguments or {}, sort_keys=True))])
+
+        server = Server('bare', on_list_tools=list_tools, on_call_tool=call_tool)
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+    anyio.run(main)
+
+
+async def spawn_and_use(command: list[str], env: dict, call: bool) -> tuple[float, float]:
+    """Spawn a stdio server; return (seconds to the first tools/list answer, to a call)."""
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+    params = StdioServerParameters(command=command[0], args=command[1:], env=env)
+    start = time.perf_counter()
+    listed = called = float('nan')
+    with open(os.devnull, 'w') as errlog:
+        async with stdio_client(params, errlog=errlog) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                if call:  # a session per call: no list first
+                    result = await session.call_tool('echo', {'text': 'cold'})
+                    if result.is_error:
+                        raise RuntimeError(f'cold call failed: {result.content[0].text}')
+                    called = time.perf_counter() - start
+                else:
+                    tools = await session.list_tools()
+                    listed = time.perf_counter() - start
+                    if 'echo' not in [t.name for t in tools.tools]:
+                        raise RuntimeError(f'echo not listed: {tools}')
+    return listed, called
+
+
+async def cold_start(args, env: dict, tools_file: str) -> None:
+    ours = [sys.executable, '-m', 'lerobot_tools_ros.cli', 'mcp', '--log-level', 'warn']
+    bare = [sys.executable, __file__, '--role', 'bare', tools_file]
+    first: dict[str, list[float]] = {'ours': [], 'bare': []}
+    per_call: dict[str, list[float]] = {'ours': [], 'bare': []}
+    for _ in range(args.cold):  # interleaved: both see the same load
+        for name, command in (('bare', bare), ('ours', ours)):
+            first[name].append((await spawn_and_use(command, env, call=False))[0])
+            per_call[name].append((await spawn_and_use(command, env, call=True))[1])
+    print(f'cold start: {args.cold} spawns each (s)' + ' ' * 18 + 'p50      min      max')
+
+    def row(label: str, times: list[float]) -> float:
+        p50 = statistics.median(times)
+        print(f'  {label:<48}{p50:7.3f}  {min(times):7.3f}  {max(times):7.3f}')
+        return p50
+    b50 = row('bare SDK server: spawn -> first tools/list', first['bare'])
+    o50 = row('lerobot-tools-ros mcp: spawn -> first tools/list', first['ours'])
+    c50 = row('bare SDK server: spawn -> one tools/call', per_call['bare'])
+    d50 = row('lerobot-tools-ros mcp: spawn -> one tools/call', per_call['ours'])
+    print(f'  first tools/list: {o50 / b50:.2f}x the bare server (target: within 2x); '
+          f'a session per call: {d50 / c50:.2f}x')
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(('127.0.0.1', 0))
@@ -157,9 +236,16 @@ async def run(args, env: dict, direct: DirectCaller) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
-    parser.add_argument('--round-trips', type=int, default=300)
+    parser.add_argument('--round-trips', type=int, default=300,
+                        help='calls per path on one session (0: skip)')
+    parser.add_argument('--cold', type=int, default=10,
+                        help='cold-start spawns per server (0: skip)')
+    parser.add_argument('--role', nargs='+', help=argparse.SUPPRESS)
     parser.add_argument('--http', action='store_true', help='also measure Streamable HTTP')
     args = parser.parse_args()
+    if args.role:
+        role_bare(args.role[1])
+        return 0
     with bench_domain() as domain, Processes(__file__) as procs:
         start_echo_stack(procs, 'mcp_bench_')
         direct = DirectCaller()
@@ -171,7 +257,12 @@ def main() -> int:
             return 1
         print(f'domain {domain}; echo via dispatcher + tool_server; '
               f'{os.cpu_count()} cores')
-        asyncio.run(run(args, procs.env, direct))
+        if args.cold:
+            from lerobot_tools_ros.tools.echo import ECHO_SCHEMA
+            tools_file = catalog_dir('mcp_bench_bare_', [ECHO_SCHEMA]) / 'meta' / 'info.json'
+            asyncio.run(cold_start(args, procs.env, str(tools_file)))
+        if args.round_trips:
+            asyncio.run(run(args, procs.env, direct))
         return 0
 
 

@@ -41,13 +41,20 @@ COMMANDS: dict[str, str] = {
 PROG = 'lerobot-tools-ros'
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Build the parser with every subcommand in ``COMMANDS``."""
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """
+    Build the parser with every subcommand in ``COMMANDS`` (or only the one named ``only``).
+
+    Importing a subcommand's module can cost seconds (its dependencies); running one command
+    imports only its own (``lerobot-tools-ros mcp`` is spawned per session by some clients).
+    """
     parser = argparse.ArgumentParser(
         prog=PROG, description='Run and inspect the tools LeRobot policies call.')
     subparsers = parser.add_subparsers(dest='command', metavar='COMMAND')
     subparsers.required = True
     for name, module_name in COMMANDS.items():
+        if only is not None and name != only:
+            continue
         try:
             module = importlib.import_module(module_name)
         except ImportError as exc:
@@ -72,7 +79,8 @@ def _unavailable(name: str, module_name: str, exc: ImportError):
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse ``argv`` (default ``sys.argv[1:]``), run the subcommand, return its exit code."""
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(argv[0] if argv and argv[0] in COMMANDS else None)
     args = parser.parse_args(argv)
     try:
         return int(args._run(args) or 0)

@@ -18,9 +18,7 @@ What the MCP server shows and answers, decided without ROS or the MCP SDK.
 The MCP server (``nodes/mcp_server.py``) is only another client of the dispatcher's gated
 ``~/call``. This module holds its decisions so they can be tested directly:
 
-- which catalog tools an MCP client sees (the dispatcher's ``allowed_tools``, the gate every
-  caller goes through), with which input schema and which hints (``readOnlyHint``,
-  ``destructiveHint``);
+- (which tools are listed, and how, is in ``lerobot_tools_ros.mcp.listing``);
 - how a ``CallTool`` response becomes an MCP result (text, ``isError``, images of
   ``record_observation``);
 - who may connect over HTTP (loopback by default; any other bind needs a bearer token that comes
@@ -34,13 +32,9 @@ import json
 import math
 import os
 import pathlib
-from typing import Any, Iterable, Mapping
+from typing import Any, Mapping
 
-from lerobot_tools_ros import errors, limits, names
-
-# Approval settings (dispatcher parameter tool.<name>.approval) that make a call wait for, or be
-# refused by, an operator: such a tool acts on the world.
-GATED_APPROVALS = ('confirm', 'deny')
+from lerobot_tools_ros import errors
 
 # Image files whose bytes are returned as MCP image content, by their first bytes.
 _IMAGE_MAGIC = {
@@ -49,98 +43,6 @@ _IMAGE_MAGIC = {
 }
 
 DEFAULT_TOKEN_ENV = 'LEROBOT_TOOLS_MCP_TOKEN'
-
-
-@dataclass(frozen=True)
-class McpTool:
-    """One catalog tool as an MCP client sees it."""
-
-    name: str
-    description: str
-    input_schema: dict
-    read_only: bool
-    destructive: bool
-
-    def annotations(self) -> dict:
-        """Return the MCP hints (wire names) this runtime can vouch for."""
-        hints = {'readOnlyHint': self.read_only, 'destructiveHint': self.destructive}
-        if self.read_only:
-            hints['destructiveHint'] = False  # the spec ignores it for read-only tools
-        return hints
-
-
-@dataclass(frozen=True)
-class DispatcherView:
-    """The dispatcher settings that decide what an MCP client may call."""
-
-    allowed_tools: tuple[str, ...] = ()
-    approvals: Mapping[str, str] | None = None      # tool -> auto | confirm | deny
-
-
-def visible_tools(catalog: Any, view: DispatcherView, *, read_only: Iterable[str] = (),
-                  actuating: Iterable[str] = ()) -> list[McpTool]:
-    """
-    List the catalog's tools an MCP client may call, in catalog order.
-
-    A tool outside a non-empty ``allowed_tools`` is left out (the dispatcher would refuse it
-    anyway). ``read_only`` and ``actuating`` are the MCP server's own
-    settings; a tool whose approval is ``confirm`` or ``deny`` is destructive whatever they say.
-    """
-    allowed = set(view.allowed_tools)
-    approvals = dict(view.approvals or {})
-    read_only, actuating = set(read_only), set(actuating)
-    tools = []
-    for name in catalog.names:
-        if allowed and name not in allowed:
-            continue
-        gated = approvals.get(name, 'auto') in GATED_APPROVALS
-        destructive = gated or name in actuating
-        tools.append(McpTool(
-            name=name, description=catalog.description(name),
-            input_schema=json.loads(json.dumps(catalog.parameters(name))),
-            read_only=name in read_only and not destructive, destructive=destructive))
-    return tools
-
-
-def view_from_parameters(values: Mapping[str, Any]) -> DispatcherView:
-    """
-    Build a ``DispatcherView`` from the dispatcher's parameters (name -> value).
-
-    Unset parameters (``None``) mean the defaults: every tool allowed, approval ``auto``.
-    """
-    allowed = values.get('allowed_tools') or ()
-    if list(allowed) == [names.ALL_TOOLS]:  # ['*'] is the dispatcher's "every tool"
-        allowed = ()
-    approvals: dict[str, str] = {}
-    for key, value in values.items():
-        if not key.startswith('tool.') or value is None:
-            continue
-        tool, _, setting = key[len('tool.'):].rpartition('.')
-        if setting == 'approval' and isinstance(value, str):
-            approvals[tool] = value.strip().lower()
-    return DispatcherView(tuple(str(name) for name in allowed), approvals)
-
-
-def read_bindings(text: str) -> frozenset[str]:
-    """
-    Return the tools a tool_server bindings file binds with ``kind: read`` (read-only tools).
-
-    Only the kinds are looked at; tool_server checks the rest of the file. Text that is not a
-    bindings mapping yields nothing.
-    """
-    import yaml
-    try:
-        if limits.utf8_size(text, limits.MAX_BINDINGS_BYTES) > limits.MAX_BINDINGS_BYTES:
-            return frozenset()
-        limits.check_yaml(text)  # depth and alias bombs, as tool_server checks them
-        data = yaml.load(text, Loader=limits.yaml_safe_loader())  # noqa: S506 - a SafeLoader
-    except yaml.YAMLError:
-        return frozenset()
-    bindings = data.get('bindings') if isinstance(data, dict) else None
-    if not isinstance(bindings, dict):
-        return frozenset()
-    return frozenset(str(tool) for tool, entry in bindings.items()
-                     if isinstance(entry, dict) and entry.get('kind') == 'read')
 
 
 class ArgumentsTooLarge(ValueError):
@@ -159,6 +61,8 @@ def encode_arguments(arguments: Mapping[str, Any] | None, max_bytes: int) -> str
     except ValueError as exc:
         raise ValueError(f'arguments are not valid JSON: {exc} (NaN and Infinity are not '
                          'JSON numbers)') from exc
+    except RecursionError:
+        raise ValueError('arguments are nested too deeply to encode') from None
     size = len(text.encode('utf-8', 'surrogatepass'))
     if size > max_bytes:
         raise ArgumentsTooLarge(

@@ -51,6 +51,8 @@ MCP_SERVER_NODE = 'mcp_server'
 DISPATCHER_CALL = 'call'
 DISPATCHER_CANCEL = 'cancel'
 DISPATCHER_APPROVE = 'approve'
+# Latched (transient local) std_msgs/String: the catalog the dispatcher runs, as JSON.
+DISPATCHER_CATALOG = 'catalog'
 
 # The tool name of a readiness probe: a CallTool request or RunTool goal naming it is answered
 # at once (success, nothing runs). A caller sends one to prove the executor's answers reach it

@@ -359,6 +359,14 @@ CASES = [
          '</tool_call>',
          [('say', SAY_HI, G), ('move_to', {'x': 1, 'y': 2}, G)],
          content='<think>First greet.</think><think>Now move.</think>'),
+    Case('glm_incomplete_final_call_and_nameless_call',
+         'Moving.<tool_call>move_to<arg_key>x</arg_key><arg_value>1</arg_value><arg_key>y'
+         '</arg_key><arg_value>2</arg_value></tool_call><tool_call><arg_key>text</arg_key>'
+         '<arg_value>hi</arg_value></tool_call><tool_call>say<arg_key>text</arg_key><arg_value>'
+         'done</arg_value>\nThat is all.',
+         [('move_to', {'x': 1, 'y': 2}, G)],
+         [('invalid_call', ''), ('unparseable_arguments', 'say')],
+         content='Moving.That is all.'),
     Case('glm_truncated', '<tool_call>say<arg_key>text</arg_key><arg_value>hel',
          errors=[('truncated', 'say')]),
     # --- gpt-oss harmony
@@ -487,43 +495,52 @@ CASES = [
          '{"x": 1, "y": 2}}]', [('say', SAY_HI, O), ('move_to', {'x': 1, 'y': 2}, O)]),
     Case('xlam_fenced', '```json\n[{"name": "say", "arguments": {"text": "hi"}}]\n```',
          [('say', SAY_HI, F)]),
-    # --- calls inside reasoning spans: reported (call_in_reasoning), never dispatched
+    # --- calls inside reasoning spans: reported (call_in_reasoning), never dispatched; the
+    # span stays in the content verbatim, its call markup included
     Case('think_call_inside',
          '<think>I could <say>hi</say> first.</think>\nSaying it.\n<say>Hello.</say>',
          [('say', {'text': 'Hello.'}, M)], [('call_in_reasoning', 'say')],
-         content='<think>I could first.</think>\nSaying it.'),
+         content='<think>I could <say>hi</say> first.</think>\nSaying it.'),
     Case('think_unclosed_at_the_end',
          'Sure.\n<think>Maybe <tool_call>{"name": "say", "arguments": {"text": "x"}}</tool_call>'
-         ' later', errors=[('call_in_reasoning', 'say')], content='Sure.\n<think>Maybe later'),
+         ' later', errors=[('call_in_reasoning', 'say')],
+         content='Sure.\n<think>Maybe <tool_call>{"name": "say", "arguments": {"text": "x"}}'
+         '</tool_call> later'),
     Case('think_r1_then_call',
          '<think>\nGreet the user.\n</think>\n\n<tool_call>\n{"name": "say", "arguments": '
          '{"text": "hi"}}\n</tool_call>', [('say', SAY_HI, H)],
          content='<think>\nGreet the user.\n</think>'),
     Case('think_closing_token_inside_a_value',
          '<think><tool_call>{"name": "say", "arguments": {"text": "</think>"}}</tool_call>',
-         errors=[('call_in_reasoning', 'say')], content='<think></think>"}}</tool_call>'),
+         errors=[('call_in_reasoning', 'say')],
+         content='<think><tool_call>{"name": "say", "arguments": {"text": "</think>"}}'
+         '</tool_call>'),
     Case('think_qwen3_coder',
          '<think>Option: <function=move_to><parameter=x>1</parameter><parameter=y>2</parameter>'
          '</function></think><function=say><parameter=text>hi</parameter></function>',
          [('say', SAY_HI, Q)], [('call_in_reasoning', 'move_to')],
-         content='<think>Option: </think>'),
+         content='<think>Option: <function=move_to><parameter=x>1</parameter><parameter=y>2'
+         '</parameter></function></think>'),
     Case('think_bare_pythonic_and_unknown_tool',
          '<think>say(text="a") and [get_weather(city="x")]</think>ok',
          errors=[('call_in_reasoning', 'say'), ('call_in_reasoning', 'get_weather')],
-         content='<think>and </think>ok'),
+         content='<think>say(text="a") and [get_weather(city="x")]</think>ok'),
     Case('seed_think_call',
          '<seed:think>Try <seed:tool_call><function=say><parameter=text>x</parameter></function>'
          '</seed:tool_call></seed:think>Done.', errors=[('call_in_reasoning', 'say')],
-         content='<seed:think>Try </seed:think>Done.'),
+         content='<seed:think>Try <seed:tool_call><function=say><parameter=text>x</parameter>'
+         '</function></seed:tool_call></seed:think>Done.'),
     Case('cohere_thinking_call',
          '<|START_THINKING|>Plan: <|START_ACTION|>[{"tool_name": "say", "parameters": {"text": '
          '"x"}}]<|END_ACTION|><|END_THINKING|><|START_ACTION|>[{"tool_name": "say", '
          '"parameters": {"text": "hi"}}]<|END_ACTION|>',
          [('say', SAY_HI, CO)], [('call_in_reasoning', 'say')],
-         content='<|START_THINKING|>Plan: <|END_THINKING|>'),
+         content='<|START_THINKING|>Plan: <|START_ACTION|>[{"tool_name": "say", "parameters": '
+         '{"text": "x"}}]<|END_ACTION|><|END_THINKING|>'),
     Case('magistral_think',
          '[THINK]Maybe [TOOL_CALLS]say{"text": "x"}[/THINK][TOOL_CALLS]say{"text": "hi"}',
-         [('say', SAY_HI, MI)], [('call_in_reasoning', 'say')], content='[THINK]Maybe [/THINK]'),
+         [('say', SAY_HI, MI)], [('call_in_reasoning', 'say')],
+         content='[THINK]Maybe [TOOL_CALLS]say{"text": "x"}[/THINK]'),
     Case('harmony_analysis_call',
          '<|channel|>analysis<|message|>I might write <say>x</say> here.<|end|><|start|>assistant'
          '<|channel|>commentary to=functions.say<|message|>{"text": "hi"}<|call|>',

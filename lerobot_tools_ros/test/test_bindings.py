@@ -299,7 +299,7 @@ def test_the_check_of_a_file_with_thousands_of_bad_entries_stops_after_100_probl
 
 
 def test_the_mcp_server_reads_hostile_bindings_as_no_read_only_tools():
-    from lerobot_tools_ros.mcp_core import read_bindings
+    from lerobot_tools_ros.mcp.listing import read_bindings
     assert read_bindings('bindings:\n  get_battery: {kind: read}\n') == {'get_battery'}
     for text in ('bindings: ' + '[' * 5000 + ']' * 5000, _alias_bomb(),
                  'bindings:\n' + '  x: 1\n' * 200_000):

@@ -730,10 +730,10 @@ RECURSIVE = {
         'children': {'type': 'array', 'items': {'$ref': '#'}}}, 'required': ['value']},
         {'value': 1, 'children': [{'value': 2, 'children': [{'value': 3}]}]},
         {'value': 1, 'children': [{'value': 2, 'children': [{'value': 'x'}]}]}),
-    'linked_list': ({'type': 'object', '$defs': {'node': {
-        'type': 'object', 'properties': {'v': {'type': 'integer'},
-                                         'next': {'$ref': '#/$defs/node'}}}},
-        'properties': {'head': {'$ref': '#/$defs/node'}}},
+    'linked_list': (
+        {'type': 'object', 'properties': {'head': {'$ref': '#/$defs/node'}}, '$defs': {
+            'node': {'type': 'object', 'properties': {'v': {'type': 'integer'},
+                                                      'next': {'$ref': '#/$defs/node'}}}}},
         {'head': {'v': 1, 'next': {'v': 2}}}, {'head': {'v': 1, 'next': {'v': 2.5}}}),
     'dynamic': ({'$dynamicAnchor': 'node', 'type': 'object', 'properties': {
         'kids': {'type': 'array', 'items': {'$dynamicRef': '#node'}},

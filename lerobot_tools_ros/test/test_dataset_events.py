@@ -31,6 +31,7 @@ import sys
 
 import annotated_episode
 from conftest import PACKAGE_DIR, spin_until, TEST_DIR
+from lerobot_tools_ros import errors
 from lerobot_tools_ros.catalog import SAMPLE_DATASET, ToolCatalog
 from lerobot_tools_ros.cli import main as cli_main
 from lerobot_tools_ros.dataset import episodes, events, language
@@ -308,7 +309,7 @@ def test_dispatcher_records_interjections_and_episode_markers(start_node, ros_no
 
 def test_record_events_without_an_audit_log_is_one_clear_error(start_node):
     dispatcher = start_node('lerobot_tools_ros.nodes.dispatcher', '-p', 'record_events:=true')
-    assert dispatcher.proc.wait(60) == 1
+    assert dispatcher.proc.wait(60) == errors.EXIT_CONFIGURATION_ERROR
     output = dispatcher.output()
     assert 'record_events is true but audit_log is empty' in output
     assert 'Traceback' not in output

@@ -546,7 +546,7 @@ def test_allowlist_can_change_while_running(stack, ros_node):
     # Per-tool limits are declared parameters too (ros2 param list shows tool.echo.*).
     assert set_parameter(Parameter('tool.echo.rate_limit_hz', Parameter.Type.DOUBLE, 0.01))
     assert set_parameter(Parameter('tool.echo.burst', Parameter.Type.INTEGER, 1))
-    assert not set_parameter(Parameter('tool.echo.timeout_s', Parameter.Type.DOUBLE, -1.0))
+    assert not set_parameter(Parameter('tool.echo.timeout_s', Parameter.Type.DOUBLE, -2.0))
     codes = sorted(r.error_code for r in policy.say('<echo>1</echo><echo>2</echo>', 2))
     assert codes == ['', ErrorCodes.RATE_LIMITED]
 

@@ -168,3 +168,31 @@ def test_a_burst_of_call_requests_is_answered_in_full(stack, ros_node):
         f'{sum(not f.done() for f in futures)} of {len(futures)} requests never answered')
     assert all(f.result().success for f in futures)
     assert spin_until(ros_node, lambda: len(policy.results) >= len(futures), 10.0)
+
+
+def _reload(ros_node) -> str:
+    from std_srvs.srv import Trigger
+    client = ros_node.create_client(Trigger, '/dispatcher/reload_catalog')
+    assert spin_until(ros_node, client.service_is_ready, 10.0)
+    future = client.call_async(Trigger.Request())
+    assert spin_until(ros_node, future.done, 30.0)
+    assert future.result().success, future.result().message
+    return future.result().message
+
+
+def test_an_approval_set_at_runtime_survives_removal_by_a_reload(stack, ros_node, dataset):
+    policy, dispatcher, _ = stack()
+    _set(ros_node, 'tool.echo.approval',
+         ParameterValue(type=ParameterType.PARAMETER_STRING, string_value='deny'))
+    info_path = dataset / 'meta' / 'info.json'
+    full = info_path.read_text()
+    info = json.loads(full)
+    info['tools'] = [tool for tool in info['tools'] if tool['function']['name'] != 'echo']
+    info_path.write_text(json.dumps(info))
+    assert "removed ['echo']" in _reload(ros_node)
+    info_path.write_text(full)
+    assert "added ['echo']" in _reload(ros_node)
+    # Before: echo came back with approval auto, and this call reached the executor.
+    (result,) = policy.say('<echo>move</echo>', 1)
+    assert result.error_code == ErrorCodes.DENIED, result.error_message
+    assert 'back in the catalog with the settings it had' in dispatcher.output()

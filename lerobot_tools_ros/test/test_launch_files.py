@@ -100,7 +100,10 @@ def test_every_documented_argument_is_declared(launch_file, demo_launch_file):
 
 def test_a_configuration_error_stops_the_launch_and_is_never_restarted(launch_file, ros_env):
     output = _run_launch(ros_env, LAUNCH_FILE, dataset='/nonexistent', respawn='all',
-                         respawn_delay='0.5', tts_backend='espeak_ng')
+                         respawn_delay='0.5', tts_backend='espeak_ng', namespace='robot_ns',
+                         log_level='debug')
+    # namespace and log_level reached the nodes' command lines.
+    assert '-r __ns:=/robot_ns' in output and '--log-level robot_ns.tool_server:=debug' in output
     assert _starts(output, 'tool_server') == 1, output
     assert _starts(output, 'dispatcher') == 1, output
     assert 'exit code 78' in output, output

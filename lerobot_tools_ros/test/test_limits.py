@@ -13,8 +13,10 @@
 # limitations under the License.
 
 """
-One bad input ends one request: hostile requests, catalogs, audit logs and files, tried on real
-processes (dispatcher and tool_server over DDS, the CLI) the way an adversary would.
+One bad input ends one request: hostile requests, catalogs, audit logs and files.
+
+Tried on real processes (dispatcher and tool_server over DDS, the CLI) the way an adversary
+would.
 
 Each of these once killed or blocked the dispatcher (issue 36): a 2 KB ``~/call`` of nested
 brackets, a catalog schema with a ``$ref`` loop, a ``format: regex`` argument that exhausts
@@ -93,7 +95,7 @@ class Caller:
         return future.result()
 
     def still_works(self) -> None:
-        """The dispatcher is alive and answers a good call and the e-stop service."""
+        """Check that the dispatcher is alive and answers a good call and the e-stop."""
         ok = self.call('echo', '{"text": "still here"}')
         assert ok.success, (ok.error_code, ok.error_message)
         assert json.loads(ok.content) == {'text': 'still here'}
@@ -233,14 +235,14 @@ def test_an_audit_log_on_a_pipe_nobody_reads_never_blocks_dispatching(start_node
         os.close(reader)
 
 
-def test_a_tool_server_refuses_a_bindings_file_nested_5000_deep_in_one_line(start_node,
-                                                                          tmp_path):
+def test_a_tool_server_refuses_a_bindings_file_nested_5000_deep_in_one_line(
+        start_node, tmp_path):
     root = _dataset(tmp_path)
     path = tmp_path / 'bindings.yaml'
     path.write_text('bindings:\n  echo: ' + '[' * 5000 + ']' * 5000 + '\n')
     proc = start_node(TOOL_SERVER, '-p', 'tools:=[echo]', '-p', f'dataset:={root}',
                       '-p', f'bindings_file:={path}')
-    assert proc.proc.wait(60) == 1
+    assert proc.proc.wait(60) == 78  # EXIT_CONFIGURATION_ERROR
     lines = [line for line in proc.output().splitlines() if line.strip()]
     assert len(lines) == 1 and 'Traceback' not in proc.output(), lines
     assert 'not valid YAML' in lines[0] and 'nest' in lines[0]

@@ -18,6 +18,9 @@ import json
 
 from lerobot_tools_ros import mcp_core
 from lerobot_tools_ros.catalog import ToolCatalog
+from lerobot_tools_ros.mcp import listing, results, wire
+from lerobot_tools_ros.mcp.progress import ProgressTrack
+from lerobot_tools_ros.nodes.dispatcher_topics import catalog_message
 import pytest
 
 MOVE = {'type': 'function', 'function': {
@@ -29,52 +32,147 @@ LOOK = {'type': 'function', 'function': {
 
 
 @pytest.fixture
-def catalog() -> ToolCatalog:
-    return ToolCatalog.from_tools([*ToolCatalog.load(None).tools, MOVE, LOOK], source='test')
+def catalog() -> listing.LoadedCatalog:
+    loaded = ToolCatalog.from_tools([*ToolCatalog.load(None).tools, MOVE, LOOK], source='test')
+    return listing.decode_catalog(catalog_message(loaded, lambda name: f'/lerobot_tools/{name}'))
 
 
-def test_every_tool_is_listed_with_the_catalog_schema_and_description(catalog):
-    tools = mcp_core.visible_tools(catalog, mcp_core.DispatcherView())
+def test_every_tool_is_listed_with_the_catalog_schema_description_and_title(catalog):
+    tools = listing.visible_tools(catalog, listing.DispatcherView())
     assert [t.name for t in tools] == catalog.names
+    entries = {e['function']['name']: e['function'] for e in catalog.entries}
     for tool in tools:
-        assert tool.input_schema == catalog.parameters(tool.name)
-        assert tool.description == catalog.description(tool.name)
-        assert tool.annotations() == {'readOnlyHint': False, 'destructiveHint': False}
+        assert tool.schema == entries[tool.name]['parameters']
+        assert tool.description == entries[tool.name]['description']
+        assert tool.executor == f'/lerobot_tools/{tool.name}'
+    assert {t.name: t.title for t in tools}['record_observation'] == 'Record observation'
 
 
-def test_tools_outside_the_allowlist_are_hidden(catalog):
-    view = mcp_core.view_from_parameters({
-        'allowed_tools': ['say', 'move_arm'], 'tool.say.timeout_s': 3.0})
-    assert [t.name for t in mcp_core.visible_tools(catalog, view)] == ['say', 'move_arm']
-    # Unset parameters (None) are the defaults.
-    view = mcp_core.view_from_parameters({'allowed_tools': None, 'tool.say.approval': None})
-    assert len(mcp_core.visible_tools(catalog, view)) == len(catalog.names)
-    # The dispatcher's default allowlist ['*'] and an empty one both mean every tool.
+def test_no_hint_is_claimed_that_nobody_declared(catalog):
+    tools = {t.name: t for t in listing.visible_tools(catalog, listing.DispatcherView())}
+    # An absent destructiveHint means "may be destructive": never send false on a guess.
+    for name in ('say', 'close_gripper', 'move_arm', 'read_joints'):
+        assert 'destructiveHint' not in tools[name].annotations, name
+        assert 'readOnlyHint' not in tools[name].annotations, name
+    assert tools['record_observation'].annotations['readOnlyHint'] is True
+    assert 'destructiveHint' not in tools['record_observation'].annotations
+
+
+def test_hints_a_catalog_entry_declares_are_listed_and_bad_ones_reported():
+    entry = dict(MOVE, annotations={'title': 'Move the arm', 'destructiveHint': True,
+                                    'idempotentHint': False, 'openWorldHint': 'yes'})
+    loaded = listing.decode_catalog(catalog_message(
+        ToolCatalog.from_tools([entry], source='t'), lambda name: name))
+    (tool,) = listing.visible_tools(loaded, listing.DispatcherView())
+    assert tool.title == 'Move the arm'
+    assert dict(tool.annotations) == {'title': 'Move the arm', 'destructiveHint': True,
+                                      'idempotentHint': False}
+    assert "'openWorldHint'='yes' ignored" in listing.declared_hints(entry)[1][0]
+
+
+def test_allowlist_and_disabled_tools_are_hidden(catalog):
+    view = listing.view_from_parameters({
+        'allowed_tools': ['say', 'move_arm', 'read_joints'], 'tool.read_joints.enabled': False,
+        'tool.say.enabled': True, 'tool.say.timeout_s': 3.0})
+    assert [t.name for t in listing.visible_tools(catalog, view)] == ['say', 'move_arm']
+    view = listing.view_from_parameters({'allowed_tools': None, 'tool.say.approval': None})
+    assert len(listing.visible_tools(catalog, view)) == len(catalog.names)
     for every in (['*'], []):
-        view = mcp_core.view_from_parameters({'allowed_tools': every})
-        assert len(mcp_core.visible_tools(catalog, view)) == len(catalog.names)
+        view = listing.view_from_parameters({'allowed_tools': every})
+        assert len(listing.visible_tools(catalog, view)) == len(catalog.names)
 
 
 def test_hints_follow_approval_and_the_servers_settings(catalog):
-    view = mcp_core.view_from_parameters({'tool.move_arm.approval': 'confirm',
-                                          'tool.say.approval': 'auto',
-                                          'tool.read_joints.approval': 'Deny'})
-    tools = {t.name: t for t in mcp_core.visible_tools(
+    view = listing.view_from_parameters({'tool.move_arm.approval': 'confirm',
+                                         'tool.say.approval': 'auto',
+                                         'tool.read_joints.approval': 'Deny'})
+    tools = {t.name: t for t in listing.visible_tools(
         catalog, view, read_only=['read_joints', 'record_observation'], actuating=['say'])}
-    assert tools['move_arm'].annotations() == {'readOnlyHint': False, 'destructiveHint': True}
+    assert tools['move_arm'].destructive and not tools['move_arm'].read_only
     # A tool that needs approval is destructive even when configured read-only.
-    assert tools['read_joints'].annotations() == {'readOnlyHint': False,
-                                                  'destructiveHint': True}
-    assert tools['record_observation'].annotations() == {'readOnlyHint': True,
-                                                         'destructiveHint': False}
+    assert tools['read_joints'].destructive and not tools['read_joints'].read_only
+    assert tools['record_observation'].read_only
     assert tools['say'].destructive and not tools['say'].read_only
 
 
-def test_listed_schema_is_a_copy(catalog):
-    (say,) = [t for t in mcp_core.visible_tools(catalog, mcp_core.DispatcherView())
-              if t.name == 'say']
-    say.input_schema['properties'].clear()
-    assert catalog.parameters('say')['properties']
+def test_a_tool_without_executor_says_so(catalog):
+    tools = {t.name: t for t in listing.visible_tools(
+        catalog, listing.DispatcherView(), available=lambda e: e != '/lerobot_tools/move_arm')}
+    assert not tools['move_arm'].available
+    assert tools['move_arm'].description.startswith(
+        '[Unavailable: no executor serves it at /lerobot_tools/move_arm right now')
+    assert tools['say'].available and tools['say'].description == catalog.entries[0][
+        'function']['description']
+
+
+def strict(schema: dict) -> dict:
+    """
+    Apply OpenAI's strict-mode transform to a function schema (Agents SDK, Responses API).
+
+    Every object's properties all become required and additionalProperties false; nothing
+    else changes. A model answering a strict schema must give every property.
+    """
+    schema = json.loads(json.dumps(schema))
+
+    def walk(node):
+        if isinstance(node, dict):
+            if node.get('type') == 'object' or 'properties' in node:
+                node['additionalProperties'] = False
+                node['required'] = list(node.get('properties', {}))
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+    walk(schema)
+    return schema
+
+
+def test_optional_arguments_survive_openai_strict_mode(catalog):
+    from jsonschema import Draft202012Validator
+    (record,) = [t for t in listing.visible_tools(catalog, listing.DispatcherView())
+                 if t.name == 'record_observation']
+    strict_schema = strict(record.input_schema)
+    # "All cameras, the default format": the only way a strict model can say it.
+    arguments = {'label': 'scene', 'camera': None, 'format': None}
+    assert not list(Draft202012Validator(strict_schema).iter_errors(arguments))
+    assert list(Draft202012Validator(strict_schema).iter_errors(dict(arguments, format='gif')))
+    # The call the dispatcher gets leaves them out, valid against the catalog's own schema.
+    sent = listing.drop_null_optionals(arguments, record.schema)
+    assert sent == {'label': 'scene'}
+    assert not list(Draft202012Validator(record.schema).iter_errors(sent))
+    # A required argument's null is kept (the dispatcher explains why it is wrong).
+    assert listing.drop_null_optionals({'label': None}, record.schema) == {'label': None}
+
+
+def test_progress_only_increases():
+    track = ProgressTrack()
+    sent = [track.step(f) for f in (None, 0.0, 0.0, 0.5, 0.5, None, 0.4, 1.0, 1.0)]
+    values = [s[0] for s in sent if s is not None]
+    assert values == sorted(values) and len(set(values)) == len(values)
+    assert sent[3] == (0.5, 1.0) and sent[-1] is None
+
+
+def test_the_id_of_a_request_too_deep_to_parse_is_found():
+    deep = '[' * 5000 + ']' * 5000
+    text = '{"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "say", ' \
+           '"arguments": {"text": ' + deep + ', "id": 99}}, "id": 7}'
+    assert wire.request_id_of(text) == (True, 7)
+    assert wire.request_id_of('{"id": "a\\"b", "x": 1}') == (True, 'a"b')
+    assert wire.request_id_of('{"method": "notifications/x"}') == (False, None)
+    assert wire.request_id_of('[1, 2]') == (False, None)
+    assert wire.bind_host('[::1]') == '::1' and wire.url_host('::') == '[::]'
+    assert wire.url_host('127.0.0.1') == '127.0.0.1'
+
+
+def test_structured_output_of_built_in_tools():
+    assert results.output_schema('say', {})['required'] == ['utterance_id']
+    declared = {'outputSchema': {'type': 'object', 'properties': {'ok': {'type': 'boolean'}}}}
+    assert results.output_schema('mine', declared) == declared['outputSchema']
+    assert results.output_schema('mine', {}) is None
+    assert results.structured_content('{"paths": ["/a.png"]}') == {'paths': ['/a.png']}
+    assert results.structured_content('[1]') is None and results.structured_content('x') is None
+    assert results.saved_files({'paths': ['/a.png', 3, '']}) == ['/a.png']
 
 
 def test_arguments_are_encoded_capped_and_finite():
@@ -148,7 +246,7 @@ def test_bridge_hands_rclpy_futures_to_asyncio_and_tolerates_cancelled_waiters()
     import threading
     import types
 
-    from lerobot_tools_ros.nodes.mcp_server import RosBridge
+    from lerobot_tools_ros.nodes.mcp_bridge import RosBridge
     from rclpy.task import Future
 
     async def main() -> None:
@@ -179,6 +277,6 @@ def test_bridge_hands_rclpy_futures_to_asyncio_and_tolerates_cancelled_waiters()
 def test_tools_bound_with_kind_read_are_read_only():
     text = ('bindings:\n  get_battery: {kind: read, topic: /battery}\n'
             '  close_gripper: {kind: action, action: g}\n  odd: read\n')
-    assert mcp_core.read_bindings(text) == {'get_battery'}
-    assert mcp_core.read_bindings('not: [valid') == frozenset()
-    assert mcp_core.read_bindings('- a list') == frozenset()
+    assert listing.read_bindings(text) == {'get_battery'}
+    assert listing.read_bindings('not: [valid') == frozenset()
+    assert listing.read_bindings('- a list') == frozenset()

@@ -129,14 +129,16 @@ def test_stdio_lists_the_catalog_and_follows_allowlist_and_reloads(
                     listed = (await within(client.list_tools())).tools
                     assert [t.name for t in listed] == catalog.names
                     assert {'say', 'record_observation'} <= set(catalog.names)
-                    for tool in listed:
-                        assert tool.input_schema == catalog.parameters(tool.name)
-                        assert tool.description == catalog.description(tool.name)
-                    assert listed[0].description == 'Speak (test dataset).'
+                    for tool in listed:  # optional arguments also take null (strict mode)
+                        schema = catalog.parameters(tool.name)
+                        assert tool.input_schema['required'] == schema['required']
+                        assert set(tool.input_schema['properties']) == set(schema['properties'])
+                        assert catalog.description(tool.name) in tool.description
+                    assert listed[0].description.endswith('Speak (test dataset).')
                     hints = {t.name: (t.annotations.read_only_hint, t.annotations.destructive_hint)
                              for t in listed}
-                    assert hints['say'] == (False, False)
-                    assert hints['record_observation'] == (True, False)
+                    assert hints['say'] == (None, None)  # nothing declared: no claim
+                    assert hints['record_observation'] == (True, None)
 
                     # The dispatcher's allowlist narrows the list, at once.
                     set_dispatcher_parameter(ros_node, 'allowed_tools', ['say'])
@@ -155,7 +157,8 @@ def test_stdio_lists_the_catalog_and_follows_allowlist_and_reloads(
                     await changes.wait()
                     listed = (await client.list_tools()).tools
                     assert [t.name for t in listed] == ['say', 'record_observation', 'wave']
-                    assert listed[2].input_schema == WAVE['function']['parameters']
+                    assert listed[2].input_schema == WAVE['function']['parameters'] | {
+                        'properties': {'times': {'type': ['integer', 'null']}}}
 
     asyncio.run(session())
 
@@ -217,6 +220,13 @@ def test_http_with_a_token_rejects_missing_and_wrong_tokens_and_huge_requests(
         async with httpx2.AsyncClient() as raw:
             missing = await raw.post(url, json=initialize, headers=headers)
             assert missing.status_code == 401
+            # RFC 9728: the 401 names metadata saying "a bearer token in the header", no OAuth.
+            metadata_url = f'http://127.0.0.1:{port}/.well-known/oauth-protected-resource/mcp'
+            assert missing.headers['www-authenticate'] == \
+                f'Bearer resource_metadata="{metadata_url}"'
+            metadata = (await raw.get(metadata_url)).json()
+            assert metadata['resource'] == url and metadata['bearer_methods_supported'] == [
+                'header'] and 'authorization_servers' not in metadata
             wrong = await raw.post(url, json=initialize, headers={
                 **headers, 'Authorization': 'Bearer ' + TOKEN[:-1] + 'X'})
             assert wrong.status_code == 401
@@ -308,12 +318,21 @@ def test_say_record_observation_pause_and_bad_input_through_mcp(
     import base64
     from std_srvs.srv import SetBool
     proc, out, results = stack()
+    progress: list = []
+
+    async def on_progress(value, total, message) -> None:
+        progress.append(value)
 
     async def session() -> None:
         async with stdio_session(ros_env, tmp_path) as client:
-            said = await within(client.call_tool('say', {'text': 'Hello from MCP.'}), 30.0)
+            said = await within(client.call_tool('say', {'text': 'Hello from MCP.'},
+                                                 progress_callback=on_progress), 30.0)
             assert not said.is_error, text_of(said)
             utterance = json.loads(said.content[0].text)['utterance_id']
+            assert said.structured_content['utterance_id'] == utterance
+            # MCP progress must increase (say reports stage starts at 0.0 more than once).
+            assert progress and progress == sorted(progress), progress
+            assert len(set(progress)) == len(progress), progress
             wav = out / 'audio' / f'{utterance}.wav'
             await within(asyncio.to_thread(spin_until, ros_node, wav.exists, 15.0))
             assert wav.stat().st_size > 1000
@@ -326,6 +345,15 @@ def test_say_record_observation_pause_and_bad_input_through_mcp(
             assert len(images) == len(saved) == 1
             assert images[0].mime_type == 'image/png'
             assert base64.b64decode(images[0].data) == pathlib.Path(saved[0]).read_bytes()
+            links = [c for c in seen.content if c.type == 'resource_link']
+            assert [str(link.uri) for link in links] == [f'file://{saved[0]}']
+            assert seen.structured_content['paths'] == saved
+
+            # OpenAI strict mode sends every argument; null means "the default" (all cameras).
+            strict = await within(client.call_tool('record_observation', {
+                'label': 'strict', 'camera': None, 'format': None}), 30.0)
+            assert not strict.is_error, text_of(strict)
+            assert len(strict.structured_content['paths']) == 1
 
             unknown = await within(client.call_tool('sing', {'text': 'la'}))
             assert unknown.is_error and text_of(unknown).startswith('unknown_tool: ')
@@ -363,7 +391,7 @@ def test_confirm_tool_waits_for_approval_and_a_disconnect_cancels(
         async with stdio_session(ros_env, tmp_path) as client:
             listed = {t.name: t for t in (await within(client.list_tools())).tools}
             assert listed['record_observation'].annotations.destructive_hint is True
-            assert listed['say'].annotations.destructive_hint is False
+            assert listed['say'].annotations.destructive_hint is None  # nothing declared: no claim
 
             call = asyncio.ensure_future(client.call_tool('record_observation',
                                                           {'label': 'approved'}))
@@ -424,7 +452,7 @@ def test_a_2026_client_without_handshake_lists_tools_and_hears_changes(
             assert client.session.protocol_version == '2026-07-28'
             tools = (await within(client.list_tools())).tools
             assert [t.name for t in tools] == ToolCatalog.load(str(dataset)).names
-            assert tools[0].description == 'Speak (test dataset).'
+            assert tools[0].description.endswith('Speak (test dataset).')
             # On this protocol, list changes come on a subscriptions/listen stream.
             async with client.listen(tools_list_changed=True) as subscription:
                 set_dispatcher_parameter(ros_node, 'allowed_tools', ['record_observation'])
@@ -599,7 +627,7 @@ def test_a_tool_bound_with_kind_read_is_listed_read_only(
                     break
                 await asyncio.sleep(0.5)
             assert listed['get_battery'].read_only_hint is True
-            assert listed['echo'].read_only_hint is False
+            assert listed['echo'].read_only_hint is None  # nothing declared: no claim
 
     asyncio.run(session())
 

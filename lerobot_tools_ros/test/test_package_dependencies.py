@@ -32,13 +32,15 @@ import pytest
 
 # Python modules and the rosdep keys that install them.
 ROSDEP_KEYS = {'yaml': 'python3-yaml', 'numpy': 'python3-numpy',
-               'jsonschema': 'python3-jsonschema', 'cv2': 'python3-opencv'}
+               'jsonschema': 'python3-jsonschema', 'cv2': 'python3-opencv',
+               'pyarrow': 'python3-pyarrow'}
 # Python modules only pip installs, and the setup.py requirement that brings each.
 PIP_PROVIDERS = {'pocket_tts': 'pocket-tts', 'torch': 'pocket-tts', 'tokenizers': 'pocket-tts',
                  'huggingface_hub': 'huggingface_hub', 'rosbags': 'rosbags-image',
                  'soundfile': 'soundfile', 'soxr': 'soxr', 'sounddevice': 'sounddevice',
                  'mcp': 'mcp', 'mcp_types': 'mcp', 'anyio': 'mcp', 'uvicorn': 'mcp',
-                 'jsonschema_rs': 'jsonschema-rs', 'transformers': 'transformers'}
+                 'jsonschema_rs': 'jsonschema-rs', 'transformers': 'transformers',
+                 're2': 'google-re2'}
 # Imported only to probe whether it works here, with a fallback that needs no declaration.
 PROBED = {'cv_bridge': 'imaging.py converts frames with rosbags-image when cv_bridge is '
                        'missing or broken (NumPy 2)'}

@@ -27,7 +27,7 @@ from lerobot_tools_ros.dispatch import DispatchSettings, ToolSettings
 from lerobot_tools_ros.errors import ConfigurationError
 from lerobot_tools_ros.parameters import ParameterSpec
 from lerobot_tools_ros.parameters.declarations import (
-    DISPATCHER, dispatcher_tool_spec, INHERIT, NODES, PER_TOOL_SETTINGS)
+    DISPATCHER, dispatcher_tool_spec, INHERIT, NODES, PER_TOOL_DEFAULTS, PER_TOOL_SETTINGS)
 from lerobot_tools_ros.parameters.generate import node_parameters, reference, yaml_file
 from lerobot_tools_ros.tools import TOOL_REGISTRY
 from lerobot_tools_ros.tools.base import declared_parameters
@@ -88,7 +88,8 @@ def test_a_tool_without_its_own_defaults_takes_the_global_limits():
         assert spec.default == INHERIT and spec.check(-1) == INHERIT
         assert '-1: the global' in spec.description
     assert dispatcher_tool_spec('close_gripper', 'approval').default == 'auto'
-    assert dispatcher_tool_spec('say', 'timeout_s').default == 30.0
+    assert dispatcher_tool_spec('say', 'timeout_s').default == (
+        PER_TOOL_DEFAULTS['say']['timeout_s'])  # the tools the declarations know: their own
     assert set(PER_TOOL_SETTINGS) == {'timeout_s', 'rate_limit_hz', 'burst', 'repeat_window_s',
                                       'approval'}
 

@@ -25,6 +25,7 @@ stopped the dispatcher and tool_server when they were started from it.
 
 import json
 import pathlib
+import socket
 
 from conftest import PACKAGE_DIR, prove_service, spin_until
 from lerobot_tools_interfaces.srv import CallTool
@@ -60,7 +61,16 @@ def node_args(name: str, tmp: pathlib.Path) -> list[str]:
         'demo_camera': ['-p', 'width:=64', '-p', 'height:=48', '-p', 'fps:=5.0'],
         'scripted_policy': ['-p', 'interval_s:=60.0'],
         'demo_gripper': [],
+        'replay': packaged,  # no dispatcher here: it waits, its parameters answer
+        # HTTP on a free loopback port: stdio would end with the test's standard input.
+        'mcp_server': packaged + ['-p', 'transport:=http', '-p', f'port:={_free_port()}'],
     }[name]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(('127.0.0.1', 0))
+        return sock.getsockname()[1]
 
 
 class ParameterClient:
@@ -144,7 +154,7 @@ def params_of(start_node, ros_node, tmp_path):
 
 
 NODES = ['dispatcher', 'tool_server', 'speaker', 'demo_camera', 'scripted_policy',
-         'demo_gripper']
+         'demo_gripper', 'replay', 'mcp_server']
 
 
 @pytest.mark.parametrize('name', NODES)

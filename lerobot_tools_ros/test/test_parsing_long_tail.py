@@ -22,7 +22,8 @@ calls next to broken ones, reasoning and end-of-turn tokens, GLM-4.5.
 """
 
 from lerobot_tools_ros.catalog import ToolCatalog
-from lerobot_tools_ros.parsing import CALL_IN_REASONING, parse, UNPARSEABLE_ARGUMENTS
+from lerobot_tools_ros.parsing import (CALL_IN_REASONING, CallEvent, ContentEvent, parse,
+                                       StreamingParser, TRUNCATED, UNPARSEABLE_ARGUMENTS)
 from parsing_corpus import catalog, guard_fails, stream
 import pytest
 
@@ -398,3 +399,122 @@ def test_a_json_array_call_without_arguments_is_a_call_with_empty_arguments(text
     assert calls(result) == [('record_observation', {}, fmt)] and result.errors == []
     # without a catalog such a list is prose: {"name": "Alice"} may be any record
     assert both(text, None).calls == []
+
+
+# --- 7. Reasoning and end-of-turn tokens ------------------------------------------------------
+
+WEATHER = ToolCatalog.from_tools([
+    _tool('get_current_weather', {'city': {'type': 'string'}, 'state': {'type': 'string'},
+                                  'unit': {'type': 'string'}}, ['city', 'state']),
+    _tool('get_weather', {'location': {'type': 'string'}, 'unit': {'type': 'string'}},
+          ['location']),
+])
+
+
+def test_minimax_m1_calls_after_a_closed_thinking_block():
+    thinking = ('<think>I should use a tool. <tool_calls>\n{"name": "ignored_tool", '
+                '"arguments": {"should": "ignore"}}\n</tool_calls></think>\n\n'
+                'Let me help you with the weather.')
+    text = (thinking + ' <tool_calls>\n{"name": "get_current_weather", "arguments": {"city": '
+            '"Miami", "state": "FL", "unit": "fahrenheit"}}\n</tool_calls>')
+    result = both(text, WEATHER)
+    assert calls(result) == [('get_current_weather', {'city': 'Miami', 'state': 'FL',
+                                                      'unit': 'fahrenheit'}, 'tool_calls_json')]
+    assert [issue.code for issue in result.errors] == [CALL_IN_REASONING]
+    assert result.content == thinking  # the reasoning block stays whole, as engines return it
+
+
+def test_seed_oss_calls_after_an_unlimited_thinking_budget_block():
+    call = ('<seed:tool_call>\n<function=get_weather>\n<parameter=location>Barcelona, Spain'
+            '</parameter>\n<parameter=unit>celsius</parameter>\n</function>\n</seed:tool_call>')
+    thinking = ('<seed:think>\nGot it. The user asked for the weather in Barcelona, Spain. The '
+                'format is ' + call + '. Wait, does the unit parameter accept "celsius"? '
+                '<seed:cot_budget_reflect>I have used 131 tokens.</seed:cot_budget_reflect>\n'
+                'Let me go with that.</seed:think>')
+    result = both(thinking + call, WEATHER)
+    assert calls(result) == [('get_weather', {'location': 'Barcelona, Spain', 'unit': 'celsius'},
+                              'seed_oss')]
+    assert [issue.code for issue in result.errors] == [CALL_IN_REASONING]
+    assert result.content == thinking
+
+
+@pytest.mark.parametrize('text, content', [
+    ('<|tool_call_start|>[say(text="hi")]<|tool_call_end|>Done.<|im_end|>', 'Done.'),
+    ('Sure, nothing to do.<|im_end|>', 'Sure, nothing to do.'),
+    ('Checking.<|tool_call_start|>[say(text="hi")]<|tool_call_end|><|im_end|>', 'Checking.'),
+])
+def test_lfm2_end_of_turn_token_never_reaches_the_content(text, content):
+    result = both(text)
+    for cut in range(1, len(text)):  # wherever a delta boundary falls
+        streamed = stream(text, [cut], CATALOG)
+        assert streamed == result and '<|im_end|>' not in streamed.content, cut
+    assert result.content == content
+
+
+@pytest.mark.parametrize('tail', ['<|action_end|>\n', '', '<|action_end|><|im_end|>',
+                                  '<|im_end|>'])
+def test_internlm2_complete_call_is_emitted_once_when_the_stream_finishes(tail):
+    text = ('I will greet.<|action_start|><|plugin|>\n{"name": "say", "parameters": '
+            '{"text": "hi"}}' + tail)
+    for size in SIZES:
+        parser = StreamingParser(CATALOG)
+        events = [event for i in range(0, len(text), size)
+                  for event in parser.feed(text[i:i + size])]
+        events += parser.finish()
+        assert [event.call.name for event in events if isinstance(event, CallEvent)] == ['say']
+        assert ''.join(event.text for event in events if isinstance(event, ContentEvent)) == (
+            'I will greet.'), size
+    assert parser.finish() == []
+
+
+def test_deepseek_section_after_an_unclosed_think_is_dispatched():
+    text = ('<think>Greet the user.\n<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>say<｜tool▁sep｜>'
+            '{"text": "hi"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>')
+    result = both(text)
+    assert calls(result) == [('say', {'text': 'hi'}, 'deepseek')] and result.errors == []
+
+
+# --- 8. GLM-4.5: an incomplete final call, a call without a recognisable name -----------------
+
+GLM_WEATHER = ('<tool_call>get_weather\n<arg_key>location</arg_key>\n<arg_value>Beijing'
+               '</arg_value>\n')
+
+
+@pytest.mark.parametrize('tail, code, content', [
+    ('', TRUNCATED, 'Checking.'),  # the text ends where </tool_call> should be
+    ('The weather there is mild.', UNPARSEABLE_ARGUMENTS, 'Checking.The weather there is mild.'),
+    ('<|user|>', UNPARSEABLE_ARGUMENTS, 'Checking.<|user|>'),
+])
+def test_glm_incomplete_final_call_is_not_dispatched(tail, code, content):
+    # the arguments are an open list of pairs: only </tool_call> shows they are complete
+    done = '<tool_call>get_weather\n<arg_key>location</arg_key>\n<arg_value>Paris</arg_value>\n'
+    text = 'Checking.' + done + '</tool_call>' + GLM_WEATHER + tail
+    result = both(text, WEATHER)
+    assert calls(result) == [('get_weather', {'location': 'Paris'}, 'glm45')]
+    assert codes(result) == [(code, 'get_weather')]
+    assert result.content == content
+
+
+@pytest.mark.parametrize('text', [
+    'Sure.<tool_call>\n<arg_key>location</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>'
+    ' Done.',
+    'Sure.<tool_call>12 weather!\n<arg_key>location</arg_key>\n<arg_value>Paris</arg_value>\n'
+    '</tool_call> Done.',
+])
+def test_glm_call_without_a_recognisable_name_is_one_issue(text):
+    result = both(text, WEATHER)
+    assert result.calls == [] and codes(result) == [('invalid_call', '')]
+    assert result.errors[0].format == 'glm45' and 'name' in result.errors[0].message
+    assert result.content == 'Sure.Done.'
+
+
+def test_glm_pair_without_its_closing_tag_is_unparseable_not_truncated():
+    text = ('<tool_call>get_weather\n<arg_key>location</arg_key>\n<arg_value>Paris</arg_value>\n'
+            '<arg_key>unit\n<arg_value>celsius</arg_value>\n</tool_call> Done.')
+    result = both(text, WEATHER)
+    assert result.calls == [] and codes(result) == [(UNPARSEABLE_ARGUMENTS, 'get_weather')]
+    assert result.content == 'Done.'
+    # a call whose </tool_call> is missing before the next call is complete (parallel calls)
+    text = GLM_WEATHER + GLM_WEATHER.replace('Beijing', 'Paris') + '</tool_call>'
+    assert [call.arguments for call in both(text, WEATHER).calls] == [
+        {'location': 'Beijing'}, {'location': 'Paris'}]

@@ -17,8 +17,9 @@ Calls inside reasoning spans are plans, not requests: reported, never dispatched
 
 Serving engines split ``<think>``...``</think>`` (and each family's own reasoning markers) off
 before their tool parsers run. A robot must not execute what a model only considered, so such
-calls become ``call_in_reasoning`` issues (visible as parse_error results), the span's prose
-stays in the content, and a call after the span is dispatched. The corpus holds more cases;
+calls become ``call_in_reasoning`` issues (visible as parse_error results), the span's text
+stays in the content verbatim (as the engines return reasoning), and a call after the span is
+dispatched. The corpus holds more cases;
 every one of them is also streamed at every split point (test_parsing_streaming).
 """
 
@@ -53,7 +54,8 @@ def test_call_inside_think_is_an_issue_and_the_call_after_is_dispatched():
     assert (issue.code, issue.name, issue.format) == (CALL_IN_REASONING, 'say', 'hermes')
     assert text[slice(*issue.span)] == HERMES % 'planned'
     assert 'reasoning' in issue.message and 'not dispatched' in issue.message
-    assert result.content == '<think>First then go.</think>'
+    # the span stays in the content verbatim, the call markup in it included (issue 35)
+    assert result.content == '<think>First ' + HERMES % 'planned' + ' then go.</think>'
 
 
 def test_unclosed_think_at_the_end_keeps_everything_after_it_undispatched():
@@ -108,7 +110,7 @@ def test_reasoning_prose_is_streamed_before_the_span_closes():
         CALL_IN_REASONING]
     assert not any(isinstance(event, CallEvent) for event in events)
     assert ''.join(event.text for event in events if isinstance(event, ContentEvent)) == (
-        '\n</think>')
+        '\n<say>x</say></think>')
 
 
 @pytest.mark.parametrize('case_id', ['think_call_inside', 'think_unclosed_at_the_end',

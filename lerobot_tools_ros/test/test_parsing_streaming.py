@@ -202,10 +202,11 @@ def test_a_wake_string_already_scanned_does_not_wake_the_pending_call_again():
 LATE_BEFORE = {  # deltas (the one before the last decides; the last is prose), its events
     'reasoning_closes_inside_a_call': (
         ['<think><tool_call>{"name": "say", "arguments": {"text": "', '</think>', ' Acting.'],
-        [('issue', 'call_in_reasoning'), ('content', '</think>')]),
-    'glm_partial_value_tag': (
+        [('content', '<tool_call>{"name": "say", "arguments": {"text": "'),
+         ('issue', 'call_in_reasoning'), ('content', '</think>')]),
+    'glm_partial_value_tag': (  # a key, then other text where </tool_call> should be (issue 35)
         ['<tool_call>say<arg_key>text</arg_key><arg_valu', '\nok', ' then.'],
-        [('call', 'say', {'text': ''}), ('content', '<arg_valu\nok')]),
+        [('issue', 'unparseable_arguments'), ('content', '<arg_valu\nok')]),
     'pythonic_call_closed_by_another_bracket': (
         ['Now say(text="hi"', ']', ' then.'], [('issue', 'unparseable_arguments')]),
     'pythonic_list_closed_by_another_bracket': (

@@ -266,7 +266,7 @@ def test_replay_exits_1_and_names_the_call_that_failed(ros_env, tmp_path):
 
 def test_replay_of_a_missing_episode_is_one_error_line(ros_env, tmp_path):
     run, _ = run_replay(tmp_path, ros_env, '--episode', '7', timeout=60.0)
-    assert run.returncode == 1
+    assert run.returncode == errors.EXIT_CONFIGURATION_ERROR
     assert 'episode 7 has no frames (the dataset has 1 episode(s), numbered from 0)' in \
         run.stderr
     assert 'Traceback' not in run.stderr

@@ -51,7 +51,7 @@ def test_re2_matches_what_backtracks_in_python_re():
     assert safe_regex.search('x', 'lone \ud800 surrogate x') is True
 
 
-FALLBACK = r'''
+FALLBACK = r"""
 import json, sys
 sys.modules['re2'] = None  # as where google-re2 has no wheel
 from lerobot_tools_ros import safe_regex
@@ -79,7 +79,7 @@ try:
 except CatalogError as exc:
     out['load'] = str(exc)
 print(json.dumps(out))
-'''
+"""
 
 
 def test_without_re2_only_patterns_of_bounded_cost_are_used():

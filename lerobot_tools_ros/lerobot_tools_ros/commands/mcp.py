@@ -34,7 +34,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help='stdio (default; what desktop clients start) or http '
                         '(Streamable HTTP)')
     parser.add_argument('--host', default='127.0.0.1',
-                        help='HTTP bind address (default 127.0.0.1; any other needs a token)')
+                        help='HTTP bind address, IPv4 or IPv6 (:: or [::1]) (default 127.0.0.1; '
+                        'anything but loopback needs a token)')
     parser.add_argument('--port', type=int, default=8765, help='HTTP port (default 8765)')
     parser.add_argument('--path', default='/mcp', help='HTTP endpoint path (default /mcp)')
     parser.add_argument('--token-env', default=mcp_core.DEFAULT_TOKEN_ENV, metavar='NAME',
@@ -64,7 +65,10 @@ def ros_arguments(args: argparse.Namespace) -> list[str]:
     if args.params is not None:
         ros += ['--params-file', str(args.params.expanduser())]
 
-    def param(name: str, value) -> None:
+    def param(name: str, value, raw: bool = False) -> None:
+        # Quoted YAML: '::' and '[::1]' are not YAML plain scalars (rcl refused them).
+        if isinstance(value, str) and not raw:
+            value = "'" + value.replace("'", "''") + "'"
         ros.extend(['-p', f'{name}:={value}'])
 
     param('transport', args.transport)
@@ -73,7 +77,7 @@ def ros_arguments(args: argparse.Namespace) -> list[str]:
     param('path', args.path)
     param('token_env', args.token_env)
     if args.token_file is not None:
-        param('token_file', args.token_file.expanduser().resolve())
+        param('token_file', str(args.token_file.expanduser().resolve()))
     if args.dispatcher:
         param('dispatcher', args.dispatcher)
     if args.discovery_wait_s is not None:
@@ -81,7 +85,8 @@ def ros_arguments(args: argparse.Namespace) -> list[str]:
     for name in ('read_only_tools', 'actuating_tools'):
         tools = getattr(args, name)
         if tools is not None:
-            param(name, '[' + ', '.join(f"'{t}'" for t in tools) + ']' if tools else "['']")
+            param(name, '[' + ', '.join(f"'{t}'" for t in tools) + ']' if tools else "['']",
+                  raw=True)
     return ros
 
 

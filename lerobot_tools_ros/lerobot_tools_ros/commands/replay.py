@@ -86,6 +86,7 @@ def run(args: argparse.Namespace) -> int:
     from lerobot_tools_ros.commands import bringup
     from lerobot_tools_ros.dataset.episodes import dataset_root, DatasetError
     from lerobot_tools_ros.nodes.replay import format_table, Replay
+    from lerobot_tools_ros.errors import EXIT_CONFIGURATION_ERROR
     from lerobot_tools_ros.nodes.runner import CONFIGURATION_ERRORS, spin_until, StopOnSignal
 
     if not args.rate > 0:
@@ -136,8 +137,8 @@ def run(args: argparse.Namespace) -> int:
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     except CONFIGURATION_ERRORS as exc:
-        print(f'[replay] error: {exc}', file=sys.stderr)
-        return 1
+        print(f'[replay] error: {" ".join(str(exc).split())}', file=sys.stderr)
+        return EXIT_CONFIGURATION_ERROR
     finally:
         for node in reversed(nodes):
             executor.remove_node(node)

@@ -120,6 +120,7 @@ class Dispatcher(CatalogReloads, Node):
         self._clock = self.get_clock()
         reliable = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
         self._topics = topics = DispatcherTopics(self, reliable)
+        topics.catalog(catalog, self._service_name)  # latched: what MCP clients are offered
         self._handlers = {
             fx.Send: self._send, fx.StopOnExecutor: self._stop_on_executor,
             fx.PublishCall: topics.call, fx.PublishResult: self._publish_result,

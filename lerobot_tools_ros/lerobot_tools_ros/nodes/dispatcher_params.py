@@ -27,6 +27,7 @@ value, so every parameter has a value: `ros2 param dump /dispatcher` writes no n
 dispatcher starts from its own dump.
 """
 
+from collections import OrderedDict
 from typing import Any, NamedTuple
 
 from lerobot_tools_ros import errors
@@ -40,6 +41,7 @@ from lerobot_tools_ros.parsing import parse
 from lerobot_tools_ros.parsing.registry import format_names
 from lerobot_tools_ros.untrusted import log_text
 from rclpy.node import Node
+from rclpy.parameter import Parameter
 
 __all__ = ['CORE_SETTINGS', 'DispatcherParameters', 'PER_TOOL_SETTINGS', 'allowed']
 
@@ -49,6 +51,8 @@ CORE_SETTINGS = ('formats', 'allowed_tools', 'max_pending', 'serialize_per_tool'
                  'max_stream_bytes')
 # Changing one of these changes per-tool settings the core has cached.
 _TOOL_WIDE = frozenset({'timeout_s', 'rate_limit_hz', 'burst'})
+# Settings of removed tools kept for their return (five per tool: 2,000 tools).
+_KEPT_VALUES = 10_000
 # Per-tool settings that once existed or are often guessed, and what to use instead.
 _NOT_SETTINGS = {
     'enabled': 'there is no tool.<name>.enabled: leave the tool out of allowed_tools (callers '
@@ -109,6 +113,7 @@ class DispatcherParameters:
         # tool.<name>.<setting> from a parameters file or the command line, by parameter name:
         # a tool's settings until its parameters are declared (they then take these values).
         self._tool_overrides: dict[str, Any] = {}
+        self._removed_values: OrderedDict = OrderedDict()  # of tools a reload removed
         for key, value in overrides_with_prefix(node, 'tool.').items():
             tool, _, setting = key.rpartition('.')
             if setting in _NOT_SETTINGS:
@@ -142,7 +147,12 @@ class DispatcherParameters:
         return self.check(given, None)[0]
 
     def declare_tool(self, name: str) -> None:
-        """Declare tool.<name>.<setting> for every setting, each with a value."""
+        """
+        Declare tool.<name>.<setting> for every setting, each with a value.
+
+        A tool that a reload removed and a later one adds back gets the values it had when it
+        was removed (an approval set at runtime must not come back as a weaker default).
+        """
         node = self._node
         new = []
         for setting in PER_TOOL_SETTINGS:
@@ -151,14 +161,29 @@ class DispatcherParameters:
                 new.append((spec.name, spec.default, descriptor(spec)))
         if new:
             node.declare_parameters('', new)
+        kept = [Parameter(parameter, value=self._removed_values.pop(parameter))
+                for parameter, _, _ in new if parameter in self._removed_values]
+        if kept:
+            node.set_parameters(kept)
+            node.get_logger().info(
+                f'{log_text(name)} is back in the catalog with the settings it had: '
+                + ', '.join(f'{p.name}={log_text(p.value, 80)}' for p in kept))
 
     def undeclare_tool(self, name: str) -> None:
-        """Undeclare the tool.<name>.<setting> parameters of a tool gone from the catalog."""
+        """
+        Undeclare the tool.<name>.<setting> parameters of a tool gone from the catalog.
+
+        Their values are kept (the last _KEPT_VALUES) for `declare_tool`, should it come back.
+        """
         node = self._node
         for setting in PER_TOOL_SETTINGS:
             parameter = f'tool.{name}.{setting}'
             if node.has_parameter(parameter):
+                self._removed_values[parameter] = node.get_parameter(parameter).value
+                self._removed_values.move_to_end(parameter)
                 node.undeclare_parameter(parameter)
+        while len(self._removed_values) > _KEPT_VALUES:
+            self._removed_values.popitem(last=False)
 
     def _per_tool(self, name: str, setting: str, global_value: Any) -> Any:
         spec = dispatcher_tool_spec(name, setting)

@@ -30,6 +30,7 @@ from typing import Any
 
 from lerobot_tools_ros.catalog import CatalogError, ToolCatalog
 from lerobot_tools_ros.dispatch.tool_parameters import DECLARE, ToolParameterPlan
+from lerobot_tools_ros.parsing import parse
 from lerobot_tools_ros.untrusted import log_text
 from rclpy.clock import Clock, ClockType
 from rclpy.exceptions import ParameterException
@@ -148,6 +149,9 @@ class CatalogReloads:
             response.success = False
             response.message = f'kept the old catalog: a new tool has a bad setting: {refused}'
             return response
+        # The parser's plan for the new catalog is built here too: built lazily by the first
+        # policy text after the swap, it held the dispatch thread (and e-stop) for seconds.
+        parse('', catalog, self.params.formats)
         freeze_if_large(catalog)
         loaded_s = time.perf_counter() - start
         swapped = Waiter()
@@ -165,6 +169,8 @@ class CatalogReloads:
                 pass
         finally:
             self._call_waiters.difference_update((swapped, synced))
+        if swapped.result and swapped.result[0] and self.catalog is catalog:
+            self._topics.catalog(catalog, self._service_name)  # here: off the dispatch thread
         response.success, response.message = swapped.result or (
             False, 'the dispatcher shut down before the new catalog was swapped in')
         if response.success:

@@ -48,6 +48,19 @@ def _json(message: dict) -> str:
     return json.dumps(message, ensure_ascii=False).encode('utf-8', 'backslashreplace').decode()
 
 
+def catalog_message(catalog: Any, executor_of: Any) -> str:
+    """
+    Encode what a client needs to offer exactly the tools this dispatcher runs.
+
+    ``{"source", "tools": [catalog entries as loaded], "executors": {tool: executor name},
+    "cameras": [dataset cameras], "problems": [entries skipped]}``; ``executor_of(name)`` is the
+    fully resolved name of a tool's CallTool service / RunTool action.
+    """
+    return _json({'source': catalog.source, 'tools': catalog.tools,
+                  'executors': {name: executor_of(name) for name in catalog.names},
+                  'cameras': catalog.camera_names, 'problems': catalog.problems})
+
+
 def _duration(seconds: float) -> Duration:
     seconds = max(0.0, seconds)
     whole = int(seconds)
@@ -72,6 +85,11 @@ class DispatcherTopics:
         self._approvals = publisher(
             ApprovalRequest, names.APPROVAL_REQUESTS_TOPIC,
             QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE,
+                       durability=DurabilityPolicy.TRANSIENT_LOCAL))
+        # Latched: a client started later (the MCP server) gets the catalog in force at once.
+        self._catalog = publisher(
+            String, f'~/{names.DISPATCHER_CATALOG}',
+            QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                        durability=DurabilityPolicy.TRANSIENT_LOCAL))
 
     def _stamp(self, msg: Any) -> Any:
@@ -119,6 +137,15 @@ class DispatcherTopics:
             call_id=call.call_id, name=ros_string(call.name),
             arguments=ros_string(call.arguments_json), source=call.source,
             reason=ros_string(reason), timeout=_duration(timeout_s))))
+
+    def catalog(self, catalog: Any, executor_of: Any) -> None:
+        """
+        Publish the catalog now in force (latched), as ``catalog_message`` encodes it.
+
+        Called at start and after each reload's swap, from the thread that loaded it (encoding
+        a 10,000-tool catalog takes tens of ms: not on the dispatch thread).
+        """
+        self._catalog.publish(String(data=catalog_message(catalog, executor_of)))
 
     def diagnostics(self, statuses: list) -> None:
         """Publish `dispatch.diagnostics.Status` values as one DiagnosticArray."""

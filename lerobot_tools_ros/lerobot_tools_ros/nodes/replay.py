@@ -39,8 +39,9 @@ from lerobot_tools_ros.dataset.language import LanguageRowError
 from lerobot_tools_ros.dataset.markers import episode_marker_text
 from lerobot_tools_ros.dataset.render import FORMATS, RenderError
 from lerobot_tools_ros.dataset.replay import plan_replay, ReplayPlan, ResultBook, Row, Schedule
-from lerobot_tools_ros.nodes.params import declare
+from lerobot_tools_ros.nodes.params import declare_spec
 from lerobot_tools_ros.nodes.runner import report_start_failure, spin_until, StopOnSignal
+from lerobot_tools_ros.parameters.declarations import REPLAY
 from lerobot_tools_ros.untrusted import log_text
 import rclpy
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
@@ -78,34 +79,14 @@ class Replay(Node):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__('replay', **kwargs)
-        dataset = declare(self, 'dataset', '', 'Dataset to replay: a directory (v3 layout) or a '
-                          "repo id in the local cache; '': the package's sample dataset.",
-                          read_only=True)
-        self.episode = declare(self, 'episode', 0, 'Episode index to replay.', read_only=True)
-        self.rate = declare(self, 'rate', 1.0, 'Speed: 1.0 real time, 2.0 twice as fast.',
-                            read_only=True)
-        fmt = declare(self, 'format', 'auto', 'Model format the calls are written in: '
-                      f'{", ".join(FORMATS)} (auto: <say>-style markers, else Hermes).',
-                      read_only=True)
-        prose = declare(self, 'prose', False, 'Write the plan/subtask rows before the calls of '
-                        'the frame where they become active.', read_only=True)
-        self.result_timeout_s = declare(
-            self, 'result_timeout_s', 60.0, 'Seconds to wait for the last results after the '
-            'last step; a call still without one is a failure.', read_only=True)
-        stream_topic = declare(self, 'stream_topic', names.STREAM_TOPIC,
-                               "The dispatcher's TextChunk topic.", read_only=True)
-        self.start_delay_s = declare(
-            self, 'start_delay_s', 0.0, 'Seconds to wait once the dispatcher listens, before '
-            "the first step (a runtime started at the same time: its camera's first frames).",
-            read_only=True)
-        self.exit_when_done = declare(self, 'exit_when_done', True,
-                                      'Run on its own: exit when done (status 1 on a failure).',
-                                      read_only=True)
-        if not self.rate > 0:
-            raise errors.ConfigurationError(f"parameter 'rate' must be positive, got {self.rate}")
-        if self.episode < 0:
-            raise errors.ConfigurationError(
-                f"parameter 'episode' must be >= 0, got {self.episode}")
+        # Declared from parameters.declarations.REPLAY, each value checked there.
+        values = {name: declare_spec(self, spec) for name, spec in REPLAY.items()}
+        dataset, fmt, prose = values['dataset'], values['format'], values['prose']
+        self.episode, self.rate = values['episode'], values['rate']
+        self.result_timeout_s = values['result_timeout_s']
+        self.start_delay_s = values['start_delay_s']
+        self.exit_when_done = values['exit_when_done']
+        stream_topic = values['stream_topic']
         from lerobot_tools_ros.catalog import SAMPLE_DATASET
         self.plan = load_plan(dataset or str(SAMPLE_DATASET), self.episode, fmt, prose)
         self.book = ResultBook()
@@ -204,9 +185,8 @@ def main(args: list[str] | None = None) -> int:
     try:
         try:
             node = Replay()
-        except Exception as exc:  # noqa: B902 - reported, then exit 1
-            report_start_failure('replay', exc)
-            return 1
+        except Exception as exc:  # noqa: B902 - reported, then exit (78: configuration)
+            return report_start_failure('replay', exc)
         stop.wake_through(node)
         node.create_timer(0.1, lambda: node.done and node.exit_when_done and stop.event.set())
         executor = SingleThreadedExecutor()
@@ -217,7 +197,10 @@ def main(args: list[str] | None = None) -> int:
             executor.remove_node(node)
             executor.shutdown(timeout_sec=0.0)
         print(format_table(node.book.rows()), flush=True)
-        return 1 if node.failed or not node.done else 0
+        if not node.done:  # stopped (Ctrl-C, launch shutdown): only a failed call is an error
+            print(f'[replay] stopped before the end: {node.book.received} of '
+                  f'{node.plan.calls} result(s)', file=sys.stderr)
+        return 1 if node.failed else 0
     except (KeyboardInterrupt, ExternalShutdownException):
         return 130
     finally:

@@ -22,13 +22,16 @@ as ``PARAMETERS`` (`tools.base.ToolParameter`); the dispatcher's per-tool settin
 (``tool.<name>.<setting>``) come from `dispatcher_tool_spec`.
 """
 
+import functools
+
 from lerobot_tools_ros import names
+from lerobot_tools_ros.dataset.render import FORMATS as REPLAY_FORMATS
 from lerobot_tools_ros.limits import MAX_ARGUMENT_BYTES
 from lerobot_tools_ros.parameters.spec import ALL, ParameterSpec
 
 __all__ = ['APPROVAL_MODES', 'DEMO_CAMERA', 'DEMO_SCRIPT', 'DEMO_GRIPPER', 'DISPATCHER', 'INHERIT',
-           'MCP_SERVER', 'NODES', 'PER_TOOL_DEFAULTS', 'PER_TOOL_SETTINGS', 'SCRIPTED_POLICY',
-           'SPEAKER', 'TOOL_SERVER', 'dispatcher_tool_spec', 'table']
+           'MCP_SERVER', 'NODES', 'PER_TOOL_DEFAULTS', 'PER_TOOL_SETTINGS', 'REPLAY',
+           'SCRIPTED_POLICY', 'SPEAKER', 'TOOL_SERVER', 'dispatcher_tool_spec', 'table']
 
 APPROVAL_MODES = ('auto', 'confirm', 'deny')
 # A per-tool limit with this value (any negative one) takes the dispatcher's global value.
@@ -131,6 +134,7 @@ _GENERIC_TOOL_DEFAULTS = {'timeout_s': float(INHERIT), 'rate_limit_hz': float(IN
                           'burst': INHERIT, 'repeat_window_s': 0.0, 'approval': 'auto'}
 
 
+@functools.lru_cache(maxsize=8192)  # read at every settings change, for every tool
 def dispatcher_tool_spec(tool: str, setting: str) -> ParameterSpec:
     """Return the spec of the dispatcher parameter tool.<tool>.<setting>."""
     default = PER_TOOL_DEFAULTS.get(tool, {}).get(setting, _GENERIC_TOOL_DEFAULTS[setting])
@@ -171,12 +175,15 @@ TOOL_SERVER = table(
                   "('' = none; see config/bindings_example.yaml). Every bound tool is hosted; a "
                   'binding wins over a registered tool class.',
                   read_only='bindings are loaded and checked once, at start'),
-    ParameterSpec('action_result_timeout_s', 10.0,
+    ParameterSpec('action_result_timeout_s', 3.0,
                   "Seconds a finished RunTool goal's result is kept for a result request that "
-                  'comes late (after that its status and result are unknown). Every kept goal '
-                  'is listed in each action status message, so at N calls/s a call costs '
-                  'O(N x this): a burst of 1000 calls ran ~2x slower with 10 s than with 1 s. '
-                  "(rclpy's own default: 10 s on Kilted, 900 s on Jazzy.)", above=0.0,
+                  'comes after the goal ended (a quick tool ends before the request of a client '
+                  'on a loaded machine arrives); after that its status and result are unknown. '
+                  'Every kept goal is listed in each action status message, which every client '
+                  'decodes, so calls slow down as this grows: sequential calls through the '
+                  'dispatcher took 1.1-1.7x the raw action floor with 3 s, 1.9-3.3x with 10 s '
+                  "(bench/action_bench.py). rclpy's own default: 10 s on Kilted, 900 s on Jazzy.",
+                  above=0.0,
                   read_only='the action servers take it when they are made, at start'),
 )
 
@@ -202,7 +209,8 @@ SPEAKER = table(
                   minimum=1, maximum=200, read_only='the sink is opened once, at start'),
     ParameterSpec('realtime', True, 'wav and null sinks: take audio at the pace it would be '
                   'heard, so progress, the say call waiting for it and cancel behave as with a '
-                  'sound card; false: as fast as it arrives.', read_only='the player is made at start'),
+                  'sound card; false: as fast as it arrives.',
+                  read_only='the player is made at start'),
     ParameterSpec('stall_timeout_s', 10.0, 'Drop an utterance whose next chunk has not come for '
                   'this long (sender died).', above=0.0, read_only='the player is made at start'),
     ParameterSpec('max_pending_utterances', 32, 'Utterances with audio waiting to play; more '
@@ -223,8 +231,8 @@ _MCP_RESTART = 'read when the MCP server starts; restart it to change'
 MCP_SERVER = table(
     ParameterSpec('transport', 'stdio', 'MCP transport: stdio (for desktop clients) or http '
                   '(Streamable HTTP).', choices=('stdio', 'http'), read_only=_MCP_RESTART),
-    ParameterSpec('host', '127.0.0.1', 'HTTP bind address. Anything but loopback needs a '
-                  'bearer token.', read_only=_MCP_RESTART),
+    ParameterSpec('host', '127.0.0.1', 'HTTP bind address (IPv6 with or without brackets). '
+                  'Anything but loopback needs a bearer token.', read_only=_MCP_RESTART),
     ParameterSpec('port', 8765, 'HTTP port.', minimum=1, maximum=65535, read_only=_MCP_RESTART),
     ParameterSpec('path', '/mcp', 'HTTP path of the MCP endpoint.', read_only=_MCP_RESTART),
     ParameterSpec('token_env', 'LEROBOT_TOOLS_MCP_TOKEN',
@@ -232,8 +240,9 @@ MCP_SERVER = table(
     ParameterSpec('token_file', '', 'File holding the HTTP bearer token (wins over token_env).',
                   read_only=_MCP_RESTART),
     ParameterSpec('dispatcher', names.DISPATCHER_NODE,
-                  'Dispatcher node whose ~/call, ~/cancel and parameters are used (relative '
-                  "names resolve in this node's namespace).", read_only=_MCP_RESTART),
+                  'Dispatcher node whose catalog, ~/call, ~/cancel, ~/approve and parameters are '
+                  "used (relative names resolve in this node's namespace).",
+                  read_only=_MCP_RESTART),
     ParameterSpec('tool_server', names.TOOL_SERVER_NODE,
                   'tool_server node whose bindings_file is read: tools bound with kind: read '
                   'are listed with readOnlyHint.', read_only=_MCP_RESTART),
@@ -251,7 +260,8 @@ MCP_SERVER = table(
     ParameterSpec('max_request_bytes', 1024 * 1024, 'Largest HTTP request body accepted.',
                   minimum=1, read_only=_MCP_RESTART),
     ParameterSpec('refresh_s', 5.0, 'Seconds between re-reads of the dispatcher settings and '
-                  'catalog (parameter changes are seen at once).', above=0.0,
+                  'of which executors are up (catalog and parameter changes are seen at once).',
+                  above=0.0,
                   read_only=_MCP_RESTART),
     ParameterSpec('discovery_wait_s', 5.0, 'Seconds after start a tools/list waits for the '
                   'dispatcher to be discovered (a client that connects at launch would '
@@ -310,6 +320,31 @@ SCRIPTED_POLICY = table(
                   read_only='advertised once at start'),
 )
 
+# -- replay (an annotated LeRobot episode as policy output) -------------------------------------
+
+REPLAY = table(
+    ParameterSpec('dataset', '', 'Dataset to replay: a directory (v3 layout) or a repo id in '
+                  "the local cache; empty: the package's sample dataset.", read_only=_RESTART),
+    ParameterSpec('episode', 0, 'Episode index to replay.', minimum=0, read_only=_RESTART),
+    ParameterSpec('rate', 1.0, 'Speed: 1.0 real time, 2.0 twice as fast.', above=0.0,
+                  read_only=_RESTART),
+    ParameterSpec('format', 'auto', 'Model format the calls are written in (auto: the <say> '
+                  'marker for tools that have one, Hermes <tool_call> otherwise).',
+                  choices=REPLAY_FORMATS, read_only=_RESTART),
+    ParameterSpec('prose', False, 'Write the plan/subtask rows before the calls of the frame '
+                  'where they become active.', read_only=_RESTART),
+    ParameterSpec('result_timeout_s', 60.0, 'Seconds to wait for the last results after the '
+                  'last step; a call still without one is a failure.', minimum=0.0,
+                  read_only=_RESTART),
+    ParameterSpec('start_delay_s', 0.0, 'Seconds to wait once the dispatcher listens, before '
+                  "the first step (a runtime started at the same time: its camera's first "
+                  'frames).', minimum=0.0, read_only=_RESTART),
+    ParameterSpec('stream_topic', names.STREAM_TOPIC, "The dispatcher's TextChunk topic.",
+                  read_only='advertised once at start'),
+    ParameterSpec('exit_when_done', True, 'Exit when done (status 1 if a call failed).',
+                  read_only=_RESTART),
+)
+
 # Node name -> its parameters (tool_server's tools and the dispatcher's per-tool settings
 # are added by the generator).
 NODES = {
@@ -320,4 +355,5 @@ NODES = {
     'demo_camera': DEMO_CAMERA,
     'demo_gripper': DEMO_GRIPPER,
     'scripted_policy': SCRIPTED_POLICY,
+    'replay': REPLAY,
 }

@@ -33,7 +33,7 @@ __all__ = ['node_parameters', 'reference', 'yaml_file']
 
 # The nodes the packaged file configures, in this order; the demo ones last.
 RUNTIME_NODES = ('dispatcher', 'tool_server', 'speaker', 'mcp_server')
-DEMO_NODES = ('demo_camera', 'demo_gripper', 'scripted_policy')
+DEMO_NODES = ('demo_camera', 'demo_gripper', 'scripted_policy', 'replay')
 _WIDTH = 99
 
 _HEADER = """\

@@ -25,10 +25,13 @@ Formats (the ``format`` field of calls and issues): ``lerobot_marker``, ``openai
 Issue codes: ``truncated``, ``unparseable_arguments``, ``invalid_call``, ``unknown_tool``,
 ``too_large``, ``call_in_reasoning`` (see ``results``). Spans are [start, end) character
 offsets into the input. Calls inside reasoning spans (``<think>``...``</think>`` and each
-family's own, see ``register_reasoning``) are ``call_in_reasoning`` issues, not calls.
+family's own, see ``register_reasoning``) are ``call_in_reasoning`` issues, not calls; a family
+whose call markers are special tokens may end such a span with its section opener (see
+``register_format(ends_reasoning=...)``).
 
 Content rule: call markup (calls and issues) takes the whitespace right after it; when the text
-ends with markup, the whitespace right before that markup goes too; nothing else changes.
+ends with markup, the whitespace right before that markup goes too; nothing else changes. A
+reasoning span stays in the content verbatim, the call markup written inside it included.
 """
 
 from . import formats  # noqa: F401  (registers the built-in formats)

@@ -118,20 +118,23 @@ def assemble(pieces: list) -> ParseResult:
     after = False
     for piece in pieces:
         if type(piece) is Match:
-            if piece.content:  # an assistant message's own text counts as prose
-                prose = Content()
-                prose.pending, prose.after = pending, after
-                kept = prose.prose(piece.content)
-                if kept:
-                    out.append(kept)
-                pending = prose.pending
-            after = True
             for item in piece.items:
                 if type(item) is ParsedCall:
                     calls.append(item)
                 else:
                     errors.append(item)
-            continue
+            if piece.keep:  # markup that stays in the content: prose like any other
+                piece = piece.content
+            else:
+                if piece.content:  # an assistant message's own text counts as prose
+                    prose = Content()
+                    prose.pending, prose.after = pending, after
+                    kept = prose.prose(piece.content)
+                    if kept:
+                        out.append(kept)
+                    pending = prose.pending
+                after = True
+                continue
         if after:
             piece = piece.lstrip()
             if not piece:

@@ -20,7 +20,8 @@ each. The scanner finds the leftmost trigger with one compiled alternation of li
 the matchers registered for it, and moves on; text between calls is prose. A matcher returns
 
 - ``Match(end, items, content)``: call markup up to ``end``, with its ParsedCall/ParseIssue
-  items (and, for an assistant-message dict, that message's ``content`` as prose);
+  items (and, for an assistant-message dict, that message's ``content`` as prose; with
+  ``keep``, the markup itself stays in the content, as inside a reasoning span);
 - ``Skip(end)``: not a call, and nothing inside ``[start, end)`` should be tried either (a
   complete JSON value that is not a call);
 - ``None``: not a call here; the scan continues one character later;
@@ -60,14 +61,21 @@ def make_call(name: str, arguments: dict, fmt: str, span: tuple[int, int]) -> Pa
 
 
 class Match:
-    """Call markup found at the scanned position."""
+    """
+    Call markup found at the scanned position.
 
-    __slots__ = ('end', 'items', 'content')
+    ``keep``: the markup stays in the content as text (call markup inside a reasoning span,
+    whose text is reasoning, kept verbatim); ``content`` is then that text.
+    """
 
-    def __init__(self, end: int, items: list, content: str | None = None) -> None:
+    __slots__ = ('end', 'items', 'content', 'keep')
+
+    def __init__(self, end: int, items: list, content: str | None = None,
+                 keep: bool = False) -> None:
         self.end = end
         self.items = items
         self.content = content
+        self.keep = keep
 
 
 class Skip:
@@ -289,7 +297,8 @@ def in_reasoning(text: str, p: int, literal: str, ctx):
         if result is not None:
             break
     if type(result) is Match and ctx.report:
-        return Match(result.end, reasoning_issues(result.items), result.content)
+        # the span's text stays in the content verbatim, the call markup in it included
+        return Match(result.end, reasoning_issues(result.items), text[p:result.end], True)
     if type(result) is NeedMore and result.wake is not None and token not in result.wake:
         # the closing token ends the call here too: its arrival decides, so it wakes the scan
         return NeedMore(result.wake + (token,) + tuple(exits), result.quiet)

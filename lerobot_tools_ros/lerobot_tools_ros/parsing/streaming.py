@@ -389,7 +389,8 @@ class StreamingParser:
                     event = _new_event(ContentEvent)
                     _set_text(event, kept)
                     events.append(event)
-            content.markup()
+            if not piece.keep:
+                content.markup()
             for item in piece.items:
                 if type(item) is ParsedCall:
                     event = _new_event(CallEvent)

@@ -17,10 +17,15 @@ Pythonic calls (Llama 3.2/4, Olmo, LFM2): ``[say(text="hi"), record_observation(
 
 Also a bare ``say(text="hi")`` for catalog names (never for other names, so prose with
 parentheses stays prose), Llama 4's ``<|python_start|>...<|python_end|>`` and LFM2's
-``<|tool_call_start|>...<|tool_call_end|>`` wrappers (the tokens are markup, not content). The
+``<|tool_call_start|>...<|tool_call_end|>`` wrappers (the tokens are markup, not content), and
+LFM2's end-of-turn token ``<|im_end|>``, which is markup wherever it stands. The
 extent of the call is found by the bracket scanner first; then ``ast.parse`` reads exactly that
 slice and only literal nodes are converted. Nothing is evaluated. JSON's ``true``/``false``/
 ``null`` are accepted as values; positional arguments follow the catalog's parameter order.
+A list that does not parse as a whole is read item by item: a good call survives a broken one.
+
+Reasoning safety: ``[name(...)]`` and the wrapper tokens never end a reasoning span (a plan
+in reasoning may be written the same way).
 """
 
 import ast
@@ -37,6 +42,7 @@ PY_END = '<|python_end|>'
 LFM2_START = '<|tool_call_start|>'
 LFM2_END = '<|tool_call_end|>'
 WRAPPERS = {PY_START: PY_END, LFM2_START: LFM2_END}  # Llama 4, LFM2
+END_OF_TURN = '<|im_end|>'  # LFM2 (ChatML): a special token, never content
 _IDENT_CHARS = frozenset('abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.')
 _EXPECTED = 'expected name(arg=value, ...)'
 # While a call or list is open, only a closing bracket can decide it: its own closes it, and
@@ -254,10 +260,16 @@ def match_wrapper(text: str, pos: int, trigger: str, ctx):
     return Match(stop, finish(parts, ctx, FORMAT, pos, stop))
 
 
+def match_end_of_turn(text: str, pos: int, trigger: str, ctx):
+    """Take the end-of-turn token as markup: it never reaches the content."""
+    return Match(pos + len(trigger), [])
+
+
 def _bare_triggers(view) -> list[str]:
     return [name + '(' for name in view.bare_call_names()]
 
 
 register_format(FORMAT, [('[', match_list), (PY_START, match_wrapper),
-                         (LFM2_START, match_wrapper), (_bare_triggers, match_bare)], priority=50,
+                         (LFM2_START, match_wrapper), (END_OF_TURN, match_end_of_turn),
+                         (_bare_triggers, match_bare)], priority=50,
                 description='[say(text="hi")], bare say(text="hi") for catalog names')

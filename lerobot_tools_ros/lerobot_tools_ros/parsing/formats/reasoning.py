@@ -18,7 +18,8 @@ The reasoning span most families share: ``<think>``...``</think>``.
 DeepSeek-R1/V3.1, Qwen3, GLM-4.5+, MiniMax-M2, Hunyuan, Kimi K2 Thinking, Step-3 and others
 write their reasoning there (Kimi-VL Thinking as ``◁think▷``...``◁/think▷``). Serving engines
 split it off before their tool parsers run, so a call written inside it is reported as a
-``call_in_reasoning`` issue, never dispatched; the span's text stays in the content. Families
+``call_in_reasoning`` issue, never dispatched; the span's text stays in the content verbatim,
+that call's markup included (as the engines return reasoning). Families
 with their own markers register them in their module (``<seed:think>``, Cohere's
 ``<|START_THINKING|>``, Magistral's ``[THINK]``; gpt-oss ``analysis`` messages in ``harmony``).
 Registers no format.

@@ -1,0 +1,245 @@
+# Copyright 2026 lerobot_tools_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+How the MCP server meets its clients: stdio and Streamable HTTP, and how it stops.
+
+- stdio: messages are read from fd 0 without a thread (a blocked read would keep a stopping
+  server alive while its client keeps stdin open), and a request the SDK cannot read (JSON
+  nested deeper than its parser takes, or no valid JSON-RPC) is answered with an error carrying
+  its id instead of being dropped;
+- HTTP: uvicorn without its own signal handling (it re-raised the signal after shutdown: exit 1
+  with a traceback), IPv6 hosts in brackets, and RFC 9728 protected-resource metadata so a
+  client that gets 401 learns the server wants a bearer token in the header (no OAuth server).
+"""
+
+import asyncio
+import contextlib
+import json
+import os
+from typing import Any, AsyncIterator
+
+from lerobot_tools_ros import mcp_core
+from lerobot_tools_ros.mcp import wire
+
+# Longest stdio message line accepted (a larger one is answered with an error).
+MAX_LINE_BYTES = 64 * 1024 * 1024
+
+
+class _LineReader:
+    """Lines from a file descriptor through the asyncio loop (cancellable; no thread)."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._reader: asyncio.StreamReader | None = None
+        self._file = None
+
+    async def start(self) -> None:
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader(limit=MAX_LINE_BYTES)
+        self._file = os.fdopen(os.dup(self._fd), 'rb', buffering=0)
+        try:
+            await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader),
+                                         self._file)
+        except (OSError, ValueError):
+            self._file.close()
+            self._file = None  # a regular file: read it in a thread instead
+            return
+        self._reader = reader
+
+    async def readline(self) -> bytes:
+        if self._reader is not None:
+            try:
+                return await self._reader.readline()
+            except ValueError:  # longer than the limit: skip to the next newline
+                await self._reader.readuntil(b'\n')
+                return b'{"too long": true}\n'
+        import anyio
+        return await anyio.to_thread.run_sync(_read_line_blocking, self._fd)
+
+
+def _read_line_blocking(fd: int) -> bytes:
+    out = bytearray()
+    while not out.endswith(b'\n'):
+        chunk = os.read(fd, 1)
+        if not chunk:
+            break
+        out += chunk
+    return bytes(out)
+
+
+def answer_unreadable(text: str, exc: Exception) -> str | None:
+    """Return the error response for a request the SDK could not read, or None (no id)."""
+    found, request_id = wire.request_id_of(text)
+    if not found:
+        return None
+    try:
+        json.loads(text)
+    except (ValueError, RecursionError):
+        return wire.error_response(request_id, wire.PARSE_ERROR,
+                                   'parse error: not valid JSON, or nested too deeply to read')
+    return wire.error_response(
+        request_id, wire.INVALID_REQUEST,
+        'invalid request: not a valid JSON-RPC message, or nested deeper than the server '
+        f'reads (about 200 levels): {str(exc).splitlines()[0][:200]}')
+
+
+@contextlib.asynccontextmanager
+async def stdio_streams() -> AsyncIterator[tuple[Any, Any]]:
+    """Yield the (read, write) streams of an MCP connection over this process's stdin/stdout."""
+    import anyio
+    import mcp_types as types
+    from mcp.shared._context_streams import create_context_streams
+    from mcp.shared.message import SessionMessage
+
+    wire_out = os.dup(1)
+    os.dup2(2, 1)  # stray prints go to stderr, never onto the wire
+    lines = _LineReader(0)
+    await lines.start()
+    read_writer, read_stream = create_context_streams[SessionMessage | Exception](0)
+    write_stream, write_reader = create_context_streams[SessionMessage](0)
+    write_lock = anyio.Lock()
+
+    async def write(text: str) -> None:
+        data = (text + '\n').encode('utf-8')
+        async with write_lock:
+            await anyio.to_thread.run_sync(_write_all, wire_out, data)
+
+    async def reader() -> None:
+        async with read_writer:
+            while True:
+                raw = await lines.readline()
+                if not raw:
+                    return  # stdin closed: the client left
+                text = raw.decode('utf-8', 'replace')
+                if not text.strip():
+                    continue
+                try:
+                    message = types.jsonrpc_message_adapter.validate_json(text, by_name=False)
+                except Exception as exc:  # noqa: B902 - whatever the SDK's parser raises
+                    answer = answer_unreadable(text, exc)
+                    if answer is not None:
+                        await write(answer)
+                    else:
+                        await read_writer.send(exc)
+                    continue
+                await read_writer.send(SessionMessage(message))
+
+    async def writer() -> None:
+        async with write_reader:
+            async for session_message in write_reader:
+                await write(session_message.message.model_dump_json(
+                    by_alias=True, exclude_unset=True))
+
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(reader)
+            group.start_soon(writer)
+            yield read_stream, write_stream
+            group.cancel_scope.cancel()
+    finally:
+        os.close(wire_out)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+class _StaticToken:
+    """The SDK's ``TokenVerifier`` for one configured bearer token."""
+
+    def __init__(self, token: str) -> None:
+        self._token = token
+
+    async def verify_token(self, token: str):
+        from mcp.server.auth.provider import AccessToken
+        if not mcp_core.token_matches(self._token, token):
+            return None
+        return AccessToken(token='<configured>', client_id='bearer', scopes=[])
+
+
+def base_url(node: Any) -> str:
+    return f'http://{wire.url_host(node.host)}:{node.port}'
+
+
+def http_app(server: Any, node: Any) -> Any:
+    """Build the Streamable HTTP ASGI app; with a token, the SDK bearer middleware guards it."""
+    kwargs: dict[str, Any] = {}
+    routes = []
+    if node.token:
+        from mcp.server.auth.settings import AuthSettings
+        from starlette.responses import JSONResponse
+        from starlette.routing import Route
+        resource = f'{base_url(node)}{node.path}'
+        kwargs['auth'] = AuthSettings(issuer_url=base_url(node), resource_server_url=None)
+        kwargs['token_verifier'] = _StaticToken(node.token)
+        metadata = {
+            'resource': resource,
+            'bearer_methods_supported': ['header'],
+            'resource_name': 'lerobot_tools_ros MCP server',
+            'resource_documentation': 'Send "Authorization: Bearer <token>"; the token is '
+                                      'configured on the robot (no OAuth server).',
+        }
+
+        async def protected_resource(request: Any) -> Any:
+            return JSONResponse(metadata, headers={'Cache-Control': 'no-store'})
+        # RFC 9728: the well-known URI with the resource's path appended, and without it.
+        routes = [Route(f'/.well-known/oauth-protected-resource{node.path}', protected_resource),
+                  Route('/.well-known/oauth-protected-resource', protected_resource)]
+    host = wire.bind_host(node.host)
+    app = server.streamable_http_app(
+        streamable_http_path=node.path, host=host,
+        max_request_body_size=node.max_request_bytes, custom_starlette_routes=routes, **kwargs)
+    if node.token:
+        app = _ResourceMetadataHeader(app, f'{base_url(node)}/.well-known/'
+                                      f'oauth-protected-resource{node.path}')
+    return app
+
+
+class _ResourceMetadataHeader:
+    """ASGI wrapper: a 401 names the protected-resource metadata (RFC 9728 section 5.1)."""
+
+    def __init__(self, app: Any, metadata_url: str) -> None:
+        self._app = app
+        self._value = f'Bearer resource_metadata="{metadata_url}"'.encode()
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope.get('type') != 'http':
+            await self._app(scope, receive, send)
+            return
+
+        async def patched(message: dict) -> None:
+            if message.get('type') == 'http.response.start' and message.get('status') == 401:
+                headers = [(k, v) for k, v in message.get('headers', [])
+                           if k.lower() != b'www-authenticate']
+                headers.append((b'www-authenticate', self._value))
+                message = dict(message, headers=headers)
+            await send(message)
+        await self._app(scope, receive, patched)
+
+
+def uvicorn_server(app: Any, node: Any) -> Any:
+    """Return a uvicorn server that leaves signals to us (see ``serve``)."""
+    import uvicorn
+
+    class _Server(uvicorn.Server):
+        @contextlib.contextmanager
+        def capture_signals(self):  # noqa: D102 - ours handle SIGINT/SIGTERM
+            yield
+
+    config = uvicorn.Config(app, host=wire.bind_host(node.host), port=node.port,
+                            log_level='warning', lifespan='on', timeout_graceful_shutdown=1)
+    return _Server(config)
