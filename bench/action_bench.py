@@ -41,6 +41,7 @@ import time
 
 from common import (answer_noop, bench_domain, Driver, percentile, Processes, qos, spin,
                     start_echo_stack)
+from results import record
 
 
 def role_noop_servers() -> None:
@@ -213,6 +214,13 @@ def _run(args: argparse.Namespace) -> int:
                   f' {stats[path][1] / stats[floor][1]:6.2f}x'
                   + ('   (target: p50 <= 1.5x)' if (path, floor) == ('project', 'action_relay')
                      else ''))
+        for floor, target in (('action_relay', 1.5), ('relay', None)):
+            record('action_bench', f'project/{floor}', stats['project'][0], 'ms',
+                   floor=stats[floor][0], floor_label=PATHS[floor].split(': ', 1)[-1],
+                   target_ratio=target, target=f'<= {target:g}x' if target else '',
+                   label='policy text -> RunTool action (echo) -> ToolResult, p50',
+                   samples=[t * 1e3 for t in figures['project']][:300] if target else None,
+                   floor_samples=[t * 1e3 for t in figures[floor]][:300] if target else None)
         if bench.failures:
             print(f'  failures: {len(bench.failures)}, first: {bench.failures[0]}')
         return 0

@@ -30,6 +30,7 @@ import tempfile
 import time
 
 from lerobot_tools_ros.dispatch import AuditLog
+from results import record as record_result
 
 
 def record(index: int) -> dict:
@@ -81,6 +82,11 @@ def main() -> int:
         for label, elapsed in results.items():
             print(f'{label:<28} {elapsed / args.records * 1e6:7.2f} us/record '
                   f'{args.records / elapsed:>10.0f} records/s  {elapsed / base:5.2f}x')
+        now = results['os.write per record (now)']
+        record_result('audit_bench', 'per_record', now / args.records * 1e6, 'us',
+                      floor=base / args.records * 1e6, floor_label='a 64 KiB buffered file',
+                      label=f'audit log: one record written to the OS at once ({args.records} '
+                      'records)')
     return 0
 
 

@@ -36,6 +36,7 @@ import tempfile
 import time
 
 from common import spin, stop_all
+from results import record
 
 # Services every rclpy node makes by itself (parameters, type description): not mirrored.
 _AUTOMATIC_SERVICES = ('/describe_parameters', '/get_parameter_types', '/get_parameters',
@@ -180,6 +181,9 @@ def _measure(args: argparse.Namespace, stack_domain: int, plain_domain: int) -> 
         print(f'  plain rclpy nodes, same entities, 1 Hz     {plain_pct:6.2f} % of a core')
         ratio = stack_pct / max(plain_pct, 1e-9)
         print(f'  ratio stack/plain                          {ratio:6.2f}x   (target: <= 1.5x)')
+        record('idle_bench', 'idle_cpu', stack_pct, '% of a core', floor=plain_pct,
+               floor_label='plain rclpy nodes, same entities, 1 Hz timer', target_ratio=1.5,
+               target='<= 1.5x', label=f'idle CPU of bringup over {wall:.0f} s')
         return 0
     finally:
         stop_all(procs, 15.0)

@@ -41,6 +41,7 @@ import sys
 import time
 
 from common import bench_domain, catalog_dir, Driver, percentile, Processes, start_echo_stack
+from results import record
 
 
 class DirectCaller(Driver):
@@ -117,6 +118,11 @@ def report(label: str, mcp_times: list[float], direct_times: list[float],
     p50 = row('MCP ping (SDK + transport only)', ping_times)
     print(f'  added by the MCP layer (p50)              {m50 - d50:7.3f} ms  '
           f'({m50 / d50:.2f}x the ~/call round trip)')
+    record('mcp_bench', label, m50, 'ms', floor=d50,
+           floor_label="the dispatcher's ~/call from an rclpy client",
+           label=f'MCP tools/call (echo), {label}, p50; MCP ping {p50:.2f} ms',
+           samples=[t * 1e3 for t in mcp_times][:300],
+           floor_samples=[t * 1e3 for t in direct_times][:300])
     if p50 < m50 - d50:  # a ping and a call take different paths through some transports
         print(f'    of which SDK + transport (ping p50)     {p50:7.3f} ms; bridge to ROS '
               f'{m50 - d50 - p50:6.3f} ms')

@@ -35,6 +35,7 @@ sys.path.insert(0, str(REPO / 'bench'))
 from tts_baseline import DEFAULT_TEXT, measure_backend_first_audio, percentile  # noqa: E402
 from tts_baseline import measure_model_first_audio, measure_program_first_audio  # noqa: E402
 from tts_baseline import tiny_pocket_params  # noqa: E402
+from results import record  # noqa: E402, I100
 
 TARGET_MS = 15.0
 WARMUP_CALLS = 3
@@ -192,6 +193,11 @@ def report(figures: dict) -> bool:
     met = difference <= TARGET_MS
     print(f'  difference at p50 (ROS - program/model alone): {difference:+.1f} ms   target <= '
           f'{TARGET_MS:.0f} ms: {"met" if met else "MISSED"}')
+    record('say_bench', figures['label'], ms(ros, 0.5), 'ms', floor=ms(raw, 0.5),
+           floor_label='the TTS program / model alone to its first audio',
+           target=f'<= +{TARGET_MS:.0f} ms', met=met,
+           label=f'CallTool -> first AudioChunk, {figures["label"]}, p50',
+           samples=[v * 1e3 for v in ros], floor_samples=[v * 1e3 for v in raw])
     return met
 
 
