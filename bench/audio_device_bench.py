@@ -35,6 +35,7 @@ sys.path.insert(0, str(REPO / 'bench'))
 
 from alsa_device import AlsaFileDevice  # noqa: E402
 from tts_baseline import DEFAULT_TEXT, measure_program_first_audio, percentile  # noqa: E402
+from results import record  # noqa: E402, I100
 
 BLOCK_MS = 20  # the speaker's block_ms: one device period
 WARMUP_CALLS = 3
@@ -157,6 +158,11 @@ def report(figures: dict[str, list[float]]) -> bool:
     met = ms(device, 0.5) <= limit
     print(f'  ratio at p50: {ms(device, 0.5) / ms(program, 0.5):.2f}x; target p50 <= 1.5 x '
           f'{ms(program, 0.5):.1f} + {BLOCK_MS} = {limit:.1f} ms: {"met" if met else "MISSED"}')
+    record('audio_device_bench', 'first_sample', ms(device, 0.5), 'ms', floor=ms(program, 0.5),
+           floor_label='the espeak-ng program alone to its first audio',
+           target=f'<= 1.5x + {BLOCK_MS} ms', met=met,
+           label='say request -> first sample in a PortAudio device (ALSA file, 48 kHz x2), p50',
+           samples=[v * 1e3 for v in device], floor_samples=[v * 1e3 for v in program])
     return met
 
 

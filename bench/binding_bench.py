@@ -46,6 +46,7 @@ import time
 
 from common import (bench_domain, Driver, percentile, Processes, qos, RAW_RESULTS, RAW_TEXT,
                     relay_main, spin, test_helper)
+from results import record
 
 # The stack's files and command lines are the binding tests' (test/bound_stack.py).
 stack = test_helper('bound_stack')
@@ -327,6 +328,13 @@ def _run(args: argparse.Namespace) -> int:
               f'{p50["bound"] / p50["floor2"]:.2f}x; bound - echo p50 = '
               f'{(p50["bound"] - p50["echo"]) * 1e3:+.3f} ms (in-proc '
               f'{(p50["bound in-proc"] - p50["echo in-proc"]) * 1e3:+.3f} ms)')
+        for path, target in (('bound in-proc', 1.5), ('bound', None)):
+            record('binding_bench', path, p50[path] * 1e3, 'ms', floor=f50 * 1e3,
+                   floor_label='raw rclpy relay calling the same SetBool server',
+                   target_ratio=target, target=f'<= {target:g}x' if target else '',
+                   label=f'policy text -> bound SetBool -> result ({path}), p50',
+                   samples=[t * 1e3 for t in times[path]][:300] if target else None,
+                   floor_samples=[t * 1e3 for t in times['floor']][:300] if target else None)
         binding, raw = call_alone(bench.node, args.round_trips)
         print(f'call alone ({len(binding)} each, ms): ServiceBinding.call p50 '
               f'{percentile(binding, 0.5) * 1e3:.3f} p99 {percentile(binding, 0.99) * 1e3:.3f}; '

@@ -49,6 +49,7 @@ import time
 from typing import Callable
 
 from common import bench_domain, catalog_dir, Driver, percentile, Processes
+from results import record
 
 
 def tool_entry(index: int) -> dict:
@@ -325,6 +326,9 @@ def load_part(args: argparse.Namespace) -> None:
                   f'{f["load_s"] / f["floor_s"]:>6.0f}x {us_per_tool:>8.0f} '
                   f'{f["reload_s"] * 1e3:>7.1f}ms {f["validate_all_s"] / count * 1e6:>11.1f}us '
                   f'{f["rss_growth_mb"]:>9.1f}MB', flush=True)
+            record('catalog_bench', f'load.{count}', f['load_s'] * 1e3, 'ms',
+                   floor=f['floor_s'] * 1e3, floor_label='json.loads of the same info.json',
+                   label=f'catalog load of {count} tools')
     # Ten tools are too few to time well (fixed costs dominate): compare each size with the one
     # before it. 1.0 is linear; quadratic work would show about size ratio (10x) here.
     for (small, small_us), (large, large_us) in zip(zip(args.sizes, per_tool),

@@ -45,6 +45,7 @@ import tempfile
 import time
 
 from common import spin
+from results import record
 
 DEPTH = 20000
 
@@ -242,6 +243,10 @@ def _run(args: argparse.Namespace) -> int:
         print(f'  dispatcher + echo ({args.interface:7s})      taken {taken:5d}  lost '
               f'{lost:5d}  {rate:6.0f}/s results ({results} results; input_lost {check} '
               'published - taken)')
+        record('input_bench', 'flood.counted', lost, 'lost', target='every loss counted',
+               met=lost == args.flood - taken, label=f'a burst of {args.flood} generations: '
+               f'lost before the dispatcher took them ({taken} taken; counted exactly: '
+               f'{lost == args.flood - taken})')
         rates = [float(rate) for rate in args.rates.split(',') if rate]
         print(f'sustained: each rate for {args.seconds:g} s')
         for rate in rates:
@@ -250,6 +255,10 @@ def _run(args: argparse.Namespace) -> int:
             p_taken, results, p_rate, lost = driver.run_project(count, rate)
             print(f'  {rate:6.0f}/s  floor lost {count - taken:5d}   dispatcher lost {lost:5d}'
                   f'  results {results:5d}/{count}  ({p_rate:4.0f}/s)')
+            record('input_bench', f'sustained.{rate:g}', lost, 'lost', target='0 lost (>= 500/s)',
+                   met=lost == 0, floor=count - taken, floor_label='a bare subscriber lost',
+                   ratio=False, label=f'{rate:g} generations/s for {args.seconds:g} s: lost '
+                   f'({results}/{count} results)')
         return 0
     finally:
         for proc in procs.values():

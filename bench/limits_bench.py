@@ -47,6 +47,7 @@ import tempfile
 import time
 
 from common import bench_domain, catalog_dir, percentile, Processes, qos
+from results import record
 
 TARGET_S = 0.100
 SCENARIOS = ('idle', 'deep', 'huge', 'ref_loop', 'format_regex', 'redos', 'audit_fifo')
@@ -217,6 +218,10 @@ def _run(args: argparse.Namespace) -> int:
                 floor = floor or p50
                 ok = worst <= TARGET_S
                 failed |= not ok
+                record('limits_bench', scenario, worst * 1e3, 'ms', floor=floor * 1e3,
+                       floor_label='idle e-stop p50', target=f'<= {TARGET_S * 1e3:.0f} ms',
+                       met=ok, ratio=False,
+                       label=f'e-stop round trip under {scenario!r} input, max')
                 print(f'  {scenario:<13} p50 {p50 * 1e3:7.2f} ms  p99 '
                       f'{percentile(rtts, 0.99) * 1e3:7.2f} ms  max {worst * 1e3:7.2f} ms  '
                       f'p50/idle {p50 / floor:5.2f}x  {"ok" if ok else "OVER 100 ms"}')

@@ -39,6 +39,9 @@ import time
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / 'lerobot_tools_ros'))
+sys.path.insert(0, str(REPO / 'bench'))
+
+from results import record  # noqa: E402
 
 WIDTH, HEIGHT, FPS, CAMERAS = 1280, 720, 30.0, 3
 TOPIC = '/bench_record/cam{}/image_raw'
@@ -280,6 +283,14 @@ def main() -> int:
     print(f'save ratio call/imwrite: {save_ratio:.2f}x (target <= 1.5x; {CAMERAS} encodes on '
           f'{cores} cores cannot beat {CAMERAS / cores:.1f}x; bare parallel encodes here: '
           f'{floor_ratio:.2f}x)')
+    record('record_bench', 'ingest', per['tool'][1] * 1e3, 'ms/frame',
+           floor=per['bare'][1] * 1e3, floor_label='a bare subscription (executor thread)',
+           target_ratio=1.2, target='<= 1.2x',
+           label=f'CPU per received {WIDTH}x{HEIGHT} frame, {CAMERAS} cameras')
+    record('record_bench', 'save', statistics.median(save['call_s']) * 1e3, 'ms',
+           floor=imwrite * 1e3, floor_label='one cv2.imwrite', target_ratio=1.5,
+           target='<= 1.5x', label=f'one call saving {CAMERAS} PNGs, median',
+           parallel_encode_floor_ratio=floor_ratio)
     return 0
 
 
