@@ -56,6 +56,7 @@ SPEAKER_STATUS = Qos(depth=50)
 SENSOR_DATA = Qos(reliability='best_effort', depth=5)  # rclpy's qos_profile_sensor_data
 CAMERA_READ = Qos(reliability='best_effort', depth=1)  # record_observation, qos: sensor_data
 MCP_IN = Qos(depth=100)
+LATCHED = Qos(depth=1, durability='transient_local')  # the one current value, for late joiners
 EVENTS = Qos(depth=100)
 SCRIPTED = Qos(depth=100)
 CALL_REQUESTS = Qos(history='keep_all')  # ~/call: a keep-last queue drops a burst's oldest
@@ -113,6 +114,9 @@ ENDPOINTS: tuple[Endpoint, ...] = (
              'diagnostic_msgs/msg/DiagnosticArray',
              '1 Hz: per tool calls, successes, errors.<code>, latency p50/p99, executor '
              'availability; input: messages taken and lost.', DEFAULT),
+    Endpoint('dispatcher', 'publisher', f'~/{names.DISPATCHER_CATALOG}', 'std_msgs/msg/String',
+             'The catalog it loaded, as JSON, latched: at start and after each reload (what '
+             'the MCP server lists).', LATCHED),
     Endpoint('dispatcher', 'subscription', names.INTERJECTION_TOPIC, 'std_msgs/msg/String',
              'What a user said to the robot, recorded in the audit log.', EVENTS,
              only_with='record_events: true'),
@@ -189,6 +193,20 @@ ENDPOINTS: tuple[Endpoint, ...] = (
              f'{names.DISPATCHER_NODE}/{names.DISPATCHER_CANCEL}',
              'lerobot_tools_interfaces/srv/CancelCalls',
              'An MCP cancellation or a client that disconnects.', parameter='dispatcher'),
+    Endpoint('mcp_server', 'service client',
+             f'{names.DISPATCHER_NODE}/{names.DISPATCHER_APPROVE}',
+             'lerobot_tools_interfaces/srv/Approve',
+             "An approval decided by the MCP client's user (elicitation).",
+             parameter='dispatcher'),
+    Endpoint('mcp_server', 'subscription', f'{names.DISPATCHER_NODE}/{names.DISPATCHER_CATALOG}',
+             'std_msgs/msg/String', "The dispatcher's loaded catalog: what is listed.",
+             LATCHED, parameter='dispatcher'),
+    Endpoint('mcp_server', 'subscription', names.APPROVAL_REQUESTS_TOPIC,
+             'lerobot_tools_interfaces/msg/ApprovalRequest',
+             'Calls waiting for approval: the approvals resource and MCP elicitation.',
+             APPROVALS),
+    Endpoint('mcp_server', 'subscription', names.RESULTS_TOPIC,
+             'lerobot_tools_interfaces/msg/ToolResult', 'Recent results: a resource.', MCP_IN),
     Endpoint('mcp_server', 'subscription', names.PROGRESS_TOPIC,
              'lerobot_tools_interfaces/msg/ToolProgress',
              'Progress of its own calls, for MCP progress notifications.', MCP_IN),
