@@ -62,5 +62,4 @@ nitpicky = False
 
 html_theme = 'furo'
 html_title = 'lerobot_tools_ros'
-html_static_path = ['_static']
 pygments_style = 'sphinx'

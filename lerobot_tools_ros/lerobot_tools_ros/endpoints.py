@@ -56,7 +56,7 @@ SPEAKER_STATUS = Qos(depth=50)
 SENSOR_DATA = Qos(reliability='best_effort', depth=5)  # rclpy's qos_profile_sensor_data
 CAMERA_READ = Qos(reliability='best_effort', depth=1)  # record_observation, qos: sensor_data
 MCP_IN = Qos(depth=100)
-CATALOG = Qos(depth=1, durability='transient_local')  # latched: the catalog in force
+LATCHED = Qos(depth=1, durability='transient_local')  # the one current value, for late joiners
 EVENTS = Qos(depth=100)
 SCRIPTED = Qos(depth=100)
 CALL_REQUESTS = Qos(history='keep_all')  # ~/call: a keep-last queue drops a burst's oldest
@@ -110,13 +110,13 @@ ENDPOINTS: tuple[Endpoint, ...] = (
              'lerobot_tools_interfaces/msg/ApprovalRequest',
              'A call of a confirm tool waits for an operator; republished with a zero timeout '
              'once it is decided, timed out or paused.', APPROVALS),
-    Endpoint('dispatcher', 'publisher', f'~/{names.DISPATCHER_CATALOG}', 'std_msgs/msg/String',
-             'The catalog the dispatcher runs, as JSON (latched: a client started later, such '
-             'as the MCP server, gets it at once); republished after a reload.', CATALOG),
     Endpoint('dispatcher', 'publisher', names.DIAGNOSTICS_TOPIC,
              'diagnostic_msgs/msg/DiagnosticArray',
              '1 Hz: per tool calls, successes, errors.<code>, latency p50/p99, executor '
              'availability; input: messages taken and lost.', DEFAULT),
+    Endpoint('dispatcher', 'publisher', f'~/{names.DISPATCHER_CATALOG}', 'std_msgs/msg/String',
+             'The catalog it loaded, as JSON, latched: at start and after each reload (what '
+             'the MCP server lists).', LATCHED),
     Endpoint('dispatcher', 'subscription', names.INTERJECTION_TOPIC, 'std_msgs/msg/String',
              'What a user said to the robot, recorded in the audit log.', EVENTS,
              only_with='record_events: true'),
@@ -196,18 +196,17 @@ ENDPOINTS: tuple[Endpoint, ...] = (
     Endpoint('mcp_server', 'service client',
              f'{names.DISPATCHER_NODE}/{names.DISPATCHER_APPROVE}',
              'lerobot_tools_interfaces/srv/Approve',
-             "A decision an MCP client's user gave through elicitation.",
+             "An approval decided by the MCP client's user (elicitation).",
              parameter='dispatcher'),
     Endpoint('mcp_server', 'subscription', f'{names.DISPATCHER_NODE}/{names.DISPATCHER_CATALOG}',
-             'std_msgs/msg/String', 'The catalog the dispatcher runs: the MCP tool list.',
-             CATALOG, 'dispatcher'),
+             'std_msgs/msg/String', "The dispatcher's loaded catalog: what is listed.",
+             LATCHED, parameter='dispatcher'),
     Endpoint('mcp_server', 'subscription', names.APPROVAL_REQUESTS_TOPIC,
              'lerobot_tools_interfaces/msg/ApprovalRequest',
-             "Calls of its own waiting for approval: asked of the MCP client's user.",
+             'Calls waiting for approval: the approvals resource and MCP elicitation.',
              APPROVALS),
     Endpoint('mcp_server', 'subscription', names.RESULTS_TOPIC,
-             'lerobot_tools_interfaces/msg/ToolResult', 'The results of its own calls.',
-             MCP_IN),
+             'lerobot_tools_interfaces/msg/ToolResult', 'Recent results: a resource.', MCP_IN),
     Endpoint('mcp_server', 'subscription', names.PROGRESS_TOPIC,
              'lerobot_tools_interfaces/msg/ToolProgress',
              'Progress of its own calls, for MCP progress notifications.', MCP_IN),

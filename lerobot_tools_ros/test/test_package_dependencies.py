@@ -39,6 +39,7 @@ PIP_PROVIDERS = {'pocket_tts': 'pocket-tts', 'torch': 'pocket-tts', 'tokenizers'
                  'huggingface_hub': 'huggingface_hub', 'rosbags': 'rosbags-image',
                  'soundfile': 'soundfile', 'soxr': 'soxr', 'sounddevice': 'sounddevice',
                  'mcp': 'mcp', 'mcp_types': 'mcp', 'anyio': 'mcp', 'uvicorn': 'mcp',
+                 'starlette': 'mcp',
                  'jsonschema_rs': 'jsonschema-rs', 'transformers': 'transformers',
                  're2': 'google-re2'}
 # Imported only to probe whether it works here, with a fallback that needs no declaration.

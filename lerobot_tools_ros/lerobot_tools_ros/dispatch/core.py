@@ -555,7 +555,8 @@ class DispatchCore:
             self._queue_or_start(call, now)
         else:
             self._finish(call, errors.DENIED, f'an operator denied the call ({decided_by}'
-                         + (f': {note}' if note else '') + ')', now, release=False)
+                         + (f': {note}' if note and note != decided_by else '') + ')', now,
+                         release=False)
         return True, self._take()
 
     def tick(self, now: float) -> list:

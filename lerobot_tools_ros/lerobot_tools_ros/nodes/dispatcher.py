@@ -279,7 +279,13 @@ class Dispatcher(CatalogReloads, Node):
     def _run_posted(self) -> None:
         posted = self._posted
         while posted:
-            posted.popleft()()
+            work = posted.popleft()
+            try:
+                work()
+            except Exception as exc:  # noqa: B902 - one request's fault must not end the node
+                self.get_logger().error(
+                    f'a posted event failed and was dropped ({type(exc).__name__}: '
+                    f'{log_text(exc, 300)}); please report it')
 
     def _in_group(self, work: Any) -> None:
         """
