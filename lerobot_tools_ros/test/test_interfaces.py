@@ -61,3 +61,21 @@ def test_origins_and_durations_of_the_contract():
         'builtin_interfaces/Duration'
     assert 'timeout_s' not in ApprovalRequest.get_fields_and_field_types()
     assert 'source' in RunTool.Goal.get_fields_and_field_types()
+
+
+def test_enumeration_constants_agree_wherever_they_are_repeated():
+    from lerobot_tools_interfaces.action import RunTool
+    from lerobot_tools_interfaces.msg import ToolProgress
+    from lerobot_tools_ros.dispatch import core
+    from lerobot_tools_ros.tools import say
+
+    def constants(cls, prefix):
+        return {name: getattr(cls, name) for name in dir(cls) if name.startswith(prefix)}
+    # A progress message relays the executor's feedback stage: the same names, the same values.
+    assert constants(ToolProgress, 'STAGE_') == constants(RunTool.Feedback, 'STAGE_')
+    assert {say.STAGE_SYNTHESIZING, say.STAGE_PLAYING} <= set(
+        constants(ToolProgress, 'STAGE_').values())
+    # A result carries the origin of its call.
+    assert constants(ToolResult, 'ORIGIN_') == constants(ToolCall, 'ORIGIN_')
+    assert ToolCall.SOURCE_POLICY == core.POLICY_SOURCE
+    assert ToolCall.SOURCE_MCP == 'mcp'
