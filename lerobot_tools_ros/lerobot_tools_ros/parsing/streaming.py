@@ -43,8 +43,10 @@ issue follows, and the rest of the input is ignored.
 import re
 from typing import Sequence
 
+from .answers import Match
 from .api import internal_error_issue, report_reasoning, too_large_issue, utf8_size
-from .core import Content, Ctx, Match, scan
+from .context import Ctx
+from .core import Content, scan
 from .registry import get_plan
 from .results import (CallEvent, ContentEvent, DEFAULT_MAX_INPUT_BYTES, IssueEvent,
                       ParsedCall)

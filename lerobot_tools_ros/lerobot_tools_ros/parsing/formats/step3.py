@@ -34,11 +34,12 @@ reasoning text, so ``<｜tool_calls_begin｜>`` ends an open ``<think>`` span.
 
 import re
 
-from .invoke_xml import Invokes, read_invokes
-from ..core import Match, need_closing
-from ..registry import register_format
+from ..answers import Match, need_closing
+from ..context import Ctx
+from ..readers.invokes import Invokes, read_invokes
+from ..readers.text import skip_ws
+from ..registry import format_spec
 from ..results import TRUNCATED
-from ..values import skip_ws
 
 FORMAT = 'step3'
 CALLS_BEGIN = '<｜tool_calls_begin｜>'
@@ -54,7 +55,7 @@ _NEED_TOKENS = need_closing(*_PARTS)
 _NAME = re.compile(r'[A-Za-z_][A-Za-z0-9_.\-]*')
 
 
-def match_section(text: str, pos: int, trigger: str, ctx):
+def match_section(text: str, pos: int, trigger: str, ctx: Ctx):
     """Match the call section (or a lone ``<｜tool_call_begin｜>`` call) and its calls."""
     n = len(text)
     k = pos + len(trigger)
@@ -103,6 +104,6 @@ def match_section(text: str, pos: int, trigger: str, ctx):
         return Match(k, items) if items or trigger == CALL_BEGIN else None
 
 
-register_format(FORMAT, [(CALLS_BEGIN, match_section), (CALL_BEGIN, match_section)],
-                priority=25, ends_reasoning={'<think>': (CALLS_BEGIN,)},
-                description='<｜tool_calls_begin｜>...<steptml:invoke name=...>')
+FAMILY = format_spec(FORMAT, [(CALLS_BEGIN, match_section), (CALL_BEGIN, match_section)],
+                     priority=25, ends_reasoning={'<think>': (CALLS_BEGIN,)},
+                     description='<｜tool_calls_begin｜>...<steptml:invoke name=...>')

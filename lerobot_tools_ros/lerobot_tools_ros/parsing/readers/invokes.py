@@ -13,21 +13,22 @@
 # limitations under the License.
 
 """
-Shared reader for ``<invoke name="NAME"><parameter name="K">V</parameter></invoke>`` bodies.
+``<invoke name="NAME"><parameter name="K">V</parameter></invoke>`` blocks.
 
 MiniMax-M2 (no prefix), DeepSeek-V3.2's DSML (``｜DSML｜`` prefix, with ``string="true"`` or
 ``"false"`` on each parameter) and Step-3 (``steptml:`` prefix) write calls this way. Values are
 typed by the catalog schema like Qwen3-Coder's (``string="true"`` keeps the text;
-``string="false"`` reads JSON). Registers no format itself.
+``string="false"`` reads JSON).
 """
 
 import re
 
-from .qwen3_coder import typed_value
-from ..core import Match, need_closing, NeedMore
+from .json_values import decode_json, READ_NEED, READ_OK, read_value, slice_problem
+from .text import short, skip_ws
+from .typed_values import typed_value
+from ..answers import Match, need_closing, NeedMore
+from ..context import Ctx
 from ..results import TRUNCATED, UNPARSEABLE_ARGUMENTS
-from ..values import (decode_json, READ_NEED, READ_OK, read_value, short, skip_ws,
-                      slice_problem)
 
 _NEED_GT = NeedMore(('>',))  # a tag's attributes until its '>'
 _ATTRS = re.compile(r'\s*name\s*=\s*(?:"([^"<>]*)"|\'([^\'<>]*)\')'
@@ -55,7 +56,7 @@ class Invokes:
         self.json_body = json_body
 
 
-def _attrs(text: str, i: int, tag: str, ctx):
+def _attrs(text: str, i: int, tag: str, ctx: Ctx):
     """Read ``name="..." [string="..."]>`` after ``tag`` at ``i``: (name, string, end)."""
     found = _ATTRS.match(text, i + len(tag))
     if found is None:
@@ -66,7 +67,7 @@ def _attrs(text: str, i: int, tag: str, ctx):
         found.end()
 
 
-def read_invokes(text: str, k: int, pos: int, close: str, tags: Invokes, ctx):
+def read_invokes(text: str, k: int, pos: int, close: str, tags: Invokes, ctx: Ctx):
     """
     Read invoke blocks from ``k`` until ``close`` (the wrapper's closing tag).
 
@@ -107,7 +108,7 @@ def read_invokes(text: str, k: int, pos: int, close: str, tags: Invokes, ctx):
     return end, items
 
 
-def _read_invoke(text: str, i: int, pos: int, tags: Invokes, ctx):
+def _read_invoke(text: str, i: int, pos: int, tags: Invokes, ctx: Ctx):
     """One ``<invoke name=...>...</invoke>``: ``(end, name, arguments, problem)``."""
     n = len(text)
     head = _attrs(text, i, tags.invoke, ctx)
@@ -157,7 +158,7 @@ def _read_invoke(text: str, i: int, pos: int, tags: Invokes, ctx):
         j = close + len(tags.param_end)
 
 
-def _json_invoke(text: str, i: int, j: int, pos: int, name: str, tags: Invokes, ctx):
+def _json_invoke(text: str, i: int, j: int, pos: int, name: str, tags: Invokes, ctx: Ctx):
     """Read an invoke whose body is one JSON object: ``(end, name, arguments, problem)``."""
     n = len(text)
     status, value, end, _ = read_value(text, j, ctx)
@@ -182,7 +183,8 @@ def _json_invoke(text: str, i: int, j: int, pos: int, name: str, tags: Invokes, 
                          f'that ends before {tags.invoke_end} ({problem})')
 
 
-def _json_problem(text: str, pos: int, name: str, tags: Invokes, ctx, limit: int, problem: str):
+def _json_problem(text: str, pos: int, name: str, tags: Invokes, ctx: Ctx, limit: int,
+                  problem: str):
     """Report a JSON body that is no arguments object: the invoke runs to its closing tag."""
     if limit == -1:
         return _truncated(text, pos, name, tags, ctx)
@@ -200,7 +202,7 @@ def _value(raw: str, string: str | None, schema: object, exact: bool) -> object:
     return typed_value(raw, schema, exact)
 
 
-def _truncated(text: str, pos: int, name: str, tags: Invokes, ctx):
+def _truncated(text: str, pos: int, name: str, tags: Invokes, ctx: Ctx):
     if not ctx.final:
         return NeedMore((tags.param_end, tags.invoke_end))
     n = len(text)
