@@ -27,7 +27,7 @@ thinking span before acting, so it does not end one; an action inside the span s
 
 import re
 
-from ..answers import NEED_ANY
+from ..answers import MatchResult, NEED_ANY
 from ..context import Ctx
 from ..readers import tagged
 from ..registry import format_spec
@@ -52,12 +52,12 @@ PLAIN = tagged.Tagged(FORMAT, 'Action:', '```', normalize=normalize,
                       example='[{"tool_name": "say", "parameters": {"text": "hi"}}]')
 
 
-def match_action_tokens(text: str, pos: int, trigger: str, ctx: Ctx):
+def match_action_tokens(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Match ``<|START_ACTION|>...<|END_ACTION|>``."""
     return tagged.match(text, pos, ACTION, ctx)
 
 
-def match_plain_action(text: str, pos: int, trigger: str, ctx: Ctx):
+def match_plain_action(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Match ``Action:`` at the start of a line, then a fenced JSON list."""
     before = ctx.char_before(text, pos)
     if before and before != '\n':

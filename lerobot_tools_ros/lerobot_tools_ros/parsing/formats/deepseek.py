@@ -31,7 +31,7 @@ thinking mode write ``</think>`` first; a section without it is still a call).
 
 import re
 
-from ..answers import Match, need_closing, NeedMore
+from ..answers import Match, MatchResult, need_closing, NeedMore
 from ..context import Ctx
 from ..readers import tagged
 from ..readers.text import skip_ws
@@ -49,13 +49,13 @@ _FENCE = re.compile(r'```[A-Za-z]*')
 _WAKE = ('}', ']', CALL_END)
 
 
-def match_section(text: str, pos: int, trigger: str, ctx: Ctx):
+def match_section(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Match ``<｜tool▁calls▁begin｜>`` and the calls in it."""
     return tagged.match_section(text, pos, ctx, FORMAT, (CALLS_BEGIN, CALLS_END, CALL_BEGIN),
                                 read_call)
 
 
-def match_call(text: str, pos: int, trigger: str, ctx: Ctx):
+def match_call(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Match a ``<｜tool▁call▁begin｜>`` call without the section token."""
     result = read_call(text, pos, ctx)
     if type(result) is not tuple:

@@ -35,7 +35,7 @@ Reasoning safety: DSML tags are written as ordinary text, not as special tokens,
 block inside an open reasoning span stays a plan (``call_in_reasoning``).
 """
 
-from ..answers import Match
+from ..answers import Match, MatchResult
 from ..context import after_tag, Ctx
 from ..readers.invokes import Invokes, read_invokes
 from ..registry import format_spec
@@ -46,7 +46,7 @@ BLOCKS = {'<｜DSML｜function_calls>': '</｜DSML｜function_calls>',  # V3.2
 _TAGS = Invokes('｜DSML｜', FORMAT, exact=True, json_body=True)
 
 
-def match_block(text: str, pos: int, trigger: str, ctx: Ctx):
+def match_block(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Match a ``<｜DSML｜function_calls>`` or ``<｜DSML｜tool_calls>`` block."""
     k = after_tag(text, pos, trigger, ctx, FORMAT, 'expected <｜DSML｜invoke name="NAME">')
     if type(k) is not int:

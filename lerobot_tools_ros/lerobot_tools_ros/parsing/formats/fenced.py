@@ -26,7 +26,7 @@ reasoning span.
 
 import re
 
-from ..answers import Match, NEED_ANY, NeedMore
+from ..answers import Match, MatchResult, NEED_ANY, NeedMore
 from ..context import Ctx
 from ..readers.json_calls import add_value_calls, is_call_shaped, looks_like_call, message_content
 from ..readers.json_values import guess_name, READ_NEED, READ_OK, READ_TRUNCATED, read_value
@@ -41,7 +41,7 @@ _LANGS = frozenset(('', 'json', 'json5', 'jsonc', 'javascript', 'js', 'tool_call
 _WAKE = ('}', ']', FENCE)
 
 
-def match_fence(text: str, pos: int, trigger: str, ctx: Ctx):
+def match_fence(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Match a code fence whose body is one JSON call value."""
     if ctx.char_before(text, pos) == '`':
         return None

@@ -28,7 +28,7 @@ fence is ordinary text, so neither ends a reasoning span.
 
 import re
 
-from ..answers import Match, NEED_ANY, NeedMore
+from ..answers import Match, MatchResult, NEED_ANY, NeedMore
 from ..context import after_tag, Ctx
 from ..readers.json_values import decode_json, MAX_DEPTH
 from ..readers.pythonic_calls import finish, list_start, read_list, read_named_call
@@ -55,7 +55,7 @@ class _Bad(Exception):
         self.reason = reason
 
 
-def match_function_call(text: str, pos: int, trigger: str, ctx: Ctx):
+def match_function_call(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Match ``<start_function_call>call:NAME{...}<end_function_call>``."""
     k = after_tag(text, pos, START, ctx, FORMAT, 'expected call:NAME{...}')
     if type(k) is not int:
@@ -171,7 +171,7 @@ def _scalar(raw: str) -> object:
         return raw
 
 
-def match_tool_code(text: str, pos: int, trigger: str, ctx: Ctx):
+def match_tool_code(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Match a ```` ```tool_code ```` fence holding a Python call (maybe in ``print(...)``)."""
     n = len(text)
     k = skip_ws(text, pos + len(TOOL_CODE))

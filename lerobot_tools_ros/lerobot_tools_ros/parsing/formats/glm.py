@@ -29,7 +29,7 @@ a reasoning span.
 
 import re
 
-from ..answers import Match, NEED_ANY, NeedMore
+from ..answers import Match, MatchResult, NEED_ANY, NeedMore
 from ..context import Ctx
 from ..readers.key_values import call_end, CLOSE, KEY, OPEN, read_arguments
 from ..readers.text import short, skip_ws
@@ -41,7 +41,7 @@ _NAME = re.compile(r'[A-Za-z_][A-Za-z0-9_.\-]*')
 _MAX_NAME = 200  # a tool name before <arg_key> is at most this long
 
 
-def match_glm(text: str, pos: int, trigger: str, ctx: Ctx):
+def match_glm(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Match ``<tool_call>NAME<arg_key>...`` (None for other ``<tool_call>`` bodies)."""
     n = len(text)
     i = skip_ws(text, pos + len(OPEN))

@@ -23,6 +23,7 @@ Reasoning safety: Granite closes its thinking before calling, so ``<|tool_call|>
 end a reasoning span; a call inside one stays a plan.
 """
 
+from ..answers import MatchResult
 from ..context import Ctx
 from ..readers import tagged
 from ..registry import format_spec
@@ -32,12 +33,12 @@ TOOL_CALL = tagged.Tagged(FORMAT, '<|tool_call|>')
 FUNCTION_CALL = tagged.Tagged(FORMAT, '<function_call>')
 
 
-def match_tool_call(text: str, pos: int, trigger: str, ctx: Ctx):
+def match_tool_call(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Match ``<|tool_call|>`` and its JSON list."""
     return tagged.match(text, pos, TOOL_CALL, ctx)
 
 
-def match_function_call(text: str, pos: int, trigger: str, ctx: Ctx):
+def match_function_call(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Match ``<function_call>`` and its JSON object."""
     return tagged.match(text, pos, FUNCTION_CALL, ctx)
 

@@ -37,7 +37,7 @@ ends with the message; no call token ends another family's span.
 
 import re
 
-from ..answers import Match, NEED_ANY, need_closing, NeedMore
+from ..answers import Match, MatchResult, NEED_ANY, need_closing, NeedMore
 from ..context import Ctx
 from ..core import scan_reasoning
 from ..readers.json_values import (guess_name, invalid_end, READ_NEED, READ_OK, READ_TRUNCATED,
@@ -56,7 +56,7 @@ _CHANNEL = re.compile(r'<\|channel\|>\s*([A-Za-z_]+)')
 _MAX_HEADER = 300
 
 
-def match_header(text: str, pos: int, trigger: str, ctx: Ctx):
+def match_header(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Match a message header, and for a call or reasoning the whole message."""
     n = len(text)
     body = ctx.find(text, MESSAGE, pos + len(trigger))
@@ -148,7 +148,7 @@ def _past_end_token(text: str, end: int, ctx: Ctx):
     return end
 
 
-def match_end(text: str, pos: int, trigger: str, ctx: Ctx):
+def match_end(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Take a message terminator outside a call as markup."""
     return Match(pos + len(trigger), [])
 

@@ -25,7 +25,7 @@ Reasoning safety: ``<tool_call>`` is written as text that reasoning may quote (Q
 Hermes models plan their calls in ``<think>``), so it never ends a reasoning span.
 """
 
-from ..answers import Match, NEED_ANY, need_closing, NeedMore
+from ..answers import Match, MatchResult, NEED_ANY, need_closing, NeedMore
 from ..context import Ctx
 from ..readers.json_calls import add_value_calls, describe_non_call
 from ..readers.json_values import (guess_name, invalid_end, READ_INVALID, READ_NEED, READ_OK,
@@ -54,7 +54,7 @@ def after_value(text: str, end: int, close: str, ctx: Ctx):
     return end
 
 
-def match_hermes(text: str, pos: int, trigger: str, ctx: Ctx):
+def match_hermes(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Match one ``<tool_call>`` block holding JSON, a Python literal or a pythonic call."""
     n = len(text)
     body = pos + len(OPEN)

@@ -38,7 +38,7 @@ a reasoning span.
 
 import re
 
-from ..answers import Match, NEED_ANY
+from ..answers import Match, MatchResult, NEED_ANY
 from ..context import Ctx
 from ..readers import key_values, tagged
 from ..readers.text import skip_ws
@@ -54,7 +54,7 @@ _TOKENS = (SECTION, SECTION_END, OPEN)
 _IN_SECTION = (SEP, key_values.KEY, key_values.CLOSE)  # what may follow the name inside a section
 
 
-def match_section(text: str, pos: int, trigger: str, ctx: Ctx):
+def match_section(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Match ``<tool_calls>`` when ``<tool_call>`` calls follow (None for a JSON body)."""
     k = skip_ws(text, pos + len(SECTION))
     if k >= len(text):  # nothing after the token yet: tool_calls_json reports a final one
@@ -64,7 +64,7 @@ def match_section(text: str, pos: int, trigger: str, ctx: Ctx):
     return tagged.match_section(text, pos, ctx, FORMAT, _TOKENS, read_section_call)
 
 
-def match_call(text: str, pos: int, trigger: str, ctx: Ctx):
+def match_call(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Match ``<tool_call>NAME<tool_sep>...`` without the section token."""
     result = read_call(text, pos, ctx)
     return Match(result[0], result[1]) if type(result) is tuple else result

@@ -22,6 +22,7 @@ Reasoning safety: InternLM2 has no reasoning span of its own and its action toke
 another family's span.
 """
 
+from ..answers import MatchResult
 from ..context import Ctx
 from ..readers import tagged
 from ..registry import format_spec
@@ -31,7 +32,7 @@ SPEC = tagged.Tagged(FORMAT, '<|action_start|><|plugin|>', '<|action_end|>',
                      example='{"name": "say", "parameters": {"text": "hi"}}')
 
 
-def match_internlm(text: str, pos: int, trigger: str, ctx: Ctx):
+def match_internlm(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Match one plugin action."""
     return tagged.match(text, pos, SPEC, ctx)
 

@@ -36,7 +36,7 @@ opener ends an open ``<think>`` span and the calls after it are dispatched.
 
 import re
 
-from ..answers import Match, need_closing, NeedMore
+from ..answers import Match, MatchResult, need_closing, NeedMore
 from ..context import Ctx
 from ..readers import tagged
 from ..readers.text import skip_ws
@@ -54,7 +54,7 @@ _WAKE = ('}', ']', CALL_END)
 _NEXT = (CALL, SECTION_END)
 
 
-def match_section(text: str, pos: int, trigger: str, ctx: Ctx):
+def match_section(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Match a call section and every call in it; text between the tokens is dropped."""
     n = len(text)
     k = pos + len(SECTION)
@@ -98,13 +98,13 @@ def _next_token(text: str, k: int, ctx: Ctx) -> int:
     return best
 
 
-def match_call(text: str, pos: int, trigger: str, ctx: Ctx):
+def match_call(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Match a ``<|tool_call_begin|>`` call outside a section."""
     result = read_call(text, pos, ctx)
     return Match(result[0], result[1]) if type(result) is tuple else result
 
 
-def match_token(text: str, pos: int, trigger: str, ctx: Ctx):
+def match_token(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Take a stray special token as markup: it is never content."""
     return Match(pos + len(trigger), [])
 

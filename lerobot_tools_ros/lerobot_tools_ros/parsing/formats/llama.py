@@ -25,7 +25,7 @@ Reasoning safety: Llama 3.x has no reasoning span of its own; ``<|python_tag|>``
 another family's span.
 """
 
-from ..answers import Match, NEED_ANY, need_closing, NeedMore
+from ..answers import Match, MatchResult, NEED_ANY, need_closing, NeedMore
 from ..context import after_tag, Ctx
 from ..readers.json_calls import add_value_calls, describe_non_call, match_json
 from ..readers.json_values import (guess_name, invalid_end, READ_INVALID, READ_NEED,
@@ -54,7 +54,7 @@ def _end_tokens(text: str, stop: int, ctx: Ctx):
     return stop
 
 
-def match_python_tag(text: str, pos: int, trigger: str, ctx: Ctx):
+def match_python_tag(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Match ``<|python_tag|>`` followed by JSON call objects or a built-in tool call."""
     k = after_tag(text, pos, TAG, ctx, FORMAT, 'expected a JSON object')
     if type(k) is not int:

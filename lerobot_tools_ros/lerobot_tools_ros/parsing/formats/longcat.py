@@ -19,6 +19,7 @@ Reasoning safety: LongCat closes ``</think>`` before calling, so its tag does no
 reasoning span; a call inside one stays a plan.
 """
 
+from ..answers import MatchResult
 from ..context import Ctx
 from ..readers import tagged
 from ..registry import format_spec
@@ -27,7 +28,7 @@ FORMAT = 'longcat'
 SPEC = tagged.Tagged(FORMAT, '<longcat_tool_call>', '</longcat_tool_call>')
 
 
-def match_longcat(text: str, pos: int, trigger: str, ctx: Ctx):
+def match_longcat(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Match one ``<longcat_tool_call>`` block."""
     return tagged.match(text, pos, SPEC, ctx)
 

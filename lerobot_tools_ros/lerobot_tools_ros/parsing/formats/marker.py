@@ -24,7 +24,7 @@ Reasoning safety: the marker is ordinary text that reasoning may quote, so it ne
 reasoning span.
 """
 
-from ..answers import Match, NeedMore
+from ..answers import Match, MatchResult, NeedMore
 from ..context import Ctx
 from ..readers.text import strip_one_newline
 from ..registry import CatalogView, format_spec
@@ -37,7 +37,7 @@ def _triggers(view: CatalogView) -> list[str]:
     return [f'<{name}>' for name in view.markers]
 
 
-def match_marker(text: str, pos: int, trigger: str, ctx: Ctx):
+def match_marker(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Match ``<NAME>text</NAME>``."""
     name = trigger[1:-1]
     close = f'</{name}>'

@@ -23,7 +23,7 @@ Reasoning safety: MiniMax-M2 closes ``</think>`` before calling, and its tags ar
 reasoning may quote, so they never end a reasoning span.
 """
 
-from ..answers import Match
+from ..answers import Match, MatchResult
 from ..context import after_tag, Ctx
 from ..readers.invokes import Invokes, read_invokes
 from ..registry import format_spec
@@ -34,7 +34,7 @@ CLOSE = '</minimax:tool_call>'
 _TAGS = Invokes('', FORMAT)
 
 
-def match_minimax(text: str, pos: int, trigger: str, ctx: Ctx):
+def match_minimax(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Match one ``<minimax:tool_call>`` block."""
     k = after_tag(text, pos, OPEN, ctx, FORMAT, 'expected <invoke name="NAME">')
     if type(k) is not int:

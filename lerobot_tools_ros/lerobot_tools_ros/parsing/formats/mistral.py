@@ -26,7 +26,7 @@ a reasoning span; a call inside one stays a plan.
 
 import re
 
-from ..answers import Match, NEED_ANY, NeedMore
+from ..answers import Match, MatchResult, NEED_ANY, NeedMore
 from ..context import after_tag, Ctx
 from ..readers.json_calls import add_value_calls, describe_non_call
 from ..readers.json_values import (guess_name, invalid_end, READ_NEED, READ_OK, READ_TRUNCATED,
@@ -107,7 +107,7 @@ def _malformed(text: str, pos: int, ctx: Ctx, reason: str, name: str):
                                        name)])
 
 
-def match_mistral(text: str, pos: int, trigger: str, ctx: Ctx):
+def match_mistral(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Match one ``[TOOL_CALLS]`` block."""
     k = after_tag(text, pos, TAG, ctx, FORMAT, 'expected a JSON list or name{...}')
     if type(k) is not int:

@@ -18,6 +18,7 @@ Phi-4-mini: ``functools[{"name": ..., "arguments": {...}}, ...]``.
 Reasoning safety: ``functools[`` is ordinary text and never ends a reasoning span.
 """
 
+from ..answers import MatchResult
 from ..context import Ctx
 from ..readers import tagged
 from ..registry import format_spec
@@ -27,7 +28,7 @@ SPEC = tagged.Tagged(FORMAT, 'functools')
 TRIGGER = 'functools['
 
 
-def match_functools(text: str, pos: int, trigger: str, ctx: Ctx):
+def match_functools(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Match ``functools[...]`` (``functools`` as a word, directly followed by the list)."""
     if ctx.char_before(text, pos).isalnum() or ctx.char_before(text, pos) == '_':
         return None

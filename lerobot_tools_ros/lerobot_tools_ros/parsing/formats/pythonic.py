@@ -28,7 +28,7 @@ Reasoning safety: ``[name(...)]`` and the wrapper tokens never end a reasoning s
 in reasoning may be written the same way).
 """
 
-from ..answers import Match, NEED_ANY
+from ..answers import Match, MatchResult, NEED_ANY
 from ..context import after_tag, Ctx
 from ..readers.pythonic_calls import finish, list_start, read_call, read_list, read_named_call
 from ..readers.text import skip_ws
@@ -48,7 +48,7 @@ _IDENT_CHARS = frozenset('abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ01
 # where the markup ends (a wrapper may add a closing token).
 
 
-def match_list(text: str, pos: int, trigger: str, ctx: Ctx):
+def match_list(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Match ``[f(a=1), g(b="x")]``."""
     start = list_start(text, pos, ctx)
     if start is not True:
@@ -60,7 +60,7 @@ def match_list(text: str, pos: int, trigger: str, ctx: Ctx):
     return Match(end, finish(parts, ctx, FORMAT, pos, end))
 
 
-def match_bare(text: str, pos: int, trigger: str, ctx: Ctx):
+def match_bare(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Match ``say(text="hi")`` for a catalog name not preceded by a name character."""
     if ctx.char_before(text, pos) in _IDENT_CHARS:
         return None
@@ -71,7 +71,7 @@ def match_bare(text: str, pos: int, trigger: str, ctx: Ctx):
     return Match(end, finish(parts, ctx, FORMAT, pos, end))
 
 
-def match_wrapper(text: str, pos: int, trigger: str, ctx: Ctx):
+def match_wrapper(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Match a call or call list between wrapper tokens (``WRAPPERS``); the tokens are markup."""
     k = after_tag(text, pos, trigger, ctx, FORMAT, 'expected a call or a list of calls')
     if type(k) is not int:
@@ -97,7 +97,7 @@ def match_wrapper(text: str, pos: int, trigger: str, ctx: Ctx):
     return Match(stop, finish(parts, ctx, FORMAT, pos, stop))
 
 
-def match_end_of_turn(text: str, pos: int, trigger: str, ctx: Ctx):
+def match_end_of_turn(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Take the end-of-turn token as markup: it never reaches the content."""
     return Match(pos + len(trigger), [])
 

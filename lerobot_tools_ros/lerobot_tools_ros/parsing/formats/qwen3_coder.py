@@ -33,7 +33,7 @@ Reasoning safety: ``<tool_call>`` and ``<function=`` are written as text that re
 quote, so they never end a reasoning span.
 """
 
-from ..answers import Match, NEED_ANY
+from ..answers import Match, MatchResult, NEED_ANY
 from ..context import Ctx
 from ..readers.text import skip_ws
 from ..readers.xml_parameters import CLOSE, FUNC, OPEN, read_function
@@ -46,7 +46,7 @@ FORMAT = 'qwen3_coder_xml'
 _NESTING: dict = {}  # wrapper closing tag -> search for the tags that nest or end a value
 
 
-def match_wrapped(text: str, pos: int, trigger: str, ctx: Ctx):
+def match_wrapped(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Match ``<tool_call>`` whose body is ``<function=...>``."""
     n = len(text)
     k = skip_ws(text, pos + len(OPEN))
@@ -60,7 +60,7 @@ def match_wrapped(text: str, pos: int, trigger: str, ctx: Ctx):
     return None
 
 
-def match_function(text: str, pos: int, trigger: str, ctx: Ctx):
+def match_function(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Match a bare ``<function=...>`` without the wrapper."""
     return read_function(text, pos, pos, ctx, False, CLOSE, FORMAT)
 

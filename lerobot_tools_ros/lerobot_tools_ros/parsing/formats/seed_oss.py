@@ -25,7 +25,7 @@ Reasoning safety: ``<seed:tool_call>`` does not end a ``<seed:think>`` span (See
 the call format inside its reasoning while planning; only ``</seed:think>`` ends it).
 """
 
-from ..answers import Match, NEED_ANY
+from ..answers import Match, MatchResult, NEED_ANY
 from ..context import after_tag, Ctx
 from ..readers.xml_parameters import FUNC, read_function
 from ..registry import format_spec
@@ -36,7 +36,7 @@ OPEN = '<seed:tool_call>'
 CLOSE = '</seed:tool_call>'
 
 
-def match_seed(text: str, pos: int, trigger: str, ctx: Ctx):
+def match_seed(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Match ``<seed:tool_call>`` and the function in it."""
     k = after_tag(text, pos, OPEN, ctx, FORMAT, 'expected <function=NAME>')
     if type(k) is not int:

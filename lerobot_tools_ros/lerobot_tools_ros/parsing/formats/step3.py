@@ -34,7 +34,7 @@ reasoning text, so ``<｜tool_calls_begin｜>`` ends an open ``<think>`` span.
 
 import re
 
-from ..answers import Match, need_closing
+from ..answers import Match, MatchResult, need_closing
 from ..context import Ctx
 from ..readers.invokes import Invokes, read_invokes
 from ..readers.text import skip_ws
@@ -55,7 +55,7 @@ _NEED_TOKENS = need_closing(*_PARTS)
 _NAME = re.compile(r'[A-Za-z_][A-Za-z0-9_.\-]*')
 
 
-def match_section(text: str, pos: int, trigger: str, ctx: Ctx):
+def match_section(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Match the call section (or a lone ``<｜tool_call_begin｜>`` call) and its calls."""
     n = len(text)
     k = pos + len(trigger)

@@ -23,6 +23,7 @@ Reasoning safety: ``<tool_calls>`` is written as text that reasoning may quote (
 does), so it never ends a reasoning span.
 """
 
+from ..answers import MatchResult
 from ..context import Ctx
 from ..readers import tagged
 from ..registry import format_spec
@@ -31,7 +32,7 @@ FORMAT = 'tool_calls_json'
 SPEC = tagged.Tagged(FORMAT, '<tool_calls>', '</tool_calls>', several=True)
 
 
-def match_tool_calls(text: str, pos: int, trigger: str, ctx: Ctx):
+def match_tool_calls(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Match one ``<tool_calls>`` block."""
     return tagged.match(text, pos, SPEC, ctx)
 

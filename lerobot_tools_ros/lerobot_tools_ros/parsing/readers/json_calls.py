@@ -24,7 +24,7 @@ list of them; ``arguments`` may be a dict, a JSON string, or a double-encoded JS
 
 from .json_values import guess_name, invalid_end, READ_NEED, READ_OK, READ_TRUNCATED, read_value
 from .text import json_type, short, skip_ws
-from ..answers import Match, NEED_ANY, NeedMore, Skip
+from ..answers import Match, MatchResult, NEED_ANY, NeedMore, Skip
 from ..context import Ctx
 from ..results import INVALID_CALL, TRUNCATED, UNPARSEABLE_ARGUMENTS
 
@@ -250,7 +250,7 @@ def read_sequence(text: str, end: int, entries: list, ctx: Ctx, problems: list |
         end = stop
 
 
-def match_json(text: str, pos: int, trigger: str, ctx: Ctx):
+def match_json(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Match a JSON (or Python-literal) call value starting with ``{"`` or ``[{``."""
     n = len(text)
     k = skip_ws(text, pos + 1)
