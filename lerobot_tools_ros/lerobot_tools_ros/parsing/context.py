@@ -104,6 +104,27 @@ class Ctx:
         finds[needle] = (start, found)
         return found
 
+    def recall(self, key: tuple) -> object:
+        """
+        Return what a reader remembered for ``key`` in an earlier feed (streaming), or None.
+
+        Readers of long calls remember how far they got (the calls or parameters already
+        complete) under ``(absolute position, what)``, so a call that grows by small deltas is
+        read once, not once per delta. Only decided text is remembered: it reads the same
+        whatever follows. Nothing is remembered in one-shot parses or inside a reasoning span
+        (whose end may still cut the text).
+        """
+        memo = self.memo
+        if memo is None or self.reasoning is not None:
+            return None
+        return memo.get(key)
+
+    def remember(self, key: tuple, state: object) -> None:
+        """Keep ``state`` under ``key`` for the next feed (see ``recall``)."""
+        memo = self.memo
+        if memo is not None and self.reasoning is None:
+            memo[key] = state
+
     def char_before(self, text: str, pos: int) -> str:
         """Return the character before ``pos`` in the whole input ('' at its start)."""
         return text[pos - 1] if pos else self.prev

@@ -59,6 +59,11 @@ def match_section(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     n = len(text)
     k = pos + len(SECTION)
     items: list = []
+    key = (ctx.base + pos, 'kimi')
+    state = ctx.recall(key)
+    if state is not None:  # the calls already complete in an earlier feed
+        k = state[0] - ctx.base
+        items = list(state[1])
     while True:
         k = skip_ws(text, k)
         if text.startswith(SECTION_END, k):
@@ -71,6 +76,7 @@ def match_section(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
                 return result
             k, found = result
             items.extend(found)
+            ctx.remember(key, (ctx.base + k, tuple(items)))
             continue
         if k >= n or (not ctx.final and n - k < len(SECTION_END) and (
                 SECTION_END.startswith(text[k:]) or CALL.startswith(text[k:]))):

@@ -60,18 +60,29 @@ def match_section(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     n = len(text)
     k = pos + len(trigger)
     items: list = []
+    key = (ctx.base + pos, 'step3')
+    state = ctx.recall(key)
+    if state is not None:  # how far the section was read in an earlier feed
+        k = state[0] - ctx.base
+        items = list(state[1])
     while True:
         k = skip_ws(text, k)
         if trigger == CALLS_BEGIN and text.startswith(CALLS_END, k):
             return Match(k + len(CALLS_END), items)
-        token = next((token for token in _SKIPPED if text.startswith(token, k)), None)
+        for token in _SKIPPED:
+            if text.startswith(token, k):
+                k += len(token)
+                break
+        else:
+            token = None
         if token is not None:
-            k += len(token)
+            ctx.remember(key, (ctx.base + k, tuple(items)))
             continue
         if text.startswith(FUNCTION, k):
             after = skip_ws(text, k + len(FUNCTION))
             if text.startswith(SEP, after):
                 k = after + len(SEP)
+                ctx.remember(key, (ctx.base + k, tuple(items)))
                 continue
             if not ctx.final and SEP.startswith(text[after:after + len(SEP)]):
                 return _NEED_TOKENS  # the separator may still be arriving
@@ -83,6 +94,7 @@ def match_section(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
                 return result
             k = result[0]
             items.extend(result[1])
+            ctx.remember(key, (ctx.base + k, tuple(items)))
             continue
         rest = text[k:k + len(_TAGS.invoke)]
         if k >= n or (not ctx.final and any(part.startswith(rest) for part in _PARTS)):

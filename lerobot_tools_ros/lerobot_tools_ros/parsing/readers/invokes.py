@@ -77,6 +77,11 @@ def read_invokes(text: str, k: int, pos: int, close: str, tags: Invokes, ctx: Ct
     n = len(text)
     calls: list = []
     i = k
+    key = (ctx.base + k, 'invokes', tags.fmt, close)
+    state = ctx.recall(key)
+    if state is not None:  # the invokes already complete in an earlier feed
+        i = state[0] - ctx.base
+        calls = list(state[1])
     while True:
         i = skip_ws(text, i)
         if text.startswith(close, i):
@@ -98,6 +103,7 @@ def read_invokes(text: str, k: int, pos: int, close: str, tags: Invokes, ctx: Ct
             return result
         calls.append(result[1:])
         i = result[0]
+        ctx.remember(key, (ctx.base + i, tuple(calls)))
     items: list = []
     for name, arguments, problem in calls:
         if problem:
@@ -124,6 +130,12 @@ def _read_invoke(text: str, i: int, pos: int, tags: Invokes, ctx: Ctx):
         j = skip_ws(text, j)
         if j < n and text[j] == '{':
             return _json_invoke(text, i, j, pos, name, tags, ctx)
+    key = (ctx.base + i, 'invoke', tags.fmt)
+    state = ctx.recall(key)
+    if state is not None:  # the parameters already complete in an earlier feed
+        j = state[0] - ctx.base
+        arguments = dict(state[1])
+        problems = list(state[2])
     while True:
         j = skip_ws(text, j)
         if text.startswith(tags.invoke_end, j):
@@ -156,6 +168,7 @@ def _read_invoke(text: str, i: int, pos: int, tags: Invokes, ctx: Ctx):
         else:
             arguments[pname] = _value(raw, string, props.get(pname), tags.exact)
         j = close + len(tags.param_end)
+        ctx.remember(key, (ctx.base + j, dict(arguments), tuple(problems)))
 
 
 def _json_invoke(text: str, i: int, j: int, pos: int, name: str, tags: Invokes, ctx: Ctx):

@@ -54,6 +54,12 @@ def read_arguments(text: str, pos: int, k: int, name: str, ctx: Ctx, fmt: str):
     arguments: dict = {}
     problems: list[str] = []
     props = ctx.view.properties(name)
+    memo_key = (ctx.base + pos, 'pairs', fmt)
+    state = ctx.recall(memo_key)
+    if state is not None:  # the pairs already complete in an earlier feed
+        k = skip_ws(text, state[0] - ctx.base)  # more whitespace may have come since
+        arguments = dict(state[1])
+        problems = list(state[2])
     while text.startswith(KEY, k):
         pair = read_pair(text, k, ctx)
         if type(pair) is not tuple:
@@ -73,6 +79,7 @@ def read_arguments(text: str, pos: int, k: int, name: str, ctx: Ctx, fmt: str):
         else:
             arguments[key] = typed_value(raw, props.get(key))
         k = skip_ws(text, k)
+        ctx.remember(memo_key, (ctx.base + k, dict(arguments), tuple(problems)))
     if text.startswith(CLOSE, k):
         stop = k + len(CLOSE)
     elif text.startswith(_NEXT_CALL, k):

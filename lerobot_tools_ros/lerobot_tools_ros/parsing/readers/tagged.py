@@ -180,6 +180,11 @@ def match_section(text: str, pos: int, ctx: Ctx, fmt: str, tokens: tuple[str, st
         return k
     n = len(text)
     items: list = []
+    key = (ctx.base + pos, 'section', fmt, tokens)
+    state = ctx.recall(key)
+    if state is not None:  # the calls already complete in an earlier feed
+        k = state[0] - ctx.base
+        items = list(state[1])
     while True:
         k = skip_ws(text, k)
         if text.startswith(end, k):
@@ -204,6 +209,7 @@ def match_section(text: str, pos: int, ctx: Ctx, fmt: str, tokens: tuple[str, st
             return result
         k, call_items = result
         items.extend(call_items)
+        ctx.remember(key, (ctx.base + k, tuple(items)))
 
 
 def call_arguments(text: str, pos: int, k: int, ctx: Ctx, fmt: str, tokens: tuple[str, str],

@@ -144,6 +144,12 @@ def _read_parameters(call: _Call, i: int):
     """Read parameters up to ``</function>``; return the index after the function's markup."""
     text, ctx = call.text, call.ctx
     n = len(text)
+    key = (ctx.base + call.pos, 'parameters', call.fmt, call.close)
+    state = ctx.recall(key)
+    if state is not None:  # the parameters already complete in an earlier feed
+        i = state[0] - ctx.base
+        call.arguments = dict(state[1])
+        call.problems = list(state[2])
     while True:
         i = skip_ws(text, i)
         if i >= n:
@@ -153,6 +159,7 @@ def _read_parameters(call: _Call, i: int):
             i = _read_parameter(call, i)
             if type(i) is not int:
                 return i
+            ctx.remember(key, (ctx.base + i, dict(call.arguments), tuple(call.problems)))
             continue
         if text.startswith(FUNC_END, i):
             return i + len(FUNC_END)
