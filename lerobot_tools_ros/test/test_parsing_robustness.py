@@ -20,7 +20,7 @@ import sys
 import traceback
 
 from lerobot_tools_ros.parsing import DEFAULT_MAX_INPUT_BYTES, IssueEvent, parse, StreamingParser
-from lerobot_tools_ros.parsing.values import MAX_DEPTH
+from lerobot_tools_ros.parsing.readers.json_values import MAX_DEPTH
 from parsing_corpus import catalog, growth, summary
 import pytest
 

@@ -35,18 +35,20 @@ reasoning span stays in the content verbatim, the call markup written inside it 
 """
 
 from . import formats  # noqa: F401  (registers the built-in formats)
+from .answers import Match, MatchResult, NeedMore, Skip
 from .api import parse
-from .core import Ctx, Match, NeedMore, Skip
-from .registry import (FORMATS, FormatSpec, REASONING, register_format, register_reasoning,
-                       unregister_format)
+from .context import Ctx, Matcher
+from .registry import (add_format, format_spec, FORMATS, FormatSpec, REASONING,
+                       register_format, register_reasoning, unregister_format)
 from .results import (CALL_IN_REASONING, CallEvent, ContentEvent, DEFAULT_MAX_INPUT_BYTES,
                       INVALID_CALL, ISSUE_CODES, IssueEvent, ParsedCall, ParseIssue, ParseResult,
                       TOO_LARGE, TRUNCATED, UNKNOWN_TOOL, UNPARSEABLE_ARGUMENTS)
 from .streaming import StreamingParser
 
 __all__ = [
-    'CALL_IN_REASONING', 'CallEvent', 'ContentEvent', 'Ctx', 'DEFAULT_MAX_INPUT_BYTES', 'FORMATS',
-    'FormatSpec', 'INVALID_CALL', 'ISSUE_CODES', 'IssueEvent', 'Match', 'NeedMore', 'parse',
+    'add_format', 'CALL_IN_REASONING', 'CallEvent', 'ContentEvent', 'Ctx',
+    'DEFAULT_MAX_INPUT_BYTES', 'format_spec', 'FORMATS', 'FormatSpec', 'INVALID_CALL',
+    'ISSUE_CODES', 'IssueEvent', 'Match', 'Matcher', 'MatchResult', 'NeedMore', 'parse',
     'ParsedCall', 'ParseIssue', 'ParseResult', 'REASONING', 'register_format',
     'register_reasoning', 'Skip', 'StreamingParser', 'TOO_LARGE', 'TRUNCATED', 'UNKNOWN_TOOL',
     'unregister_format', 'UNPARSEABLE_ARGUMENTS',

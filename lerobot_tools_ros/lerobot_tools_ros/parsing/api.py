@@ -18,7 +18,9 @@ import logging
 import traceback
 from typing import Sequence
 
-from .core import Content, Ctx, Match, scan
+from .answers import Match
+from .context import Ctx
+from .core import Content, scan
 from .registry import get_plan
 from .results import (DEFAULT_MAX_INPUT_BYTES, INVALID_CALL, ParsedCall, ParseIssue, ParseResult,
                       TOO_LARGE)

@@ -16,169 +16,24 @@
 The scanner shared by ``parse`` and ``StreamingParser``, and the content whitespace rule.
 
 A format is a set of *triggers* (literal strings such as ``<tool_call>``) with a *matcher* for
-each. The scanner finds the leftmost trigger with one compiled alternation of literals, asks
-the matchers registered for it, and moves on; text between calls is prose. A matcher returns
-
-- ``Match(end, items, content)``: call markup up to ``end``, with its ParsedCall/ParseIssue
-  items (and, for an assistant-message dict, that message's ``content`` as prose; with
-  ``keep``, the markup itself stays in the content, as inside a reasoning span);
-- ``Skip(end)``: not a call, and nothing inside ``[start, end)`` should be tried either (a
-  complete JSON value that is not a call);
-- ``None``: not a call here; the scan continues one character later;
-- ``NeedMore(wake, quiet)``: only when ``ctx.final`` is false: the answer depends on text not
-  seen yet. ``wake`` lists strings whose arrival may change that (``None``: any text);
-  ``quiet`` (optional) lists characters whose arrival alone cannot change it either (besides
-  whitespace), e.g. the characters of an optional closing tag that is still arriving. Waking
-  late is never wrong (the answer is computed from the whole text then), only later.
+each (``context.Matcher``). The scanner finds the leftmost trigger with one compiled alternation
+of literals, asks the matchers registered for it, and moves on; text between calls is prose.
+What a matcher answers is described in ``answers``; what it may use, in ``context``.
 
 Matchers decide only from the text at and after their start (and the one character before it),
 and answer ``NeedMore`` whenever more text could change the answer. That makes streaming
 exact: the streaming parser reruns the same scan on the unconsumed tail, commits everything
 before the first ``NeedMore``, and holds back a suffix that could still grow into a trigger.
+
+Reasoning spans (``<think>``...``</think>``, see ``registry.register_reasoning``) are tracked
+here: call markup inside one becomes ``call_in_reasoning`` issues and stays in the content as
+text; a family's special token may end a span (``registry.FormatSpec.ends_reasoning``).
 """
 
-from .results import CALL_IN_REASONING, ParsedCall, ParseIssue, TRUNCATED, UNKNOWN_TOOL
-from .values import decode_arguments, short, skip_ws
-
-# ParsedCall is a frozen dataclass; its generated __init__ sets each field through
-# object.__setattr__. Setting the slots directly is the same result at about half the cost,
-# and building calls is a measurable part of every parse.
-_new_call = object.__new__
-_set_name = ParsedCall.name.__set__
-_set_arguments = ParsedCall.arguments.__set__
-_set_format = ParsedCall.format.__set__
-_set_span = ParsedCall.span.__set__
-
-
-def make_call(name: str, arguments: dict, fmt: str, span: tuple[int, int]) -> ParsedCall:
-    """Build a ParsedCall (equal to ``ParsedCall(name, arguments, fmt, span)``)."""
-    call = _new_call(ParsedCall)
-    _set_name(call, name)
-    _set_arguments(call, arguments)
-    _set_format(call, fmt)
-    _set_span(call, span)
-    return call
-
-
-class Match:
-    """
-    Call markup found at the scanned position.
-
-    ``keep``: the markup stays in the content as text (call markup inside a reasoning span,
-    whose text is reasoning, kept verbatim); ``content`` is then that text.
-    """
-
-    __slots__ = ('end', 'items', 'content', 'keep')
-
-    def __init__(self, end: int, items: list, content: str | None = None,
-                 keep: bool = False) -> None:
-        self.end = end
-        self.items = items
-        self.content = content
-        self.keep = keep
-
-
-class Skip:
-    """Not a call; resume scanning at ``end``."""
-
-    __slots__ = ('end',)
-
-    def __init__(self, end: int) -> None:
-        self.end = end
-
-
-class NeedMore:
-    """More text is needed to decide (never returned when ``ctx.final``)."""
-
-    __slots__ = ('wake', 'quiet')
-
-    def __init__(self, wake: tuple[str, ...] | None = None, quiet: str = '') -> None:
-        self.wake = wake
-        self.quiet = quiet
-
-
-NEED_ANY = NeedMore(None)
-_closing: dict = {}
-
-
-def need_closing(*tokens: str) -> NeedMore:
-    """
-    Wait for optional closing ``tokens`` after a complete call (cached per tokens).
-
-    Text made only of whitespace and the tokens' characters cannot decide anything but a
-    completed token, so the streaming parser does not rescan for it.
-    """
-    need = _closing.get(tokens)
-    if need is None:
-        need = _closing[tokens] = NeedMore(tokens, ''.join(sorted(set(''.join(tokens)))))
-    return need
-
-
-class Ctx:
-    """What a matcher may use: the plan (formats, catalog view), finality, offsets."""
-
-    __slots__ = ('plan', 'view', 'final', 'base', 'prev', 'memo', 'reasoning', 'report',
-                 '_finds')
-
-    def __init__(self, plan, final: bool, base: int = 0, prev: str = '',
-                 memo: dict | None = None, reasoning: str | None = None,
-                 report: bool = True) -> None:
-        self.plan = plan
-        self.view = plan.view
-        self.final = final
-        self.base = base  # offset of the scanned text in the whole input
-        self.prev = prev  # the character just before the scanned text ('' at the start)
-        self.memo = memo  # streaming only: scanner state kept between feeds
-        # inside a reasoning span: its closing token (scan updates it as it goes), else None
-        self.reasoning = reasoning
-        self.report = report  # calls in reasoning become issues (False: they are dispatched)
-        self._finds: dict[str, tuple[int, int]] | None = None
-
-    def find(self, text: str, needle: str, start: int) -> int:
-        """Find ``needle`` like ``str.find``; remembered, so forward searches stay linear."""
-        finds = self._finds
-        if finds is None:
-            finds = self._finds = {}
-        else:
-            memo = finds.get(needle)
-            if memo is not None:
-                since, found = memo
-                if start >= since and (found == -1 or start <= found):
-                    return found
-        found = text.find(needle, start)
-        finds[needle] = (start, found)
-        return found
-
-    def char_before(self, text: str, pos: int) -> str:
-        """Return the character before ``pos`` in the whole input ('' at its start)."""
-        return text[pos - 1] if pos else self.prev
-
-    def issue(self, code: str, message: str, start: int, end: int, fmt: str,
-              name: str = '') -> ParseIssue:
-        """Build an issue whose span is made absolute."""
-        return ParseIssue(code, message, (self.base + start, self.base + end), fmt, name)
-
-    def add_call(self, items: list, name: str, raw_arguments: object, fmt: str, start: int,
-                 end: int) -> None:
-        """Append the call, or the issue that stops it (unknown tool, bad arguments)."""
-        view = self.view
-        span = (self.base + start, self.base + end)
-        if view.names is not None and name not in view.names:
-            suggestion = view.suggest(name)
-            hint = f"did you mean '{suggestion}'?" if suggestion else 'no similar name'
-            items.append(ParseIssue(
-                UNKNOWN_TOOL, f'unknown tool {short(name)} in the {fmt} call at chars '
-                f'{span[0]}-{span[1]}; {hint} (known tools: {view.known})', span, fmt, name))
-            return
-        if type(raw_arguments) is dict:
-            items.append(make_call(name, raw_arguments, fmt, span))
-            return
-        arguments, code, reason = decode_arguments(raw_arguments)
-        if arguments is None:
-            items.append(ParseIssue(code, f'{fmt} call {short(name)} at chars {span[0]}-'
-                                    f'{span[1]}: {reason}', span, fmt, name))
-        else:
-            items.append(make_call(name, arguments, fmt, span))
+from .answers import Match, MatchResult, NEED_ANY, NeedMore, Skip
+from .context import Ctx
+from .readers.text import short
+from .results import CALL_IN_REASONING, ParsedCall, ParseIssue
 
 
 def scan(text: str, ctx: Ctx) -> tuple[list, int, tuple[str, ...] | None]:
@@ -266,7 +121,7 @@ def scan(text: str, ctx: Ctx) -> tuple[list, int, tuple[str, ...] | None]:
     return pieces, stop, None
 
 
-def in_reasoning(text: str, p: int, literal: str, ctx):
+def in_reasoning(text: str, p: int, literal: str, ctx: Ctx) -> MatchResult:
     """
     Match call markup at ``p`` inside a reasoning span; its calls become issues.
 
@@ -305,7 +160,7 @@ def in_reasoning(text: str, p: int, literal: str, ctx):
     return result
 
 
-def scan_reasoning(text: str, start: int, stop: int, ctx) -> list:
+def scan_reasoning(text: str, start: int, stop: int, ctx: Ctx) -> list:
     """
     Return the items for the call markup in ``text[start:stop]``, a complete reasoning span.
 
@@ -375,20 +230,3 @@ class Content:
         out = '' if self.after else self.pending
         self.pending = ''
         return out
-
-
-def after_tag(text: str, pos: int, tag: str, ctx, fmt: str, expected: str):
-    """
-    Skip ``tag`` (at ``pos``) and the whitespace after it; return the index of what follows.
-
-    When the text ends there instead, return what the matcher should: wait for more text, or
-    (final) one ``truncated`` issue saying what was ``expected``.
-    """
-    n = len(text)
-    k = skip_ws(text, pos + len(tag))
-    if k < n:
-        return k
-    if not ctx.final:
-        return NEED_ANY
-    return Match(n, [ctx.issue(TRUNCATED, f'{tag} at char {ctx.base + pos}: the text ended '
-                               f'before the call ({expected})', pos, n, fmt)])

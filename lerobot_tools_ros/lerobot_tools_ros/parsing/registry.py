@@ -13,7 +13,7 @@
 # limitations under the License.
 
 """
-The format registry: a new output format is one module plus one ``register_format`` call.
+The format registry: a family is a ``FormatSpec`` (``format_spec``), registered by ``add_format``.
 
 A format declares handlers, each a trigger (a literal string, or a function of the catalog view
 returning several, e.g. ``<say>`` for every marker-capable tool) and a matcher (see ``core``).
@@ -26,7 +26,7 @@ them costs one C-level search. Plans are cached per catalog object and format se
 
 from dataclasses import dataclass
 import re
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence, Union
 import weakref
 
 DEFAULT_MARKERS = {'say': 'text'}  # LeRobot's DEFAULT_TOOLS: say(text: str)
@@ -34,20 +34,28 @@ NAME_CHARS = '_.'  # with letters and digits: what a key character is not
 ASCII_NAME_CHARS = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789' + NAME_CHARS
 
 
+Trigger = Union[str, Callable[['CatalogView'], Iterable[str]]]
+"""A literal trigger string, or a function of the catalog view returning several."""
+
+
 @dataclass(frozen=True)
 class FormatSpec:
     """
-    A registered format: its name, handlers ``(trigger, matcher)`` and priority.
+    A format: its name, handlers ``(trigger, matcher)``, priority and reasoning spans.
 
-    ``ends_reasoning`` holds ``(opening token of a reasoning span, triggers)`` pairs: one of
-    those triggers ends that span when it is open (see ``register_format``).
+    Built by ``format_spec`` (checked, registered nowhere) and registered by ``add_format``.
+    ``reasoning``: ``(opening, closing)`` tokens of the family's own reasoning spans, which
+    apply whatever formats are selected once the format is registered. ``ends_reasoning``:
+    ``(opening token of a reasoning span, triggers)`` pairs: one of those triggers ends that
+    span when it is open (see ``format_spec``).
     """
 
     name: str
-    handlers: tuple
+    handlers: tuple[tuple[Trigger, Callable], ...]
     priority: int
     description: str
-    ends_reasoning: tuple = ()
+    ends_reasoning: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    reasoning: tuple[tuple[str, str], ...] = ()
 
 
 FORMATS: dict[str, FormatSpec] = {}
@@ -64,29 +72,36 @@ def register_reasoning(open_token: str, close_token: str) -> None:
     run their tool parsers on the content only). An unclosed span runs to the end of the text.
     Every registered span applies whatever formats are selected.
     """
-    for token in (open_token, close_token):
-        if not isinstance(token, str) or not token:
-            raise ValueError(f'reasoning tokens must be non-empty strings, got {token!r}')
+    _check_span(open_token, close_token)
     REASONING[open_token] = close_token
     _state['version'] += 1
 
 
-def register_format(name: str, handlers: Sequence[tuple[object, Callable]], *,
-                    priority: int = 100, description: str = '',
-                    ends_reasoning: Mapping[str, Sequence[str]] | None = None) -> FormatSpec:
+def _check_span(open_token: str, close_token: str) -> None:
+    for token in (open_token, close_token):
+        if not isinstance(token, str) or not token:
+            raise ValueError(f'reasoning tokens must be non-empty strings, got {token!r}')
+
+
+def format_spec(name: str, handlers: Sequence[tuple[Trigger, Callable]], *,
+                priority: int = 100, description: str = '',
+                ends_reasoning: Mapping[str, Sequence[str]] | None = None,
+                reasoning: Sequence[tuple[str, str]] = ()) -> FormatSpec:
     """
-    Add (or replace) a format; lower ``priority`` is tried first at the same position.
+    Check and build a format's spec; nothing is registered (see ``add_format``).
 
     ``handlers`` is a list of ``(trigger, matcher)``. ``trigger`` is a non-empty string or a
     function ``(CatalogView) -> iterable of strings``; ``matcher(text, pos, trigger, ctx)``
-    returns ``Match``/``Skip``/``NeedMore``/``None`` (see ``lerobot_tools_ros.parsing.core``).
+    returns ``Match``/``Skip``/``NeedMore``/``None`` (``context.Matcher``, ``answers``).
     Matchers shared between formats (same function, same trigger) run once per position.
+    Lower ``priority`` is tried first at the same position.
 
     ``ends_reasoning`` maps the opening token of a reasoning span (``'<think>'``) to literal
     triggers of this format that end that span when they appear inside it: the reasoning-safety
     rule for a family whose call markers are special tokens, which a tokenizer never produces
     as reasoning text (Kimi K2 opens its call section without closing ``<think>``). The span
-    then ends at the trigger and the call markup is matched as usual.
+    then ends at the trigger and the call markup is matched as usual. ``reasoning`` lists the
+    family's own reasoning spans (``('<seed:think>', '</seed:think>')``).
     """
     if not isinstance(name, str) or not name or name == 'auto':
         raise ValueError(f'format name must be a non-empty string other than "auto", got {name!r}')
@@ -109,10 +124,32 @@ def register_format(name: str, handlers: Sequence[tuple[object, Callable]], *,
             raise ValueError(f'{name}: ends_reasoning maps an opening token to non-empty '
                              f'trigger strings, got {open_token!r}: {triggers!r}')
         exits.append((open_token, literals))
-    spec = FormatSpec(name, tuple(checked), int(priority), description, tuple(exits))
-    FORMATS[name] = spec
+    for span in reasoning:
+        _check_span(*span)
+    return FormatSpec(name, tuple(checked), int(priority), description, tuple(exits),
+                      tuple((str(a), str(b)) for a, b in reasoning))
+
+
+def add_format(spec: FormatSpec) -> FormatSpec:
+    """Register (or replace) a format built by ``format_spec``, and its reasoning spans."""
+    for open_token, close_token in spec.reasoning:
+        REASONING[open_token] = close_token
+    FORMATS[spec.name] = spec
     _state['version'] += 1
     return spec
+
+
+def register_format(name: str, handlers: Sequence[tuple[Trigger, Callable]], *,
+                    priority: int = 100, description: str = '',
+                    ends_reasoning: Mapping[str, Sequence[str]] | None = None) -> FormatSpec:
+    """
+    Add (or replace) a format: ``add_format(format_spec(...))``, for formats of your own.
+
+    The built-in families are declared the same way (``format_spec`` in their module) and
+    registered in one place, in a fixed order (``lerobot_tools_ros.parsing.formats``).
+    """
+    return add_format(format_spec(name, handlers, priority=priority, description=description,
+                                  ends_reasoning=ends_reasoning))
 
 
 def unregister_format(name: str) -> None:

@@ -43,8 +43,10 @@ issue follows, and the rest of the input is ignored.
 import re
 from typing import Sequence
 
+from .answers import Match, NeedMore
 from .api import internal_error_issue, report_reasoning, too_large_issue, utf8_size
-from .core import Content, Ctx, Match, scan
+from .context import Ctx
+from .core import Content, scan
 from .registry import get_plan
 from .results import (CallEvent, ContentEvent, DEFAULT_MAX_INPUT_BYTES, IssueEvent,
                       ParsedCall)
@@ -95,7 +97,8 @@ class StreamingParser:
                  '_finished', '_held', '_idle', '_key_search', '_limit', '_memo', '_overflow',
                  '_partial', '_release_at', 'lag_chars',
                  '_plan', '_prev', '_quiet', '_reasoning', '_report', '_room', '_room_base',
-                 '_seen', '_size', '_waiting', '_wake', '_wake_search', '_word', '_words')
+                 '_seen', '_size', '_waiting', '_wake', '_wake_search', '_word', '_words',
+                 '_need', '_wake_short')
 
     def __init__(self, catalog=None, formats: str | Sequence[str] = 'auto', *,
                  max_input_bytes: int = DEFAULT_MAX_INPUT_BYTES,
@@ -112,6 +115,8 @@ class StreamingParser:
         self._size = 0
         self._seen = 0
         self._wake: tuple[str, ...] | None = None
+        self._need: NeedMore | None = None  # what the pending call waits for
+        self._wake_short = False
         self._wake_search = None
         self._asleep = None
         self._partial = False
@@ -168,10 +173,12 @@ class StreamingParser:
                     self._chunks.append(delta)
                     asleep = self._asleep
                     if asleep is not None and not asleep(delta):
-                        return self._guarded(self._rescan)  # a character that may decide
-                    if self._wake_search(delta) is None or not self._woken(delta):
+                        return self._pending()  # a character that may decide
+                    if self._wake_search(delta) is None:
                         return _EMPTY
-                    return self._guarded(self._rescan)
+                    if self._wake_short or self._woken(delta):
+                        return self._pending()
+                    return _EMPTY
         return self._slow_feed(delta)
 
     def _settle(self) -> None:
@@ -367,10 +374,57 @@ class StreamingParser:
             events.append(ContentEvent(tail))
         return events
 
+    def _pending(self) -> list:
+        """
+        Rescan a pending call that a delta may have decided (the waiting fast path).
+
+        Most such rescans end where they began: the call is still pending at the start of the
+        buffer, so there is nothing to deliver and only the buffer and the wake strings change.
+        That case returns at once; any other result goes through the common delivery.
+        """
+        try:
+            used = self._room_base - self._room  # book the bytes the fast path took
+            if used:
+                self._size += used
+                self._seen += used - self._extra
+                self._extra = 0
+                self._room_base = self._room
+            text = self._buf
+            self._buf = ''
+            chunks = self._chunks
+            text += ''.join(chunks) if len(chunks) > 1 else chunks[0]
+            self._chunks = []
+            ctx = Ctx(self._plan, False, self._base, self._prev, self._memo, self._reasoning,
+                      self._report)
+            pieces, stop, need = scan(text, ctx)
+            if stop or need is None or need.wake is None:
+                return self._deliver(text, False, ctx, pieces, stop, need)
+            self._buf = text  # still pending where it was: nothing is final yet
+            self._reasoning = ctx.reasoning
+            if need is not self._need:
+                self._await(need)
+            return _EMPTY
+        except Exception as exc:  # noqa: B902 - model text must never take the caller down
+            return self._fail(exc)
+
+    def _await(self, need: NeedMore) -> None:
+        """Wait for ``need``'s wake strings (and quiet characters) on the waiting fast path."""
+        wake = need.wake
+        self._need = need
+        self._wake = wake
+        self._wake_search = _wake_search(wake)
+        self._wake_short = _reach(wake) == 0  # every wake string is one character
+        self._asleep = _quiet_check(need.quiet) if need.quiet else None
+
     def _scan(self, text: str, final: bool) -> list:
         ctx = Ctx(self._plan, final, self._base, self._prev, self._memo, self._reasoning,
                   self._report)
         pieces, stop, need = scan(text, ctx)
+        return self._deliver(text, final, ctx, pieces, stop, need)
+
+    def _deliver(self, text: str, final: bool, ctx: Ctx, pieces: list, stop: int,
+                 need: NeedMore | None) -> list:
+        """Turn a scan's pieces into events and keep the undecided rest for the next delta."""
         self._reasoning = ctx.reasoning
         wake = need.wake if need is not None else None
         events: list = []
@@ -411,8 +465,9 @@ class StreamingParser:
         self._wake = wake
         self._waiting = wake is not None and not final
         if self._waiting:
-            self._wake_search = _wake_search(wake)
-            self._asleep = _quiet_check(need.quiet) if need.quiet else None
+            self._await(need)
+        else:
+            self._need = None
         self._idle = not text and not final and self._key_search is not None
         self._room = self._room_base = self._limit - self._size
         self._release_at = self._room - self.lag_chars

@@ -12,39 +12,50 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""The built-in formats; importing this package registers them (one module per family)."""
+"""
+The built-in formats, one module per family, registered here in their documented order.
 
-from . import cohere  # noqa: F401
-from . import deepseek  # noqa: F401
-from . import deepseek_dsml  # noqa: F401
-from . import fenced  # noqa: F401
-from . import gemma  # noqa: F401
-from . import glm  # noqa: F401
-from . import granite  # noqa: F401
-from . import harmony  # noqa: F401
-from . import hermes  # noqa: F401
-from . import hunyuan  # noqa: F401
-from . import internlm  # noqa: F401
-from . import kimi_k2  # noqa: F401
-from . import llama  # noqa: F401
-from . import longcat  # noqa: F401
-from . import marker  # noqa: F401
-from . import minimax  # noqa: F401
-from . import mistral  # noqa: F401
-from . import openai_json  # noqa: F401
-from . import phi4  # noqa: F401
-from . import pythonic  # noqa: F401
-from . import qwen3_coder  # noqa: F401
-from . import reasoning  # noqa: F401
-from . import seed_oss  # noqa: F401
-from . import step3  # noqa: F401
-from . import tool_calls_tag  # noqa: F401
-from ..registry import FORMATS
+Each family module declares ``FAMILY = format_spec(...)`` and imports only the shared readers
+(``..readers``) and the matcher API (``..answers``, ``..context``, ``..registry``,
+``..results``); importing it registers nothing. ``BUILT_IN`` below is the one place that
+registers them, so the order of ``FORMATS`` (the public list of names) is this tuple's order,
+whatever imported what first. Adding a family: a module and one line in ``BUILT_IN``
+(see docs/guides/adding_a_model_family.md).
+"""
 
-NAMES = ('lerobot_marker', 'openai_json', 'hermes', 'llama_json', 'pythonic', 'mistral',
-         'qwen3_coder_xml', 'fenced_json', 'deepseek', 'kimi_k2', 'glm45', 'harmony',
-         'minimax_m2', 'tool_calls_json', 'seed_oss', 'step3', 'granite', 'gemma', 'phi4_mini',
-         'internlm', 'cohere', 'longcat', 'hunyuan', 'deepseek_dsml')
+from . import (cohere, deepseek, deepseek_dsml, fenced, gemma, glm, granite, harmony, hermes,
+               hunyuan, internlm, kimi_k2, llama, longcat, marker, minimax, mistral, openai_json,
+               phi4, pythonic, qwen3_coder, reasoning, seed_oss, step3, tool_calls_tag)
+from ..registry import add_format, register_reasoning
 
-for _name in NAMES:  # list them in this documented order (modules import one another)
-    FORMATS[_name] = FORMATS.pop(_name)
+BUILT_IN = (
+    marker.FAMILY,  # lerobot_marker
+    openai_json.FAMILY,  # openai_json
+    hermes.FAMILY,  # hermes
+    llama.FAMILY,  # llama_json
+    pythonic.FAMILY,  # pythonic
+    mistral.FAMILY,  # mistral
+    qwen3_coder.FAMILY,  # qwen3_coder_xml
+    fenced.FAMILY,  # fenced_json
+    deepseek.FAMILY,  # deepseek
+    kimi_k2.FAMILY,  # kimi_k2
+    glm.FAMILY,  # glm45
+    harmony.FAMILY,  # harmony
+    minimax.FAMILY,  # minimax_m2
+    tool_calls_tag.FAMILY,  # tool_calls_json
+    seed_oss.FAMILY,  # seed_oss
+    step3.FAMILY,  # step3
+    granite.FAMILY,  # granite
+    gemma.FAMILY,  # gemma
+    phi4.FAMILY,  # phi4_mini
+    internlm.FAMILY,  # internlm
+    cohere.FAMILY,  # cohere
+    longcat.FAMILY,  # longcat
+    hunyuan.FAMILY,  # hunyuan
+    deepseek_dsml.FAMILY,  # deepseek_dsml
+)
+
+for _open, _close in reasoning.SPANS:  # the reasoning spans most families share
+    register_reasoning(_open, _close)
+for _family in BUILT_IN:
+    add_format(_family)

@@ -20,13 +20,17 @@ Cohere Command: ``<|START_ACTION|>`` JSON ``<|END_ACTION|>``, and ``Action:`` wi
 ```` ```json ```` fence holding ``[{"tool_name": ..., "parameters": {...}}]``. ``tool_name`` is
 the name and ``parameters`` the arguments. ``<|START_THINKING|>``...``<|END_THINKING|>`` is a
 reasoning span (calls in it are reported, not dispatched).
+
+Reasoning safety: ``<|START_ACTION|>`` is a special token, but Command models close their
+thinking span before acting, so it does not end one; an action inside the span stays a plan.
 """
 
 import re
 
-from . import tagged
-from ..core import NEED_ANY
-from ..registry import register_format, register_reasoning
+from ..answers import MatchResult, NEED_ANY
+from ..context import Ctx
+from ..readers import tagged
+from ..registry import format_spec
 
 FORMAT = 'cohere'
 _FENCE = re.compile(r'\s*```[A-Za-z_]*\s*')
@@ -48,12 +52,12 @@ PLAIN = tagged.Tagged(FORMAT, 'Action:', '```', normalize=normalize,
                       example='[{"tool_name": "say", "parameters": {"text": "hi"}}]')
 
 
-def match_action_tokens(text: str, pos: int, trigger: str, ctx):
+def match_action_tokens(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Match ``<|START_ACTION|>...<|END_ACTION|>``."""
     return tagged.match(text, pos, ACTION, ctx)
 
 
-def match_plain_action(text: str, pos: int, trigger: str, ctx):
+def match_plain_action(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Match ``Action:`` at the start of a line, then a fenced JSON list."""
     before = ctx.char_before(text, pos)
     if before and before != '\n':
@@ -69,7 +73,7 @@ def match_plain_action(text: str, pos: int, trigger: str, ctx):
     return tagged.match(text, pos, PLAIN, ctx, fence.end())
 
 
-register_format(FORMAT, [(ACTION.open, match_action_tokens),
-                         (PLAIN.open, match_plain_action)], priority=25,
-                description='<|START_ACTION|>[{"tool_name": ..., "parameters": {...}}]')
-register_reasoning('<|START_THINKING|>', '<|END_THINKING|>')
+FAMILY = format_spec(FORMAT, [(ACTION.open, match_action_tokens),
+                              (PLAIN.open, match_plain_action)], priority=25,
+                     reasoning=[('<|START_THINKING|>', '<|END_THINKING|>')],
+                     description='<|START_ACTION|>[{"tool_name": ..., "parameters": {...}}]')

@@ -31,11 +31,12 @@ thinking mode write ``</think>`` first; a section without it is still a call).
 
 import re
 
-from . import tagged
-from ..core import Match, need_closing, NeedMore
-from ..registry import register_format
+from ..answers import Match, MatchResult, need_closing, NeedMore
+from ..context import Ctx
+from ..readers import tagged
+from ..readers.text import skip_ws
+from ..registry import format_spec
 from ..results import INVALID_CALL
-from ..values import skip_ws
 
 FORMAT = 'deepseek'
 CALLS_BEGIN = '<｜tool▁calls▁begin｜>'
@@ -48,13 +49,13 @@ _FENCE = re.compile(r'```[A-Za-z]*')
 _WAKE = ('}', ']', CALL_END)
 
 
-def match_section(text: str, pos: int, trigger: str, ctx):
+def match_section(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Match ``<｜tool▁calls▁begin｜>`` and the calls in it."""
     return tagged.match_section(text, pos, ctx, FORMAT, (CALLS_BEGIN, CALLS_END, CALL_BEGIN),
                                 read_call)
 
 
-def match_call(text: str, pos: int, trigger: str, ctx):
+def match_call(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Match a ``<｜tool▁call▁begin｜>`` call without the section token."""
     result = read_call(text, pos, ctx)
     if type(result) is not tuple:
@@ -62,7 +63,7 @@ def match_call(text: str, pos: int, trigger: str, ctx):
     return Match(result[0], result[1])
 
 
-def read_call(text: str, pos: int, ctx):
+def read_call(text: str, pos: int, ctx: Ctx):
     """Read one ``<｜tool▁call▁begin｜>...<｜tool▁call▁end｜>``: ``(end, items)`` or a result."""
     n = len(text)
     i = pos + len(CALL_BEGIN)
@@ -108,7 +109,7 @@ def read_call(text: str, pos: int, ctx):
     return stop, items
 
 
-def _after_call(text: str, end: int, ctx):
+def _after_call(text: str, end: int, ctx: Ctx):
     """Past the closing fence and ``<｜tool▁call▁end｜>``; None: need more text."""
     k = skip_ws(text, end)
     if text.startswith('```', k):
@@ -121,16 +122,16 @@ def _after_call(text: str, end: int, ctx):
     return end
 
 
-def _truncated(text: str, pos: int, ctx, name: str):
+def _truncated(text: str, pos: int, ctx: Ctx, name: str):
     return tagged.truncated_call(text, pos, ctx, FORMAT, CALL_BEGIN, name, _WAKE)
 
 
-def _bad(text: str, pos: int, stop: int, ctx, name: str, reason: str, found_at: int = -1):
+def _bad(text: str, pos: int, stop: int, ctx: Ctx, name: str, reason: str, found_at: int = -1):
     """Report the call as unparseable; it runs to its closing token (``{found}``: an excerpt)."""
     return tagged.bad_call(text, pos, stop, ctx, FORMAT, (CALL_BEGIN, CALL_END), name, reason,
                            found_at)
 
 
-register_format(FORMAT, [(CALLS_BEGIN, match_section), (CALL_BEGIN, match_call)], priority=25,
-                ends_reasoning={'<think>': (CALLS_BEGIN,)},
-                description='DeepSeek V3/V3.1 <｜tool▁call▁begin｜> tokens')
+FAMILY = format_spec(FORMAT, [(CALLS_BEGIN, match_section), (CALL_BEGIN, match_call)], priority=25,
+                     ends_reasoning={'<think>': (CALLS_BEGIN,)},
+                     description='DeepSeek V3/V3.1 <｜tool▁call▁begin｜> tokens')

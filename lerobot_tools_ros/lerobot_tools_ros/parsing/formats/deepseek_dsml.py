@@ -35,9 +35,10 @@ Reasoning safety: DSML tags are written as ordinary text, not as special tokens,
 block inside an open reasoning span stays a plan (``call_in_reasoning``).
 """
 
-from .invoke_xml import Invokes, read_invokes
-from ..core import after_tag, Match
-from ..registry import register_format
+from ..answers import Match, MatchResult
+from ..context import after_tag, Ctx
+from ..readers.invokes import Invokes, read_invokes
+from ..registry import format_spec
 
 FORMAT = 'deepseek_dsml'
 BLOCKS = {'<｜DSML｜function_calls>': '</｜DSML｜function_calls>',  # V3.2
@@ -45,7 +46,7 @@ BLOCKS = {'<｜DSML｜function_calls>': '</｜DSML｜function_calls>',  # V3.2
 _TAGS = Invokes('｜DSML｜', FORMAT, exact=True, json_body=True)
 
 
-def match_block(text: str, pos: int, trigger: str, ctx):
+def match_block(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Match a ``<｜DSML｜function_calls>`` or ``<｜DSML｜tool_calls>`` block."""
     k = after_tag(text, pos, trigger, ctx, FORMAT, 'expected <｜DSML｜invoke name="NAME">')
     if type(k) is not int:
@@ -54,5 +55,5 @@ def match_block(text: str, pos: int, trigger: str, ctx):
     return Match(result[0], result[1]) if type(result) is tuple else result
 
 
-register_format(FORMAT, [(opener, match_block) for opener in BLOCKS], priority=25,
-                description='<｜DSML｜function_calls><｜DSML｜invoke name=...> (V3.2, V4)')
+FAMILY = format_spec(FORMAT, [(opener, match_block) for opener in BLOCKS], priority=25,
+                     description='<｜DSML｜function_calls><｜DSML｜invoke name=...> (V3.2, V4)')

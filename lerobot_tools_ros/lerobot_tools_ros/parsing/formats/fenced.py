@@ -19,16 +19,20 @@ The fence is part of the markup when its body is exactly one call-shaped JSON va
 tag empty, ``json``, ``json5``, ``jsonc``, ``javascript``, ``js``, ``tool_call`` or
 ``tool_calls``). Anything else in a fence is left alone, so the other formats still find calls
 inside it and ordinary code blocks stay prose.
+
+Reasoning safety: a code fence is ordinary text that reasoning may quote, so it never ends a
+reasoning span.
 """
 
 import re
 
-from .openai_json import looks_like_call
-from ..core import Match, NEED_ANY, NeedMore
-from ..registry import register_format
+from ..answers import Match, MatchResult, NEED_ANY, NeedMore
+from ..context import Ctx
+from ..readers.json_calls import add_value_calls, is_call_shaped, looks_like_call, message_content
+from ..readers.json_values import guess_name, READ_NEED, READ_OK, READ_TRUNCATED, read_value
+from ..readers.text import skip_ws
+from ..registry import format_spec
 from ..results import TRUNCATED
-from ..values import (add_value_calls, guess_name, is_call_shaped, message_content, READ_NEED,
-                      READ_OK, READ_TRUNCATED, read_value, skip_ws)
 
 FORMAT = 'fenced_json'
 FENCE = '```'
@@ -37,7 +41,7 @@ _LANGS = frozenset(('', 'json', 'json5', 'jsonc', 'javascript', 'js', 'tool_call
 _WAKE = ('}', ']', FENCE)
 
 
-def match_fence(text: str, pos: int, trigger: str, ctx):
+def match_fence(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Match a code fence whose body is one JSON call value."""
     if ctx.char_before(text, pos) == '`':
         return None
@@ -81,5 +85,5 @@ def match_fence(text: str, pos: int, trigger: str, ctx):
     return Match(stop, items, message_content(value) if type(value) is dict else None)
 
 
-register_format(FORMAT, [(FENCE, match_fence)], priority=5,
-                description='```json fenced block holding a JSON call shape')
+FAMILY = format_spec(FORMAT, [(FENCE, match_fence)], priority=5,
+                     description='```json fenced block holding a JSON call shape')

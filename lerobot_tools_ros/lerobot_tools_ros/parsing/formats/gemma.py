@@ -21,15 +21,20 @@ and null are bare; objects ``{k:v}`` and lists ``[v,...]`` nest. Gemma 3 has no 
 function-calling guide has the model write a Python call in a ```` ```tool_code ```` fence
 (optionally inside ``print(...)``), read here like a pythonic call. A bare ``[f(x=1)]`` is the
 pythonic format.
+
+Reasoning safety: FunctionGemma has no reasoning span of its own and a ```` ```tool_code ````
+fence is ordinary text, so neither ends a reasoning span.
 """
 
 import re
 
-from .pythonic import finish, list_start, read_list, read_named_call
-from ..core import after_tag, Match, NEED_ANY, NeedMore
-from ..registry import register_format
+from ..answers import Match, MatchResult, NEED_ANY, NeedMore
+from ..context import after_tag, Ctx
+from ..readers.json_values import decode_json, MAX_DEPTH
+from ..readers.pythonic_calls import finish, list_start, read_list, read_named_call
+from ..readers.text import skip_ws
+from ..registry import format_spec
 from ..results import TRUNCATED, UNPARSEABLE_ARGUMENTS
-from ..values import decode_json, MAX_DEPTH, skip_ws
 
 FORMAT = 'gemma'
 START = '<start_function_call>'
@@ -50,7 +55,7 @@ class _Bad(Exception):
         self.reason = reason
 
 
-def match_function_call(text: str, pos: int, trigger: str, ctx):
+def match_function_call(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Match ``<start_function_call>call:NAME{...}<end_function_call>``."""
     k = after_tag(text, pos, START, ctx, FORMAT, 'expected call:NAME{...}')
     if type(k) is not int:
@@ -87,7 +92,7 @@ def _name(text: str, k: int) -> str:
     return found.group(1) if found else ''
 
 
-def _bad(ctx, pos: int, stop: int, name: str, reason: str):
+def _bad(ctx: Ctx, pos: int, stop: int, name: str, reason: str):
     return Match(stop, [ctx.issue(UNPARSEABLE_ARGUMENTS, f'{START} at char {ctx.base + pos}: '
                                   f'{reason}', pos, stop, FORMAT, name)])
 
@@ -166,7 +171,7 @@ def _scalar(raw: str) -> object:
         return raw
 
 
-def match_tool_code(text: str, pos: int, trigger: str, ctx):
+def match_tool_code(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Match a ```` ```tool_code ```` fence holding a Python call (maybe in ``print(...)``)."""
     n = len(text)
     k = skip_ws(text, pos + len(TOOL_CODE))
@@ -204,5 +209,6 @@ def match_tool_code(text: str, pos: int, trigger: str, ctx):
     return Match(stop, finish(parts, ctx, FORMAT, pos, stop))
 
 
-register_format(FORMAT, [(START, match_function_call), (TOOL_CODE, match_tool_code)],
-                priority=25, description='<start_function_call>call:NAME{k:<escape>v<escape>}')
+FAMILY = format_spec(FORMAT, [(START, match_function_call), (TOOL_CODE, match_tool_code)],
+                     priority=25,
+                     description='<start_function_call>call:NAME{k:<escape>v<escape>}')

@@ -29,29 +29,19 @@ a reasoning span.
 
 import re
 
-from .qwen3_coder import typed_value
-from ..core import Match, NEED_ANY, need_closing, NeedMore
-from ..registry import register_format
-from ..results import INVALID_CALL, TRUNCATED, UNPARSEABLE_ARGUMENTS
-from ..values import short, skip_ws
+from ..answers import Match, MatchResult, NEED_ANY, NeedMore
+from ..context import Ctx
+from ..readers.key_values import call_end, CLOSE, KEY, OPEN, read_arguments
+from ..readers.text import short, skip_ws
+from ..registry import format_spec
+from ..results import INVALID_CALL
 
 FORMAT = 'glm45'
-OPEN = '<tool_call>'
-CLOSE = '</tool_call>'
-KEY = '<arg_key>'
-KEY_END = '</arg_key>'
-VALUE = '<arg_value>'
-VALUE_END = '</arg_value>'
 _NAME = re.compile(r'[A-Za-z_][A-Za-z0-9_.\-]*')
-_WAKE = (VALUE_END, KEY_END, CLOSE)
-_NEXT_CALL = (OPEN, '</tool_calls>')  # what may stand where a </tool_call> is missing
-_AFTER_PAIRS = (CLOSE, KEY) + _NEXT_CALL
-_NEED_CLOSE = need_closing(*_AFTER_PAIRS)
 _MAX_NAME = 200  # a tool name before <arg_key> is at most this long
-UNCLOSED = object()  # read_pair: the pair is not closed inside its call
 
 
-def match_glm(text: str, pos: int, trigger: str, ctx):
+def match_glm(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Match ``<tool_call>NAME<arg_key>...`` (None for other ``<tool_call>`` bodies)."""
     n = len(text)
     i = skip_ws(text, pos + len(OPEN))
@@ -89,9 +79,9 @@ def match_glm(text: str, pos: int, trigger: str, ctx):
     return None
 
 
-def _nameless(text: str, pos: int, key: int, ctx):
+def _nameless(text: str, pos: int, key: int, ctx: Ctx):
     """Report key/value pairs whose call has no recognisable name; it runs to its end tag."""
-    end = _call_end(text, key, ctx)
+    end = call_end(text, key, ctx)
     if end is None:
         return NeedMore((CLOSE, OPEN))
     if end == -1:
@@ -104,113 +94,5 @@ def _nameless(text: str, pos: int, key: int, ctx):
                                  FORMAT)])
 
 
-def _call_end(text: str, k: int, ctx) -> int | None:
-    """
-    Where a malformed call from ``k`` ends: past its ``</tool_call>``, or at the next call.
-
-    None: not known yet (streaming); -1: the text ended first.
-    """
-    close = ctx.find(text, CLOSE, k)
-    following = ctx.find(text, OPEN, k)
-    if following != -1 and (close == -1 or following < close):
-        return following
-    if close != -1:
-        return close + len(CLOSE)
-    return None if not ctx.final else -1
-
-
-def read_arguments(text: str, pos: int, k: int, name: str, ctx, fmt: str):
-    """
-    Read ``<arg_key>``/``<arg_value>`` pairs from ``k`` through ``</tool_call>``.
-
-    Return ``(end, items)`` for the call that started at ``pos``, or what the matcher should
-    return (wait for more text, or a truncated Match). Shared with Hunyuan. The arguments are
-    an open list, so only ``</tool_call>`` (or the next call, or the end of a Hunyuan section)
-    shows that they are complete: other text where it should be makes the call unparseable,
-    and a text that ends there ends inside the call.
-    """
-    n = len(text)
-    arguments: dict = {}
-    problems: list[str] = []
-    props = ctx.view.properties(name)
-    while text.startswith(KEY, k):
-        pair = read_pair(text, k, ctx)
-        if type(pair) is not tuple:
-            if pair is not None and pair is not UNCLOSED:
-                return pair
-            end = _call_end(text, k, ctx)  # a pair's closing tag is missing
-            if end is None:
-                return NeedMore((CLOSE, OPEN))
-            if end == -1:
-                return _truncated(text, pos, ctx, name, fmt)
-            return end, [ctx.issue(UNPARSEABLE_ARGUMENTS, f'<tool_call>{name} at char '
-                                   f'{ctx.base + pos}: the <arg_key>/<arg_value> pair at char '
-                                   f'{ctx.base + k} is not closed', pos, end, fmt, name)]
-        key, raw, k = pair
-        if key in arguments:
-            problems.append(f'argument {key!r} is given twice')
-        else:
-            arguments[key] = typed_value(raw, props.get(key))
-        k = skip_ws(text, k)
-    if text.startswith(CLOSE, k):
-        stop = k + len(CLOSE)
-    elif text.startswith(_NEXT_CALL, k):
-        stop = k  # </tool_call> missing, but the next call (or the section's end) follows
-    elif k >= n or (not ctx.final and any(tag.startswith(text[k:k + len(tag)])
-                                          for tag in _AFTER_PAIRS)):
-        if not ctx.final:
-            return _NEED_CLOSE
-        return _truncated(text, pos, ctx, name, fmt)
-    else:
-        return k, [ctx.issue(UNPARSEABLE_ARGUMENTS, f'<tool_call>{name} at char '
-                             f'{ctx.base + pos}: expected another <arg_key> or {CLOSE!r} after '
-                             f'the arguments, found other text at char {ctx.base + k}', pos, k,
-                             fmt, name)]
-    items: list = []
-    if problems:
-        items.append(ctx.issue(UNPARSEABLE_ARGUMENTS, f'<tool_call>{name} at char '
-                               f'{ctx.base + pos}: ' + '; '.join(problems), pos, stop, fmt,
-                               name))
-    else:
-        ctx.add_call(items, name, arguments, fmt, pos, stop)
-    return stop, items
-
-
-def read_pair(text: str, k: int, ctx):
-    """
-    Read ``<arg_key>K</arg_key><arg_value>V</arg_value>`` at ``k``: ``(key, raw, end)``.
-
-    None: the text ended inside the pair; ``UNCLOSED``: its ``</arg_key>`` does not come before
-    the call's ``</tool_call>``; NeedMore while streaming.
-    """
-    key_end = ctx.find(text, KEY_END, k)
-    close = ctx.find(text, CLOSE, k)
-    if close != -1 and (key_end == -1 or close < key_end):
-        return UNCLOSED
-    if key_end == -1:
-        return NeedMore(_WAKE) if not ctx.final else None
-    key = text[k + len(KEY):key_end].strip()
-    v = skip_ws(text, key_end + len(KEY_END))
-    if v >= len(text) or (not ctx.final and VALUE.startswith(text[v:v + len(VALUE)])
-                          and not text.startswith(VALUE, v)):
-        # the next character decides whether a value follows (a key may have none)
-        return NEED_ANY if not ctx.final else None
-    if not text.startswith(VALUE, v):
-        return key, '', v  # a key without a value
-    value_end = ctx.find(text, VALUE_END, v)
-    if value_end == -1:
-        return NeedMore(_WAKE) if not ctx.final else None
-    return key, text[v + len(VALUE):value_end], value_end + len(VALUE_END)
-
-
-def _truncated(text: str, pos: int, ctx, name: str, fmt: str):
-    if not ctx.final:
-        return NeedMore(_WAKE)
-    n = len(text)
-    return Match(n, [ctx.issue(TRUNCATED, f'<tool_call>{name} at char {ctx.base + pos}: the '
-                               f'text ended inside the call (expected {CLOSE!r})', pos, n, fmt,
-                               name)])
-
-
-register_format(FORMAT, [(OPEN, match_glm)], priority=18,
-                description='<tool_call>NAME<arg_key>k</arg_key><arg_value>v</arg_value>')
+FAMILY = format_spec(FORMAT, [(OPEN, match_glm)], priority=18,
+                     description='<tool_call>NAME<arg_key>k</arg_key><arg_value>v</arg_value>')

@@ -30,15 +30,21 @@ separately) are dropped from the content; call markup of any family written insi
 ``call_in_reasoning`` issue, not a call. A message with a recipient is a call whatever its
 channel (harmony addresses calls by recipient; engines dispatch them so). A stray
 ``<|end|>``/``<|return|>``/``<|call|>`` is markup too.
+
+Reasoning safety: harmony's reasoning is a message of its own (the ``analysis`` channel), which
+ends with the message; no call token ends another family's span.
 """
 
 import re
 
-from ..core import Match, NEED_ANY, need_closing, NeedMore, scan_reasoning
-from ..registry import register_format
+from ..answers import Match, MatchResult, NEED_ANY, need_closing, NeedMore
+from ..context import Ctx
+from ..core import scan_reasoning
+from ..readers.json_values import (guess_name, invalid_end, READ_NEED, READ_OK, READ_TRUNCATED,
+                                   read_value)
+from ..readers.text import skip_ws
+from ..registry import format_spec
 from ..results import TRUNCATED, UNPARSEABLE_ARGUMENTS
-from ..values import guess_name, invalid_end, READ_NEED, READ_OK, READ_TRUNCATED, read_value
-from ..values import skip_ws
 
 FORMAT = 'harmony'
 START = '<|start|>'
@@ -50,7 +56,7 @@ _CHANNEL = re.compile(r'<\|channel\|>\s*([A-Za-z_]+)')
 _MAX_HEADER = 300
 
 
-def match_header(text: str, pos: int, trigger: str, ctx):
+def match_header(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Match a message header, and for a call or reasoning the whole message."""
     n = len(text)
     body = ctx.find(text, MESSAGE, pos + len(trigger))
@@ -77,7 +83,7 @@ def match_header(text: str, pos: int, trigger: str, ctx):
     return Match(k, [])
 
 
-def _message_end(text: str, k: int, ctx) -> int | None:
+def _message_end(text: str, k: int, ctx: Ctx) -> int | None:
     """Index past a message's terminator (the next <|start|> is not taken); None: not yet."""
     best = -1
     for token in ENDS + (START,):
@@ -90,7 +96,7 @@ def _message_end(text: str, k: int, ctx) -> int | None:
         next(token for token in ENDS if text.startswith(token, best)))
 
 
-def _read_call(text: str, pos: int, k: int, name: str, ctx):
+def _read_call(text: str, pos: int, k: int, name: str, ctx: Ctx):
     n = len(text)
     k = skip_ws(text, k)
     if k >= n:
@@ -132,7 +138,7 @@ def _read_call(text: str, pos: int, k: int, name: str, ctx):
     return Match(stop, items)
 
 
-def _past_end_token(text: str, end: int, ctx):
+def _past_end_token(text: str, end: int, ctx: Ctx):
     k = skip_ws(text, end)
     for token in ENDS:
         if text.startswith(token, k):
@@ -142,11 +148,11 @@ def _past_end_token(text: str, end: int, ctx):
     return end
 
 
-def match_end(text: str, pos: int, trigger: str, ctx):
+def match_end(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Take a message terminator outside a call as markup."""
     return Match(pos + len(trigger), [])
 
 
-register_format(FORMAT, [(START, match_header), (CHANNEL, match_header)]
-                + [(token, match_end) for token in ENDS], priority=25,
-                description='<|channel|>commentary to=functions.NAME<|message|>{...}<|call|>')
+FAMILY = format_spec(FORMAT, [(START, match_header), (CHANNEL, match_header)]
+                     + [(token, match_end) for token in ENDS], priority=25,
+                     description='<|channel|>commentary to=functions.NAME<|message|>{...}<|call|>')

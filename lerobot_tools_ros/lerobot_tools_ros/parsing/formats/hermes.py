@@ -20,15 +20,20 @@ value's end is found by the decoder, so ``</tool_call>`` inside a string argumen
 Single quotes and Python literals are read with ``ast`` when JSON fails. A pythonic
 ``name(arg=value)`` inside the tag is accepted too. A ``<function=`` body is left to the
 Qwen3-Coder format.
+
+Reasoning safety: ``<tool_call>`` is written as text that reasoning may quote (Qwen3 and
+Hermes models plan their calls in ``<think>``), so it never ends a reasoning span.
 """
 
-from .pythonic import finish, read_call
-from ..core import Match, NEED_ANY, need_closing, NeedMore
-from ..registry import register_format
+from ..answers import Match, MatchResult, NEED_ANY, need_closing, NeedMore
+from ..context import Ctx
+from ..readers.json_calls import add_value_calls, describe_non_call
+from ..readers.json_values import (guess_name, invalid_end, READ_INVALID, READ_NEED, READ_OK,
+                                   READ_TRUNCATED, read_value)
+from ..readers.pythonic_calls import finish, read_call
+from ..readers.text import IDENT, skip_ws
+from ..registry import format_spec
 from ..results import INVALID_CALL, TRUNCATED, UNPARSEABLE_ARGUMENTS
-from ..values import (add_value_calls, IDENT, invalid_end, READ_INVALID, READ_NEED, READ_OK,
-                      READ_TRUNCATED, read_value, skip_ws)
-from ..values import describe_non_call, guess_name
 
 FORMAT = 'hermes'
 OPEN = '<tool_call>'
@@ -37,7 +42,7 @@ _WAKE = ('}', ']', ')', CLOSE)
 _NEED_CLOSE = need_closing(CLOSE, OPEN)
 
 
-def after_value(text: str, end: int, close: str, ctx):
+def after_value(text: str, end: int, close: str, ctx: Ctx):
     """Where markup ends after a value: past an optional closing tag; None: need more text."""
     if text.startswith(close, end):
         return end + len(close)
@@ -49,7 +54,7 @@ def after_value(text: str, end: int, close: str, ctx):
     return end
 
 
-def match_hermes(text: str, pos: int, trigger: str, ctx):
+def match_hermes(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Match one ``<tool_call>`` block holding JSON, a Python literal or a pythonic call."""
     n = len(text)
     body = pos + len(OPEN)
@@ -69,7 +74,7 @@ def match_hermes(text: str, pos: int, trigger: str, ctx):
     return _other_body(text, pos, body, ctx)
 
 
-def _tag_body(text: str, pos: int, body: int, ctx):
+def _tag_body(text: str, pos: int, body: int, ctx: Ctx):
     """Report an empty ``<tool_call></tool_call>``; leave other markup to its format."""
     if text.startswith(CLOSE, body):
         stop = body + len(CLOSE)
@@ -82,7 +87,7 @@ def _tag_body(text: str, pos: int, body: int, ctx):
     return None  # <function=...>: Qwen3-Coder XML
 
 
-def _json_body(text: str, pos: int, body: int, ctx):
+def _json_body(text: str, pos: int, body: int, ctx: Ctx):
     """Read a JSON value (or Python literal) body: one call, a list, or a problem."""
     status, value, end, note = read_value(text, body, ctx)
     if status == READ_NEED:
@@ -123,7 +128,7 @@ def _json_body(text: str, pos: int, body: int, ctx):
                                   guess_name(text[body:stop]))])
 
 
-def _other_body(text: str, pos: int, body: int, ctx):
+def _other_body(text: str, pos: int, body: int, ctx: Ctx):
     """Read a pythonic ``name(...)`` body, or report text that is no call at all."""
     n = len(text)
     where = f'<tool_call> at char {ctx.base + pos}'
@@ -150,7 +155,7 @@ def _other_body(text: str, pos: int, body: int, ctx):
                                   f'after the tag, found {found!r}', pos, stop, FORMAT)])
 
 
-def _own_close(text: str, body: int, ctx) -> tuple[int, int]:
+def _own_close(text: str, body: int, ctx: Ctx) -> tuple[int, int]:
     """
     ``(close, following)``: this block's ``</tool_call>`` and the next ``<tool_call>``.
 
@@ -164,5 +169,5 @@ def _own_close(text: str, body: int, ctx) -> tuple[int, int]:
     return close, following
 
 
-register_format(FORMAT, [(OPEN, match_hermes)], priority=20,
-                description='<tool_call>{"name": ..., "arguments": {...}}</tool_call>')
+FAMILY = format_spec(FORMAT, [(OPEN, match_hermes)], priority=20,
+                     description='<tool_call>{"name": ..., "arguments": {...}}</tool_call>')

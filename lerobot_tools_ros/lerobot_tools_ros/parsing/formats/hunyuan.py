@@ -38,10 +38,11 @@ a reasoning span.
 
 import re
 
-from . import glm, tagged
-from ..core import Match, NEED_ANY
-from ..registry import register_format
-from ..values import skip_ws
+from ..answers import Match, MatchResult, NEED_ANY
+from ..context import Ctx
+from ..readers import key_values, tagged
+from ..readers.text import skip_ws
+from ..registry import format_spec
 
 FORMAT = 'hunyuan'
 SECTION = '<tool_calls>'
@@ -50,10 +51,10 @@ OPEN = '<tool_call>'
 SEP = '<tool_sep>'
 _NAME = re.compile(r'[^\s<>{}\[\]"]+')
 _TOKENS = (SECTION, SECTION_END, OPEN)
-_IN_SECTION = (SEP, glm.KEY, glm.CLOSE)  # what may follow the name inside a section
+_IN_SECTION = (SEP, key_values.KEY, key_values.CLOSE)  # what may follow the name inside a section
 
 
-def match_section(text: str, pos: int, trigger: str, ctx):
+def match_section(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Match ``<tool_calls>`` when ``<tool_call>`` calls follow (None for a JSON body)."""
     k = skip_ws(text, pos + len(SECTION))
     if k >= len(text):  # nothing after the token yet: tool_calls_json reports a final one
@@ -63,18 +64,18 @@ def match_section(text: str, pos: int, trigger: str, ctx):
     return tagged.match_section(text, pos, ctx, FORMAT, _TOKENS, read_section_call)
 
 
-def match_call(text: str, pos: int, trigger: str, ctx):
+def match_call(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Match ``<tool_call>NAME<tool_sep>...`` without the section token."""
     result = read_call(text, pos, ctx)
     return Match(result[0], result[1]) if type(result) is tuple else result
 
 
-def read_section_call(text: str, pos: int, ctx):
+def read_section_call(text: str, pos: int, ctx: Ctx):
     """Read one call inside ``<tool_calls>``, with or without ``<tool_sep>`` (HY v4)."""
     return read_call(text, pos, ctx, in_section=True)
 
 
-def read_call(text: str, pos: int, ctx, in_section: bool = False):
+def read_call(text: str, pos: int, ctx: Ctx, in_section: bool = False):
     """Read one call at ``pos``: ``(end, items)``, None (another family's), or NeedMore."""
     n = len(text)
     i = skip_ws(text, pos + len(OPEN))
@@ -85,16 +86,16 @@ def read_call(text: str, pos: int, ctx, in_section: bool = False):
         return NEED_ANY if i >= n and not ctx.final else None
     k = skip_ws(text, found.end())
     if text.startswith(SEP, k):
-        return glm.read_arguments(text, pos, skip_ws(text, k + len(SEP)), found.group(), ctx,
-                                  FORMAT)
+        return key_values.read_arguments(text, pos, skip_ws(text, k + len(SEP)), found.group(),
+                                         ctx, FORMAT)
     follows = _IN_SECTION if in_section else (SEP,)
     if in_section and text.startswith(follows[1:], k):
-        return glm.read_arguments(text, pos, k, found.group(), ctx, FORMAT)
+        return key_values.read_arguments(text, pos, k, found.group(), ctx, FORMAT)
     if not ctx.final and any(n - k < len(tag) and tag.startswith(text[k:]) for tag in follows):
         return NEED_ANY
     return None
 
 
-register_format(FORMAT, [(SECTION, match_section), (OPEN, match_call)], priority=17,
-                description='<tool_calls><tool_call>NAME<tool_sep><arg_key>k</arg_key>'
-                '<arg_value>v</arg_value></tool_call></tool_calls>')
+FAMILY = format_spec(FORMAT, [(SECTION, match_section), (OPEN, match_call)], priority=17,
+                     description='<tool_calls><tool_call>NAME<tool_sep><arg_key>k</arg_key>'
+                     '<arg_value>v</arg_value></tool_call></tool_calls>')

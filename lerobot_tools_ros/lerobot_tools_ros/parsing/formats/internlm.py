@@ -17,20 +17,25 @@ InternLM2 / 2.5: a plugin action between ``<|action_start|><|plugin|>`` and ``<|
 
 The body is ``{"name": ..., "parameters": {...}}``, usually on its own line.
 Only the ``<|plugin|>`` action is a tool call (``<|interpreter|>`` runs code and stays text).
+
+Reasoning safety: InternLM2 has no reasoning span of its own and its action tokens do not end
+another family's span.
 """
 
-from . import tagged
-from ..registry import register_format
+from ..answers import MatchResult
+from ..context import Ctx
+from ..readers import tagged
+from ..registry import format_spec
 
 FORMAT = 'internlm'
 SPEC = tagged.Tagged(FORMAT, '<|action_start|><|plugin|>', '<|action_end|>',
                      example='{"name": "say", "parameters": {"text": "hi"}}')
 
 
-def match_internlm(text: str, pos: int, trigger: str, ctx):
+def match_internlm(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Match one plugin action."""
     return tagged.match(text, pos, SPEC, ctx)
 
 
-register_format(FORMAT, [(SPEC.open, match_internlm)], priority=25,
-                description='<|action_start|><|plugin|>{...}<|action_end|>')
+FAMILY = format_spec(FORMAT, [(SPEC.open, match_internlm)], priority=25,
+                     description='<|action_start|><|plugin|>{...}<|action_end|>')

@@ -36,11 +36,12 @@ opener ends an open ``<think>`` span and the calls after it are dispatched.
 
 import re
 
-from . import tagged
-from ..core import Match, need_closing, NeedMore
-from ..registry import register_format
+from ..answers import Match, MatchResult, need_closing, NeedMore
+from ..context import Ctx
+from ..readers import tagged
+from ..readers.text import skip_ws
+from ..registry import format_spec
 from ..results import TRUNCATED
-from ..values import skip_ws
 
 FORMAT = 'kimi_k2'
 SECTION = '<|tool_calls_section_begin|>'
@@ -53,11 +54,16 @@ _WAKE = ('}', ']', CALL_END)
 _NEXT = (CALL, SECTION_END)
 
 
-def match_section(text: str, pos: int, trigger: str, ctx):
+def match_section(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Match a call section and every call in it; text between the tokens is dropped."""
     n = len(text)
     k = pos + len(SECTION)
     items: list = []
+    key = (ctx.base + pos, 'kimi')
+    state = ctx.recall(key)
+    if state is not None:  # the calls already complete in an earlier feed
+        k = state[0] - ctx.base
+        items = list(state[1])
     while True:
         k = skip_ws(text, k)
         if text.startswith(SECTION_END, k):
@@ -70,6 +76,7 @@ def match_section(text: str, pos: int, trigger: str, ctx):
                 return result
             k, found = result
             items.extend(found)
+            ctx.remember(key, (ctx.base + k, tuple(items)))
             continue
         if k >= n or (not ctx.final and n - k < len(SECTION_END) and (
                 SECTION_END.startswith(text[k:]) or CALL.startswith(text[k:]))):
@@ -87,7 +94,7 @@ def match_section(text: str, pos: int, trigger: str, ctx):
         k = following  # noise between the tokens is not content
 
 
-def _next_token(text: str, k: int, ctx) -> int:
+def _next_token(text: str, k: int, ctx: Ctx) -> int:
     """Return where the next call or section-closing token starts, or -1."""
     best = -1
     for token in _NEXT:
@@ -97,18 +104,18 @@ def _next_token(text: str, k: int, ctx) -> int:
     return best
 
 
-def match_call(text: str, pos: int, trigger: str, ctx):
+def match_call(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Match a ``<|tool_call_begin|>`` call outside a section."""
     result = read_call(text, pos, ctx)
     return Match(result[0], result[1]) if type(result) is tuple else result
 
 
-def match_token(text: str, pos: int, trigger: str, ctx):
+def match_token(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Take a stray special token as markup: it is never content."""
     return Match(pos + len(trigger), [])
 
 
-def read_call(text: str, pos: int, ctx):
+def read_call(text: str, pos: int, ctx: Ctx):
     """Read one call: ``(end, items)``, NeedMore, or a truncated Match."""
     n = len(text)
     i = pos + len(CALL)
@@ -146,17 +153,18 @@ def read_call(text: str, pos: int, ctx):
     return stop, items
 
 
-def _truncated(text: str, pos: int, ctx, name: str):
+def _truncated(text: str, pos: int, ctx: Ctx, name: str):
     return tagged.truncated_call(text, pos, ctx, FORMAT, CALL, name, _WAKE)
 
 
-def _bad(text: str, pos: int, stop: int, ctx, name: str, reason: str, found_at: int = -1):
+def _bad(text: str, pos: int, stop: int, ctx: Ctx, name: str, reason: str, found_at: int = -1):
     """Report the call as unparseable; it runs to its closing token (``{found}``: an excerpt)."""
     return tagged.bad_call(text, pos, stop, ctx, FORMAT, (CALL, CALL_END), name, reason,
                            found_at)
 
 
-register_format(FORMAT, [(SECTION, match_section), (CALL, match_call)]
-                + [(token, match_token) for token in (ARGS, CALL_END, SECTION_END)],
-                priority=25, ends_reasoning={'<think>': (SECTION,)},
-                description='<|tool_call_begin|>functions.NAME:0<|tool_call_argument_begin|>{...}')
+FAMILY = format_spec(FORMAT, [(SECTION, match_section), (CALL, match_call)]
+                     + [(token, match_token) for token in (ARGS, CALL_END, SECTION_END)],
+                     priority=25, ends_reasoning={'<think>': (SECTION,)},
+                     description='<|tool_call_begin|>functions.NAME:0'
+                     '<|tool_call_argument_begin|>{...}')

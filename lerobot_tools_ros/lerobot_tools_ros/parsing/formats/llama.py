@@ -20,23 +20,27 @@ by the shared JSON matcher and reported as ``llama_json`` when they use ``parame
 the tag, Llama 3.1's built-in tool syntax ``brave_search.call(query="...")`` is read as a
 pythonic call named ``brave_search``. A following ``<|eom_id|>`` or ``<|eot_id|>`` belongs to
 the markup.
+
+Reasoning safety: Llama 3.x has no reasoning span of its own; ``<|python_tag|>`` does not end
+another family's span.
 """
 
-from .openai_json import match_json
-from .pythonic import finish, read_named_call
-from ..core import after_tag, Match, NEED_ANY, need_closing, NeedMore
-from ..registry import register_format
+from ..answers import Match, MatchResult, NEED_ANY, need_closing, NeedMore
+from ..context import after_tag, Ctx
+from ..readers.json_calls import add_value_calls, describe_non_call, match_json
+from ..readers.json_values import (guess_name, invalid_end, READ_INVALID, READ_NEED,
+                                   READ_TRUNCATED, read_value)
+from ..readers.pythonic_calls import finish, read_named_call
+from ..readers.text import skip_ws
+from ..registry import format_spec
 from ..results import INVALID_CALL, TRUNCATED, UNPARSEABLE_ARGUMENTS
-from ..values import (add_value_calls, invalid_end, READ_INVALID, READ_NEED,
-                      READ_TRUNCATED, read_value, skip_ws)
-from ..values import describe_non_call, guess_name
 
 FORMAT = 'llama_json'
 TAG = '<|python_tag|>'
 END_TOKENS = ('<|eom_id|>', '<|eot_id|>')
 
 
-def _end_tokens(text: str, stop: int, ctx):
+def _end_tokens(text: str, stop: int, ctx: Ctx):
     """Move ``stop`` past an end-of-message token; None when one may still be arriving."""
     k = skip_ws(text, stop)
     if k >= len(text):
@@ -50,7 +54,7 @@ def _end_tokens(text: str, stop: int, ctx):
     return stop
 
 
-def match_python_tag(text: str, pos: int, trigger: str, ctx):
+def match_python_tag(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Match ``<|python_tag|>`` followed by JSON call objects or a built-in tool call."""
     k = after_tag(text, pos, TAG, ctx, FORMAT, 'expected a JSON object')
     if type(k) is not int:
@@ -76,7 +80,7 @@ def match_python_tag(text: str, pos: int, trigger: str, ctx):
     return Match(stop, items)
 
 
-def _builtin_call(text: str, pos: int, k: int, ctx):
+def _builtin_call(text: str, pos: int, k: int, ctx: Ctx):
     """Llama 3.1's built-in tool syntax after the tag: ``brave_search.call(query=...)``."""
     result = read_named_call(text, k, ctx)
     if type(result) is not tuple:
@@ -87,7 +91,7 @@ def _builtin_call(text: str, pos: int, k: int, ctx):
     return Match(stop, finish(result[1], ctx, FORMAT, pos, stop, builtin=True))
 
 
-def _read_values(text: str, pos: int, k: int, ctx):
+def _read_values(text: str, pos: int, k: int, ctx: Ctx):
     """
     Read ``;``-separated JSON values from ``k``: ``(values, problems, end)`` or NeedMore.
 
@@ -129,5 +133,5 @@ def _read_values(text: str, pos: int, k: int, ctx):
         k = j2
 
 
-register_format(FORMAT, [(TAG, match_python_tag), ('{', match_json), ('[', match_json)],
-                priority=40, description='<|python_tag|>{"name": ..., "parameters": {...}}')
+FAMILY = format_spec(FORMAT, [(TAG, match_python_tag), ('{', match_json), ('[', match_json)],
+                     priority=40, description='<|python_tag|>{"name": ..., "parameters": {...}}')

@@ -12,19 +12,26 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""LongCat-Flash: ``<longcat_tool_call>{"name": ..., "arguments": {...}}</longcat_tool_call>``."""
+"""
+LongCat-Flash: ``<longcat_tool_call>{"name": ..., "arguments": {...}}</longcat_tool_call>``.
 
-from . import tagged
-from ..registry import register_format
+Reasoning safety: LongCat closes ``</think>`` before calling, so its tag does not end a
+reasoning span; a call inside one stays a plan.
+"""
+
+from ..answers import MatchResult
+from ..context import Ctx
+from ..readers import tagged
+from ..registry import format_spec
 
 FORMAT = 'longcat'
 SPEC = tagged.Tagged(FORMAT, '<longcat_tool_call>', '</longcat_tool_call>')
 
 
-def match_longcat(text: str, pos: int, trigger: str, ctx):
+def match_longcat(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Match one ``<longcat_tool_call>`` block."""
     return tagged.match(text, pos, SPEC, ctx)
 
 
-register_format(FORMAT, [(SPEC.open, match_longcat)], priority=25,
-                description='<longcat_tool_call>{...}</longcat_tool_call>')
+FAMILY = format_spec(FORMAT, [(SPEC.open, match_longcat)], priority=25,
+                     description='<longcat_tool_call>{...}</longcat_tool_call>')

@@ -19,33 +19,25 @@ Recognised only for catalog tools with exactly one required string parameter (``
 without a catalog), so XML-ish prose is never mistaken for a call. The text between the tags is
 the argument, verbatim except that one newline directly after the opening tag and one directly
 before the closing tag are dropped. The first closing tag ends the marker.
+
+Reasoning safety: the marker is ordinary text that reasoning may quote, so it never ends a
+reasoning span.
 """
 
-from ..core import Match, NeedMore
-from ..registry import register_format
+from ..answers import Match, MatchResult, NeedMore
+from ..context import Ctx
+from ..readers.text import strip_one_newline
+from ..registry import CatalogView, format_spec
 from ..results import TRUNCATED
 
 FORMAT = 'lerobot_marker'
 
 
-def strip_one_newline(value: str) -> str:
-    """Drop a single leading and a single trailing newline (the markup's own line breaks)."""
-    if value.startswith('\r\n'):
-        value = value[2:]
-    elif value.startswith('\n'):
-        value = value[1:]
-    if value.endswith('\r\n'):
-        value = value[:-2]
-    elif value.endswith('\n'):
-        value = value[:-1]
-    return value
-
-
-def _triggers(view) -> list[str]:
+def _triggers(view: CatalogView) -> list[str]:
     return [f'<{name}>' for name in view.markers]
 
 
-def match_marker(text: str, pos: int, trigger: str, ctx):
+def match_marker(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Match ``<NAME>text</NAME>``."""
     name = trigger[1:-1]
     close = f'</{name}>'
@@ -63,5 +55,5 @@ def match_marker(text: str, pos: int, trigger: str, ctx):
     return Match(end + len(close), items)
 
 
-register_format(FORMAT, [(_triggers, match_marker)], priority=15,
-                description='<say>On it.</say> for catalog tools with one required string')
+FAMILY = format_spec(FORMAT, [(_triggers, match_marker)], priority=15,
+                     description='<say>On it.</say> for catalog tools with one required string')

@@ -18,11 +18,15 @@ MiniMax-M2: ``<invoke>`` blocks inside ``<minimax:tool_call>``.
 ``<minimax:tool_call><invoke name="NAME"><parameter name="K">V</parameter></invoke>
 </minimax:tool_call>``, several invokes per block allowed. Values are typed by the catalog
 schema (text without one). MiniMax-M1's ``<tool_calls>`` JSON lines are ``tool_calls_json``.
+
+Reasoning safety: MiniMax-M2 closes ``</think>`` before calling, and its tags are text that
+reasoning may quote, so they never end a reasoning span.
 """
 
-from .invoke_xml import Invokes, read_invokes
-from ..core import after_tag, Match
-from ..registry import register_format
+from ..answers import Match, MatchResult
+from ..context import after_tag, Ctx
+from ..readers.invokes import Invokes, read_invokes
+from ..registry import format_spec
 
 FORMAT = 'minimax_m2'
 OPEN = '<minimax:tool_call>'
@@ -30,7 +34,7 @@ CLOSE = '</minimax:tool_call>'
 _TAGS = Invokes('', FORMAT)
 
 
-def match_minimax(text: str, pos: int, trigger: str, ctx):
+def match_minimax(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Match one ``<minimax:tool_call>`` block."""
     k = after_tag(text, pos, OPEN, ctx, FORMAT, 'expected <invoke name="NAME">')
     if type(k) is not int:
@@ -39,5 +43,5 @@ def match_minimax(text: str, pos: int, trigger: str, ctx):
     return Match(result[0], result[1]) if type(result) is tuple else result
 
 
-register_format(FORMAT, [(OPEN, match_minimax)], priority=25,
-                description='<minimax:tool_call><invoke name=...><parameter name=...>')
+FAMILY = format_spec(FORMAT, [(OPEN, match_minimax)], priority=25,
+                     description='<minimax:tool_call><invoke name=...><parameter name=...>')

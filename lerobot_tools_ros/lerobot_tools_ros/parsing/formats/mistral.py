@@ -17,16 +17,23 @@ Mistral: ``[TOOL_CALLS][{"name": "say", "arguments": {...}}]`` and ``[TOOL_CALLS
 
 Newer tokenizers write ``[TOOL_CALLS]say[ARGS]{...}`` (optionally ``[CALL_ID]id`` before
 ``[ARGS]``); all three are accepted, each ``[TOOL_CALLS]`` holding one call or one list.
+
+``[THINK]``...``[/THINK]`` (Magistral) is a reasoning span.
+
+Reasoning safety: Magistral closes ``[/THINK]`` before calling, so ``[TOOL_CALLS]`` does not end
+a reasoning span; a call inside one stays a plan.
 """
 
 import re
 
-from ..core import after_tag, Match, NEED_ANY, NeedMore
-from ..registry import register_format, register_reasoning
+from ..answers import Match, MatchResult, NEED_ANY, NeedMore
+from ..context import after_tag, Ctx
+from ..readers.json_calls import add_value_calls, describe_non_call
+from ..readers.json_values import (guess_name, invalid_end, READ_NEED, READ_OK, READ_TRUNCATED,
+                                   read_value, salvage_items)
+from ..readers.text import skip_ws
+from ..registry import format_spec
 from ..results import INVALID_CALL, TRUNCATED, UNPARSEABLE_ARGUMENTS
-from ..values import (add_value_calls, invalid_end, READ_NEED, READ_OK, READ_TRUNCATED,
-                      read_value, salvage_items, skip_ws)
-from ..values import describe_non_call, guess_name
 
 FORMAT = 'mistral'
 TAG = '[TOOL_CALLS]'
@@ -37,7 +44,7 @@ _ID = re.compile(r'[A-Za-z0-9_\-]*')
 _WAKE = ('}', ']')
 
 
-def _read_payload(text: str, k: int, ctx, pos: int, name: str):
+def _read_payload(text: str, k: int, ctx: Ctx, pos: int, name: str):
     """Read the JSON value at ``k``; return Match/NeedMore with calls or an issue."""
     status, value, end, note = read_value(text, k, ctx)
     if status != READ_OK and not name:
@@ -69,7 +76,7 @@ def _read_payload(text: str, k: int, ctx, pos: int, name: str):
     return Match(end, items)
 
 
-def _salvaged_items(salvaged: list, ctx, pos: int, end: int) -> list:
+def _salvaged_items(salvaged: list, ctx: Ctx, pos: int, end: int) -> list:
     """Return calls for the readable items of a broken list, an issue per unreadable item."""
     items: list = []
     for index, (ok, value, source) in enumerate(salvaged, 1):
@@ -83,7 +90,7 @@ def _salvaged_items(salvaged: list, ctx, pos: int, end: int) -> list:
     return items
 
 
-def _malformed(text: str, pos: int, ctx, reason: str, name: str):
+def _malformed(text: str, pos: int, ctx: Ctx, reason: str, name: str):
     """
     Report a ``[TOOL_CALLS]`` block that is not a call; the block is all of it.
 
@@ -100,7 +107,7 @@ def _malformed(text: str, pos: int, ctx, reason: str, name: str):
                                        name)])
 
 
-def match_mistral(text: str, pos: int, trigger: str, ctx):
+def match_mistral(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Match one ``[TOOL_CALLS]`` block."""
     k = after_tag(text, pos, TAG, ctx, FORMAT, 'expected a JSON list or name{...}')
     if type(k) is not int:
@@ -134,6 +141,6 @@ def match_mistral(text: str, pos: int, trigger: str, ctx):
     return _read_payload(text, i, ctx, pos, name)
 
 
-register_format(FORMAT, [(TAG, match_mistral)], priority=10,
-                description='[TOOL_CALLS][{...}] and [TOOL_CALLS]name{...}')
-register_reasoning('[THINK]', '[/THINK]')  # Magistral: calls in it are not dispatched
+FAMILY = format_spec(FORMAT, [(TAG, match_mistral)], priority=10,
+                     reasoning=[('[THINK]', '[/THINK]')],  # Magistral
+                     description='[TOOL_CALLS][{...}] and [TOOL_CALLS]name{...}')

@@ -12,22 +12,28 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Phi-4-mini: ``functools[{"name": ..., "arguments": {...}}, ...]``."""
+"""
+Phi-4-mini: ``functools[{"name": ..., "arguments": {...}}, ...]``.
 
-from . import tagged
-from ..registry import register_format
+Reasoning safety: ``functools[`` is ordinary text and never ends a reasoning span.
+"""
+
+from ..answers import MatchResult
+from ..context import Ctx
+from ..readers import tagged
+from ..registry import format_spec
 
 FORMAT = 'phi4_mini'
 SPEC = tagged.Tagged(FORMAT, 'functools')
 TRIGGER = 'functools['
 
 
-def match_functools(text: str, pos: int, trigger: str, ctx):
+def match_functools(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Match ``functools[...]`` (``functools`` as a word, directly followed by the list)."""
     if ctx.char_before(text, pos).isalnum() or ctx.char_before(text, pos) == '_':
         return None
     return tagged.match(text, pos, SPEC, ctx, pos + len(SPEC.open))
 
 
-register_format(FORMAT, [(TRIGGER, match_functools)], priority=25,
-                description='functools[{"name": ..., "arguments": {...}}]')
+FAMILY = format_spec(FORMAT, [(TRIGGER, match_functools)], priority=25,
+                     description='functools[{"name": ..., "arguments": {...}}]')

@@ -28,13 +28,11 @@ Reasoning safety: ``[name(...)]`` and the wrapper tokens never end a reasoning s
 in reasoning may be written the same way).
 """
 
-import ast
-
-from ..core import after_tag, Match, NEED_ANY, NeedMore, Skip
-from ..registry import register_format
-from ..results import INVALID_CALL, TRUNCATED, UNPARSEABLE_ARGUMENTS
-from ..values import (BAD, block_end, call_from_node, IDENT, LiteralError, parse_expression,
-                      scan_brackets, short, skip_ws, split_items, unbalanced_quote, UNCLOSED)
+from ..answers import Match, MatchResult, NEED_ANY
+from ..context import after_tag, Ctx
+from ..readers.pythonic_calls import finish, list_start, read_call, read_list, read_named_call
+from ..readers.text import skip_ws
+from ..registry import CatalogView, format_spec
 
 FORMAT = 'pythonic'
 PY_START = '<|python_start|>'
@@ -44,174 +42,13 @@ LFM2_END = '<|tool_call_end|>'
 WRAPPERS = {PY_START: PY_END, LFM2_START: LFM2_END}  # Llama 4, LFM2
 END_OF_TURN = '<|im_end|>'  # LFM2 (ChatML): a special token, never content
 _IDENT_CHARS = frozenset('abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.')
-_EXPECTED = 'expected name(arg=value, ...)'
-# While a call or list is open, only a closing bracket can decide it: its own closes it, and
-# any other ends the malformed block (``block_end`` counts brackets of every kind).
-_NEED_CLOSER = NeedMore((')', ']', '}'))
-_EXPECTED_LIST = 'expected [name(arg=value, ...), ...]'
-_STRAY_QUOTE = ('a string in it is never closed (an unbalanced quote; the closing brackets come '
-                'later in the text, so it did not end inside the call)')
 
 # read_call / read_list return ``(end, parts)``; each part is ``(code, name, arguments,
 # reason)`` with code '' for a call. ``finish`` turns parts into items once the caller knows
 # where the markup ends (a wrapper may add a closing token).
 
 
-def finish(parts: list, ctx, fmt: str, start: int, stop: int, builtin: bool = False) -> list:
-    """Turn parts into ParsedCall/ParseIssue items spanning ``[start, stop)``."""
-    items: list = []
-    for code, name, arguments, reason in parts:
-        if builtin and name.endswith('.call'):
-            name = name[:-5]  # Llama 3.1 built-in tools: brave_search.call(query=...)
-        if code:
-            items.append(ctx.issue(code, f'{fmt} call at chars {ctx.base + start}-'
-                                   f'{ctx.base + stop}: {reason}', start, stop, fmt, name))
-        else:
-            ctx.add_call(items, name, arguments, fmt, start, stop)
-    return items
-
-
-def _from_nodes(nodes: list, ctx) -> list:
-    parts = []
-    for node in nodes:
-        name, arguments, code, reason = call_from_node(node, ctx.view)
-        parts.append((code, name, arguments, reason))
-    return parts
-
-
-def read_named_call(text: str, start: int, ctx):
-    """Read ``name(...)`` at ``start``; None when no call starts there (NEED_ANY: can't tell)."""
-    ident = IDENT.match(text, start)
-    if ident is None:
-        return None
-    if ident.end() >= len(text):
-        return NEED_ANY if not ctx.final else None
-    if text[ident.end()] != '(':
-        return None
-    return read_call(text, start, ctx)
-
-
-def read_call(text: str, start: int, ctx):
-    """Read ``name(...)`` at ``start`` (known to be a name followed by ``(``)."""
-    name = IDENT.match(text, start).group()
-    paren = start + len(name)
-    state, end, note = scan_brackets(text, paren, True, ctx)
-    if state == UNCLOSED:
-        if not ctx.final:
-            return _NEED_CLOSER
-        stray = unbalanced_quote(text, paren, ctx, note)
-        if stray != -1:
-            return stray, [(UNPARSEABLE_ARGUMENTS, name, None, f'{_STRAY_QUOTE}; {_EXPECTED}')]
-        return len(text), [(TRUNCATED, name, None, f'the text ended inside {name}(...) '
-                            f'({note})')]
-    if state == BAD:
-        block = block_end(text, paren, ctx)
-        if block is None:
-            return _NEED_CLOSER
-        return block, [(UNPARSEABLE_ARGUMENTS, name, None,
-                        f'{note} at char {ctx.base + end}; {_EXPECTED}')]
-    try:
-        node = parse_expression(text[start:end])
-    except LiteralError as exc:
-        at = f' at char {ctx.base + start + exc.offset}' if exc.offset >= 0 else ''
-        return end, [(UNPARSEABLE_ARGUMENTS, name, None,
-                      f'not a valid call: {exc.message}{at}; {_EXPECTED}')]
-    return end, _from_nodes([node], ctx)
-
-
-def read_list(text: str, pos: int, ctx, report_all: bool):
-    """
-    Read ``[name(...), ...]`` at ``pos`` (known to start with ``[ name(``).
-
-    Returns ``(end, parts)``, NeedMore, or Skip when it is not a call list and nothing needs
-    reporting (a first name outside the catalog, unless ``report_all``).
-    """
-    n = len(text)
-    first = IDENT.match(text, skip_ws(text, pos + 1)).group()
-    names = ctx.view.names
-    report = report_all or names is None or first in names
-    state, end, note = scan_brackets(text, pos, True, ctx)
-    if state == UNCLOSED:
-        if not ctx.final:
-            return _NEED_CLOSER
-        if not report:
-            return Skip(n)
-        stray = unbalanced_quote(text, pos, ctx, note)
-        if stray != -1:
-            return stray, [(UNPARSEABLE_ARGUMENTS, first, None,
-                            f'{_STRAY_QUOTE}; {_EXPECTED_LIST}')]
-        return n, [(TRUNCATED, first, None, f'the text ended inside the list ({note})')]
-    if state == BAD:
-        if not report:
-            return Skip(end)
-        block = block_end(text, pos, ctx)
-        if block is None:
-            return _NEED_CLOSER
-        return block, _salvage(text, pos, block, ctx) or [
-            (UNPARSEABLE_ARGUMENTS, first, None,
-             f'{note} at char {ctx.base + end}; {_EXPECTED_LIST}')]
-    try:
-        node = parse_expression(text[pos:end])
-    except LiteralError as exc:
-        if not report:
-            return Skip(end)
-        at = f' at char {ctx.base + pos + exc.offset}' if exc.offset >= 0 else ''
-        return end, _salvage(text, pos, end, ctx) or [
-            (UNPARSEABLE_ARGUMENTS, first, None, f'not a valid list of calls: '
-             f'{exc.message}{at}; {_EXPECTED_LIST}')]
-    if type(node) is not ast.List or not all(type(elt) is ast.Call for elt in node.elts):
-        if not report:
-            return Skip(end)
-        return end, _salvage(text, pos, end, ctx) or [
-            (INVALID_CALL, first, None, 'expected a list of calls only, like '
-             '[say(text="hi"), record_observation(label="cup")]')]
-    return end, _from_nodes(node.elts, ctx)
-
-
-def _salvage(text: str, pos: int, end: int, ctx) -> list:
-    """
-    Read a broken list of calls item by item, so a good call survives a broken sibling.
-
-    Returns one part per item (a call, or the issue of that item), or [] when no item is a
-    call (the list is then reported whole).
-    """
-    items = split_items(text, pos + 1, end - 1)
-    if len(items) < 2:
-        return []
-    parts = []
-    for index, (a, b) in enumerate(items, 1):
-        source = text[a:b]
-        found = IDENT.match(source)
-        name = found.group() if found else ''
-        try:
-            node = parse_expression(source)
-        except LiteralError as exc:
-            parts.append((UNPARSEABLE_ARGUMENTS, name, None, f'item {index} of the list '
-                          f'({short(source)}) is not a valid call: {exc.message}; {_EXPECTED}'))
-            continue
-        name, arguments, code, reason = call_from_node(node, ctx.view)
-        if code:
-            reason = f'item {index} of the list: {reason}'
-        parts.append((code, name or (found.group() if found else ''), arguments, reason))
-    return parts if any(not part[0] for part in parts) else []
-
-
-def list_start(text: str, pos: int, ctx):
-    """Tell whether ``[`` at ``pos`` opens ``[name(`` (True/False; NEED_ANY: undecided)."""
-    n = len(text)
-    k = skip_ws(text, pos + 1)
-    if k >= n:
-        return NEED_ANY if not ctx.final else False
-    ident = IDENT.match(text, k)
-    if ident is None:
-        return False
-    e = ident.end()
-    if e >= n:
-        return NEED_ANY if not ctx.final else False
-    return text[e] == '('
-
-
-def match_list(text: str, pos: int, trigger: str, ctx):
+def match_list(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Match ``[f(a=1), g(b="x")]``."""
     start = list_start(text, pos, ctx)
     if start is not True:
@@ -223,7 +60,7 @@ def match_list(text: str, pos: int, trigger: str, ctx):
     return Match(end, finish(parts, ctx, FORMAT, pos, end))
 
 
-def match_bare(text: str, pos: int, trigger: str, ctx):
+def match_bare(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Match ``say(text="hi")`` for a catalog name not preceded by a name character."""
     if ctx.char_before(text, pos) in _IDENT_CHARS:
         return None
@@ -234,7 +71,7 @@ def match_bare(text: str, pos: int, trigger: str, ctx):
     return Match(end, finish(parts, ctx, FORMAT, pos, end))
 
 
-def match_wrapper(text: str, pos: int, trigger: str, ctx):
+def match_wrapper(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Match a call or call list between wrapper tokens (``WRAPPERS``); the tokens are markup."""
     k = after_tag(text, pos, trigger, ctx, FORMAT, 'expected a call or a list of calls')
     if type(k) is not int:
@@ -260,16 +97,16 @@ def match_wrapper(text: str, pos: int, trigger: str, ctx):
     return Match(stop, finish(parts, ctx, FORMAT, pos, stop))
 
 
-def match_end_of_turn(text: str, pos: int, trigger: str, ctx):
+def match_end_of_turn(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Take the end-of-turn token as markup: it never reaches the content."""
     return Match(pos + len(trigger), [])
 
 
-def _bare_triggers(view) -> list[str]:
+def _bare_triggers(view: CatalogView) -> list[str]:
     return [name + '(' for name in view.bare_call_names()]
 
 
-register_format(FORMAT, [('[', match_list), (PY_START, match_wrapper),
-                         (LFM2_START, match_wrapper), (END_OF_TURN, match_end_of_turn),
-                         (_bare_triggers, match_bare)], priority=50,
-                description='[say(text="hi")], bare say(text="hi") for catalog names')
+FAMILY = format_spec(FORMAT, [('[', match_list), (PY_START, match_wrapper),
+                              (LFM2_START, match_wrapper), (END_OF_TURN, match_end_of_turn),
+                              (_bare_triggers, match_bare)], priority=50,
+                     description='[say(text="hi")], bare say(text="hi") for catalog names')

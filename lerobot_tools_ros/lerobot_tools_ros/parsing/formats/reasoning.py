@@ -22,10 +22,7 @@ split it off before their tool parsers run, so a call written inside it is repor
 that call's markup included (as the engines return reasoning). Families
 with their own markers register them in their module (``<seed:think>``, Cohere's
 ``<|START_THINKING|>``, Magistral's ``[THINK]``; gpt-oss ``analysis`` messages in ``harmony``).
-Registers no format.
+Registers no format; ``formats`` registers these spans (``SPANS``).
 """
 
-from ..registry import register_reasoning
-
-register_reasoning('<think>', '</think>')
-register_reasoning('◁think▷', '◁/think▷')
+SPANS = (('<think>', '</think>'), ('◁think▷', '◁/think▷'))

@@ -20,11 +20,15 @@ Qwen3-Coder's body in Seed's own wrapper, read by the same code (values
 typed by the catalog schema, markup inside values, repeated parameters).
 ``<seed:think>``...``</seed:think>`` is a reasoning span: calls inside it are reported, not
 dispatched, and its text stays in the content.
+
+Reasoning safety: ``<seed:tool_call>`` does not end a ``<seed:think>`` span (Seed-OSS writes
+the call format inside its reasoning while planning; only ``</seed:think>`` ends it).
 """
 
-from .qwen3_coder import FUNC, read_function
-from ..core import after_tag, Match, NEED_ANY
-from ..registry import register_format, register_reasoning
+from ..answers import Match, MatchResult, NEED_ANY
+from ..context import after_tag, Ctx
+from ..readers.xml_parameters import FUNC, read_function
+from ..registry import format_spec
 from ..results import UNPARSEABLE_ARGUMENTS
 
 FORMAT = 'seed_oss'
@@ -32,7 +36,7 @@ OPEN = '<seed:tool_call>'
 CLOSE = '</seed:tool_call>'
 
 
-def match_seed(text: str, pos: int, trigger: str, ctx):
+def match_seed(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Match ``<seed:tool_call>`` and the function in it."""
     k = after_tag(text, pos, OPEN, ctx, FORMAT, 'expected <function=NAME>')
     if type(k) is not int:
@@ -54,6 +58,6 @@ def match_seed(text: str, pos: int, trigger: str, ctx):
                                   FORMAT)])
 
 
-register_format(FORMAT, [(OPEN, match_seed)], priority=25,
-                description='<seed:tool_call><function=NAME><parameter=K>v</parameter>')
-register_reasoning('<seed:think>', '</seed:think>')
+FAMILY = format_spec(FORMAT, [(OPEN, match_seed)], priority=25,
+                     reasoning=[('<seed:think>', '</seed:think>')],
+                     description='<seed:tool_call><function=NAME><parameter=K>v</parameter>')

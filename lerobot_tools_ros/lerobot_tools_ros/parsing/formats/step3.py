@@ -34,11 +34,12 @@ reasoning text, so ``<｜tool_calls_begin｜>`` ends an open ``<think>`` span.
 
 import re
 
-from .invoke_xml import Invokes, read_invokes
-from ..core import Match, need_closing
-from ..registry import register_format
+from ..answers import Match, MatchResult, need_closing
+from ..context import Ctx
+from ..readers.invokes import Invokes, read_invokes
+from ..readers.text import skip_ws
+from ..registry import format_spec
 from ..results import TRUNCATED
-from ..values import skip_ws
 
 FORMAT = 'step3'
 CALLS_BEGIN = '<｜tool_calls_begin｜>'
@@ -54,23 +55,34 @@ _NEED_TOKENS = need_closing(*_PARTS)
 _NAME = re.compile(r'[A-Za-z_][A-Za-z0-9_.\-]*')
 
 
-def match_section(text: str, pos: int, trigger: str, ctx):
+def match_section(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Match the call section (or a lone ``<｜tool_call_begin｜>`` call) and its calls."""
     n = len(text)
     k = pos + len(trigger)
     items: list = []
+    key = (ctx.base + pos, 'step3')
+    state = ctx.recall(key)
+    if state is not None:  # how far the section was read in an earlier feed
+        k = state[0] - ctx.base
+        items = list(state[1])
     while True:
         k = skip_ws(text, k)
         if trigger == CALLS_BEGIN and text.startswith(CALLS_END, k):
             return Match(k + len(CALLS_END), items)
-        token = next((token for token in _SKIPPED if text.startswith(token, k)), None)
+        for token in _SKIPPED:
+            if text.startswith(token, k):
+                k += len(token)
+                break
+        else:
+            token = None
         if token is not None:
-            k += len(token)
+            ctx.remember(key, (ctx.base + k, tuple(items)))
             continue
         if text.startswith(FUNCTION, k):
             after = skip_ws(text, k + len(FUNCTION))
             if text.startswith(SEP, after):
                 k = after + len(SEP)
+                ctx.remember(key, (ctx.base + k, tuple(items)))
                 continue
             if not ctx.final and SEP.startswith(text[after:after + len(SEP)]):
                 return _NEED_TOKENS  # the separator may still be arriving
@@ -82,6 +94,7 @@ def match_section(text: str, pos: int, trigger: str, ctx):
                 return result
             k = result[0]
             items.extend(result[1])
+            ctx.remember(key, (ctx.base + k, tuple(items)))
             continue
         rest = text[k:k + len(_TAGS.invoke)]
         if k >= n or (not ctx.final and any(part.startswith(rest) for part in _PARTS)):
@@ -103,6 +116,6 @@ def match_section(text: str, pos: int, trigger: str, ctx):
         return Match(k, items) if items or trigger == CALL_BEGIN else None
 
 
-register_format(FORMAT, [(CALLS_BEGIN, match_section), (CALL_BEGIN, match_section)],
-                priority=25, ends_reasoning={'<think>': (CALLS_BEGIN,)},
-                description='<｜tool_calls_begin｜>...<steptml:invoke name=...>')
+FAMILY = format_spec(FORMAT, [(CALLS_BEGIN, match_section), (CALL_BEGIN, match_section)],
+                     priority=25, ends_reasoning={'<think>': (CALLS_BEGIN,)},
+                     description='<｜tool_calls_begin｜>...<steptml:invoke name=...>')

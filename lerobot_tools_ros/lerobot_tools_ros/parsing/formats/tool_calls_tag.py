@@ -18,19 +18,24 @@
 Jamba and Hunyuan write one JSON list, ``<tool_calls>[{"name": ..., "arguments": {...}}]
 </tool_calls>``; MiniMax-M1 writes one object per line between the same tags. The three share
 one syntax, so they are one format (``tool_calls_json``).
+
+Reasoning safety: ``<tool_calls>`` is written as text that reasoning may quote (MiniMax-M1
+does), so it never ends a reasoning span.
 """
 
-from . import tagged
-from ..registry import register_format
+from ..answers import MatchResult
+from ..context import Ctx
+from ..readers import tagged
+from ..registry import format_spec
 
 FORMAT = 'tool_calls_json'
 SPEC = tagged.Tagged(FORMAT, '<tool_calls>', '</tool_calls>', several=True)
 
 
-def match_tool_calls(text: str, pos: int, trigger: str, ctx):
+def match_tool_calls(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Match one ``<tool_calls>`` block."""
     return tagged.match(text, pos, SPEC, ctx)
 
 
-register_format(FORMAT, [(SPEC.open, match_tool_calls)], priority=25,
-                description='<tool_calls>[{...}]</tool_calls> (Jamba, Hunyuan, MiniMax-M1)')
+FAMILY = format_spec(FORMAT, [(SPEC.open, match_tool_calls)], priority=25,
+                     description='<tool_calls>[{...}]</tool_calls> (Jamba, Hunyuan, MiniMax-M1)')

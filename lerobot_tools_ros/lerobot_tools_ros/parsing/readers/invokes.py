@@ -13,21 +13,22 @@
 # limitations under the License.
 
 """
-Shared reader for ``<invoke name="NAME"><parameter name="K">V</parameter></invoke>`` bodies.
+``<invoke name="NAME"><parameter name="K">V</parameter></invoke>`` blocks.
 
 MiniMax-M2 (no prefix), DeepSeek-V3.2's DSML (``｜DSML｜`` prefix, with ``string="true"`` or
 ``"false"`` on each parameter) and Step-3 (``steptml:`` prefix) write calls this way. Values are
 typed by the catalog schema like Qwen3-Coder's (``string="true"`` keeps the text;
-``string="false"`` reads JSON). Registers no format itself.
+``string="false"`` reads JSON).
 """
 
 import re
 
-from .qwen3_coder import typed_value
-from ..core import Match, need_closing, NeedMore
+from .json_values import decode_json, READ_NEED, READ_OK, read_value, slice_problem
+from .text import short, skip_ws
+from .typed_values import typed_value
+from ..answers import Match, need_closing, NeedMore
+from ..context import Ctx
 from ..results import TRUNCATED, UNPARSEABLE_ARGUMENTS
-from ..values import (decode_json, READ_NEED, READ_OK, read_value, short, skip_ws,
-                      slice_problem)
 
 _NEED_GT = NeedMore(('>',))  # a tag's attributes until its '>'
 _ATTRS = re.compile(r'\s*name\s*=\s*(?:"([^"<>]*)"|\'([^\'<>]*)\')'
@@ -55,7 +56,7 @@ class Invokes:
         self.json_body = json_body
 
 
-def _attrs(text: str, i: int, tag: str, ctx):
+def _attrs(text: str, i: int, tag: str, ctx: Ctx):
     """Read ``name="..." [string="..."]>`` after ``tag`` at ``i``: (name, string, end)."""
     found = _ATTRS.match(text, i + len(tag))
     if found is None:
@@ -66,7 +67,7 @@ def _attrs(text: str, i: int, tag: str, ctx):
         found.end()
 
 
-def read_invokes(text: str, k: int, pos: int, close: str, tags: Invokes, ctx):
+def read_invokes(text: str, k: int, pos: int, close: str, tags: Invokes, ctx: Ctx):
     """
     Read invoke blocks from ``k`` until ``close`` (the wrapper's closing tag).
 
@@ -76,6 +77,11 @@ def read_invokes(text: str, k: int, pos: int, close: str, tags: Invokes, ctx):
     n = len(text)
     calls: list = []
     i = k
+    key = (ctx.base + k, 'invokes', tags.fmt, close)
+    state = ctx.recall(key)
+    if state is not None:  # the invokes already complete in an earlier feed
+        i = state[0] - ctx.base
+        calls = list(state[1])
     while True:
         i = skip_ws(text, i)
         if text.startswith(close, i):
@@ -97,6 +103,7 @@ def read_invokes(text: str, k: int, pos: int, close: str, tags: Invokes, ctx):
             return result
         calls.append(result[1:])
         i = result[0]
+        ctx.remember(key, (ctx.base + i, tuple(calls)))
     items: list = []
     for name, arguments, problem in calls:
         if problem:
@@ -107,7 +114,7 @@ def read_invokes(text: str, k: int, pos: int, close: str, tags: Invokes, ctx):
     return end, items
 
 
-def _read_invoke(text: str, i: int, pos: int, tags: Invokes, ctx):
+def _read_invoke(text: str, i: int, pos: int, tags: Invokes, ctx: Ctx):
     """One ``<invoke name=...>...</invoke>``: ``(end, name, arguments, problem)``."""
     n = len(text)
     head = _attrs(text, i, tags.invoke, ctx)
@@ -123,6 +130,12 @@ def _read_invoke(text: str, i: int, pos: int, tags: Invokes, ctx):
         j = skip_ws(text, j)
         if j < n and text[j] == '{':
             return _json_invoke(text, i, j, pos, name, tags, ctx)
+    key = (ctx.base + i, 'invoke', tags.fmt)
+    state = ctx.recall(key)
+    if state is not None:  # the parameters already complete in an earlier feed
+        j = state[0] - ctx.base
+        arguments = dict(state[1])
+        problems = list(state[2])
     while True:
         j = skip_ws(text, j)
         if text.startswith(tags.invoke_end, j):
@@ -155,9 +168,10 @@ def _read_invoke(text: str, i: int, pos: int, tags: Invokes, ctx):
         else:
             arguments[pname] = _value(raw, string, props.get(pname), tags.exact)
         j = close + len(tags.param_end)
+        ctx.remember(key, (ctx.base + j, dict(arguments), tuple(problems)))
 
 
-def _json_invoke(text: str, i: int, j: int, pos: int, name: str, tags: Invokes, ctx):
+def _json_invoke(text: str, i: int, j: int, pos: int, name: str, tags: Invokes, ctx: Ctx):
     """Read an invoke whose body is one JSON object: ``(end, name, arguments, problem)``."""
     n = len(text)
     status, value, end, _ = read_value(text, j, ctx)
@@ -182,7 +196,8 @@ def _json_invoke(text: str, i: int, j: int, pos: int, name: str, tags: Invokes, 
                          f'that ends before {tags.invoke_end} ({problem})')
 
 
-def _json_problem(text: str, pos: int, name: str, tags: Invokes, ctx, limit: int, problem: str):
+def _json_problem(text: str, pos: int, name: str, tags: Invokes, ctx: Ctx, limit: int,
+                  problem: str):
     """Report a JSON body that is no arguments object: the invoke runs to its closing tag."""
     if limit == -1:
         return _truncated(text, pos, name, tags, ctx)
@@ -200,7 +215,7 @@ def _value(raw: str, string: str | None, schema: object, exact: bool) -> object:
     return typed_value(raw, schema, exact)
 
 
-def _truncated(text: str, pos: int, name: str, tags: Invokes, ctx):
+def _truncated(text: str, pos: int, name: str, tags: Invokes, ctx: Ctx):
     if not ctx.final:
         return NeedMore((tags.param_end, tags.invoke_end))
     n = len(text)

@@ -13,22 +13,26 @@
 # limitations under the License.
 
 """
-Shared reader for families that wrap JSON call objects in their own tokens.
+JSON call objects in a family's own tokens, and sections of calls between special tokens.
 
 ``<|tool_call|>[...]`` (Granite), ``<longcat_tool_call>{...}</longcat_tool_call>`` (LongCat),
 ``<tool_calls>[...]</tool_calls>`` (Jamba, Hunyuan, MiniMax-M1), ``functools[...]`` (Phi-4-mini)
 and the like differ only in their tokens, so each family module declares a ``Tagged`` and
-registers ``match`` with it. Registers no format itself.
+registers a matcher calling ``match`` with it. ``match_section``, ``call_arguments``,
+``truncated_call`` and ``bad_call`` serve the families whose calls sit between special tokens
+(DeepSeek, Kimi K2, Hunyuan).
 """
 
 from dataclasses import dataclass
 from typing import Callable
 
-from ..core import after_tag, Match, NEED_ANY, need_closing, NeedMore
+from .json_calls import add_value_calls, describe_non_call
+from .json_values import (guess_name, invalid_end, READ_NEED, READ_OK, READ_TRUNCATED, read_value,
+                          salvage_items, slice_problem)
+from .text import skip_ws
+from ..answers import Match, NEED_ANY, need_closing, NeedMore
+from ..context import after_tag, Ctx
 from ..results import INVALID_CALL, TRUNCATED, UNPARSEABLE_ARGUMENTS
-from ..values import (add_value_calls, describe_non_call, guess_name, invalid_end, READ_NEED,
-                      READ_OK, READ_TRUNCATED, read_value, salvage_items, skip_ws,
-                      slice_problem)
 
 
 @dataclass(frozen=True)
@@ -50,7 +54,7 @@ class Tagged:
     example: str = '{"name": "say", "arguments": {"text": "hi"}}'
 
 
-def after_close(text: str, end: int, close: str, ctx):
+def after_close(text: str, end: int, close: str, ctx: Ctx):
     """Where markup ends after a value: past an optional closing token; None: need more text."""
     if not close:
         return end
@@ -62,7 +66,7 @@ def after_close(text: str, end: int, close: str, ctx):
     return end
 
 
-def _block_to_close(text: str, pos: int, k: int, spec: Tagged, ctx):
+def _block_to_close(text: str, pos: int, k: int, spec: Tagged, ctx: Ctx):
     """Report a body that is not JSON; the block runs to the closing token (or the end)."""
     n = len(text)
     stop = ctx.find(text, spec.close, k) if spec.close else -1
@@ -78,7 +82,7 @@ def _block_to_close(text: str, pos: int, k: int, spec: Tagged, ctx):
                                   f'{found!r}', pos, stop, spec.fmt)])
 
 
-def match(text: str, pos: int, spec: Tagged, ctx, k: int | None = None):
+def match(text: str, pos: int, spec: Tagged, ctx: Ctx, k: int | None = None):
     """Match ``spec.open`` + JSON value(s) + ``spec.close`` at ``pos`` (body at ``k``)."""
     if k is None:
         k = after_tag(text, pos, spec.open, ctx, spec.fmt, f'expected JSON like {spec.example}')
@@ -147,7 +151,7 @@ def _more(text: str, end: int) -> bool:
     return j < len(text) and text[j] in '{['
 
 
-def _invalid(text: str, pos: int, k: int, end: int, note: str, spec: Tagged, ctx):
+def _invalid(text: str, pos: int, k: int, end: int, note: str, spec: Tagged, ctx: Ctx):
     stop = invalid_end(text, k, end, note, ctx)
     if stop is None:
         return NeedMore(('}', ']'))
@@ -160,7 +164,7 @@ def _invalid(text: str, pos: int, k: int, end: int, note: str, spec: Tagged, ctx
                                    guess_name(text[k:stop]))])
 
 
-def match_section(text: str, pos: int, ctx, fmt: str, tokens: tuple[str, str, str],
+def match_section(text: str, pos: int, ctx: Ctx, fmt: str, tokens: tuple[str, str, str],
                   read_call: Callable):
     """
     Match a section of calls: ``begin``, calls that start with ``call``, then ``end``.
@@ -176,6 +180,11 @@ def match_section(text: str, pos: int, ctx, fmt: str, tokens: tuple[str, str, st
         return k
     n = len(text)
     items: list = []
+    key = (ctx.base + pos, 'section', fmt, tokens)
+    state = ctx.recall(key)
+    if state is not None:  # the calls already complete in an earlier feed
+        k = state[0] - ctx.base
+        items = list(state[1])
     while True:
         k = skip_ws(text, k)
         if text.startswith(end, k):
@@ -200,9 +209,10 @@ def match_section(text: str, pos: int, ctx, fmt: str, tokens: tuple[str, str, st
             return result
         k, call_items = result
         items.extend(call_items)
+        ctx.remember(key, (ctx.base + k, tuple(items)))
 
 
-def call_arguments(text: str, pos: int, k: int, ctx, fmt: str, tokens: tuple[str, str],
+def call_arguments(text: str, pos: int, k: int, ctx: Ctx, fmt: str, tokens: tuple[str, str],
                    name: str, wake: tuple):
     """
     Read the JSON arguments at ``k`` of a call that the special token ``tokens[1]`` closes.
@@ -234,7 +244,7 @@ def call_arguments(text: str, pos: int, k: int, ctx, fmt: str, tokens: tuple[str
     return bad_call(text, pos, stop, ctx, fmt, tokens, name, f'the arguments are {note}')
 
 
-def truncated_call(text: str, pos: int, ctx, fmt: str, call: str, name: str, wake: tuple):
+def truncated_call(text: str, pos: int, ctx: Ctx, fmt: str, call: str, name: str, wake: tuple):
     """Answer for text that ended inside a call: wait for ``wake``, or (final) report it."""
     if not ctx.final:
         return NeedMore(wake)
@@ -243,8 +253,8 @@ def truncated_call(text: str, pos: int, ctx, fmt: str, call: str, name: str, wak
                                'inside the call', pos, n, fmt, name)])
 
 
-def bad_call(text: str, pos: int, stop: int, ctx, fmt: str, tokens: tuple[str, str], name: str,
-             reason: str, found_at: int = -1):
+def bad_call(text: str, pos: int, stop: int, ctx: Ctx, fmt: str, tokens: tuple[str, str],
+             name: str, reason: str, found_at: int = -1):
     """
     Report a ``call`` token's call as unparseable: ``(end, items)``, or NeedMore.
 
