@@ -376,9 +376,6 @@ def test_say_record_observation_pause_and_bad_input_through_mcp(
     assert {r.name for r in mcp_results} >= {'say', 'record_observation'}
 
 
-@pytest.mark.xfail(reason='after the session-end merge of the MCP, limits and operator '
-                   'branches, an approved record_observation never answers its MCP client '
-                   '(2025-era stdio); open defect, see the closing note', strict=False)
 def test_confirm_tool_waits_for_approval_and_a_disconnect_cancels(
         stack, ros_node, ros_env, tmp_path):
     _mcp()

@@ -40,6 +40,7 @@ from lerobot_tools_ros import mcp_core, names
 from lerobot_tools_ros.mcp import wire
 from lerobot_tools_ros.nodes.params import declare_table
 from lerobot_tools_ros.parameters.declarations import MCP_SERVER
+from lerobot_tools_ros.untrusted import log_text
 from rcl_interfaces.msg import ParameterEvent
 import rclpy
 from rclpy.exceptions import ParameterException
@@ -130,7 +131,7 @@ class McpServerNode(Node):
     def _on_approval(self, msg: ApprovalRequest) -> None:
         if self.bridge is not None:
             self.bridge.post(self.bridge.on_approval, msg.call_id, msg.name, msg.arguments,
-                             msg.reason, float(msg.timeout_s))
+                             msg.reason, msg.timeout.sec + msg.timeout.nanosec * 1e-9)
 
     def _on_result(self, msg: ToolResult) -> None:
         if self.bridge is not None:
@@ -225,10 +226,16 @@ def main(args: list[str] | None = None) -> int:
         executor.add_node(node)
 
         def spin() -> None:
-            try:
-                executor.spin()
-            except (ExternalShutdownException, KeyboardInterrupt):
-                pass
+            # A fault in one callback (one odd message) is logged; the server keeps serving.
+            while rclpy.ok():
+                try:
+                    executor.spin()
+                except (ExternalShutdownException, KeyboardInterrupt):
+                    return
+                except Exception as exc:  # noqa: B902 - never end the bridge to ROS
+                    node.get_logger().error(
+                        f'a ROS callback failed and was skipped ({type(exc).__name__}: '
+                        f'{log_text(exc, 300)}); please report it')
 
         spinner = threading.Thread(target=spin, name='ros', daemon=True)
         spinner.start()
