@@ -405,6 +405,8 @@ def test_a_say_while_other_speech_plays_queues_replaces_or_refuses(mode, stack, 
         goal = Goal(ros_node, client, SHORT)
         assert spin_until(ros_node, lambda: goal.done() and other.done(), 40.0), output()
         result = goal.outcome()
+        # The speaker's status topic is not ordered with the action's result: wait for the end.
+        assert spin_until(ros_node, lambda: ear.end(first) is not None, 10.0), output()
         first_end = ear.end(first)
         if mode == 'refuse':
             assert result.error_code == ErrorCodes.BUSY, result
@@ -417,6 +419,7 @@ def test_a_say_while_other_speech_plays_queues_replaces_or_refuses(mode, stack, 
         content = json.loads(result.content)
         second = content['utterance_id']
         assert content['playback'] == 'finished'
+        assert spin_until(ros_node, lambda: ear.end(second) is not None, 10.0), output()
         assert ear.end(second).state == SpeakerStatus.FINISHED
         if mode == 'queue':
             assert other.error is None and other.result['playback'] == 'finished'
