@@ -282,7 +282,7 @@ def formats_page() -> str:
             'default) tries all of them, so every one is detected without configuration; the '
             '`format` field of each `ToolCall` names the one that read it. At one position, '
             'the format with the lower priority number is tried first. Adding a format is one '
-            'module under `parsing/formats/` and one `register_format` call '
+            'module under `parsing/formats/` and one line in `BUILT_IN` '
             '({doc}`../guides/adding-a-format`).\n\n'
             + _table(('format', 'family', 'markers', 'module', 'priority'), rows)
             + '\n## Reasoning spans\n\n'

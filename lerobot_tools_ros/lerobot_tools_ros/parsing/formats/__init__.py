@@ -20,7 +20,7 @@ Each family module declares ``FAMILY = format_spec(...)`` and imports only the s
 ``..results``); importing it registers nothing. ``BUILT_IN`` below is the one place that
 registers them, so the order of ``FORMATS`` (the public list of names) is this tuple's order,
 whatever imported what first. Adding a family: a module and one line in ``BUILT_IN``
-(see docs/guides/adding_a_model_family.md).
+(see docs/guides/adding-a-format.md).
 """
 
 from . import (cohere, deepseek, deepseek_dsml, fenced, gemma, glm, granite, harmony, hermes,
