@@ -245,11 +245,14 @@ def test_offline_mode_for_an_unreachable_hub_is_scoped_to_the_load(tmp_path):
                HF_HOME=str(tmp_path / 'home'))
     code = """
 import os
+import sys
 from lerobot_tools_ros.tts import PocketTtsBackend, TtsUnavailable
 try:
     PocketTtsBackend(language='english')
 except TtsUnavailable as exc:
     print('unavailable:', 'could not load its model' in str(exc))
+# Known from the cache before importing torch: a node falling back to espeak-ng starts at once.
+print('torch imported:', 'torch' in sys.modules)
 import huggingface_hub.constants
 print('env:', os.environ.get('HF_HUB_OFFLINE'))
 print('constant:', huggingface_hub.constants.HF_HUB_OFFLINE)
@@ -257,5 +260,6 @@ print('constant:', huggingface_hub.constants.HF_HUB_OFFLINE)
     done = subprocess.run([sys.executable, '-c', code], env=env, capture_output=True,
                           text=True, timeout=120)
     # The old code left HF_HUB_OFFLINE=1 (and the constant) set for the rest of the process.
-    assert done.stdout.splitlines() == ['unavailable: True', 'env: None', 'constant: False'], (
+    assert done.stdout.splitlines() == ['unavailable: True', 'torch imported: False',
+                                        'env: None', 'constant: False'], (
         done.stdout + done.stderr)

@@ -39,6 +39,7 @@ import logging
 import math
 import os
 from pathlib import Path
+import re
 import threading
 import time
 from typing import Any, Iterator, Optional, Union
@@ -57,6 +58,8 @@ _AUDIO_SUFFIXES = ('.safetensors', '.wav', '.mp3', '.flac', '.ogg', '.opus', '.m
 _LOCK_POLL = 0.05  # seconds between checks of `stop` while another generation runs
 _WARM_UP_TEXT = 'Hello.'
 _HUB_PROBE_TIMEOUT_S = 3.0
+# `key: hf://owner/repo/path/in/repo@revision` lines of a pocket-tts config YAML.
+_HF_LINE = re.compile(r'^\s*(\w+):\s*(hf://\S+)\s*$', re.MULTILINE)
 
 
 def bundled_languages() -> list[str]:
@@ -176,7 +179,15 @@ class PocketTtsBackend:
     def _load(self) -> tuple[Any, Any]:
         with contextlib.ExitStack() as scope:
             if not self.config:
-                scope.enter_context(_offline_if_hub_unreachable())
+                offline = scope.enter_context(_offline_if_hub_unreachable())
+                missing = _not_in_cache(self.language) if offline else []
+                if missing:
+                    # Known before importing torch (seconds of CPU): `auto` falls back at once.
+                    raise TtsUnavailable(
+                        f'pocket-tts could not load its model (language {self.language!r}) '
+                        f'offline ({offline}): not in the local Hugging Face cache: '
+                        f'{", ".join(missing)}; run once with network access, or give a '
+                        'config YAML with local weights')
             return self._load_model()
 
     def _load_model(self) -> tuple[Any, Any]:
@@ -274,21 +285,60 @@ def _one_line(exc: BaseException, limit: int = 600) -> str:
     return text if len(text) <= limit else text[:limit] + '...'
 
 
+def _not_in_cache(language: str) -> list[str]:
+    """
+    Name the hub files a bundled language needs that the local cache lacks ([]: all there).
+
+    Read from the language's config YAML without importing pocket-tts: of its ``weights_path*``
+    variants one is enough, every other ``hf://`` file (the tokenizer) is needed.
+    """
+    import importlib.util
+    spec = importlib.util.find_spec('pocket_tts')
+    if spec is None or not spec.submodule_search_locations:
+        return []  # not installed: the import says so
+    config = Path(list(spec.submodule_search_locations)[0]) / 'config' / f'{language}.yaml'
+    try:
+        text = config.read_text(encoding='utf-8')
+        import huggingface_hub
+    except (OSError, ImportError):
+        return []  # pocket-tts itself gives the precise error
+    weights: list[tuple[str, bool]] = []
+    missing: list[str] = []
+    for key, url in _HF_LINE.findall(text):
+        repo, _, rest = url[len('hf://'):].partition('/')
+        owner_repo = f'{repo}/{rest.split("/", 1)[0]}'
+        filename, _, revision = rest.split('/', 1)[1].partition('@')
+        try:
+            cached = huggingface_hub.try_to_load_from_cache(owner_repo, filename,
+                                                            revision=revision or None)
+        except (ValueError, OSError):
+            cached = None
+        found = isinstance(cached, str) and os.path.isfile(cached)
+        if key.startswith('weights_path'):
+            weights.append((f'{owner_repo}/{filename}', found))
+        elif not found:
+            missing.append(f'{owner_repo}/{filename}')
+    if weights and not any(found for _, found in weights):
+        missing.insert(0, ' or '.join(name for name, _ in weights))
+    return missing
+
+
 @contextlib.contextmanager
-def _offline_if_hub_unreachable() -> Iterator[None]:
+def _offline_if_hub_unreachable() -> Iterator[str]:
     """
     Run the body in huggingface_hub's offline mode when the hub cannot be reached.
 
-    Offline mode still finds weights already in the local cache. huggingface_hub reads
-    ``HF_HUB_OFFLINE`` once, at import, into ``constants.HF_HUB_OFFLINE``, which its download
-    functions consult at each call: both are set for the body and restored after it.
+    Yields why it is offline ('' when online). Offline mode still finds weights already in the
+    local cache. huggingface_hub reads ``HF_HUB_OFFLINE`` once, at import, into
+    ``constants.HF_HUB_OFFLINE``, which its download functions consult at each call: both are
+    set for the body and restored after it.
     """
     if _is_true(os.environ.get('HF_HUB_OFFLINE')):
-        yield
+        yield 'HF_HUB_OFFLINE is set'
         return
     reason = unreachable_reason(hub_endpoint(), _HUB_PROBE_TIMEOUT_S)
     if not reason:
-        yield
+        yield ''
         return
     logging.getLogger(__name__).info(
         f'Hugging Face hub not reachable ({reason}); loading pocket-tts offline (local cache)')
@@ -299,7 +349,7 @@ def _offline_if_hub_unreachable() -> Iterator[None]:
     os.environ['HF_HUB_OFFLINE'] = '1'
     hub_constants.HF_HUB_OFFLINE = True
     try:
-        yield
+        yield f'hub not reachable: {reason}'
     finally:
         hub_constants.HF_HUB_OFFLINE = saved_constant
         if saved_env is None:
