@@ -20,6 +20,10 @@ set -u
 export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST
 export RCUTILS_COLORIZED_OUTPUT=0
 export PYTHONUNBUFFERED=1
+# Bytecode is cached: the suite starts hundreds of node processes, and each would otherwise
+# compile the package again (~0.6 s of CPU per process), and each pytest worker would rewrite
+# every test module's asserts again. (Some machines set PYTHONDONTWRITEBYTECODE globally.)
+unset PYTHONDONTWRITEBYTECODE
 
 PACKAGE=lerobot_tools_ros
 RESULTS="$LEROBOT_BUILD/$PACKAGE/pytest.xml"

@@ -56,6 +56,51 @@ class _DomainSelector:
                 return domain
 
 
+# Test modules whose outcome cannot depend on the ROS 2 distribution: no rclpy, no node, no
+# interface built for a distro (parsers, pure cores, linters, the docs build).
+# LEROBOT_TESTS=ros leaves them out, for a second distro after a full run on the first (CI:
+# Kilted runs everything, Jazzy the rest); test_test_scope.py checks that none touches ROS.
+DISTRO_INDEPENDENT = frozenset({
+    'test_audio_sinks', 'test_catalog', 'test_cli_catalog', 'test_copyright',
+    'test_dispatch_core', 'test_dispatch_gates', 'test_docs', 'test_flake8',
+    'test_fix_wheel_cmake_paths', 'test_input_loss', 'test_no_module_level_skips',
+    'test_package_structure', 'test_parameter_declarations', 'test_parsing_correctness',
+    'test_parsing_families', 'test_parsing_formats', 'test_parsing_long_tail',
+    'test_parsing_plan_cache', 'test_parsing_properties', 'test_parsing_reasoning',
+    'test_parsing_robustness', 'test_parsing_streaming', 'test_parsing_structure',
+    'test_pep257', 'test_python_versions', 'test_requirements', 'test_safe_regex',
+    'test_test_scope', 'test_tool_parameter_plan', 'test_tools_registry', 'test_tts_espeak',
+    'test_untrusted', 'test_xmllint'})
+TEST_SCOPES = ('all', 'ros')
+
+
+def test_scope() -> str:
+    """Which tests run: LEROBOT_TESTS=all (default) or ros (those that touch ROS 2)."""
+    scope = os.environ.get('LEROBOT_TESTS', '').strip() or 'all'
+    if scope not in TEST_SCOPES:
+        raise pytest.UsageError(f'LEROBOT_TESTS={scope!r}: choose one of {", ".join(TEST_SCOPES)}')
+    return scope
+
+
+test_scope.__test__ = False  # a helper, not a test
+
+
+def pytest_report_header(config):
+    if test_scope() == 'ros':
+        return ('LEROBOT_TESTS=ros: the distro-independent modules (parsers, pure cores, '
+                'linters, docs) are left out; LEROBOT_TESTS=all runs them')
+    return None
+
+
+def pytest_collection_modifyitems(config, items):
+    if test_scope() == 'all':
+        return
+    left_out = [item for item in items if item.path.stem in DISTRO_INDEPENDENT]
+    if left_out:
+        config.hook.pytest_deselected(items=left_out)
+        items[:] = [item for item in items if item.path.stem not in DISTRO_INDEPENDENT]
+
+
 def pytest_configure(config):
     for marker in ('linter', 'flake8', 'pep257', 'copyright', 'xmllint',
                    'launch_test: a launch_testing test (runs only where launch_testing imports)',

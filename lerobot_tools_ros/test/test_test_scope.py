@@ -1,0 +1,83 @@
+# Copyright 2026 lerobot_tools_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""LEROBOT_TESTS=ros leaves out only modules that cannot see a difference between distros."""
+
+import ast
+import os
+import subprocess
+import sys
+
+from conftest import DISTRO_INDEPENDENT, TEST_DIR
+
+# Imports and fixtures through which a test reaches ROS 2 (its Python, its graph, its builds).
+ROS_MODULES = ('rclpy', 'lerobot_tools_interfaces', 'launch', 'launch_ros', 'launch_testing',
+               'rcl_interfaces', 'std_msgs', 'sensor_msgs', 'builtin_interfaces', 'conftest')
+ROS_FIXTURES = {'start_node', 'ros_node', 'ros_env', 'stack', 'session_domain'}
+# conftest is imported for helpers; these of its names do not touch ROS.
+PURE_CONFTEST_NAMES = {'DISTRO_INDEPENDENT', 'TEST_DIR', 'PACKAGE_DIR'}
+
+
+def _reaches_ros(tree: ast.Module) -> list[str]:
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [a.name for a in node.names if a.name.split('.')[0] in ROS_MODULES]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            root = node.module.split('.')[0]
+            if root == 'conftest':
+                found += [a.name for a in node.names if a.name not in PURE_CONFTEST_NAMES]
+            elif root in ROS_MODULES:
+                found.append(node.module)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found += [a.arg for a in node.args.args if a.arg in ROS_FIXTURES]
+    return found
+
+
+def test_every_module_left_out_for_a_second_distro_stays_away_from_ros():
+    problems = {}
+    for name in sorted(DISTRO_INDEPENDENT):
+        path = TEST_DIR / f'{name}.py'
+        assert path.is_file(), f'{name} is listed in conftest.DISTRO_INDEPENDENT but missing'
+        reached = _reaches_ros(ast.parse(path.read_text(encoding='utf-8')))
+        if reached:
+            problems[name] = reached
+    assert not problems, ('these modules reach ROS 2, so a second distro must run them: remove '
+                          f'them from conftest.DISTRO_INDEPENDENT: {problems}')
+
+
+def _collect(scope: str, *modules: str) -> subprocess.CompletedProcess:
+    env = {key: value for key, value in os.environ.items()
+           if not key.startswith(('PYTEST_', 'LEROBOT_TESTS'))}  # not this run's options
+    env['LEROBOT_TESTS'] = scope
+    return subprocess.run(
+        [sys.executable, '-m', 'pytest', '--collect-only', '-q', '-p', 'no:cacheprovider',
+         '-p', 'no:xdist', *(str(TEST_DIR / f'{module}.py') for module in modules)],
+        cwd=TEST_DIR.parent, env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_the_ros_scope_leaves_out_the_listed_modules_and_keeps_the_others():
+    modules = ('test_untrusted', 'test_safe_regex', 'test_audit')  # the last one starts nodes
+    collected = {}
+    for scope in ('all', 'ros'):
+        done = _collect(scope, *modules)
+        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+        collected[scope] = {line.split('::')[0].rsplit('/', 1)[-1][:-3]
+                            for line in done.stdout.splitlines() if '::' in line}
+    assert collected == {'all': set(modules), 'ros': {'test_audit'}}
+
+
+def test_an_unknown_scope_is_refused_with_the_choices():
+    done = _collect('everything', 'test_untrusted')
+    assert done.returncode != 0
+    assert "LEROBOT_TESTS='everything': choose one of all, ros" in done.stdout + done.stderr
