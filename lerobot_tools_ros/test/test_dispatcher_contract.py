@@ -49,10 +49,20 @@ def _set(ros_node, name: str, value: ParameterValue) -> None:
 
 
 def test_calls_queued_before_a_deny_never_reach_the_executor(stack, ros_node):
+    from lerobot_tools_interfaces.msg import ToolProgress
     policy, _, _ = stack('-p', 'tool.echo.timeout_s:=30.0')
+    progress: list = []
+    followed = policy.node.create_subscription(ToolProgress, '/lerobot_tools/progress',
+                                               progress.append, 50)
+    # The dispatcher relays progress only while someone follows it: be matched first.
+    assert spin_until(policy.node, lambda: policy.node.count_publishers(followed.topic_name) > 0,
+                      10.0)
     policy.text_pub.publish(String(data='[echo(text="1", delay_s=1.5), echo(text="2"), '
                                         'echo(text="3")]'))
     assert spin_until(ros_node, lambda: len(policy.calls) >= 3, 10.0)
+    # The deny comes once the first call runs on its executor (its progress came back).
+    first = next(call.call_id for call in policy.calls if '"1"' in call.arguments)
+    assert spin_until(ros_node, lambda: any(p.call_id == first for p in progress), 10.0)
     _set(ros_node, 'tool.echo.approval',
          ParameterValue(type=ParameterType.PARAMETER_STRING, string_value='deny'))
     assert spin_until(ros_node, lambda: len(policy.results) >= 3, 20.0)
@@ -155,14 +165,15 @@ def test_the_approve_listing_escapes_what_a_caller_put_in_the_id(stack, start_pr
 
 def test_a_burst_of_call_requests_is_answered_in_full(stack, ros_node):
     policy, _, _ = stack('-p', 'max_pending:=4000', '-p', 'tool.echo.timeout_s:=120.0')
-    # A client's answers queue like requests: keep-last would drop the oldest answers of a burst.
+    # 600 requests at once, 60 times a service's default keep-last depth of 10 (which dropped
+    # most of them). A client's answers queue like requests: keep-last would drop them too.
     keep_all = QoSProfile(history=HistoryPolicy.KEEP_ALL, reliability=ReliabilityPolicy.RELIABLE)
     clients = [ros_node.create_client(CallTool, '/dispatcher/call', qos_profile=keep_all)
                for _ in range(4)]
     for client in clients:
         prove_service(ros_node, client, CallTool.Request(name=names.READINESS_PROBE))
     futures = [client.call_async(CallTool.Request(name='echo', arguments=json.dumps(
-        {'text': f'{index}-{n}'}), source='load')) for n in range(500)
+        {'text': f'{index}-{n}'}), source='load')) for n in range(150)
         for index, client in enumerate(clients)]
     assert spin_until(ros_node, lambda: all(f.done() for f in futures), 240.0), (
         f'{sum(not f.done() for f in futures)} of {len(futures)} requests never answered')

@@ -234,6 +234,22 @@ def test_http_with_a_token_rejects_missing_and_wrong_tokens_and_huge_requests(
             too_large = await raw.post(url, json=huge, headers={
                 **headers, 'Authorization': f'Bearer {TOKEN}'})
             assert too_large.status_code == 413
+            # A request nested deeper than the SDK reads is answered with an error, not dropped.
+            auth = {**headers, 'Authorization': f'Bearer {TOKEN}'}
+            opened = await raw.post(url, json=initialize, headers=auth)
+            assert opened.status_code == 200, opened.text
+            session_headers = {**auth, 'mcp-session-id': opened.headers['mcp-session-id'],
+                               'mcp-protocol-version': '2025-11-25'}
+            await raw.post(url, json={'jsonrpc': '2.0', 'method': 'notifications/initialized'},
+                           headers=session_headers)
+            nested = ('{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": '
+                      '"say", "arguments": {"text": ' + '[' * 300 + ']' * 300 + '}}}')
+            deep = await within(raw.post(url, content=nested, headers={
+                **session_headers, 'Content-Type': 'application/json'}))
+            answer = _json_rpc_answer(deep)
+            # A body that cannot be parsed gets a parse error with id null (JSON-RPC 2.0).
+            assert answer['id'] is None and answer['error']['code'] == -32700, answer
+            assert 'recursion limit' in answer['error']['message'], answer
         http = create_mcp_http_client(headers={'Authorization': f'Bearer {TOKEN}'})
         async with http:
             async with streamable_http_client(url, http_client=http) as (read, write):
@@ -248,6 +264,15 @@ def test_http_with_a_token_rejects_missing_and_wrong_tokens_and_huge_requests(
 
     enable = ros_node.create_client(SetBool, '/dispatcher/set_enabled')
     asyncio.run(session())
+
+
+def _json_rpc_answer(response) -> dict:
+    """The JSON-RPC message of an HTTP answer, sent as JSON or as one server-sent event."""
+    if response.headers.get('content-type', '').startswith('text/event-stream'):
+        data = [line[5:].strip() for line in response.text.splitlines()
+                if line.startswith('data:')]
+        return json.loads(data[0])
+    return response.json()
 
 
 # -- calls through the whole stack (dispatcher ~/call, tool_server, speaker, demo camera) ------

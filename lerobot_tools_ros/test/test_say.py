@@ -74,8 +74,9 @@ def say_stack(start_node, ros_node, tmp_path):
                                       '-p', f'output_dir:={out}', *extra, env=env)
         heard = Heard(ros_node)
         client = ros_node.create_client(CallTool, '/lerobot_tools/say')
-        # pocket-tts takes a few seconds to import, load and warm up.
-        if not spin_until(ros_node, client.service_is_ready, 45.0):
+        # pocket-tts takes a few seconds to import, load and warm up; on a machine busy with
+        # other tests' processes, a minute and more (a bound on a hang, not a timing check).
+        if not spin_until(ros_node, client.service_is_ready, 120.0):
             pytest.fail('tool_server did not come up:\n' + server.output())
         wanted = 2 if speaker else 1  # the speaker and this test node
         assert spin_until(ros_node, lambda: ros_node.count_subscribers(AUDIO_TOPIC) >= wanted
