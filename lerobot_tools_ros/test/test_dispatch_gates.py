@@ -233,3 +233,43 @@ def test_constrained_strings_are_compared_exactly():
         repeat_key('t', {'text': 'x', 'mode': 'A'}, loose)
     assert repeat_key('t', {'text': 'X', 'mode': 'a'}, loose) == \
         repeat_key('t', {'text': ' x', 'mode': 'a'}, loose)
+
+
+# -- a call of a tool that is still running a call (when_busy) --------------------------------
+
+def test_when_busy_queue_runs_the_second_call_after_the_first():
+    h = Harness(tools={'echo': ToolSettings(timeout_s=10.0)})
+    first, = h.sent(h.text('<echo>1</echo><echo>2</echo>', now=0.0))
+    out = h.answer(first, 1.0)
+    assert [c.arguments for c in h.sent(out)] == [{'text': '2'}]
+
+
+def test_when_busy_replace_cancels_the_running_and_queued_calls_then_runs():
+    h = Harness(tools={'echo': ToolSettings(timeout_s=10.0, when_busy='replace')})
+    first, = h.sent(h.text('<echo>1</echo>', now=0.0))
+    out = h.text('<echo>2</echo><echo>3</echo>', now=0.5)
+    stops = h.of(fx.StopOnExecutor, out)
+    assert [s.call for s in stops] == [first] and stops[0].await_answer
+    ended = {r.call.arguments['text']: r for r in h.of(fx.PublishResult, out)}
+    assert ended['1'].error_code == errors.CANCELLED
+    assert 'replaced by call' in ended['1'].error_message
+    assert 'tool.echo.when_busy is replace' in ended['1'].error_message
+    assert ended['2'].error_code == errors.CANCELLED
+    assert 'it did not run' in ended['2'].error_message
+    assert h.sent(out) == []  # the tool is busy until the cancelled call answers
+    out = h.answer(first, 0.8)  # its executor confirms the cancel: the last call runs
+    assert [c.arguments for c in h.sent(out)] == [{'text': '3'}]
+    assert h.of(fx.PublishResult, out) == []  # the cancelled call had its one result already
+
+
+def test_when_busy_refuse_answers_busy_and_keeps_the_running_call():
+    h = Harness(tools={'echo': ToolSettings(timeout_s=10.0, when_busy='refuse')})
+    first, = h.sent(h.text('<echo>1</echo>', now=0.0))
+    out = h.text('<echo>2</echo>', now=0.5)
+    (refused,) = h.of(fx.PublishResult, out)
+    assert refused.error_code == errors.BUSY and h.sent(out) == []
+    assert f'still running call {first.call_id}' in refused.error_message
+    assert 'tool.echo.when_busy is refuse' in refused.error_message
+    out = h.answer(first, 1.0)
+    assert [r.call for r in h.of(fx.PublishResult, out)] == [first]
+    assert h.of(fx.PublishResult, out)[0].error_code == ''

@@ -29,13 +29,14 @@ from lerobot_tools_interfaces.msg import ErrorCodes
 from lerobot_tools_interfaces.srv import CallTool
 from lerobot_tools_ros.catalog import DEFAULT_TOOLS
 from lerobot_tools_ros.names import READINESS_PROBE
+from lerobot_tools_ros.parameters.declarations import PER_TOOL_SETTINGS
 from lerobot_tools_ros.tools.echo import ECHO_SCHEMA
 from rcl_interfaces.msg import ParameterEvent
 from rclpy.parameter import parameter_value_to_python
 from std_srvs.srv import Trigger
 from test_parameters import ParameterClient
 
-SETTINGS = ('timeout_s', 'rate_limit_hz', 'burst', 'repeat_window_s', 'approval')
+SETTINGS = PER_TOOL_SETTINGS
 
 
 def _tool(name: str, index: int = 0) -> dict:

@@ -267,7 +267,7 @@ def test_http_with_a_token_rejects_missing_and_wrong_tokens_and_huge_requests(
 
 
 def _json_rpc_answer(response) -> dict:
-    """The JSON-RPC message of an HTTP answer, sent as JSON or as one server-sent event."""
+    """Return the JSON-RPC message of an HTTP answer, sent as JSON or as one server event."""
     if response.headers.get('content-type', '').startswith('text/event-stream'):
         data = [line[5:].strip() for line in response.text.splitlines()
                 if line.startswith('data:')]

@@ -91,7 +91,7 @@ def test_a_tool_without_its_own_defaults_takes_the_global_limits():
     assert dispatcher_tool_spec('say', 'timeout_s').default == (
         PER_TOOL_DEFAULTS['say']['timeout_s'])  # the tools the declarations know: their own
     assert set(PER_TOOL_SETTINGS) == {'timeout_s', 'rate_limit_hz', 'burst', 'repeat_window_s',
-                                      'approval'}
+                                      'approval', 'when_busy'}
 
 
 def test_every_parameter_read_only_or_not_says_so():

@@ -57,6 +57,9 @@ LONG = {
     'timeout': 'A timeout must silence me as well. I list the colours of the blocks: red, '
                'green, blue, yellow, orange, purple and grey, and then the shapes: cubes, '
                'cones, rings, stars and little wooden wheels.',
+    'replace': 'A newer sentence may cut me off. I name the fruit in the bowl: apples, pears, '
+               'plums, a lemon, two oranges and a bunch of grapes, and then the vegetables in '
+               'the basket below, one by one, slowly.',
     'mcp': 'An agent may cancel me from far away. I describe the workshop, the tools on the '
            'wall and the boxes stacked by the door, the bench, the vice and the lamp above it, '
            'and the broom in the corner.',
@@ -287,8 +290,23 @@ def test_pause_cancel_and_a_timeout_through_the_dispatcher_silence_say(stack, ro
     assert answered(call_id).error_code == ErrorCodes.CANCELLED
     assert_silenced(ear, ros_node, uid, out, output)
 
-    # The dispatcher's own deadline for say.
+    # A newer say replaces the one speaking (tool.say.when_busy replace; the default queues).
     set_parameters = ros_node.create_client(SetParameters, '/dispatcher/set_parameters')
+    response = call_service(ros_node, set_parameters, SetParameters.Request(
+        parameters=[Parameter('tool.say.when_busy', value='replace').to_parameter_msg()]))
+    assert response.results[0].successful, response.results[0].reason
+    call_id, uid = speak(LONG['replace'])
+    calls = len(ear.calls)
+    policy.text.publish(String(data='<say>Sorry, one moment.</say>'))
+    assert spin_until(ros_node, lambda: len(ear.calls) > calls, 10.0), output()
+    newer = ear.calls[-1].call_id
+    replaced = answered(call_id)
+    assert replaced.error_code == ErrorCodes.CANCELLED, replaced
+    assert f'replaced by call {newer}' in replaced.error_message, replaced.error_message
+    assert_silenced(ear, ros_node, uid, out, output)
+    assert answered(newer).success, answered(newer).error_message
+
+    # The dispatcher's own deadline for say.
     response = call_service(ros_node, set_parameters, SetParameters.Request(
         parameters=[Parameter('tool.say.timeout_s', value=4.0).to_parameter_msg()]))
     assert response.results[0].successful, response.results[0].reason

@@ -109,6 +109,7 @@ class ToolSettings:
     burst: int = DISPATCHER['burst'].default
     repeat_window_s: float = 0.0
     approval: str = 'auto'
+    when_busy: str = 'queue'  # a call while one runs: queue, replace or refuse
 
 
 @dataclass(slots=True)
@@ -648,6 +649,11 @@ class DispatchCore:
                 f'{len(self._active)} calls are already pending (max_pending='
                 f'{self.settings.max_pending}); retry later'), now)
             return
+        if tool.settings.when_busy == 'refuse' and self._busy(name):
+            self._reject(call, errors.BUSY, (
+                f"'{name}' is still running call {self._running_call_id(name)} "
+                f'(tool.{name}.when_busy is refuse); retry when it has finished'), now)
+            return
         self._out.append(fx.PublishCall(call))
         self._audit_call(call)
         call.timeout_s = tool.settings.timeout_s
@@ -691,8 +697,32 @@ class DispatchCore:
         return (f'same call as {original_id}, which {when}; identical {call.name} calls within '
                 f'{window:g} s are not repeated (tool.{call.name}.repeat_window_s)')
 
+    def _busy(self, name: str) -> bool:
+        return self.settings.serialize_per_tool and name in self._running_tools
+
+    def _running_call_id(self, name: str) -> str:
+        for call in self._active.values():
+            if call.name == name and call.state in (SENT, WAITING):
+                return call.call_id
+        return '(being cancelled)'
+
+    def _replace_calls_of(self, call: Call, now: float) -> None:
+        """when_busy replace: end the tool's queued calls and cancel its running one."""
+        name = call.name
+        why = f'replaced by call {call.call_id} (tool.{name}.when_busy is replace)'
+        for queued in self._queues.pop(name, ()):
+            self._finish(queued, errors.CANCELLED, f'{why}; it did not run', now,
+                         release=False)
+        for old in [c for c in self._active.values() if c.name == name]:
+            if old.state == WAITING:  # never reached its executor
+                self._finish(old, errors.CANCELLED, f'{why}; it did not run', now)
+            elif old.state == SENT:  # its answer (cancelled on the executor) frees the tool
+                self._cancel_sent(old, errors.CANCELLED, 'replaced', why, now)
+
     def _queue_or_start(self, call: Call, now: float) -> None:
-        if self.settings.serialize_per_tool and call.name in self._running_tools:
+        if self._busy(call.name) and self._tool(call.name, now).settings.when_busy == 'replace':
+            self._replace_calls_of(call, now)
+        if self._busy(call.name):
             call.state = QUEUED
             self._queues.setdefault(call.name, deque()).append(call)
             return

@@ -207,7 +207,8 @@ class DispatcherParameters:
                                                          self.rate_limit_hz),
                             burst=self._per_tool(name, 'burst', self.burst),
                             repeat_window_s=self._per_tool(name, 'repeat_window_s', None),
-                            approval=self._per_tool(name, 'approval', None))
+                            approval=self._per_tool(name, 'approval', None),
+                            when_busy=self._per_tool(name, 'when_busy', None))
 
     # -- changes while running -----------------------------------------------------------------
 

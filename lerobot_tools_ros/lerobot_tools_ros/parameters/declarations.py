@@ -31,9 +31,12 @@ from lerobot_tools_ros.parameters.spec import ALL, ParameterSpec
 
 __all__ = ['APPROVAL_MODES', 'DEMO_CAMERA', 'DEMO_SCRIPT', 'DEMO_GRIPPER', 'DISPATCHER', 'INHERIT',
            'MCP_SERVER', 'NODES', 'PER_TOOL_DEFAULTS', 'PER_TOOL_SETTINGS', 'REPLAY',
-           'SCRIPTED_POLICY', 'SPEAKER', 'TOOL_SERVER', 'dispatcher_tool_spec', 'table']
+           'SCRIPTED_POLICY', 'SPEAKER', 'TOOL_SERVER', 'WHEN_BUSY_MODES', 'dispatcher_tool_spec',
+           'table']
 
 APPROVAL_MODES = ('auto', 'confirm', 'deny')
+# What a call of a tool that is still running a call does (with serialize_per_tool).
+WHEN_BUSY_MODES = ('queue', 'replace', 'refuse')
 # A per-tool limit with this value (any negative one) takes the dispatcher's global value.
 INHERIT = -1
 
@@ -118,7 +121,8 @@ DISPATCHER = table(
 )
 
 # The dispatcher's settings per catalog tool, as tool.<name>.<setting>.
-PER_TOOL_SETTINGS = ('timeout_s', 'rate_limit_hz', 'burst', 'repeat_window_s', 'approval')
+PER_TOOL_SETTINGS = ('timeout_s', 'rate_limit_hz', 'burst', 'repeat_window_s', 'approval',
+                     'when_busy')
 # What a tool gets when the parameters say nothing about it: INHERIT (the global value) for
 # the limits, 'auto' approval, no repeat window; the built-in tools get what they need.
 PER_TOOL_DEFAULTS = {
@@ -131,7 +135,8 @@ PER_TOOL_DEFAULTS = {
     'record_observation': {'timeout_s': 10.0, 'rate_limit_hz': 5.0, 'burst': 5},
 }
 _GENERIC_TOOL_DEFAULTS = {'timeout_s': float(INHERIT), 'rate_limit_hz': float(INHERIT),
-                          'burst': INHERIT, 'repeat_window_s': 0.0, 'approval': 'auto'}
+                          'burst': INHERIT, 'repeat_window_s': 0.0, 'approval': 'auto',
+                          'when_busy': 'queue'}
 
 
 @functools.lru_cache(maxsize=8192)  # read at every settings change, for every tool
@@ -144,6 +149,11 @@ def dispatcher_tool_spec(tool: str, setting: str) -> ParameterSpec:
             name, default, f"'{tool}' calls: auto (run), confirm (wait for ~/approve, "
             'announced on lerobot_tools/approval_requests) or deny (refused with denied).',
             choices=APPROVAL_MODES)
+    if setting == 'when_busy':
+        return ParameterSpec(
+            name, default, f"A '{tool}' call that comes while another runs (serialize_per_tool): "
+            'queue (run after it), replace (cancel the running and queued ones, then run) or '
+            'refuse (answered busy).', choices=WHEN_BUSY_MODES)
     if setting == 'repeat_window_s':
         return ParameterSpec(
             name, default, f"Seconds in which a call of '{tool}' with the same arguments as a "

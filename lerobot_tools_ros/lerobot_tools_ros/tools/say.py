@@ -38,7 +38,9 @@ backend generates, ``playing`` once the speaker plays it, with the speaker's own
 ``queued`` while it waits for other speech (``while_speaking``).
 
 Other speech: calls of one tool run one at a time and each lasts until heard, so a second call
-waits for the first (in the dispatcher's per-tool queue, or tool_server's). ``while_speaking``
+waits for the first (in the dispatcher's per-tool queue, or tool_server's); the dispatcher's
+``tool.say.when_busy`` can make a second call replace the first or be refused instead.
+``while_speaking``
 decides what a call does when the speaker is still playing something else when it starts
 (another ``say`` node sharing the speaker, any other AudioChunk publisher): ``queue`` (wait until
 it has been played, then speak), ``replace`` (cut it off, then speak; a ``say`` waiting on it
@@ -221,7 +223,8 @@ class SayTool:
                      'say node, any AudioChunk publisher): queue (wait until it was played, '
                      'then speak), replace (cut it off, then speak) or refuse (answer busy, '
                      'speak nothing). Calls of this tool never overlap: each lasts until heard '
-                     'and the next waits for it.', choices=WHILE_SPEAKING, live=True),
+                     "and the next waits for it (the dispatcher's tool.say.when_busy decides "
+                     'that one).', choices=WHILE_SPEAKING, live=True),
         'playback_timeout_s': ToolParameter(
             30.0, "Seconds to wait for the speaker beyond the utterance's own duration "
                   '(and beyond other speech it waits for) before the call ends timeout and '
