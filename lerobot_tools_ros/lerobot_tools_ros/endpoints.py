@@ -145,6 +145,10 @@ ENDPOINTS: tuple[Endpoint, ...] = (
     Endpoint('dispatcher', 'service client', _TOOL, 'lerobot_tools_interfaces/srv/CallTool',
              "Each catalog tool's executor, when it offers only the service.",
              parameter='service_prefix'),
+    Endpoint('dispatcher', 'publisher', f'{_TOOL}/text', 'lerobot_tools_interfaces/msg/TextChunk',
+             'Streamed calls (stream_speech): the text segments of a goal with streamed set, '
+             'generation_id = its call id; created with the first such call.', POLICY_IO,
+             parameter='service_prefix', only_with='stream_speech: true'),
     # -- tool_server -----------------------------------------------------------------------
     Endpoint('tool_server_<tool>', 'service', _TOOL, 'lerobot_tools_interfaces/srv/CallTool',
              'Run one hosted tool (validates its arguments itself). Served by the node '
@@ -153,6 +157,11 @@ ENDPOINTS: tuple[Endpoint, ...] = (
     Endpoint('tool_server_<tool>', 'action server', _TOOL,
              'lerobot_tools_interfaces/action/RunTool',
              'The same tool as a goal: feedback while it runs, cancellable.',
+             parameter='service_prefix'),
+    Endpoint('tool_server_say', 'subscription', f'{names.SERVICE_PREFIX}/say/text',
+             'lerobot_tools_interfaces/msg/TextChunk',
+             'The text segments of streamed say goals (stream_speech); every hosted tool with a '
+             'streamable argument has one at <service_prefix>/<tool>/text.', POLICY_IO,
              parameter='service_prefix'),
     Endpoint('tool_server', 'publisher', names.AUDIO_TOPIC,
              'lerobot_tools_interfaces/msg/AudioChunk',

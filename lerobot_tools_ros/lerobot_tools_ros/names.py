@@ -63,6 +63,16 @@ READINESS_PROBE = ':probe'
 _NOT_IN_ROS_NAMES = re.compile(r'[^A-Za-z0-9_]')
 
 
+def tool_text_topic(service_name: str) -> str:
+    """
+    Topic of the text segments of a tool's streamed calls (TextChunk, generation_id = call id).
+
+    Beside the tool's RunTool action (issue 32): a goal with ``streamed`` set gets its
+    streamable argument's text there, the last segment with ``final`` set.
+    """
+    return f'{service_name.rstrip("/")}/text'
+
+
 def tool_service_name(prefix: str, tool_name: str) -> str:
     """
     Name of the CallTool service that hosts one tool.

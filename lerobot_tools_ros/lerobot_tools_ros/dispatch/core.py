@@ -37,12 +37,14 @@ from typing import Any, Callable, Iterable
 
 from . import effects as fx
 from .records import assistant_message, error_code_for_issue, TokenBucket, tool_message, ToolStats
-from .repeats import free_text_properties, repeat_key
+from .repeats import free_text_properties, normalise_text, repeat_key
+from .segments import split_segments
 from .. import errors
 from ..catalog import decode_arguments_json, ToolArgumentError, ToolCatalog
 from ..limits import MAX_ARGUMENT_BYTES, MAX_TOOL_NAME_CHARS
 from ..parameters.declarations import APPROVAL_MODES, DISPATCHER  # noqa: F401 - re-exported
-from ..parsing import CallEvent, ContentEvent, IssueEvent, parse, StreamingParser
+from ..parsing import (ArgumentEvent, CallEvent, CallStartEvent, ContentEvent, IssueEvent, parse,
+                       StreamingParser)
 
 QUEUED, WAITING, SENT, APPROVAL, CANCELLING = 'queued', 'waiting', 'sent', 'approval', 'cancelling'
 _CANCEL_ORDER = {APPROVAL: 0, QUEUED: 0, WAITING: 1, SENT: 2}
@@ -125,6 +127,7 @@ class DispatchSettings:
     stream_idle_timeout_s: float = DISPATCHER['stream_idle_timeout_s'].default
     max_open_streams: int = DISPATCHER['max_open_streams'].default
     max_stream_bytes: int = DISPATCHER['max_stream_bytes'].default
+    stream_speech: bool = DISPATCHER['stream_speech'].default
     executor_poll_s: float = 0.05  # how often a call waiting for its executor is re-checked
 
 
@@ -148,6 +151,33 @@ class Call:
     handle: Any = None
     origin: str = ORIGIN_TEXT  # how the dispatcher received it (ORIGIN_*)
     approved: bool = False  # an operator approved it (approval: confirm is not asked again)
+    speech: Any = None  # _Speech: a call started before its text was complete (stream_speech)
+
+
+@dataclass(slots=True, eq=False)
+class _Speech:
+    """
+    A call of a tool with a streamable argument, seen while its markup still arrives.
+
+    `received`: the argument's text so far; `handed`: what went to the executor (whole
+    segments); `pending`: received but not yet a whole segment. `call` is None until the first
+    segment decides whether the call starts early; `fallback`: it does not (it runs, or is
+    refused, once complete, like any call).
+    """
+
+    start: int
+    name: str
+    argument: str
+    format: str  # noqa: A003
+    received: str = ''
+    handed: str = ''
+    segments: int = 0
+    call: Any = None
+    fallback: bool = False
+    announced: bool = False
+    complete: bool = False  # the complete call came: `received` is its validated text
+    ended: bool = False  # the executor was told the text is complete
+    chat_index: int = -1  # its entry in the stream's chat_calls
 
 
 @dataclass(slots=True, eq=False)
@@ -161,6 +191,7 @@ class _Stream:
     finish_note: str = ''  # why the stream was finished without a final chunk
     size: int = 0  # characters fed so far (what the stream holds, at most)
     next_index: int = 1  # TextChunk.index expected next (numbered chunks only)
+    speech: dict = field(default_factory=dict)  # markup start -> _Speech (stream_speech)
 
 
 @dataclass(slots=True)
@@ -302,7 +333,8 @@ class DispatchCore:
             return self._out_of_sequence(key, stream, index, final, now)
         if stream is None:
             stream = _Stream(StreamingParser(self.catalog, self.settings.formats,
-                                             max_input_bytes=self.settings.max_input_bytes), now)
+                                             max_input_bytes=self.settings.max_input_bytes,
+                                             stream_arguments=self.settings.stream_speech), now)
             self._push(now + self.settings.stream_idle_timeout_s, 'stream', key)
         self._streams[key] = stream  # now the most recently fed
         if index:
@@ -369,6 +401,13 @@ class DispatchCore:
         stream = self._streams.pop(generation_id, None)
         if stream is None and only_open:
             return
+        if stream is not None:  # calls speaking while the stream broke stop with it
+            for speech in stream.speech.values():
+                call = speech.call
+                if call is not None and self._active.get(call.call_id) is call:
+                    self._stop_speech(call, errors.BUSY, f'its generation broke off: {message}',
+                                      now)
+            stream.speech.clear()
         self._close_early(generation_id)
         call_id = self._new_id('call_')
         call = Call(call_id, generation_id, '', {}, '', '', POLICY_SOURCE, now, stream=stream,
@@ -446,6 +485,10 @@ class DispatchCore:
         call = self._active.get(call_id)
         if call is not None and call.state == SENT:
             call.state = WAITING
+            if call.speech is not None:  # none of its text reached an executor
+                call.speech.handed = ''
+                call.speech.segments = 0
+                call.speech.ended = False
             self._waiting.setdefault(call.name, []).append(call)
             self._poll_due = min(self._poll_due, now + self.settings.executor_poll_s)
         return self._take()
@@ -457,6 +500,8 @@ class DispatchCore:
                     and self._still_admitted(call, now):
                 call.state = SENT
                 self._out.append(fx.Send(call))
+                if call.speech is not None:
+                    self._hand(call)
         return self._take()
 
     def answered(self, call_id: str, now: float, *, success: bool, content: str = '',
@@ -842,6 +887,12 @@ class DispatchCore:
                 release: bool = True) -> None:
         """Give an accepted call its one result; a started call hands its tool to the next."""
         del self._active[call.call_id]
+        speech = call.speech
+        if speech is not None:
+            if code:
+                message = f'{message}; {self._spoken(speech)}'
+            if not speech.announced:
+                self._announce(call)
         if call.state == APPROVAL:
             self._out.append(fx.ApprovalClosed(call, code or 'finished'))
         elif call.state == WAITING:
@@ -914,6 +965,22 @@ class DispatchCore:
             if isinstance(event, ContentEvent):
                 stream.content.append(event.text)
                 continue
+            if isinstance(event, CallStartEvent):
+                stream.speech[event.start] = _Speech(event.start, event.name, event.argument,
+                                                     event.format)
+                continue
+            if isinstance(event, ArgumentEvent):
+                speech = stream.speech.get(event.start)
+                if speech is not None:
+                    self._speech_text(generation_id, stream, speech, event.text, now)
+                continue
+            speech = None
+            if stream.speech:
+                start = (event.call if isinstance(event, CallEvent) else event.issue).span[0]
+                speech = stream.speech.pop(start, None)
+            if speech is not None and speech.call is not None:
+                self._speech_end(stream, speech, event, now)
+                continue
             call_id = self._new_id('call_')
             if isinstance(event, CallEvent):
                 parsed = event.call
@@ -926,6 +993,171 @@ class DispatchCore:
             elif isinstance(event, IssueEvent):
                 stream.chat_calls.append((call_id, event.issue.name, {}))
                 self._issue(call_id, generation_id, event.issue, now, stream)
+
+    # -- streamed speech (stream_speech, issue 32) ------------------------------------------
+    #
+    # A call of a tool with a streamable argument (say) starts while its markup still arrives,
+    # once the first segment of its text is whole (dispatch.segments) and every gate that does
+    # not need the rest passes: not paused, allowed, approval `auto` (a `confirm` call never
+    # starts early), its tool idle (serialize_per_tool), max_pending, and a rate-limit token.
+    # Repeats: when the first segment, normalised as for repeats, begins a call of the tool
+    # still running or done within repeat_window_s, the call does not start early; it is decided
+    # complete, like any call (`duplicate` when it is identical). Otherwise the executor gets
+    # `Send`, then `SendText` with whole segments as they arrive and the rest with `end` once
+    # the complete call is valid. A call that does not start early runs (or is refused) once
+    # complete, exactly as with stream_speech off. A started call whose complete markup is
+    # malformed or invalid, or whose complete text does not continue what was handed out, is
+    # stopped on its executor; it, and one cancelled, paused or timed out, gets its one result
+    # saying how much text had been handed to speech. Its announcement (calls topic, audit
+    # `call`) and chat entry carry the final text (the text so far when it stopped first).
+
+    def _speech_text(self, generation_id: str, stream: _Stream, speech: _Speech, text: str,
+                     now: float) -> None:
+        """Take more text of a streamed call: start it at its first whole segment, or hand it."""
+        speech.received += text
+        if speech.fallback:
+            return
+        if speech.call is None:
+            pieces = split_segments(speech.received)[0]
+            if not pieces:
+                return
+            if not self._speech_starts(generation_id, stream, speech, pieces[0], now):
+                speech.fallback = True
+                return
+        self._hand(speech.call)
+
+    def _speech_starts(self, generation_id: str, stream: _Stream, speech: _Speech, first: str,
+                       now: float) -> bool:
+        """Start a streamed call early if its gates pass without the rest of its text."""
+        name = speech.name
+        allowed = self.settings.allowed_tools
+        if not self.enabled or name not in self.catalog or (allowed and name not in allowed):
+            return False
+        tool = self._tool(name, now)
+        if tool.settings.approval != 'auto' or len(self._active) >= self.settings.max_pending:
+            return False
+        if self.settings.serialize_per_tool and name in self._running_tools:
+            return False
+        if self._repeats_recent(speech, first, tool, now) or not tool.bucket.try_acquire(now):
+            return False
+        call = Call(self._new_id('call_'), generation_id, name, {speech.argument: ''}, '',
+                    speech.format, POLICY_SOURCE, now, stream=stream, origin=ORIGIN_STREAM,
+                    speech=speech)
+        call.arguments_json = json.dumps(call.arguments)
+        speech.call = call
+        speech.chat_index = len(stream.chat_calls)
+        stream.chat_calls.append((call.call_id, name, call.arguments))
+        call.timeout_s = tool.settings.timeout_s
+        call.deadline = now + call.timeout_s
+        self._active[call.call_id] = call
+        self._push(call.deadline, 'call', call.call_id)
+        self._running_tools.add(name)
+        call.state = SENT
+        self._out.append(fx.Send(call))
+        return True
+
+    def _repeats_recent(self, speech: _Speech, first: str, tool: _Tool, now: float) -> bool:
+        """Whether ``first`` begins the text of a running or recent call of the tool."""
+        window = tool.settings.repeat_window_s
+        if window <= 0:
+            return False
+        head = normalise_text(first)
+        for key, (_, ended) in self._recent.get(speech.name, {}).items():
+            if ended is not None and now - ended >= window:
+                continue
+            try:
+                text = json.loads(key[1]).get(speech.argument)
+            except (ValueError, AttributeError):
+                continue
+            if isinstance(text, str) and text.startswith(head):
+                return True
+        return False
+
+    def _hand(self, call: Call) -> None:
+        """Send a started streamed call's whole segments not sent yet (all of it at its end)."""
+        speech = call.speech
+        if speech.ended or call.state != SENT or self._active.get(call.call_id) is not call:
+            return
+        rest = speech.received[len(speech.handed):]
+        if speech.complete:
+            speech.ended = True
+        else:
+            rest = ''.join(split_segments(rest)[0])
+            if not rest:
+                return
+        speech.handed += rest
+        speech.segments += bool(rest)
+        self._out.append(fx.SendText(call, rest, speech.ended))
+
+    def _speech_end(self, stream: _Stream, speech: _Speech, event: Any, now: float) -> None:
+        """Take the complete markup (a call or an issue) of a streamed call that started."""
+        call = speech.call
+        live = self._active.get(call.call_id) is call
+        if isinstance(event, IssueEvent):
+            if live:
+                self._stop_speech(call, error_code_for_issue(event.issue.code),
+                                  f'the rest of the call was malformed: {event.issue.message}',
+                                  now)
+            speech.complete = True
+            return
+        parsed = event.call
+        try:
+            arguments = self.catalog.validate(call.name, parsed.arguments)
+        except Exception as exc:  # noqa: B902 - one bad call must not stop the dispatcher
+            speech.complete = True  # announced with the arguments it ended with
+            stream.chat_calls[speech.chat_index] = (call.call_id, call.name, parsed.arguments)
+            if live:
+                code, message = (exc.error_code, exc.message) if isinstance(
+                    exc, ToolArgumentError) else (errors.INVALID_ARGUMENTS, (
+                        f'arguments could not be checked ({type(exc).__name__})'))
+                call.arguments = parsed.arguments
+                call.arguments_json = _arguments_text(parsed.arguments)
+                self._stop_speech(call, code, f'the complete call is invalid: {message}', now)
+            return
+        stream.chat_calls[speech.chat_index] = (call.call_id, call.name, arguments)
+        speech.complete = True
+        call.arguments = arguments
+        call.arguments_json = json.dumps(arguments)
+        if not live:
+            return  # stopped before its end: its result is out
+        final = arguments.get(speech.argument)
+        if not isinstance(final, str) or not final.startswith(speech.handed):
+            self._stop_speech(call, errors.INVALID_ARGUMENTS, (
+                f"the complete call's {speech.argument!r} does not continue the text that was "
+                'streamed (a parser bug; please report it with the text)'), now)
+            return
+        speech.received = final
+        self._announce(call)
+        tool = self._tool(call.name, now)
+        if tool.settings.repeat_window_s > 0:
+            call.repeat_key = repeat_key(call.name, arguments, tool.free_text)
+            self._recent.setdefault(call.name, {})[call.repeat_key] = (call.call_id, None)
+        self._hand(call)
+
+    def _stop_speech(self, call: Call, code: str, message: str, now: float) -> None:
+        """Stop a started streamed call (on its executor when it is there) with one result."""
+        if call.state == SENT:
+            self._cancel_sent(call, code, 'stopped while speaking', message, now)
+        else:
+            self._drop(call, code, message, now)
+
+    def _announce(self, call: Call) -> None:
+        """Announce a streamed call once (calls topic, audit), with its text at that time."""
+        speech = call.speech
+        speech.announced = True
+        if not speech.complete:
+            call.arguments = {speech.argument: speech.received}
+            call.arguments_json = json.dumps(call.arguments)
+        self._out.append(fx.PublishCall(call))
+        self._audit_call(call)
+
+    @staticmethod
+    def _spoken(speech: _Speech) -> str:
+        """Say how much of a streamed call's text went to speech before it stopped."""
+        if not speech.handed:
+            return 'none of its text had been handed to speech'
+        return (f'{len(speech.handed)} characters of its text had been handed to speech in '
+                f'{speech.segments} segment(s): {_shown(speech.handed)}')
 
     def _finish_stream(self, generation_id: str, now: float) -> None:
         stream = self._streams.pop(generation_id, None)

@@ -36,6 +36,21 @@ class Send:
 
 
 @dataclass(slots=True)
+class SendText:
+    """
+    More text of a streamed call's streamable argument (``stream_speech``, issue 32).
+
+    Follows that call's `Send`; `text` is one or more whole segments safe to speak
+    (`dispatch.segments`), `end`: the argument's text is complete (`text` may then be '').
+    The executor speaks each as it arrives and answers the call once, after the end.
+    """
+
+    call: 'Call'
+    text: str
+    end: bool
+
+
+@dataclass(slots=True)
 class StopOnExecutor:
     """
     Stop caring about a call that went to its executor, and stop it there if it can be.
@@ -121,5 +136,5 @@ class Log:
     text: str
 
 
-Effect = Send | StopOnExecutor | PublishCall | PublishResult | PublishChat | PublishProgress \
-    | RequestApproval | ApprovalClosed | Audit | Log
+Effect = Send | SendText | StopOnExecutor | PublishCall | PublishResult | PublishChat \
+    | PublishProgress | RequestApproval | ApprovalClosed | Audit | Log

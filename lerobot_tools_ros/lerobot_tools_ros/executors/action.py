@@ -18,10 +18,12 @@ from typing import Any, Callable
 
 from action_msgs.msg import GoalStatus
 from lerobot_tools_interfaces.action import RunTool
+from lerobot_tools_interfaces.msg import TextChunk
 from lerobot_tools_ros import errors, names
 from lerobot_tools_ros.rclpy_fixes import send_goal_async
 from rclpy.action import ActionClient
 from rclpy.node import Node
+from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rclpy.task import Future
 
 from .base import ACTION, DoneCallback, ExecutorCall, FeedbackCallback, Outcome
@@ -30,9 +32,18 @@ from .base import ACTION, DoneCallback, ExecutorCall, FeedbackCallback, Outcome
 class GoalCall(ExecutorCall):
     """A call sent as a goal: cancel reaches the executor, before or after acceptance."""
 
-    def __init__(self, call_id: str) -> None:
+    def __init__(self, call_id: str, texts: Any = None) -> None:
         super().__init__(call_id, ACTION)
         self.goal_handle: Any = None
+        self._texts = texts  # the publisher of a streamed call's text segments
+        self._index = 0
+
+    def send_text(self, text: str, end: bool) -> None:
+        if self.done or self._texts is None:
+            return
+        self._index += 1
+        self._texts.publish(TextChunk(generation_id=self.call_id, index=self._index,
+                                      text=text, final=end))
 
     def cancel(self) -> bool:
         if self.done:
@@ -55,6 +66,8 @@ class ActionExecutor:
         self._when_done = when_done  # runs a future's callback where the owner wants it
         self._refused = refused  # a goal was rejected: the executor is closing
         self.name = node.resolve_service_name(name)
+        self._node = node
+        self._texts = None  # created with the first streamed call (issue 32)
 
     def offered(self) -> bool:
         return self._client.server_is_ready()
@@ -69,8 +82,13 @@ class ActionExecutor:
                         accepted)
 
     def send(self, call_id: str, tool_name: str, arguments_json: str, source: str,
-             on_done: DoneCallback, on_feedback: FeedbackCallback | None) -> ExecutorCall:
-        call = GoalCall(call_id)
+             on_done: DoneCallback, on_feedback: FeedbackCallback | None,
+             stream_argument: str = '') -> ExecutorCall:
+        if stream_argument and self._texts is None:
+            self._texts = self._node.create_publisher(
+                TextChunk, names.tool_text_topic(self.name),
+                QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE))
+        call = GoalCall(call_id, self._texts if stream_argument else None)
 
         def feedback(message: Any) -> None:
             if on_feedback is not None and not call.done:
@@ -93,12 +111,14 @@ class ActionExecutor:
 
         self._when_done(send_goal_async(
             self._client, RunTool.Goal(call_id=call_id, name=tool_name, arguments=arguments_json,
-                                       source=source),
+                                       source=source, streamed=bool(stream_argument)),
             feedback_callback=feedback), accepted)
         return call
 
     def destroy(self) -> None:
         self._client.destroy()
+        if self._texts is not None:
+            self._node.destroy_publisher(self._texts)
 
 
 def _outcome(response: Any, name: str) -> Outcome:

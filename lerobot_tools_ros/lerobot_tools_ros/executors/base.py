@@ -59,6 +59,13 @@ class ExecutorCall:
         self.cancel_requested = False
         self._forget: Callable[[], None] | None = None
 
+    def send_text(self, text: str, end: bool) -> None:
+        """
+        Pass on more text of a streamed call's streamable argument (``end``: it is complete).
+
+        Only for calls sent with a ``stream_argument`` (issue 32); ignored once done.
+        """
+
     def cancel(self) -> bool:
         """
         Ask the executor to stop this call; return True if it will be told.
@@ -89,5 +96,11 @@ class Executor(Protocol):
     kind: str
 
     def send(self, call_id: str, tool_name: str, arguments_json: str, source: str,
-             on_done: DoneCallback, on_feedback: FeedbackCallback | None) -> ExecutorCall:
-        """Start one call; `on_done` gets its one `Outcome`, `on_feedback` its progress."""
+             on_done: DoneCallback, on_feedback: FeedbackCallback | None,
+             stream_argument: str = '') -> ExecutorCall:
+        """
+        Start one call; `on_done` gets its one `Outcome`, `on_feedback` its progress.
+
+        `stream_argument`: the call is streamed (issue 32): that argument's text follows
+        through the handle's `send_text`.
+        """

@@ -40,15 +40,17 @@ they would race the owner's callbacks (and, on rclpy 7, the ActionClient's own u
 tables); an owner there passes `post`, which runs them in its mutually exclusive group.
 """
 
+import json
 import time
 from typing import Any, Callable
 
-from lerobot_tools_ros import inprocess
+from lerobot_tools_ros import errors, inprocess
 from rclpy.node import Node
 from rclpy.task import Future
 
 from .action import ActionExecutor
-from .base import ACTION, DoneCallback, ExecutorCall, FeedbackCallback, LOCAL, Post, SERVICE
+from .base import (ACTION, DoneCallback, ExecutorCall, FeedbackCallback, LOCAL, Outcome, Post,
+                   SERVICE)
 from .inprocess import InProcessExecutor
 from .service import ServiceExecutor
 
@@ -211,20 +213,30 @@ class ExecutorClient:
     # -- calls ---------------------------------------------------------------------------------
 
     def send(self, call_id: str, tool_name: str, arguments_json: str, on_done: DoneCallback,
-             on_feedback: FeedbackCallback | None = None, *, source: str = '') -> ExecutorCall:
+             on_feedback: FeedbackCallback | None = None, *, source: str = '',
+             stream_argument: str = '') -> ExecutorCall:
         """
         Send one call the way the executor is reached now (check `ready` first).
 
         `on_done` gets exactly one `Outcome` unless the call is cancelled while it is a service
         request (see `ExecutorCall.cancel`) or forgotten. `on_feedback` gets the tool's progress
-        (actions and in process).
+        (actions and in process). `stream_argument`: a streamed call (issue 32) whose text
+        follows through the handle's `send_text`: as a goal plus text segments, in process
+        straight to the tool, or (a CallTool request cannot grow) sent once the text is whole.
         """
         executor = self._local()
         if executor is None:
             if not self.kind:
                 raise RuntimeError(f'{self.name}: not ready (poll() until ready is True)')
             executor = self._action if self.kind == ACTION else self._service
-        return executor.send(call_id, tool_name, arguments_json, source, on_done, on_feedback)
+        if not stream_argument:
+            return executor.send(call_id, tool_name, arguments_json, source, on_done,
+                                 on_feedback)
+        if executor.kind == SERVICE:
+            return _WholeText(executor, (call_id, tool_name, arguments_json, source, on_done,
+                                         on_feedback), stream_argument)
+        return executor.send(call_id, tool_name, arguments_json, source, on_done, on_feedback,
+                             stream_argument)
 
     def destroy(self) -> None:
         """Release the ROS clients (pending calls get no outcome)."""
@@ -232,3 +244,43 @@ class ExecutorClient:
             if executor is not None:
                 executor.destroy()
         self._service = self._action = None
+
+
+class _WholeText(ExecutorCall):
+    """A streamed call to an executor that only has the service: sent when its text is whole."""
+
+    def __init__(self, executor: Any, call: tuple, argument: str) -> None:
+        super().__init__(call[0], SERVICE)
+        self._executor = executor
+        self._call = call
+        self._argument = argument
+        self._text: list[str] = []
+        self._sent: ExecutorCall | None = None
+
+    def send_text(self, text: str, end: bool) -> None:
+        if self.done or self._sent is not None:
+            return
+        self._text.append(text)
+        if not end:
+            return
+        call_id, tool_name, arguments_json, source, on_done, on_feedback = self._call
+        arguments = json.loads(arguments_json)
+        arguments[self._argument] = ''.join(self._text)
+        self._sent = self._executor.send(call_id, tool_name, json.dumps(arguments), source,
+                                         lambda outcome: self.finish(on_done, outcome),
+                                         on_feedback)
+
+    def cancel(self) -> bool:
+        if self._sent is not None:
+            return self._sent.cancel()
+        if self.done:
+            return False
+        self.finish(self._call[4], Outcome(False, error_code=errors.CANCELLED, error_message=(
+            'cancelled before its text was complete; its executor has only the CallTool '
+            'service, so nothing was sent and nothing ran')))
+        return True
+
+    def forget(self) -> None:
+        if self._sent is not None:
+            self._sent.forget()
+        super().forget()

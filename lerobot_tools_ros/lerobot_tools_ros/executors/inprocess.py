@@ -35,7 +35,7 @@ from typing import Any, Callable
 import weakref
 
 from lerobot_tools_ros import errors, inprocess
-from lerobot_tools_ros.tools.base import CallContext
+from lerobot_tools_ros.tools.base import CallContext, TextStream
 from lerobot_tools_ros.untrusted import ros_string
 
 from .base import DoneCallback, ExecutorCall, FeedbackCallback, LOCAL, Outcome, Post
@@ -92,9 +92,11 @@ class LocalCall(ExecutorCall):
     """
 
     def __init__(self, call_id: str, on_done: DoneCallback,
-                 on_feedback: FeedbackCallback | None, post: Post) -> None:
+                 on_feedback: FeedbackCallback | None, post: Post,
+                 stream_argument: str = '') -> None:
         super().__init__(call_id, LOCAL)
-        self.context = CallContext(call_id, _Progress(self._report))
+        self.context = CallContext(call_id, _Progress(self._report),
+                                   TextStream(stream_argument) if stream_argument else None)
         self._on_done = on_done
         self._on_feedback = on_feedback
         self._post = post  # runs a function as a task of the caller's executor
@@ -135,6 +137,11 @@ class LocalCall(ExecutorCall):
         if self._on_feedback is not None and not self.done:
             self._on_feedback(stage, progress, detail)
 
+    def send_text(self, text: str, end: bool) -> None:
+        """Hand a streamed call's text straight to the tool's TextStream."""
+        if self.context.text is not None and not self.done:
+            self.context.text.put(text, end)
+
     def cancel(self) -> bool:
         """Cancel the call's context: the tool stops and answers `cancelled` (or its result)."""
         if self.done:
@@ -172,7 +179,8 @@ class InProcessExecutor:
         self._post = post  # the owner's group, where it runs on a multi-threaded executor
 
     def send(self, call_id: str, tool_name: str, arguments_json: str, source: str,
-             on_done: DoneCallback, on_feedback: FeedbackCallback | None) -> ExecutorCall:
+             on_done: DoneCallback, on_feedback: FeedbackCallback | None,
+             stream_argument: str = '') -> ExecutorCall:
         post = self._post
         if post is not None:  # the answer comes as an executor task: into the owner's group
             done_here, feedback_here = on_done, on_feedback
@@ -180,6 +188,7 @@ class InProcessExecutor:
             if feedback_here is not None:
                 on_feedback = lambda *report: post(  # noqa: E731
                     lambda: feedback_here(*report))
-        call = LocalCall(call_id, on_done, on_feedback, self.executor.create_task)
+        call = LocalCall(call_id, on_done, on_feedback, self.executor.create_task,
+                         stream_argument)
         self.host.start(call_id, tool_name, arguments_json, source, call.context, call.arrive)
         return call

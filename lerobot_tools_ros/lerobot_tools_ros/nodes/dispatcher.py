@@ -122,7 +122,8 @@ class Dispatcher(CatalogReloads, Node):
         self._topics = topics = DispatcherTopics(self, reliable)
         topics.catalog(catalog, self._service_name)  # latched: what MCP clients are offered
         self._handlers = {
-            fx.Send: self._send, fx.StopOnExecutor: self._stop_on_executor,
+            fx.Send: self._send, fx.SendText: self._send_text,
+            fx.StopOnExecutor: self._stop_on_executor,
             fx.PublishCall: topics.call, fx.PublishResult: self._publish_result,
             fx.PublishChat: topics.chat, fx.Audit: self._write_audit, fx.Log: self._log,
             fx.PublishProgress: topics.progress, fx.RequestApproval: self._request_approval,
@@ -377,7 +378,13 @@ class Dispatcher(CatalogReloads, Node):
             lambda outcome, call=call: self._on_outcome(call, outcome),
             lambda stage, progress, detail, call=call: self._on_feedback(call, stage, progress,
                                                                          detail),
-            source=call.source)
+            source=call.source,
+            stream_argument=call.speech.argument if call.speech is not None else '')
+
+    def _send_text(self, effect: fx.SendText) -> None:
+        """Pass on a streamed call's text segments (stream_speech) to its executor."""
+        if effect.call.handle is not None:
+            effect.call.handle.send_text(effect.text, effect.end)
 
     def _on_outcome(self, call: Any, outcome: Outcome) -> None:
         # In the group (see _in_group); the lock keeps the core serial with parameter changes.

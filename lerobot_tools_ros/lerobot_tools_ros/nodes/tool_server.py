@@ -30,7 +30,16 @@ reports become the goal's feedback, and shutdown cancels every call still queued
 exception becomes an `execution_failed` answer; it never takes the server down. A request or
 goal naming `names.READINESS_PROBE` is answered at once without running anything: callers use
 it to prove that answers reach them before their first real call.
+
+Streamed calls (issue 32): a tool with a streamable argument (say: text) also takes its calls'
+text in segments, on `names.tool_text_topic` beside its action (TextChunk, generation_id = the
+goal's call_id), for goals with `streamed` set. Segments that arrive before their goal wait for
+it (the last 64 calls' worth). A tool that speaks segments as they come declares
+`STREAMS_TEXT = True` and reads `context.text`; any other tool is called once the text is
+whole, as usual.
 """
+
+from collections import OrderedDict
 
 from dataclasses import dataclass, field
 import inspect
@@ -42,6 +51,7 @@ import time
 from typing import Any
 
 from lerobot_tools_interfaces.action import RunTool
+from lerobot_tools_interfaces.msg import TextChunk
 from lerobot_tools_interfaces.srv import CallTool
 from lerobot_tools_ros import errors, names
 from lerobot_tools_ros.catalog import ToolArgumentError, ToolCatalog
@@ -51,8 +61,10 @@ from lerobot_tools_ros.nodes.params import declare_spec, declare_table, descript
     overrides_with_prefix
 from lerobot_tools_ros.nodes.runner import run_node
 from lerobot_tools_ros.parameters.declarations import TOOL_SERVER
+from lerobot_tools_ros.parsing.registry import composed_properties, streamable_argument
 from lerobot_tools_ros.tools import TOOL_REGISTRY
-from lerobot_tools_ros.tools.base import accepts_context, CallContext, declared_parameters, Tool
+from lerobot_tools_ros.tools.base import (accepts_context, CallContext, declared_parameters,
+                                          TextStream, Tool)
 from lerobot_tools_ros.tools.bindings.loader import load_bindings
 from lerobot_tools_ros.untrusted import log_text, ros_string
 from rcl_interfaces.msg import ParameterDescriptor
@@ -61,6 +73,7 @@ from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.logging import LoggingSeverity
 from rclpy.node import Node
+from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rclpy.task import Future
 
 # Feedback of one stage is sent at most this often (a tool may report per audio block); a
@@ -101,6 +114,9 @@ class _HostedTool:
     goal_contexts: dict = field(default_factory=dict)  # goal id bytes -> CallContext
     in_flight: int = 0  # requests and goals not yet answered
     offer: HostedToolOffer | None = None  # to callers in this process (no DDS hop)
+    streamable: str = ''  # its streamable argument ('' for none): streamed goals allowed
+    texts: dict = field(default_factory=dict)  # call_id -> TextStream of a streamed goal
+    early: OrderedDict = field(default_factory=OrderedDict)  # call_id -> chunks before goal
 
 
 class _Feedback:
@@ -249,6 +265,13 @@ class ToolServer(Node):
             f'{self.get_name()}_{names.ros_safe(tool_name)}', namespace=self.get_namespace(),
             context=self.context, start_parameter_services=False, use_global_arguments=False)
         hosted.node.create_service(CallTool, service_name, self._service_handler(hosted))
+        hosted.streamable = streamable_argument(
+            tool_name, composed_properties(self.catalog.parameters(tool_name)))
+        if hosted.streamable:
+            hosted.node.create_subscription(
+                TextChunk, names.tool_text_topic(service_name),
+                lambda chunk: self._on_text(hosted, chunk),
+                QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE))
         hosted.action_server = ActionServer(
             hosted.node, RunTool, service_name, execute_callback=self._goal_handler(hosted),
             goal_callback=lambda _goal: (GoalResponse.REJECT if hosted.closing
@@ -340,10 +363,21 @@ class ToolServer(Node):
                 return result
             key = bytes(goal_handle.goal_id.uuid)
             feedback = _Feedback(goal_handle, self.get_logger())
-            context = CallContext(goal.call_id, feedback)
+            if goal.streamed and not hosted.streamable:
+                goal_handle.abort()
+                _fill(result, errors.INVALID_ARGUMENTS, (
+                    f"'{hosted.tool.name}' has no streamable argument, so a goal with streamed "
+                    'set cannot run; send the complete arguments'))
+                return result
+            text = TextStream(hosted.streamable) if goal.streamed else None
+            context = CallContext(goal.call_id, feedback, text)
             with hosted.lock:
                 hosted.in_flight += 1
                 hosted.goal_contexts[key] = context
+                if text is not None:
+                    hosted.texts[goal.call_id] = text
+                    for chunk in hosted.early.pop(goal.call_id, ()):
+                        _take_chunk(text, chunk)
             if goal_handle.is_cancel_requested:  # cancelled between acceptance and now
                 context.cancel()
             try:
@@ -355,6 +389,8 @@ class ToolServer(Node):
                 with hosted.lock:
                     hosted.in_flight -= 1
                     hosted.goal_contexts.pop(key, None)
+                    if text is not None and hosted.texts.get(goal.call_id) is text:
+                        del hosted.texts[goal.call_id]
             _fill(result, code, text)
             if not code:
                 goal_handle.succeed()
@@ -364,6 +400,18 @@ class ToolServer(Node):
                 goal_handle.abort()
             return result
         return execute
+
+    def _on_text(self, hosted: _HostedTool, chunk: TextChunk) -> None:
+        """Hand a streamed goal's text segment to it (or keep it until the goal arrives)."""
+        with hosted.lock:
+            text = hosted.texts.get(chunk.generation_id)
+            if text is not None:
+                _take_chunk(text, chunk)
+                return
+            hosted.early.setdefault(chunk.generation_id, []).append(chunk)
+            hosted.early.move_to_end(chunk.generation_id)
+            while len(hosted.early) > _EARLY_CALLS:
+                hosted.early.popitem(last=False)
 
     def _on_cancel(self, hosted: _HostedTool, goal_handle: Any) -> CancelResponse:
         """Accept every cancel request: the call's context is cancelled, the tool stops."""
@@ -450,12 +498,22 @@ class ToolServer(Node):
         """Run one call; return ('', content) or (error_code, error_message)."""
         started = time.monotonic()
         try:
+            if context.text is not None and not getattr(tool, 'STREAMS_TEXT', False):
+                whole = context.text.whole(context.cancelled)  # a tool that takes whole texts
+                if whole is None:
+                    raise errors.ToolError(errors.CANCELLED, (
+                        f"'{tool.name}' call cancelled while its text was still arriving; it "
+                        'did not run'))
+                arguments = self.catalog.validate(
+                    tool.name, {**arguments, context.text.argument: whole})
             output = tool.call(arguments, context) if accepts_context(tool) \
                 else tool.call(arguments)
             content = output if isinstance(output, str) else json.dumps(output)
             outcome = ('', content)
         except errors.ToolError as exc:
             outcome = (exc.code, exc.message)
+        except ToolArgumentError as exc:
+            outcome = (exc.error_code, exc.message)
         except Exception as exc:  # noqa: B902 - a tool's failure must not end the server
             outcome = (errors.EXECUTION_FAILED, f'{tool.name} failed: {type(exc).__name__}: {exc}')
         elapsed_ms = (time.monotonic() - started) * 1e3
@@ -539,6 +597,20 @@ class ToolServer(Node):
     def destroy_node(self) -> None:
         self.close_tools()
         super().destroy_node()
+
+
+_EARLY_CALLS = 64  # streamed calls whose segments may wait for their goal
+
+
+def _take_chunk(text: TextStream, chunk: TextChunk) -> None:
+    """Add one segment to a streamed call's text; a segment out of order ends it failed."""
+    expected = text.next_index
+    if chunk.index and chunk.index != expected:
+        text.fail(f'text segment {expected} of the streamed call never arrived (segment '
+                  f'{chunk.index} came next); the rest was not spoken')
+        return
+    text.next_index = expected + 1
+    text.put(chunk.text, chunk.final)
 
 
 def _fill(answer: Any, code: str, text: str) -> None:

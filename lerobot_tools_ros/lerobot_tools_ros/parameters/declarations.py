@@ -118,6 +118,12 @@ DISPATCHER = table(
     ParameterSpec('max_stream_bytes', 8 << 20,
                   'Most characters all open streams hold together; beyond it the least '
                   'recently fed streams are finished early.', minimum=0),
+    ParameterSpec('stream_speech', False,
+                  'Streamed generations (TextChunk): start a say call (any tool with a '
+                  'streamable argument) while the policy is still writing it, handing its '
+                  'text over in whole sentences or clauses; a call that then turns out '
+                  'malformed may have spoken its first segments. Off: a call runs once '
+                  'complete, as for /policy/text.'),
 )
 
 # The dispatcher's settings per catalog tool, as tool.<name>.<setting>.

@@ -40,16 +40,17 @@ from .api import parse
 from .context import Ctx, Matcher
 from .registry import (add_format, format_spec, FORMATS, FormatSpec, REASONING,
                        register_format, register_reasoning, unregister_format)
-from .results import (CALL_IN_REASONING, CallEvent, ContentEvent, DEFAULT_MAX_INPUT_BYTES,
-                      INVALID_CALL, ISSUE_CODES, IssueEvent, ParsedCall, ParseIssue, ParseResult,
-                      TOO_LARGE, TRUNCATED, UNKNOWN_TOOL, UNPARSEABLE_ARGUMENTS)
+from .results import (ArgumentEvent, CALL_IN_REASONING, CallEvent, CallStartEvent,
+                      ContentEvent, DEFAULT_MAX_INPUT_BYTES, INVALID_CALL, ISSUE_CODES,
+                      IssueEvent, ParsedCall, ParseIssue, ParseResult, TOO_LARGE, TRUNCATED,
+                      UNKNOWN_TOOL, UNPARSEABLE_ARGUMENTS)
 from .streaming import StreamingParser
 
 __all__ = [
-    'add_format', 'CALL_IN_REASONING', 'CallEvent', 'ContentEvent', 'Ctx',
-    'DEFAULT_MAX_INPUT_BYTES', 'format_spec', 'FORMATS', 'FormatSpec', 'INVALID_CALL',
-    'ISSUE_CODES', 'IssueEvent', 'Match', 'Matcher', 'MatchResult', 'NeedMore', 'parse',
-    'ParsedCall', 'ParseIssue', 'ParseResult', 'REASONING', 'register_format',
+    'add_format', 'ArgumentEvent', 'CALL_IN_REASONING', 'CallEvent', 'CallStartEvent',
+    'ContentEvent', 'Ctx', 'DEFAULT_MAX_INPUT_BYTES', 'format_spec', 'FORMATS', 'FormatSpec',
+    'INVALID_CALL', 'ISSUE_CODES', 'IssueEvent', 'Match', 'Matcher', 'MatchResult', 'NeedMore',
+    'parse', 'ParsedCall', 'ParseIssue', 'ParseResult', 'REASONING', 'register_format',
     'register_reasoning', 'Skip', 'StreamingParser', 'TOO_LARGE', 'TRUNCATED', 'UNKNOWN_TOOL',
     'unregister_format', 'UNPARSEABLE_ARGUMENTS',
 ]

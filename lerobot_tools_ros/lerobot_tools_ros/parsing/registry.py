@@ -30,6 +30,16 @@ from typing import Any, Callable, Iterable, Mapping, Sequence, Union
 import weakref
 
 DEFAULT_MARKERS = {'say': 'text'}  # LeRobot's DEFAULT_TOOLS: say(text: str)
+STREAMABLE_ARGUMENTS = {'say': 'text'}
+"""
+Tools whose one string argument may be read while it is still being generated (issue 32).
+
+The one declaration: the parser reports such an argument as it grows, and the dispatcher (with
+``stream_speech``) hands it to the tool in segments. Any other catalog tool declares one by
+marking a top-level string property of its schema with ``STREAMABLE_KEY: true`` (a binding or
+a plugin's schema); a tool may have at most one.
+"""
+STREAMABLE_KEY = 'x-lerobot-streamable'
 NAME_CHARS = '_.'  # with letters and digits: what a key character is not
 ASCII_NAME_CHARS = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789' + NAME_CHARS
 
@@ -56,6 +66,7 @@ class FormatSpec:
     description: str
     ends_reasoning: tuple[tuple[str, tuple[str, ...]], ...] = ()
     reasoning: tuple[tuple[str, str], ...] = ()
+    partial: Callable | None = None
 
 
 FORMATS: dict[str, FormatSpec] = {}
@@ -86,7 +97,8 @@ def _check_span(open_token: str, close_token: str) -> None:
 def format_spec(name: str, handlers: Sequence[tuple[Trigger, Callable]], *,
                 priority: int = 100, description: str = '',
                 ends_reasoning: Mapping[str, Sequence[str]] | None = None,
-                reasoning: Sequence[tuple[str, str]] = ()) -> FormatSpec:
+                reasoning: Sequence[tuple[str, str]] = (),
+                partial: Callable | None = None) -> FormatSpec:
     """
     Check and build a format's spec; nothing is registered (see ``add_format``).
 
@@ -102,7 +114,16 @@ def format_spec(name: str, handlers: Sequence[tuple[Trigger, Callable]], *,
     as reasoning text (Kimi K2 opens its call section without closing ``<think>``). The span
     then ends at the trigger and the call markup is matched as usual. ``reasoning`` lists the
     family's own reasoning spans (``('<seed:think>', '</seed:think>')``).
+
+    ``partial(text, view)`` (optional) reads a call of this family that is still arriving:
+    ``text`` starts at the call's markup (a pending trigger); it returns None while the call's
+    name is not known (or the text is not such a call), else ``(name, prefix)``, where
+    ``prefix`` is the decoded text of the tool's streamable argument so far (``view.streamable``)
+    or None when it has not begun or cannot be read incrementally. A prefix must only grow as
+    the text grows and be a prefix of the argument the matcher finally reads.
     """
+    if partial is not None and not callable(partial):
+        raise ValueError(f'{name}: partial must be callable, got {partial!r}')
     if not isinstance(name, str) or not name or name == 'auto':
         raise ValueError(f'format name must be a non-empty string other than "auto", got {name!r}')
     checked = []
@@ -127,7 +148,7 @@ def format_spec(name: str, handlers: Sequence[tuple[Trigger, Callable]], *,
     for span in reasoning:
         _check_span(*span)
     return FormatSpec(name, tuple(checked), int(priority), description, tuple(exits),
-                      tuple((str(a), str(b)) for a, b in reasoning))
+                      tuple((str(a), str(b)) for a, b in reasoning), partial)
 
 
 def add_format(spec: FormatSpec) -> FormatSpec:
@@ -179,6 +200,7 @@ class CatalogView:
             self.names = None
             self.ordered = ()
             self.markers = dict(DEFAULT_MARKERS)
+            self.streamable = dict(STREAMABLE_ARGUMENTS)
             self.known = 'any'
             return
         self.ordered = tuple(catalog.names)
@@ -202,6 +224,11 @@ class CatalogView:
         # (unknown_tool, or invalid arguments against the catalog's say schema).
         for tool, argument in DEFAULT_MARKERS.items():
             self.markers.setdefault(tool, argument)
+        self.streamable = {}
+        for tool in self.ordered:
+            argument = streamable_argument(tool, self.properties(tool))
+            if argument:
+                self.streamable[tool] = argument
 
     @property
     def catalog(self) -> Any:
@@ -250,6 +277,23 @@ class CatalogView:
         """Catalog names usable as bare pythonic calls (valid dotted Python identifiers)."""
         return [name for name in self.ordered
                 if all(part.isidentifier() for part in name.split('.'))]
+
+
+def streamable_argument(name: str, properties: Mapping) -> str:
+    """
+    Return the streamable argument of tool ``name`` with these schema properties, or ''.
+
+    ``STREAMABLE_ARGUMENTS`` names it for built-in tools; any tool may mark one string
+    property with ``STREAMABLE_KEY: true``. Only a property the schema declares as a plain
+    string qualifies (the text is handed out before the call can be validated).
+    """
+    marked = [key for key, schema in properties.items()
+              if isinstance(schema, dict) and schema.get(STREAMABLE_KEY) is True]
+    argument = STREAMABLE_ARGUMENTS.get(name) or (marked[0] if len(marked) == 1 else '')
+    schema = properties.get(argument) if argument else None
+    if not isinstance(schema, dict) or schema.get('type') != 'string':
+        return ''
+    return argument
 
 
 _MAX_COMPOSITION_DEPTH = 8
@@ -308,6 +352,10 @@ class Plan:
     def __init__(self, view: CatalogView, formats: tuple[str, ...]) -> None:
         self.view = view
         self.formats = frozenset(formats)
+        # readers of calls still arriving (streamed arguments), by the formats' priority
+        self.partials = tuple((spec.name, spec.partial) for spec in sorted(
+            (FORMATS[fmt] for fmt in formats), key=lambda spec: spec.priority)
+            if spec.partial is not None)
         self.version = _state['version']
         entries: list[tuple[int, int, str, Callable]] = []
         seen = set()

@@ -101,3 +101,27 @@ class IssueEvent:
     """A call that could not be recovered (``truncated`` ones arrive from ``finish()``)."""
 
     issue: ParseIssue
+
+
+@dataclass(frozen=True, slots=True)
+class CallStartEvent:
+    """
+    A call of a tool with a streamable argument began (``StreamingParser(stream_arguments)``).
+
+    ``start`` is where its markup begins in the input; it names the call until the one
+    CallEvent or IssueEvent whose span starts there ends it. ``argument`` is the argument
+    whose text ArgumentEvents report.
+    """
+
+    start: int
+    name: str
+    argument: str
+    format: str  # noqa: A003 (a public field name)
+
+
+@dataclass(frozen=True, slots=True)
+class ArgumentEvent:
+    """More decoded text of the streamable argument of the call that began at ``start``."""
+
+    start: int
+    text: str

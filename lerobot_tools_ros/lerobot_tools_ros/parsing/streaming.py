@@ -38,6 +38,16 @@ For every split of a text into deltas, the concatenated ContentEvents, the CallE
 IssueEvents equal ``parse(text)``'s content, calls and errors (tested with hypothesis). The one
 exception is input over ``max_input_bytes``: events already emitted stand, one ``too_large``
 issue follows, and the rest of the input is ignored.
+
+With ``stream_arguments`` (issue 32), a call of a tool with a streamable argument
+(``registry.STREAMABLE_ARGUMENTS``) that is still arriving is reported early, in the families
+that can read it incrementally (a ``partial`` reader in their ``format_spec``: the LeRobot
+marker, Hermes/Qwen JSON, Qwen3-Coder XML): a CallStartEvent once its name is known, then
+ArgumentEvents with the argument's decoded text as it grows (their texts joined are always a
+prefix of the argument the complete call carries), then exactly one CallEvent or IssueEvent
+whose span starts at the CallStartEvent's ``start`` (a malformed or truncated tail is an
+IssueEvent as usual). Every other event is unchanged; calls completed within one ``feed`` are
+not announced early. The option costs the per-delta fast paths, so it is off by default.
 """
 
 import re
@@ -48,8 +58,8 @@ from .api import internal_error_issue, report_reasoning, too_large_issue, utf8_s
 from .context import Ctx
 from .core import Content, scan
 from .registry import get_plan
-from .results import (CallEvent, ContentEvent, DEFAULT_MAX_INPUT_BYTES, IssueEvent,
-                      ParsedCall)
+from .results import (ArgumentEvent, CallEvent, CallStartEvent, ContentEvent,
+                      DEFAULT_MAX_INPUT_BYTES, INVALID_CALL, IssueEvent, ParsedCall, ParseIssue)
 
 _SPACE = frozenset(' \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u2001\u2002'
                    '\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f'
@@ -98,12 +108,14 @@ class StreamingParser:
                  '_partial', '_release_at', 'lag_chars',
                  '_plan', '_prev', '_quiet', '_reasoning', '_report', '_room', '_room_base',
                  '_seen', '_size', '_waiting', '_wake', '_wake_search', '_word', '_words',
-                 '_need', '_wake_short')
+                 '_need', '_wake_short', '_stream_args', '_open')
 
     def __init__(self, catalog=None, formats: str | Sequence[str] = 'auto', *,
                  max_input_bytes: int = DEFAULT_MAX_INPUT_BYTES,
-                 reasoning_calls: str = 'report') -> None:
+                 reasoning_calls: str = 'report', stream_arguments: bool = False) -> None:
         plan = self._plan = get_plan(catalog, formats)
+        self._stream_args = bool(stream_arguments) and bool(plan.partials)
+        self._open: list | None = None  # streamed call: [start, name, argument, format, text]
         self._report = report_reasoning(reasoning_calls)
         self._reasoning: str | None = None  # the closing token of the open reasoning span
         self._limit = max_input_bytes
@@ -150,6 +162,8 @@ class StreamingParser:
         (``<tool_ca``, ``sa``) wait for the next delta. Calls and issues are delivered as soon
         as their markup is complete.
         """
+        if self._stream_args:
+            return self._track(self._slow_feed(delta))
         if type(delta) is str:
             if self._idle:
                 if self._quiet(delta) and delta:
@@ -326,7 +340,58 @@ class StreamingParser:
             return []
         self._settle()
         self._idle = self._waiting = False
+        if self._stream_args:
+            return self._track(self._guarded(self._finish))
         return self._guarded(self._finish)
+
+    def _track(self, events: list) -> list:
+        """Add the events of a streamed call (``stream_arguments``) to what a step returned."""
+        opened = self._open
+        if opened is not None:
+            start = opened[0]
+            for event in events:
+                kind = type(event)
+                if (kind is CallEvent and event.call.span[0] == start) or (
+                        kind is IssueEvent and event.issue.span[0] == start):
+                    self._open = opened = None
+                    break
+            if opened is not None and (self._finished or self._failed or self._overflow
+                                       or self._base > start):
+                # its markup was decided without an event naming it (a parser failure)
+                self._open = None
+                return events + [IssueEvent(ParseIssue(
+                    INVALID_CALL, f'the {opened[3]} call {opened[1]!r} that began at char '
+                    f'{start} could not be read to its end (the parser stopped)',
+                    (start, self._seen), opened[3], opened[1]))]
+        if self._finished or self._failed or self._overflow or self._reasoning is not None:
+            return events
+        text = self._buf + ''.join(self._chunks) if self._chunks else self._buf
+        if not text:
+            return events
+        try:
+            found = fmt = None
+            for fmt, partial in self._plan.partials:
+                found = partial(text, self._plan.view)
+                if found is not None:
+                    break
+        except Exception as exc:  # noqa: B902 - model text must never take the caller down
+            return events + self._fail(exc)
+        if found is None:
+            return events
+        name, prefix = found
+        if opened is None:
+            argument = self._plan.view.streamable.get(name)
+            if not argument:
+                return events
+            opened = self._open = [self._base, name, argument, fmt, '']
+            events = events + [CallStartEvent(self._base, name, argument, fmt)]
+        elif opened[1] != name:
+            return events
+        said = opened[4]
+        if prefix is not None and len(prefix) > len(said) and prefix.startswith(said):
+            opened[4] = prefix
+            events = events + [ArgumentEvent(opened[0], prefix[len(said):])]
+        return events
 
     def _fail(self, exc: Exception) -> list:
         """Report a parser failure once; the rest of the generation is ignored."""

@@ -56,10 +56,11 @@ import inspect
 import threading
 from typing import Any, Callable, Protocol, runtime_checkable
 
+from lerobot_tools_ros.errors import EXECUTION_FAILED, ToolError
 from lerobot_tools_ros.parameters.spec import ParameterSpec
 
-__all__ = ['CallContext', 'Tool', 'ToolParameter', 'accepts_context', 'declared_parameters',
-           'tool_name_from_schema']
+__all__ = ['CallContext', 'TextStream', 'Tool', 'ToolParameter', 'accepts_context',
+           'declared_parameters', 'tool_name_from_schema']
 
 
 @runtime_checkable
@@ -74,17 +75,89 @@ class Tool(Protocol):
         ...
 
 
+class TextStream:
+    """
+    The text of a call's streamable argument, arriving while the call runs (issue 32).
+
+    The caller (the dispatcher, through the executor path) ``put``s whole segments safe to
+    speak, the last with ``end``; the tool takes them with ``pieces`` as they come. A tool
+    without ``STREAMS_TEXT`` never sees one: its host waits for the whole text (``whole``)
+    and calls it as usual. Thread-safe.
+    """
+
+    def __init__(self, argument: str) -> None:
+        self.argument = argument
+        self.received = ''  # every segment so far, joined
+        self.ended = False
+        self.problem = ''  # why the text cannot be complete (a segment was lost)
+        self.next_index = 1  # the host's count of numbered segments (TextChunk.index)
+        self._pieces: list[str] = []
+        self._changed = threading.Condition()
+
+    def put(self, text: str, end: bool) -> None:
+        """Add a segment (``end``: the text is complete); nothing after the end."""
+        with self._changed:
+            if self.ended:
+                return
+            if text:
+                self._pieces.append(text)
+                self.received += text
+            self.ended = bool(end)
+            self._changed.notify_all()
+
+    def fail(self, problem: str) -> None:
+        """End the text as incomplete (the call then fails with ``problem``)."""
+        with self._changed:
+            if not self.ended:
+                self.problem = problem
+                self.ended = True
+                self._changed.notify_all()
+
+    def wake(self) -> None:
+        """Wake a tool waiting in ``pieces`` (its call was cancelled)."""
+        with self._changed:
+            self._changed.notify_all()
+
+    def pieces(self, cancelled: threading.Event, poll_s: float = 0.5):
+        """
+        Yield the segments as they arrive, until the end or ``cancelled``.
+
+        Raises ToolError ``execution_failed`` when the text was ended incomplete.
+        """
+        while True:
+            with self._changed:
+                while not self._pieces and not self.ended and not cancelled.is_set():
+                    self._changed.wait(poll_s)
+                taken, self._pieces = self._pieces, []
+                ended, problem = self.ended, self.problem
+            yield from taken
+            if problem:
+                raise ToolError(EXECUTION_FAILED, problem)
+            if ended or cancelled.is_set():
+                return
+
+    def whole(self, cancelled: threading.Event) -> str | None:
+        """Wait for the complete text; None when ``cancelled`` first."""
+        for _ in self.pieces(cancelled):
+            pass
+        return self.received if self.ended and not cancelled.is_set() else None
+
+
 class CallContext:
     """
     What a running call may use besides its arguments: its id, progress reports, cancellation.
 
     The host (``tool_server``) makes one per call; its ``report`` must not raise (progress is
     best effort and never fails the call). Without a host (plain Python), reports go nowhere.
+    ``text``: for a streamed call (issue 32), the ``TextStream`` its streamable argument
+    arrives on (that argument is '' in ``arguments``); None otherwise.
     """
 
     def __init__(self, call_id: str = '',
-                 report: Callable[[str, float, str], None] | None = None) -> None:
+                 report: Callable[[str, float, str], None] | None = None,
+                 text: TextStream | None = None) -> None:
         self.call_id = call_id
+        self.text = text
         self.cancelled = threading.Event()
         self._report = report
         self._lock = threading.Lock()
@@ -102,6 +175,8 @@ class CallContext:
                 return
             self.cancelled.set()
             callbacks, self._on_cancel = self._on_cancel, []
+        if self.text is not None:
+            self.text.wake()
         for callback in callbacks:
             callback()
 

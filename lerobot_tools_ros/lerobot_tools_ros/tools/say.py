@@ -52,6 +52,12 @@ exit at once, a crash when DDS notices it: the participant's lease, about 20 s w
 defaults). A speaker that reports nothing for ``playback_timeout_s`` beyond the utterance's own
 length ends the call ``timeout`` (and the utterance is cut off).
 
+Streamed calls (issue 32, the dispatcher's ``stream_speech``): when the call's context has a
+``text`` stream, ``text`` arrives in whole sentences or clauses while the call runs; each is
+synthesized as it comes, into the one utterance (one ``final`` chunk at its end), so the robot
+starts talking while the policy is still writing. A cancel stops it as above, between or inside
+segments; ``max_chars`` applies to the text as it grows.
+
 The backend is built, and warmed up, in the constructor: pocket-tts loads its model once, so
 the first call is as fast as the others. Calls of one instance run one at a time (the
 ``tool_server`` serializes them; pocket-tts is not thread-safe per model anyway).
@@ -192,6 +198,8 @@ def _backend_options(backend: str, *, voice: str, rate: int, language: str, conf
 
 class SayTool:
     """Speak ``text`` aloud; see the module docstring."""
+
+    STREAMS_TEXT: ClassVar[bool] = True  # speaks a streamed call's segments as they arrive
 
     PARAMETERS: ClassVar[dict[str, ToolParameter]] = {
         'backend': ToolParameter(
@@ -392,8 +400,13 @@ class SayTool:
 
     def call(self, arguments: dict, context: Optional[CallContext] = None) -> dict:
         """Speak ``arguments['text']``; return what was said, how long, how much was heard."""
-        text = self._check_text(arguments)
         context = context or CallContext()
+        if context.text is not None:  # streamed: the text arrives in segments
+            if self._closed:
+                raise ToolError(errors.UNAVAILABLE, 'say: the tool is shut down')
+            texts = context.text.pieces(context.cancelled)
+        else:
+            texts = (self._check_text(arguments),)
         if context.cancelled.is_set():
             raise ToolError(errors.CANCELLED, 'say: cancelled before it started')
         self._held.flush(_log)
@@ -409,7 +422,7 @@ class SayTool:
         # mid-frame, and a thread woken to notice would add its scheduling delay).
         forget_cancel = context.on_cancel(lambda: self._tell_cancelled(utterance))
         try:
-            result = self._speak(text, utterance, context)
+            result = self._speak(texts, utterance, context)
             if waited_s:
                 result['waited_for_other_speech_s'] = round(waited_s, 3)
             if context.cancelled.is_set():
@@ -496,26 +509,42 @@ class SayTool:
             raise ToolError(errors.UNAVAILABLE, 'say: the tool is shut down')
         return text.strip()
 
-    def _speak(self, text: str, utterance: _Utterance, context: CallContext) -> dict:
+    def _speak(self, texts: Any, utterance: _Utterance, context: CallContext) -> dict:
+        """Synthesize each text of ``texts`` (one, or a streamed call's segments) in turn."""
         started = time.perf_counter()
         first_ms: Optional[float] = None
         nbytes = 0
         frame = 2 * self.backend.channels
         next_feedback = 0.0
+        spoken = []
         context.feedback(STAGE_SYNTHESIZING, -1.0, '')
         try:
-            with contextlib.closing(self.backend.synthesize(text, utterance.stop)) as chunks:
-                for data in chunks:
-                    if not data:
-                        continue
-                    self._emit(self._piece(utterance.uid, data))
-                    if first_ms is None:
-                        first_ms = (time.perf_counter() - started) * 1e3
-                    nbytes += len(data)
-                    if time.monotonic() >= next_feedback:
-                        next_feedback = time.monotonic() + _FEEDBACK_PERIOD_S
-                        context.feedback(*self._heard(
-                            utterance, nbytes / frame / self.backend.sample_rate))
+            for text in texts:
+                if utterance.stop.is_set():
+                    break
+                spoken.append(text)
+                if sum(map(len, spoken)) > self.max_chars:
+                    raise ToolError(errors.INVALID_ARGUMENTS, (
+                        f'say: the streamed "text" grew past {self.max_chars} characters '
+                        '(parameter tool.say.max_chars); the rest was not spoken'))
+                if not text.strip():
+                    continue
+                with contextlib.closing(self.backend.synthesize(text.strip(),
+                                                                utterance.stop)) as chunks:
+                    for data in chunks:
+                        if not data:
+                            continue
+                        self._emit(self._piece(utterance.uid, data))
+                        if first_ms is None:
+                            first_ms = (time.perf_counter() - started) * 1e3
+                        nbytes += len(data)
+                        if time.monotonic() >= next_feedback:
+                            next_feedback = time.monotonic() + _FEEDBACK_PERIOD_S
+                            context.feedback(*self._heard(
+                                utterance, nbytes / frame / self.backend.sample_rate))
+        except ToolError:
+            self._finish(utterance, cancelled=True)
+            raise
         except Exception as exc:  # noqa: B902 - any backend failure becomes the call's error
             self._finish(utterance, cancelled=True)
             reason = str(exc) if isinstance(exc, TtsError) else f'{type(exc).__name__}: {exc}'
@@ -529,6 +558,9 @@ class SayTool:
             'audio_seconds': round(nbytes / frame / self.backend.sample_rate, 3),
             'first_chunk_ms': round(first_ms, 1) if first_ms is not None else None,
         }
+        if context.text is not None:
+            result['streamed_segments'] = len(spoken)
+            result['text'] = ''.join(spoken)
         if stopped:
             result['stopped'] = True
         return result

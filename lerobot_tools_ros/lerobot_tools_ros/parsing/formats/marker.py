@@ -26,6 +26,7 @@ reasoning span.
 
 from ..answers import Match, MatchResult, NeedMore
 from ..context import Ctx
+from ..readers.partial import hold_partial_tag, verbatim_prefix
 from ..readers.text import strip_one_newline
 from ..registry import CatalogView, format_spec
 from ..results import TRUNCATED
@@ -55,5 +56,23 @@ def match_marker(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     return Match(end + len(close), items)
 
 
+def partial_marker(text: str, view: CatalogView):
+    """Read a ``<NAME>...`` marker still arriving: ``(name, text so far)`` or None."""
+    if not text.startswith('<'):
+        return None
+    gt = text.find('>', 1)
+    name = text[1:gt] if gt != -1 else ''
+    argument = view.markers.get(name)
+    if not argument or view.streamable.get(name) != argument:
+        return None
+    close = f'</{name}>'
+    raw = text[gt + 1:]
+    end = raw.find(close)
+    if end != -1:
+        return name, verbatim_prefix(raw[:end], True)
+    return name, verbatim_prefix(hold_partial_tag(raw, (close,)), False)
+
+
 FAMILY = format_spec(FORMAT, [(_triggers, match_marker)], priority=15,
-                     description='<say>On it.</say> for catalog tools with one required string')
+                     description='<say>On it.</say> for catalog tools with one required string',
+                     partial=partial_marker)

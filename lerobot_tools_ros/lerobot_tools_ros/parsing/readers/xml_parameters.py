@@ -43,7 +43,8 @@ FUNC = '<function='
 FUNC_END = '</function>'
 PARAM = '<parameter='
 PARAM_END = '</parameter>'
-_NAME = re.compile(r'[^<>\n]*')
+NAME = re.compile(r'[^<>\n]*')  # a function or parameter name (stripped)
+_NAME = NAME
 _WAKE = (PARAM_END, PARAM, FUNC_END, CLOSE)
 
 

@@ -1,0 +1,229 @@
+# Copyright 2026 lerobot_tools_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Read a call's streamable string argument while the call is still arriving (issue 32).
+
+Each helper returns the decoded text *known to be final so far*: it only grows as the text
+grows, and is a prefix of the value the family's matcher reads once the call is complete.
+Anything that may still change meaning is held back: the start of a closing tag, a newline
+the markup may drop, an unfinished escape sequence, a high surrogate whose pair is not there.
+"""
+
+import json
+
+from .text import skip_ws
+
+_DECODER = json.JSONDecoder()
+_ESCAPES = {'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r',
+            't': '\t'}
+_HEX = frozenset('0123456789abcdefABCDEF')
+
+
+def hold_partial_tag(raw: str, tags: tuple[str, ...]) -> str:
+    """Cut ``raw`` before the first of ``tags`` or before a trailing start of one of them."""
+    cut = len(raw)
+    for tag in tags:
+        found = raw.find(tag)
+        if found != -1 and found < cut:
+            cut = found
+    raw = raw[:cut]
+    start = raw.rfind('<', max(0, len(raw) - max(map(len, tags))))
+    if start != -1 and any(tag.startswith(raw[start:]) for tag in tags):
+        raw = raw[:start]
+    return raw
+
+
+def verbatim_prefix(raw: str, complete: bool) -> str:
+    """
+    Return what is final of a verbatim value that loses one leading and one trailing newline.
+
+    ``complete``: ``raw`` is the whole value (``readers.text.strip_one_newline`` applies);
+    otherwise a leading newline not yet whole and any trailing newline are held back.
+    """
+    if raw.startswith('\r\n'):
+        raw = raw[2:]
+    elif raw.startswith('\n'):
+        raw = raw[1:]
+    elif raw == '\r' and not complete:
+        return ''
+    if complete:
+        if raw.endswith('\r\n'):
+            return raw[:-2]
+        return raw[:-1] if raw.endswith('\n') else raw
+    if raw.endswith('\n'):
+        raw = raw[:-1]
+    return raw[:-1] if raw.endswith('\r') else raw
+
+
+def json_string_prefix(text: str, i: int) -> tuple[str, bool]:
+    r"""
+    Decode the JSON string whose opening quote is at ``text[i]`` as far as it is final.
+
+    Returns ``(decoded, closed)``. Decoding stops before an unfinished or invalid escape (the
+    complete call then reports the problem) and before a ``\u`` high surrogate whose low half
+    has not arrived.
+    """
+    out = []
+    n = len(text)
+    k = i + 1
+    start = k
+    while k < n:
+        ch = text[k]
+        if ch == '"':
+            out.append(text[start:k])
+            return ''.join(out), True
+        if ch != '\\':
+            k += 1
+            continue
+        out.append(text[start:k])
+        if k + 1 >= n:
+            return ''.join(out), False
+        code = text[k + 1]
+        if code in _ESCAPES:
+            out.append(_ESCAPES[code])
+            k += 2
+        elif code == 'u':
+            unit = _unit(text, k)
+            if unit is None:
+                return ''.join(out), False
+            k += 6
+            if 0xD800 <= unit < 0xDC00:
+                if k + 6 > n and text.startswith('\\u'[:n - k], k):
+                    return ''.join(out), False  # the low half may still come
+                low = _unit(text, k) if text.startswith('\\u', k) else None
+                if low is not None and 0xDC00 <= low < 0xE000:
+                    unit = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00)
+                    k += 6
+            out.append(chr(unit))
+        else:
+            return ''.join(out), False  # an invalid escape: the complete call reports it
+        start = k
+    out.append(text[start:k])
+    return ''.join(out), False
+
+
+def _unit(text: str, k: int) -> int | None:
+    r"""Return the code unit of the ``\uXXXX`` at ``k``, or None when it is not all there."""
+    digits = text[k + 2:k + 6]
+    if len(digits) < 4 or not _HEX.issuperset(digits):
+        return None
+    return int(digits, 16)
+
+
+def _skip_value(text: str, i: int) -> int | None:
+    """Return the end of the complete JSON value at ``i``, or None (incomplete or not JSON)."""
+    try:
+        return _DECODER.raw_decode(text, i)[1]
+    except ValueError:
+        return None
+
+
+def _members(text: str, i: int):
+    """
+    Yield ``(key, value index)`` for the members of the JSON object at ``text[i] == '{'``.
+
+    Stops at the first member that is not complete up to its value's first character; the
+    caller skips (``_skip_value``) the values it does not read, and sends the index on.
+    """
+    n = len(text)
+    i = skip_ws(text, i + 1)
+    while i < n and text[i] == '"':
+        key, closed = json_string_prefix(text, i)
+        if not closed:
+            return
+        i = skip_ws(text, _string_end(text, i))
+        if i >= n or text[i] != ':':
+            return
+        i = skip_ws(text, i + 1)
+        if i >= n:
+            return
+        end = yield key, i
+        if end is None:
+            return
+        i = skip_ws(text, end)
+        if i >= n or text[i] != ',':
+            return
+        i = skip_ws(text, i + 1)
+
+
+def _string_end(text: str, i: int) -> int:
+    """Return the index after the closed JSON string whose opening quote is at ``i``."""
+    k = i + 1
+    while True:
+        ch = text[k]
+        if ch == '\\':
+            k += 2
+        elif ch == '"':
+            return k + 1
+        else:
+            k += 1
+
+
+def json_call_prefix(text: str, i: int, argument_of, name_keys: tuple[str, ...] = ('name',),
+                     argument_keys: tuple[str, ...] = ('arguments', 'parameters')):
+    """
+    Read ``{"name": ..., "arguments": {..., ARG: "..."}}`` at ``text[i] == '{'`` so far.
+
+    ``argument_of(name)`` gives the tool's streamable argument ('' for none). Returns None
+    until the name is known (it must come before the arguments), else ``(name, prefix)``
+    with ``prefix`` None until that argument's string value begins.
+    """
+    name = None
+    members = _members(text, i)
+    try:
+        key, k = next(members)
+        while True:
+            if key in name_keys and name is None:
+                if text[k] != '"':
+                    return None
+                value, closed = json_string_prefix(text, k)
+                if not closed:
+                    return None
+                name = value
+                end = _string_end(text, k)
+            elif key in argument_keys:
+                if name is None or not argument_of(name):
+                    return None
+                if text[k] != '{':
+                    return name, None
+                return name, _member_prefix(text, k, argument_of(name))
+            else:
+                end = _skip_value(text, k)
+                if end is None:
+                    break
+            key, k = members.send(end)
+    except StopIteration:
+        pass
+    if name is None or not argument_of(name):
+        return None
+    return name, None
+
+
+def _member_prefix(text: str, i: int, argument: str) -> str | None:
+    """Decode the string member ``argument`` of the object at ``i`` so far (None: not yet)."""
+    members = _members(text, i)
+    try:
+        key, k = next(members)
+        while True:
+            if key == argument:
+                if text[k] != '"':
+                    return None
+                return json_string_prefix(text, k)[0]
+            end = _skip_value(text, k)
+            if end is None:
+                return None
+            key, k = members.send(end)
+    except StopIteration:
+        return None

@@ -1,0 +1,266 @@
+# Copyright 2026 lerobot_tools_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""stream_speech in the dispatch core: a say starts while its text still arrives (issue 32)."""
+
+import json
+
+from lerobot_tools_ros import errors
+from lerobot_tools_ros.catalog import DEFAULT_TOOLS, ToolCatalog
+from lerobot_tools_ros.dispatch import DispatchCore, DispatchSettings, effects as fx, ToolSettings
+from lerobot_tools_ros.dispatch.segments import segment_end, split_segments
+import pytest
+
+CATALOG = ToolCatalog.from_tools(DEFAULT_TOOLS)
+TEXT = 'Hello there. I will pick up the cube now; then place it. Done!'
+CALLS = {
+    'lerobot_marker': 'Plan: pick.\n<say>{}</say>',
+    'hermes': '<tool_call>\n{{"name": "say", "arguments": {{"text": {}}}}}\n</tool_call>',
+    'qwen3_coder_xml': ('<tool_call>\n<function=say>\n<parameter=text>\n{}\n</parameter>\n'
+                        '</function>\n</tool_call>'),
+}
+CLOSING = {'lerobot_marker': '</say>', 'hermes': '"}}', 'qwen3_coder_xml': '</parameter>'}
+
+
+def markup(fmt: str, text: str = TEXT) -> str:
+    return CALLS[fmt].format(json.dumps(text) if fmt == 'hermes' else text)
+
+
+class Harness:
+    """A core with stream_speech, fed a generation in 4-character deltas."""
+
+    def __init__(self, say: ToolSettings | None = None, **settings) -> None:
+        settings.setdefault('stream_speech', True)
+        say = say or ToolSettings(timeout_s=10.0, repeat_window_s=3.0)
+        self.core = DispatchCore(CATALOG, DispatchSettings(**settings),
+                                 lambda name: say if name == 'say' else ToolSettings(),
+                                 id_prefix='s')
+        self.effects: list = []
+        self.at: list = []  # (delta index, effect)
+
+    def stream(self, text: str, gen: str = 'g', now: float = 0.0, size: int = 4,
+               final: bool = True, stop: int | None = None) -> None:
+        """Feed deltas of `text` (up to char `stop`), each at its own index."""
+        pieces = [text[i:i + size] for i in range(0, len(text), size)]
+        if stop is not None:
+            pieces = pieces[:stop]
+        for index, delta in enumerate(pieces):
+            last = final and index == len(pieces) - 1
+            self.add(self.core.chunk(gen, delta, last, now), index)
+
+    def add(self, effects: list, index: int = -1) -> list:
+        self.effects += effects
+        self.at += [(index, effect) for effect in effects]
+        return effects
+
+    def of(self, kind) -> list:
+        return [e for e in self.effects if isinstance(e, kind)]
+
+    def results(self) -> list:
+        return self.of(fx.PublishResult)
+
+    def spoken(self) -> str:
+        return ''.join(e.text for e in self.of(fx.SendText))
+
+
+@pytest.mark.parametrize('fmt', sorted(CALLS))
+def test_a_streamed_say_starts_at_its_first_sentence_and_ends_with_one_result(fmt):
+    h = Harness()
+    whole = markup(fmt)
+    h.stream(whole)
+    sends = [(i, e) for i, e in h.at if isinstance(e, fx.Send)]
+    texts = [(i, e) for i, e in h.at if isinstance(e, fx.SendText)]
+    assert len(sends) == 1
+    first_end = whole.index('Hello there.') + len('Hello there. ')
+    assert sends[0][0] <= first_end // 4 + 1  # the delta after the sentence ends, at most
+    assert texts[0][1].text == 'Hello there. ' and texts[0][0] == sends[0][0]
+    assert sends[0][0] < whole.index(CLOSING[fmt]) // 4  # long before the closing markup
+    # whole segments in order, the rest with the end, nothing lost or repeated
+    assert [e.text for _, e in texts] == ['Hello there. ', 'I will pick up the cube now; ',
+                                          'then place it. ', 'Done!']
+    assert [e.end for _, e in texts] == [False, False, False, True]
+    call = sends[0][1].call
+    assert not h.results()  # the executor answers after speaking the end
+    h.add(h.core.answered(call.call_id, 1.0, success=True, content='spoken'))
+    assert [(r.call.call_id, r.success) for r in h.results()] == [(call.call_id, True)]
+    # the announcement, the audit log and the chat carry the final text
+    assert [json.loads(e.call.arguments_json) for e in h.of(fx.PublishCall)] == [{'text': TEXT}]
+    audit = [e.fields for e in h.of(fx.Audit) if e.event == 'call']
+    assert [a['arguments'] for a in audit] == [{'text': TEXT}]
+    chat = [e.message for e in h.of(fx.PublishChat) if e.message['role'] == 'assistant']
+    assert chat[-1]['tool_calls'][0]['function']['arguments'] == {'text': TEXT}
+
+
+def test_with_stream_speech_off_or_from_policy_text_nothing_starts_early():
+    for h, feed in ((Harness(stream_speech=False), 'stream'), (Harness(), 'text')):
+        if feed == 'stream':
+            h.stream(markup('lerobot_marker'))
+            assert h.at[[e for _, e in h.at].index(h.of(fx.Send)[0])][0] == \
+                len(markup('lerobot_marker')) // 4  # the last delta: the closing tag
+        else:
+            h.add(h.core.text(markup('lerobot_marker'), 0.0))
+        assert not h.of(fx.SendText)
+        assert [e.call.arguments for e in h.of(fx.Send)] == [{'text': TEXT}]
+
+
+def test_a_short_say_complete_before_a_whole_sentence_runs_as_before():
+    h = Harness()
+    h.stream('<say>On it.</say>')
+    assert not h.of(fx.SendText)
+    assert [e.call.arguments for e in h.of(fx.Send)] == [{'text': 'On it.'}]
+
+
+def test_a_malformed_tail_stops_speech_with_one_result_saying_what_was_spoken():
+    h = Harness()
+    h.stream('<tool_call>{"name": "say", "arguments": {"text": "Hello there. I will go'
+             '"}, oops}</tool_call>')
+    call = h.of(fx.Send)[0].call
+    stops = h.of(fx.StopOnExecutor)
+    assert [(s.call.call_id, s.await_answer) for s in stops] == [(call.call_id, True)]
+    assert [e.end for e in h.of(fx.SendText)] == [False]  # the end never went out
+    [result] = h.results()
+    assert result.error_code == errors.PARSE_ERROR
+    assert 'malformed' in result.error_message
+    assert "13 characters of its text had been handed to speech in 1 segment(s): 'Hello " \
+        "there. '" in result.error_message
+    h.add(h.core.answered(call.call_id, 1.0, success=False, error_code='cancelled'))
+    assert len(h.results()) == 1
+    assert [json.loads(e.call.arguments_json) for e in h.of(fx.PublishCall)] == [
+        {'text': 'Hello there. I will go'}]
+
+
+def test_a_truncated_generation_stops_speech_with_one_truncated_result():
+    h = Harness()
+    h.stream('<say>Hello there. And then')
+    [result] = h.results()
+    assert result.error_code == errors.PARSE_ERROR and 'not closed' in result.error_message
+    assert len(h.of(fx.StopOnExecutor)) == 1
+
+
+@pytest.mark.parametrize('how', ['cancel', 'pause', 'timeout'])
+def test_cancel_pause_and_timeout_stop_speech_with_one_result(how):
+    h = Harness()
+    whole = markup('hermes')
+    h.stream(whole, final=False, stop=whole.index('then') // 4)
+    call = h.of(fx.Send)[0].call
+    spoken = h.spoken()
+    if how == 'cancel':
+        h.add(h.core.cancel(1.0, call_id=call.call_id))
+    elif how == 'pause':
+        h.add(h.core.set_enabled(False, 1.0))
+    else:
+        h.add(h.core.tick(11.0))
+    [result] = h.results()
+    assert result.error_code == {'cancel': errors.CANCELLED, 'pause': errors.PAUSED,
+                                 'timeout': errors.TIMEOUT}[how]
+    assert f'{len(spoken)} characters of its text had been handed' in result.error_message
+    assert len(h.of(fx.StopOnExecutor)) == 1
+    # the rest of the generation speaks no more and gives no second result
+    rest = whole[whole.index('then') // 4 * 4:]
+    h.add(h.core.chunk('g', rest, True, 12.0))
+    assert h.spoken() == spoken and len(h.results()) == 1
+    chat = [e.message for e in h.of(fx.PublishChat) if e.message['role'] == 'assistant']
+    assert chat[-1]['tool_calls'][0]['function']['arguments'] == {'text': TEXT}
+
+
+def test_a_repeat_is_decided_at_its_end_and_suppressed_when_identical():
+    h = Harness()
+    h.stream(markup('lerobot_marker'), gen='a')
+    first = h.of(fx.Send)[0].call
+    h.add(h.core.answered(first.call_id, 1.0, success=True))
+    h.stream(markup('lerobot_marker'), gen='b', now=1.5)  # the same say, next action chunk
+    assert len(h.of(fx.Send)) == 1 and len(h.of(fx.SendText)) == 4  # never started
+    assert [r.error_code for r in h.results()] == ['', errors.DUPLICATE]
+    # same first sentence, different rest: decided complete, and it runs (not a duplicate)
+    h.stream(markup('lerobot_marker', 'Hello there. Something else now.'), gen='c', now=2.0)
+    assert [e.call.arguments for e in h.of(fx.Send)][1:] == [
+        {'text': 'Hello there. Something else now.'}]
+    assert len(h.of(fx.SendText)) == 4
+    # a different first sentence starts early again
+    h.add(h.core.answered(h.of(fx.Send)[1].call.call_id, 2.5, success=True))
+    h.stream(markup('lerobot_marker', 'Now the cup. Then done.'), gen='d', now=2.6)
+    assert [e.text for e in h.of(fx.SendText)][4:] == ['Now the cup. ', 'Then done.']
+
+
+@pytest.mark.parametrize('gate, code', [
+    ({'approval': 'confirm'}, None), ({'allowed_tools': ['record_observation']},
+                                      errors.NOT_ALLOWED),
+    ({'rate_limit_hz': 0.001, 'burst': 1}, errors.RATE_LIMITED),
+])
+def test_gates_that_refuse_or_hold_a_call_keep_it_from_starting_early(gate, code):
+    settings = {k: v for k, v in gate.items() if k == 'allowed_tools'}
+    say = ToolSettings(timeout_s=10.0, **{k: v for k, v in gate.items()
+                                          if k != 'allowed_tools'})
+    h = Harness(say=say, **settings)
+    if 'burst' in gate:
+        h.add(h.core.text('<say>first</say>', 0.0))  # takes the one token
+        h.add(h.core.answered(h.of(fx.Send)[0].call.call_id, 0.1, success=True))
+    h.stream(markup('hermes'), now=0.2)
+    assert not h.of(fx.SendText)
+    if code is None:
+        assert len(h.of(fx.RequestApproval)) == 1 and not h.results()
+    else:
+        assert h.results()[-1].error_code == code
+
+
+def test_a_say_behind_a_running_say_waits_to_be_complete_and_queues():
+    h = Harness()
+    h.add(h.core.text('<say>Busy now.</say>', 0.0))
+    h.stream(markup('lerobot_marker'), now=0.1)
+    assert not h.of(fx.SendText) and len(h.of(fx.Send)) == 1
+    h.add(h.core.answered(h.of(fx.Send)[0].call.call_id, 1.0, success=True))
+    assert [e.call.arguments for e in h.of(fx.Send)][1:] == [{'text': TEXT}]
+
+
+def test_pause_before_the_first_sentence_refuses_the_call_when_complete():
+    h = Harness()
+    h.add(h.core.set_enabled(False, 0.0))
+    h.stream(markup('lerobot_marker'))
+    assert not h.of(fx.Send)
+    assert [r.error_code for r in h.results()] == [errors.PAUSED]
+
+
+def test_an_executor_that_appears_later_gets_all_the_text_so_far():
+    h = Harness()
+    whole = markup('lerobot_marker')
+    h.stream(whole, final=False, stop=8)
+    call = h.of(fx.Send)[0].call
+    h.add(h.core.executor_missing(call.call_id, 0.1))
+    h.add(h.core.chunk('g', whole[32:], True, 0.2))
+    assert not h.results()
+    before = len(h.of(fx.SendText))
+    h.add(h.core.executor_available('say', 0.3))
+    again = h.of(fx.SendText)[before:]
+    assert ''.join(e.text for e in again) == TEXT and again[-1].end
+
+
+@pytest.mark.parametrize('text, pieces, rest', [
+    ('Hello there. How are', ['Hello there. '], 'How are'),
+    ('OK, going. Dr. Smith, e.g. Bob. Pi is 3.14', ['OK, going. ', 'Dr. Smith, e.g. Bob. '],
+     'Pi is 3.14'),
+    ('Wait: go; now!', ['Wait: ', 'go; '], 'now!'),
+    ('A long lead-in clause that runs past forty characters, and more', [
+        'A long lead-in clause that runs past forty characters, '], 'and more'),
+    ('你好。我来了！好', ['你好。', '我来了！'], '好'),
+    ('line one\nline two', ['line one\n'], 'line two'),
+    ('He said "Stop." Then', ['He said "Stop." '], 'Then'),
+])
+def test_segments_are_whole_sentences_or_clauses(text, pieces, rest):
+    assert split_segments(text) == (pieces, rest)
+
+
+def test_text_without_punctuation_is_cut_at_a_space_when_long():
+    text = 'word ' * 50
+    end = segment_end(text)
+    assert 0 < end <= 200 and text[end - 1] == ' '
