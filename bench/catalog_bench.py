@@ -147,7 +147,9 @@ class Bench(Driver):
     def policy_text(self, marker: str) -> float:
         """Publish one policy text with an echo call; return the time to its result."""
         start = time.perf_counter()
-        self.text.publish(self.String(data=f'<echo>{marker}</echo>'))
+        # Hermes: the marker form (<echo>...</echo>) is for tools with one required text.
+        self.text.publish(self.String(data=f'<tool_call>{{"name": "echo", "arguments": '
+                                           f'{{"text": "{marker}"}}}}</tool_call>'))
         if not self.spin_until(lambda: any(marker in c for c in self.texts_answered), 60.0):
             raise RuntimeError(f'no result for the policy text {marker!r}')
         return time.perf_counter() - start

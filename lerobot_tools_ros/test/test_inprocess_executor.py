@@ -65,7 +65,7 @@ class World:
 
     def path(self, tool: str) -> str:
         """How the dispatcher's calls of ``tool`` go now (LOCAL, ACTION, SERVICE or '')."""
-        return self.stack.dispatcher._client(tool).path
+        return self.stack.dispatcher.executor_path(tool)
 
     def close(self) -> None:
         import rclpy

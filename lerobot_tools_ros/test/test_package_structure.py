@@ -17,6 +17,8 @@ The package's shape a newcomer relies on: no import cycles, no reaching into pri
 
 The import graph is read from the source (every import, also inside functions, but not those
 only for type checkers), so a cycle that a lazy import hides at run time still fails here.
+The dispatcher node stays wiring: no mixin shares its state, nothing else (package, tests,
+benches) reaches into its private attributes, and its module stays short.
 """
 
 import ast
@@ -24,6 +26,8 @@ import pathlib
 
 PACKAGE = 'lerobot_tools_ros'
 SOURCE = pathlib.Path(__file__).resolve().parents[1] / PACKAGE
+DISPATCHER = SOURCE / 'nodes' / 'dispatcher.py'
+DISPATCHER_MAX_LINES = 420
 
 
 def _modules() -> dict[str, pathlib.Path]:
@@ -145,3 +149,73 @@ def test_the_checks_see_a_cycle_and_a_private_import():
                      'def f():\n    import y\n')
     assert sorted(ast.unparse(node) for node in _runtime_imports(tree)) == [
         'from typing import TYPE_CHECKING', 'import y']
+
+
+def _private_names(cls: ast.ClassDef) -> set[str]:
+    """Return the private methods a class defines and the private attributes it sets."""
+    found = {node.name for node in cls.body if isinstance(node, ast.FunctionDef)}
+    for node in ast.walk(cls):
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) \
+                and isinstance(node.value, ast.Name) and node.value.id == 'self':
+            found.add(node.attr)
+    return {name for name in found if name.startswith('_') and not name.startswith('__')}
+
+
+def _dispatcher_class(tree: ast.AST) -> ast.ClassDef:
+    return next(node for node in ast.walk(tree)
+                if isinstance(node, ast.ClassDef) and node.name == 'Dispatcher')
+
+
+def _reaches(tree: ast.AST, private: set[str]) -> list[str]:
+    """
+    Return where `tree` reaches into the `private` attributes of the dispatcher.
+
+    Two ways: ``<...dispatcher...>._name`` (an object the code calls a dispatcher), and a class
+    with no base to inherit it from (a mixin) that reads ``self._name`` it neither sets nor
+    defines itself.
+    """
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr in private \
+                and 'dispatcher' in ast.unparse(node.value).lower():
+            found.append(f'line {node.lineno}: {ast.unparse(node)}')
+        if isinstance(node, ast.ClassDef) and not node.bases:
+            own = _private_names(node)
+            for used in ast.walk(node):
+                if isinstance(used, ast.Attribute) and isinstance(used.value, ast.Name) \
+                        and used.value.id == 'self' and used.attr in private - own:
+                    found.append(f'line {used.lineno}: {node.name} uses self.{used.attr}')
+    return sorted(found, key=lambda where: int(where.split()[1].rstrip(':')))
+
+
+def test_nothing_reaches_into_the_dispatchers_private_attributes():
+    tree = ast.parse(DISPATCHER.read_text(encoding='utf-8'))
+    dispatcher = _dispatcher_class(tree)
+    # Composition: what the node holds are objects it calls, not mixins sharing its state.
+    assert [ast.unparse(base) for base in dispatcher.bases] == ['Node']
+    private = _private_names(dispatcher)
+    assert {'_core', '_lock', '_apply'} <= private  # the names were read
+    package_dir = SOURCE.parent
+    files = [*SOURCE.rglob('*.py'), *(package_dir / 'test').glob('*.py'),
+             *(package_dir.parent / 'bench').glob('*.py')]
+    reached = [f'{path.relative_to(package_dir.parent)} {where}'
+               for path in files if path != DISPATCHER
+               for where in _reaches(ast.parse(path.read_text(encoding='utf-8')), private)]
+    assert reached == []
+
+
+def test_the_dispatcher_module_stays_wiring_sized():
+    lines = len(DISPATCHER.read_text(encoding='utf-8').splitlines())
+    assert lines <= DISPATCHER_MAX_LINES, (
+        f'nodes/dispatcher.py has {lines} lines: move what is not wiring (events into the '
+        'core, effects out) into the objects it holds')
+
+
+def test_the_private_access_check_sees_a_reach_and_a_mixin():
+    tree = ast.parse('def f(stack):\n    return stack.dispatcher._core.catalog\n'
+                     'class Mixin:\n    def g(self):\n        self._own = 1\n'
+                     '        return self._lock, self._own\n'
+                     'class Other:\n    def h(self, tool):\n        return tool._core\n'
+                     'class Child(Base):\n    def i(self):\n        return self._lock\n')
+    assert _reaches(tree, {'_core', '_lock', '_own'}) == [
+        'line 2: stack.dispatcher._core', 'line 6: Mixin uses self._lock']

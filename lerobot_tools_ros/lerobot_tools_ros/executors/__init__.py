@@ -18,10 +18,12 @@ How a call reaches a tool: one `Executor` protocol, three implementations, chose
 `ExecutorClient` (client.py) finds a tool's executor and picks how to call it: in process
 (`InProcessExecutor`), as a RunTool goal (`ActionExecutor`) or as a CallTool request
 (`ServiceExecutor`). Each returns an `ExecutorCall` handle and reports one `Outcome`.
+`ToolClients` (tool_clients.py) keeps the dispatcher's client of each tool.
 """
 
 from .base import ACTION, Executor, ExecutorCall, FeedbackCallback, LOCAL, Outcome, SERVICE
 from .client import ExecutorClient
+from .tool_clients import ToolClients
 
 __all__ = ['ACTION', 'Executor', 'ExecutorCall', 'ExecutorClient', 'FeedbackCallback', 'LOCAL',
-           'Outcome', 'SERVICE']
+           'Outcome', 'SERVICE', 'ToolClients']

@@ -13,27 +13,38 @@
 # limitations under the License.
 
 """
-The dispatcher's catalog reloads and its tool.<name>.<setting> parameters (a mixin of the node).
+Catalog reloads and the tool.<name>.<setting> parameters: one object the dispatcher holds.
 
-`~/reload_catalog` loads and checks the new catalog on a ~/call thread, compares it with the old
-one there, and swaps it into the core in the dispatch group (a few ms, whatever its size).
-Declaring the tools' parameters (five per tool, 0.1-0.4 ms each) and creating the executor
-clients of new tools then run in slices in the group, between calls (`dispatch.tool_parameters`
-decides the order); the reload answers once they are in step. Clients of removed tools are
-destroyed once none of their calls is still out, removed tools' parameters undeclared.
+`CatalogReloader` is everything the dispatcher does because a catalog can have 10,000 tools;
+the node gives it what it needs as a few callables (see its constructor) and calls it at start,
+from `~/reload_catalog`, and at shutdown. `~/reload_catalog` loads and checks the new catalog on a
+~/call thread, compares it with the old one there, and swaps it into the core in the dispatch
+group (a few ms, whatever its size). Declaring the tools' parameters (five per tool, 0.1-0.4 ms
+each) and creating the executor clients of new tools then run in slices in the group, between
+calls (`dispatch.tool_parameters` decides the order); the reload answers once they are in step.
+Clients of removed tools are destroyed once none of their calls is still out (`ToolClients`),
+removed tools' parameters undeclared.
+
+What only large catalogs need, all here: executor clients made per tool at its first call above
+`EAGER_CLIENTS` tools, parameters declared in slices after the first
+`_TOOLS_DECLARED_AT_START` tools, `gc.freeze` above `EAGER_CLIENTS` tools. (The schema check
+cache that makes an unchanged reload cheap is the catalog's own, in `catalog`.)
 """
 
+from collections.abc import Callable
 import gc
-import threading
 import time
 from typing import Any
 
 from lerobot_tools_ros.catalog import CatalogError, ToolCatalog
 from lerobot_tools_ros.dispatch.tool_parameters import DECLARE, ToolParameterPlan
+from lerobot_tools_ros.nodes.dispatcher_calls import Waiter
+from lerobot_tools_ros.nodes.dispatcher_params import DispatcherParameters
 from lerobot_tools_ros.parsing import parse
 from lerobot_tools_ros.untrusted import log_text
 from rclpy.clock import Clock, ClockType
 from rclpy.exceptions import ParameterException
+from rclpy.node import Node
 from std_srvs.srv import Trigger
 
 # A catalog of at most this many tools gets its executor clients at once (discovery and the
@@ -53,15 +64,12 @@ _SLICE_S = 0.010
 _SLICE_GAP_S = 0.015
 
 
-class Waiter:
-    """One ~/call request waiting in its service thread for its call's one result."""
-
-    __slots__ = ('answered', 'result', 'call')
-
-    def __init__(self) -> None:
-        self.answered = threading.Event()
-        self.result: Any = None  # the call's PublishResult, or a service's answer
-        self.call: Any = None  # the core's call, once submitted
+def load_catalog(logger: Any, dataset: str) -> ToolCatalog:
+    """Load the catalog of `dataset` ('': the sample), logging the entries it skipped."""
+    catalog = ToolCatalog.load(dataset or None)
+    for problem in catalog.problems:
+        logger.warning(problem)
+    return catalog
 
 
 def freeze_if_large(catalog: ToolCatalog) -> None:
@@ -111,66 +119,104 @@ class _SyncStats:
                 f'undeclared in {self.slices} slice(s), the longest {self.longest_s * 1e3:.1f} ms')
 
 
-class CatalogReloads:
-    """Reloads and tool parameters of the `Dispatcher` node (its attributes, its group)."""
+class CatalogReloader:
+    """
+    Reload the catalog and keep tool.<name>.<setting> in step with it, in slices.
 
-    def _plan_tool_parameters(self, catalog: ToolCatalog) -> None:
-        """Declare the first tools' parameters now; plan the rest (see `_start_slices`)."""
-        self._tool_params = ToolParameterPlan(self.params.overridden_tools)
+    Held by the `Dispatcher` node; everything it needs from the node is given here:
+
+    - `node`, `group`: where its guard condition and gap timer live (the dispatch group);
+    - `params`: the dispatcher's parameters (declares and undeclares the tools');
+    - `current()`: the catalog in force (the core's);
+    - `post(work)`: run `work()` in the group, soon, from any thread;
+    - `swap(catalog, removed)`: in the group, make `catalog` the core's and retire the executor
+      clients of the `removed` tools;
+    - `busy()`: whether calls are pending or work is posted (slices then leave them a gap);
+    - `add_client(name)`: make a tool's executor client;
+    - `publish_catalog(catalog)`: announce the catalog in force (off the dispatch thread).
+
+    The constructor declares the first tools' parameters of `catalog` at once and plans the
+    rest (in slices, once the node spins).
+    """
+
+    def __init__(self, node: Node, params: DispatcherParameters, catalog: ToolCatalog, *,
+                 group: Any, current: Callable[[], ToolCatalog],
+                 post: Callable[[Callable[[], None]], None],
+                 swap: Callable[[ToolCatalog, list[str]], None], busy: Callable[[], bool],
+                 add_client: Callable[[str], Any],
+                 publish_catalog: Callable[[ToolCatalog], None]) -> None:
+        self._node = node
+        self._params = params
+        self._current = current
+        self._post = post
+        self._swap = swap
+        self._busy = busy
+        self._add_client = add_client
+        self._publish_catalog = publish_catalog
+        self._tool_params = ToolParameterPlan(params.overridden_tools)
         self._tool_params.retarget(catalog.names)
-        self._declaring = False  # declaring takes values already in force: nothing to re-read
+        # True while declaring: the values taken are in force already, nothing to re-read.
+        self.declaring = False
         self._sync_waiters: list[Waiter] = []  # reloads waiting for the parameters
+        self._waiting: set[Waiter] = set()  # every reload still waiting (for shutdown)
         self._sync_stats = _SyncStats()
-        self._step_tool_parameters(max_steps=_TOOLS_DECLARED_AT_START)
-
-    def _start_slices(self) -> None:
-        """Create the slices' guard condition and gap timer (in the group); start if pending."""
         self._new_clients: list[str] = []  # executor clients a reload added, made in slices
-        self._slice_guard = self.create_guard_condition(self._catch_up,
-                                                        callback_group=self._group)
-        self._slice_timer = self.create_timer(_SLICE_GAP_S, self._catch_up,
-                                              callback_group=self._group,
+        self._step_tool_parameters(max_steps=_TOOLS_DECLARED_AT_START)
+        self._slice_guard = node.create_guard_condition(self._catch_up, callback_group=group)
+        self._slice_timer = node.create_timer(_SLICE_GAP_S, self._catch_up, callback_group=group,
                                               clock=Clock(clock_type=ClockType.STEADY_TIME))
         self._slice_timer.cancel()
         if self._tool_params.pending:
             self._slice_guard.trigger()
 
-    def _on_reload(self, request: Trigger.Request, response: Trigger.Response):
+    def start_clients(self, catalog: ToolCatalog) -> None:
+        """Make every tool's executor client now, unless the catalog is large (at first call)."""
+        if len(catalog) <= EAGER_CLIENTS:
+            for name in catalog.names:
+                self._add_client(name)
+
+    def release(self) -> None:
+        """At shutdown: let every waiting reload answer (that the dispatcher shut down)."""
+        for waiter in [*self._waiting, *self._sync_waiters]:
+            waiter.answered.set()
+
+    def on_reload(self, request: Trigger.Request, response: Trigger.Response):
         """Load and check the new catalog here (a ~/call thread); swap it in the group."""
         start = time.perf_counter()
         try:
-            catalog = self._load_catalog()
+            catalog = load_catalog(self._node.get_logger(), self._params.dataset)
         except CatalogError as exc:
             response.success = False
             response.message = f'kept the old catalog: {exc}'
             return response
-        refused = self.params.check_tool_overrides(catalog.names)
+        refused = self._params.check_tool_overrides(catalog.names)
         if refused:
             response.success = False
             response.message = f'kept the old catalog: a new tool has a bad setting: {refused}'
             return response
         # The parser's plan for the new catalog is built here too: built lazily by the first
         # policy text after the swap, it held the dispatch thread (and e-stop) for seconds.
-        parse('', catalog, self.params.formats)
+        parse('', catalog, self._params.formats)
         freeze_if_large(catalog)
         loaded_s = time.perf_counter() - start
         swapped = Waiter()
         synced = Waiter()
-        self._call_waiters.update((swapped, synced))
+        self._waiting.update((swapped, synced))
+        context = self._node.context
         try:
-            base = self.catalog  # compared here, off the dispatch thread (10,000 schemas)
+            base = self._current()  # compared here, off the dispatch thread (10,000 schemas)
             diff = _catalog_diff(base, catalog)
             self._post(lambda: self._swap_catalog(catalog, swapped, synced, base, diff))
-            while not swapped.answered.wait(1.0) and self.context.ok():
+            while not swapped.answered.wait(1.0) and context.ok():
                 pass  # the swap is quick; this only notices shutdown
             # The new catalog is in force; answer once its tools' parameters are declared and
             # removed tools' undeclared (in slices, calls are served meanwhile).
-            while swapped.result and not synced.answered.wait(1.0) and self.context.ok():
+            while swapped.result and not synced.answered.wait(1.0) and context.ok():
                 pass
         finally:
-            self._call_waiters.difference_update((swapped, synced))
-        if swapped.result and swapped.result[0] and self.catalog is catalog:
-            self._topics.catalog(catalog, self._service_name)  # here: off the dispatch thread
+            self._waiting.difference_update((swapped, synced))
+        if swapped.result and swapped.result[0] and self._current() is catalog:
+            self._publish_catalog(catalog)  # here: off the dispatch thread
         response.success, response.message = swapped.result or (
             False, 'the dispatcher shut down before the new catalog was swapped in')
         if response.success:
@@ -187,27 +233,20 @@ class CatalogReloads:
         answer `synced`.
         """
         start = time.perf_counter()
-        if self.catalog is not base:  # another reload came first: compare with its catalog
-            diff = _catalog_diff(self.catalog, catalog)
+        if self._current() is not base:  # another reload came first: compare with its catalog
+            diff = _catalog_diff(self._current(), catalog)
         added, removed, changed = diff
         self._tool_params.retarget(catalog.names)
         self._sync_stats = _SyncStats()
         self._sync_waiters.append(synced)
         self._slice_guard.trigger()  # answers `synced` at once if there is nothing to do
-        with self._lock:
-            self._core.catalog = catalog
-            self._core.settings_changed(time.monotonic())
-            for name in removed:
-                client = self._tool_clients.pop(name, None)
-                if client is not None:
-                    self._retiring[name] = client
-            self._retire_idle_clients()
+        self._swap(catalog, removed)
         if len(catalog) <= EAGER_CLIENTS:
             self._new_clients = added[::-1]  # a stack: made in order
         message = (f'reloaded {catalog.source}: added {_some(added)}, removed '
                    f'{_some(removed)}, changed {_some(changed)}; swapped in '
                    f'{(time.perf_counter() - start) * 1e3:.1f} ms')
-        self.get_logger().info(message)
+        self._node.get_logger().info(message)
         swapped.result = (True, message)
         swapped.answered.set()
 
@@ -219,18 +258,18 @@ class CatalogReloads:
         steps = 0
         while self._new_clients and time.perf_counter() < deadline:
             name = self._new_clients.pop()
-            if name in self._core.catalog:  # still (a later reload may have removed it)
-                self._client(name)
+            if name in self._current():  # still (a later reload may have removed it)
+                self._add_client(name)
             steps += 1
         if time.perf_counter() < deadline:
             steps += self._step_tool_parameters(deadline=deadline)
         if steps:
-            freeze_if_large(self._core.catalog)  # what this slice declared
+            freeze_if_large(self._current())  # what this slice declared
             stats = self._sync_stats
             stats.slices += 1
             stats.longest_s = max(stats.longest_s, time.perf_counter() - start)
         if self._tool_params.pending or self._new_clients:
-            if self._core.pending_calls or self._posted:
+            if self._busy():
                 self._slice_timer.reset()  # calls are on their way: leave them the gap
             else:
                 self._slice_guard.trigger()  # after whatever else is ready now
@@ -244,17 +283,17 @@ class CatalogReloads:
         """Take the plan's next steps until `deadline` (perf_counter) or `max_steps` taken."""
         plan = self._tool_params
         taken = 0
-        self._declaring = True
+        self.declaring = True
         try:
             while (step := plan.next_step()) is not None and taken != max_steps:
                 kind, tool = step
                 try:
                     if kind == DECLARE:
-                        self.params.declare_tool(tool)
+                        self._params.declare_tool(tool)
                     else:
-                        self.params.undeclare_tool(tool)
+                        self._params.undeclare_tool(tool)
                 except ParameterException as exc:  # the overrides were checked before
-                    self.get_logger().error(
+                    self._node.get_logger().error(
                         f'could not {kind} the parameters of {log_text(tool)}: {exc}')
                 plan.done(step)
                 taken += 1
@@ -265,13 +304,5 @@ class CatalogReloads:
                 if time.perf_counter() >= deadline:
                     break
         finally:
-            self._declaring = False
+            self.declaring = False
         return taken
-
-    def _retire_idle_clients(self) -> None:
-        """Destroy the clients of removed tools once none of their calls is still out."""
-        if not self._retiring:
-            return
-        busy = {call.name for call in self._core.active_calls()}
-        for name in [name for name in self._retiring if name not in busy]:
-            self._retiring.pop(name).destroy()

@@ -1,0 +1,145 @@
+# Copyright 2026 lerobot_tools_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+`~/call` and `~/reload_catalog`: the dispatcher's services whose requests wait for an answer.
+
+`~/call` (CallTool) lets other nodes submit a call through the same gates; it is served by a
+small node of its own (`<name>_call`) whose threads wait for the calls' results, because rclpy
+cannot answer a service request later and an awaiting coroutine would busy-poll the executor.
+`~/reload_catalog` is served there too (loading a 10,000-tool catalog takes seconds: on these
+threads the dispatch thread keeps answering calls meanwhile; see `catalog_reload`).
+"""
+
+from collections.abc import Callable
+import threading
+from typing import Any
+
+from lerobot_tools_interfaces.srv import CallTool
+from lerobot_tools_ros import errors, names
+from lerobot_tools_ros.dispatch import effects as fx
+from lerobot_tools_ros.untrusted import ros_string
+import rclpy
+from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.node import Node
+from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
+from std_srvs.srv import Trigger
+
+# Threads of ~/call and ~/reload_catalog: requests waiting at once (more wait in the queue).
+_CALL_THREADS = 16
+_CALL_SOURCE_DEFAULT = 'call_service'
+
+
+class Waiter:
+    """One ~/call request waiting in its service thread for its call's one result."""
+
+    __slots__ = ('answered', 'result', 'call')
+
+    def __init__(self) -> None:
+        self.answered = threading.Event()
+        self.result: Any = None  # the call's PublishResult, or a service's answer
+        self.call: Any = None  # the core's call, once submitted
+
+
+class CallService:
+    """
+    The `<name>_call` node of a dispatcher `node`, serving ~/call and ~/reload_catalog.
+
+    `submit(request, source, waiter)` runs in the dispatch group (posted there with `post`): it
+    submits the call to the core and, before carrying out its effects, hands the call and
+    `waiter` to `expect`; `answer` (the dispatcher's PublishResult effect) then wakes the request.
+    """
+
+    def __init__(self, node: Node, *, submit: Callable[[Any, str, Waiter], None],
+                 post: Callable[[Callable[[], None]], None],
+                 reload: Callable[[Trigger.Request, Trigger.Response], Any]) -> None:
+        self._context = node.context
+        self._submit = submit
+        self._post = post
+        self._waiters: dict[Any, Waiter] = {}  # ~/call requests by their call
+        self._waiting: set[Waiter] = set()  # every ~/call request still waiting (for shutdown)
+        self._node = rclpy.create_node(
+            f'{node.get_name()}_call', namespace=node.get_namespace(), context=node.context,
+            start_parameter_services=False, use_global_arguments=False)
+        group = ReentrantCallbackGroup()
+        # Keep all: a keep-last queue drops the oldest requests of a burst before rclpy takes
+        # them (4 clients x 500 requests lost 992), and a service callback cannot tell.
+        qos = QoSProfile(history=HistoryPolicy.KEEP_ALL, reliability=ReliabilityPolicy.RELIABLE)
+        self._node.create_service(CallTool, node.resolve_service_name('~/call'), self._on_call,
+                                  qos_profile=qos, callback_group=group)
+        self._node.create_service(Trigger, node.resolve_service_name('~/reload_catalog'),
+                                  reload, callback_group=group)
+        self._executor = MultiThreadedExecutor(num_threads=_CALL_THREADS, context=node.context)
+        self._executor.add_node(self._node)
+        self._thread = threading.Thread(target=self._spin, daemon=True, name='dispatcher-call')
+        self._thread.start()
+
+    def _spin(self) -> None:
+        try:
+            self._executor.spin()
+        except ExternalShutdownException:
+            pass
+
+    def expect(self, call: Any, waiter: Waiter) -> None:
+        """In the group, from `submit`: `waiter` waits for `call`'s result."""
+        waiter.call = call
+        self._waiters[call] = waiter
+
+    def answer(self, effect: fx.PublishResult) -> None:
+        """In the group: wake the ~/call request waiting for this result, if one is."""
+        waiter = self._waiters.pop(effect.call, None)
+        if waiter is not None:
+            waiter.result = effect
+            waiter.answered.set()
+
+    def _on_call(self, request: CallTool.Request, response: CallTool.Response):
+        """Post one request into the group (the core), wait in this thread for its result."""
+        if request.name == names.READINESS_PROBE:
+            # Answered at once, no call made: a caller proves our answers reach it (as the
+            # dispatcher does with executors) before its first real call.
+            response.call_id = request.call_id
+            response.success = True
+            return response
+        waiter = Waiter()
+        source = ros_string(request.source.strip()[:128]) or _CALL_SOURCE_DEFAULT
+        self._waiting.add(waiter)
+        try:
+            self._post(lambda: self._submit(request, source, waiter))
+            while not waiter.answered.wait(1.0) and self._context.ok():
+                pass  # the core answers every call by its deadline; this only notices shutdown
+        finally:
+            self._waiting.discard(waiter)
+        result: fx.PublishResult | None = waiter.result
+        response.call_id = waiter.call.call_id if waiter.call is not None else request.call_id
+        if result is None:
+            response.error_code = errors.UNAVAILABLE
+            response.error_message = 'the dispatcher shut down before the call had a result'
+            return response
+        response.success = result.success
+        response.content = ros_string(result.content)
+        response.error_code = result.error_code
+        response.error_message = ros_string(result.error_message)
+        return response
+
+    def release(self) -> None:
+        """At shutdown: let every waiting request answer (unavailable if it has no result)."""
+        for waiter in [*self._waiters.values(), *self._waiting]:
+            waiter.answered.set()
+
+    def close(self) -> None:
+        """Stop serving: the threads end, the node is destroyed."""
+        self._executor.shutdown(timeout_sec=2.0)
+        self._node.destroy_node()
+        self._thread.join(2.0)
