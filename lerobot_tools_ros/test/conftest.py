@@ -62,7 +62,8 @@ class _DomainSelector:
 # Kilted runs everything, Jazzy the rest); test_test_scope.py checks that none touches ROS.
 DISTRO_INDEPENDENT = frozenset({
     'test_audio_sinks', 'test_catalog', 'test_cli_catalog', 'test_copyright',
-    'test_dispatch_core', 'test_dispatch_gates', 'test_docs', 'test_flake8',
+    'test_dispatch_core', 'test_dispatch_gates', 'test_dispatch_stream_speech', 'test_docs',
+    'test_flake8', 'test_parsing_stream_arguments', 'test_say_streamed',
     'test_fix_wheel_cmake_paths', 'test_input_loss', 'test_no_module_level_skips',
     'test_package_structure', 'test_parameter_declarations', 'test_parsing_correctness',
     'test_parsing_families', 'test_parsing_formats', 'test_parsing_long_tail',

@@ -51,11 +51,11 @@ class World:
     """A domain and context with the robot, an in-process stack and the policy."""
 
     def __init__(self, domain: int, tmp, *, dispatcher: tuple = DISPATCHER,
-                 with_server: bool = True) -> None:
+                 with_server: bool = True, catalog: list = CATALOG) -> None:
         import rclpy
         os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
         self.domain = domain
-        self.dataset, self.bindings = write_stack_files(tmp, CATALOG, BINDINGS)
+        self.dataset, self.bindings = write_stack_files(tmp, catalog, BINDINGS)
         self.context = rclpy.Context()
         rclpy.init(context=self.context, domain_id=domain)
         self.robot = RobotServers(self.context, battery=False)
@@ -301,3 +301,40 @@ def test_every_answer_of_a_local_call_reaches_on_done_exactly_once(world, case):
     assert {event[-1] for event in events} == {threading.get_ident()}
     call.forget()  # forgetting a finished call changes nothing
     assert call.done and len(events) == 2
+
+
+def test_a_streamed_call_hands_its_text_to_the_tool_in_process(own_world):
+    """stream_speech in one process: the segments reach the tool's TextStream, no DDS hop."""
+    from lerobot_tools_interfaces.msg import TextChunk
+    from rclpy.qos import QoSProfile, ReliabilityPolicy
+
+    echo = json.loads(json.dumps(ECHO_SCHEMA))
+    echo['function']['parameters']['properties']['text']['x-lerobot-streamable'] = True
+    catalog = [echo if tool['function']['name'] == 'echo' else tool for tool in CATALOG]
+    world = own_world(catalog=catalog, dispatcher=('-p', 'stream_speech:=true'))
+    policy = world.policy
+    chunks = policy.node.create_publisher(TextChunk, '/policy/text_stream', QoSProfile(
+        depth=1000, reliability=ReliabilityPolicy.RELIABLE))
+    assert policy.spin_until(lambda: chunks.get_subscription_count() > 0, 10.0)
+    text = 'Hello there. I am streamed. Bye now.'
+    whole = '<tool_call>{"name": "echo", "arguments": {"text": "' + text + '"}}</tool_call>'
+    cut = whole.index('Bye')
+    for index, start in enumerate(range(0, cut, 4), 1):
+        chunks.publish(TextChunk(generation_id='s', index=index,
+                                 text=whole[start:min(start + 4, cut)]))
+    core = world.stack.dispatcher._core
+
+    def handed() -> str:
+        calls = [c for c in core.active_calls() if c.name == 'echo' and c.handle is not None]
+        stream = calls[0].handle.context.text if calls else None
+        return stream.received if stream is not None else ''
+    # before the markup is complete, its whole sentences are with the tool already
+    assert policy.spin_until(lambda: handed() == 'Hello there. I am streamed. ', 10.0), \
+        handed()
+    assert world.path('echo') == LOCAL and not policy.results
+    chunks.publish(TextChunk(generation_id='s', index=index + 1, text=whole[cut:], final=True))
+    assert policy.spin_until(lambda: policy.results, 10.0)
+    [result] = policy.results
+    assert result.success, result.error_message
+    assert text in result.content  # echo ran once, with the whole text
+    assert [json.loads(c.arguments) for c in policy.calls] == [{'text': text}]

@@ -198,7 +198,7 @@ def json_call_prefix(text: str, i: int, argument_of, name_keys: tuple[str, ...] 
                     return None
                 if text[k] != '{':
                     return name, None
-                return name, _member_prefix(text, k, argument_of(name))
+                return name, member_prefix(text, k, argument_of(name))
             else:
                 end = _skip_value(text, k)
                 if end is None:
@@ -211,7 +211,7 @@ def json_call_prefix(text: str, i: int, argument_of, name_keys: tuple[str, ...] 
     return name, None
 
 
-def _member_prefix(text: str, i: int, argument: str) -> str | None:
+def member_prefix(text: str, i: int, argument: str) -> str | None:
     """Decode the string member ``argument`` of the object at ``i`` so far (None: not yet)."""
     members = _members(text, i)
     try:
