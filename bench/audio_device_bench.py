@@ -35,6 +35,7 @@ sys.path.insert(0, str(REPO / 'bench'))
 
 from alsa_device import AlsaFileDevice  # noqa: E402
 from tts_baseline import DEFAULT_TEXT, measure_program_first_audio, percentile  # noqa: E402
+from processes import parameters, start_node, stop  # noqa: E402, I100
 from results import record  # noqa: E402, I100
 
 BLOCK_MS = 20  # the speaker's block_ms: one device period
@@ -94,21 +95,8 @@ class RosSide:
 
 
 def start(module: str, params: list[str], env: dict, log: pathlib.Path) -> subprocess.Popen:
-    args = [sys.executable, '-m', f'lerobot_tools_ros.nodes.{module}', '--ros-args']
-    for param in params:
-        args += ['-p', param]
-    with open(log, 'wb') as out:
-        return subprocess.Popen(args, env=env, stdout=out, stderr=subprocess.STDOUT)
-
-
-def stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        proc.send_signal(2)
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(10)
+    """Start a node with ``params`` (``name:=value``)."""
+    return start_node(module, parameters(params), env, log)
 
 
 def run(runs: int, text: str, domain: int, workdir: pathlib.Path) -> dict[str, Any]:

@@ -35,6 +35,7 @@ sys.path.insert(0, str(REPO / 'bench'))
 from tts_baseline import DEFAULT_TEXT, measure_backend_first_audio, percentile  # noqa: E402
 from tts_baseline import measure_model_first_audio, measure_program_first_audio  # noqa: E402
 from tts_baseline import tiny_pocket_params  # noqa: E402
+from processes import parameters, start_node, stop  # noqa: E402, I100
 from results import record  # noqa: E402, I100
 
 TARGET_MS = 15.0
@@ -111,29 +112,14 @@ class RosSide:
 
 
 def start_server(params: list[str], env: dict, log: pathlib.Path) -> subprocess.Popen:
-    args = [sys.executable, '-m', 'lerobot_tools_ros.nodes.tool_server', '--ros-args',
-            '-p', 'tools:=[say]']
-    for param in params:
-        args += ['-p', f'tool.say.{param}']
-    with open(log, 'wb') as out:
-        return subprocess.Popen(args, env=env, stdout=out, stderr=subprocess.STDOUT)
+    """Start a tool_server hosting say with ``params`` (``name:=value`` of tool.say.*)."""
+    values = ['tools:=[say]', *(f'tool.say.{param}' for param in params)]
+    return start_node('tool_server', parameters(values), env, log)
 
 
 def start_speaker(env: dict, log: pathlib.Path) -> subprocess.Popen:
-    args = [sys.executable, '-m', 'lerobot_tools_ros.nodes.speaker', '--ros-args',
-            '-p', 'sink:=null', '-p', 'realtime:=false']
-    with open(log, 'wb') as out:
-        return subprocess.Popen(args, env=env, stdout=out, stderr=subprocess.STDOUT)
-
-
-def stop_server(server: subprocess.Popen) -> None:
-    if server.poll() is None:
-        server.send_signal(2)
-        try:
-            server.wait(10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait(10)
+    """Start a speaker that plays to nothing, as fast as it is given audio."""
+    return start_node('speaker', parameters(['sink:=null', 'realtime:=false']), env, log)
 
 
 def bench_backend(label: str, kind: str, params: dict, runs: int, text: str, ros: RosSide,
@@ -165,7 +151,7 @@ def bench_backend(label: str, kind: str, params: dict, runs: int, text: str, ros
             ros_times.append(latency)
             tool_times.append(result['first_chunk_ms'] / 1e3)
     finally:
-        stop_server(server)
+        stop(server)
         backend.close()
     if kind == 'espeak_ng':
         raw_times = measure_program_first_audio(text, runs)
@@ -239,7 +225,7 @@ def main(argv: Optional[list[str]] = None) -> int:
                     if figures is not None:
                         all_met = report(figures) and all_met
             finally:
-                stop_server(speaker)
+                stop(speaker)
     finally:
         ros.close()
     return 0 if all_met else 1

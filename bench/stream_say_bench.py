@@ -44,6 +44,7 @@ sys.path.insert(0, str(REPO / 'lerobot_tools_ros'))
 sys.path.insert(0, str(REPO / 'bench'))
 
 from tts_baseline import measure_backend_first_audio, percentile  # noqa: E402
+from processes import parameters, start_node, stop  # noqa: E402, I100
 from results import record  # noqa: E402, I100
 
 BENCH = 'stream_say'
@@ -153,22 +154,9 @@ class Policy:
 
 
 def start(module: str, overrides: list[str], env: dict, log: pathlib.Path) -> subprocess.Popen:
-    args = [sys.executable, '-m', f'lerobot_tools_ros.nodes.{module}', '--ros-args',
-            '--params-file', str(PARAMS_FILE)]
-    for override in overrides:
-        args += ['-p', override]
-    with open(log, 'wb') as out:
-        return subprocess.Popen(args, env=env, stdout=out, stderr=subprocess.STDOUT)
-
-
-def stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        proc.send_signal(2)
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(10)
+    """Start a node from the packaged parameters file plus ``overrides``."""
+    return start_node(module, ['--params-file', str(PARAMS_FILE), *parameters(overrides)],
+                      env, log)
 
 
 def main(argv: list[str] | None = None) -> int:

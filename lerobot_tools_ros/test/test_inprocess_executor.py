@@ -322,10 +322,11 @@ def test_a_streamed_call_hands_its_text_to_the_tool_in_process(own_world):
     for index, start in enumerate(range(0, cut, 4), 1):
         chunks.publish(TextChunk(generation_id='s', index=index,
                                  text=whole[start:min(start + 4, cut)]))
-    core = world.stack.dispatcher._core
+    dispatcher = world.stack.dispatcher
 
     def handed() -> str:
-        calls = [c for c in core.active_calls() if c.name == 'echo' and c.handle is not None]
+        calls = [c for c in dispatcher.active_calls()
+                 if c.name == 'echo' and c.handle is not None]
         stream = calls[0].handle.context.text if calls else None
         return stream.received if stream is not None else ''
     # before the markup is complete, its whole sentences are with the tool already
@@ -337,4 +338,6 @@ def test_a_streamed_call_hands_its_text_to_the_tool_in_process(own_world):
     [result] = policy.results
     assert result.success, result.error_message
     assert text in result.content  # echo ran once, with the whole text
+    # The calls topic is not ordered with the results topic: wait for the announcement.
+    assert policy.spin_until(lambda: policy.calls, 10.0)
     assert [json.loads(c.arguments) for c in policy.calls] == [{'text': text}]

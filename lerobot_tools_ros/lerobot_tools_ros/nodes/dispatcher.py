@@ -375,6 +375,10 @@ class Dispatcher(Node):
                                          self._service_name, self._input_loss)
         self._topics.diagnostics(found)
 
+    def active_calls(self) -> list:
+        """Return the calls accepted and not answered yet (for diagnostics and tests)."""
+        return self._core.active_calls() if self._core is not None else []
+
     @property
     def pending_calls(self) -> int:
         """Count calls queued or in flight, plus streamed generations not yet finished."""
