@@ -171,8 +171,9 @@ def test_the_list_follows_the_loaded_catalog_not_the_file(
     asyncio.run(session())
 
 
-def read_line(pipe, timeout: float = 30.0) -> bytes:
+def read_line(pipe, timeout: float = 90.0) -> bytes:
     """Read one line of a subprocess's output, failing (not hanging) when none comes."""
+    # A bound on a hang: a server starting beside other tests' processes may take a while.
     import select
     ready, _, _ = select.select([pipe], [], [], timeout)
     assert ready, f'no answer within {timeout:g} s'
