@@ -54,6 +54,8 @@ from std_msgs.msg import String
 TRANSPORTS = MCP_SERVER['transport'].choices
 # Seconds calls stopped by a signal get to be answered before the transport closes.
 STOP_GRACE_S = 2.0
+# How long answers made while stopping get to reach their clients before the streams close.
+RESPONSE_FLUSH_S = 0.5
 
 
 class McpServerNode(Node):
@@ -166,6 +168,9 @@ async def serve(node: McpServerNode) -> None:
             deadline = loop.time() + STOP_GRACE_S
             while bridge.active and loop.time() < deadline:
                 await asyncio.sleep(0.02)
+            # The answers just made still travel through the session's writer to stdout or to
+            # an SSE stream: closing at once cut them off on a busy machine.
+            await asyncio.sleep(RESPONSE_FLUSH_S)
             if http is not None:
                 # Open streams (a client's GET stream) would hold uvicorn's graceful shutdown.
                 manager = getattr(server, '_session_manager', None)
