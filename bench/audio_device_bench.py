@@ -35,7 +35,7 @@ sys.path.insert(0, str(REPO / 'bench'))
 
 from alsa_device import AlsaFileDevice  # noqa: E402
 from tts_baseline import DEFAULT_TEXT, measure_program_first_audio, percentile  # noqa: E402
-from processes import parameters, start_node, stop  # noqa: E402, I100
+from processes import node_env, parameters, start_node, stop  # noqa: E402, I100
 from results import record  # noqa: E402, I100
 
 BLOCK_MS = 20  # the speaker's block_ms: one device period
@@ -101,10 +101,7 @@ def start(module: str, params: list[str], env: dict, log: pathlib.Path) -> subpr
 
 def run(runs: int, text: str, domain: int, workdir: pathlib.Path) -> dict[str, Any]:
     device = AlsaFileDevice(workdir / 'alsa')
-    env = device.env(dict(os.environ, ROS_DOMAIN_ID=str(domain), PYTHONUNBUFFERED='1',
-                          ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST'))
-    env['PYTHONPATH'] = os.pathsep.join(
-        p for p in (str(REPO / 'lerobot_tools_ros'), env.get('PYTHONPATH', '')) if p)
+    env = node_env(domain, device.env(dict(os.environ)))
     os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
     speaker = start('speaker', ['sink:=sounddevice', f'block_ms:={BLOCK_MS}'], env,
                     workdir / 'speaker.log')

@@ -14,9 +14,21 @@
 
 """The package's node processes as the benches start and stop them (output to a log file)."""
 
+import os
 import pathlib
 import subprocess
 import sys
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+
+
+def node_env(domain: int, base: dict | None = None) -> dict:
+    """Return the environment of the benches' nodes: ``domain``, loopback only, the package."""
+    env = dict(os.environ if base is None else base, ROS_DOMAIN_ID=str(domain),
+               PYTHONUNBUFFERED='1', ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST')
+    env['PYTHONPATH'] = os.pathsep.join(
+        p for p in (str(REPO / 'lerobot_tools_ros'), env.get('PYTHONPATH', '')) if p)
+    return env
 
 
 def start_node(module: str, ros_args: list[str], env: dict,

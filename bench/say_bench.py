@@ -35,7 +35,7 @@ sys.path.insert(0, str(REPO / 'bench'))
 from tts_baseline import DEFAULT_TEXT, measure_backend_first_audio, percentile  # noqa: E402
 from tts_baseline import measure_model_first_audio, measure_program_first_audio  # noqa: E402
 from tts_baseline import tiny_pocket_params  # noqa: E402
-from processes import parameters, start_node, stop  # noqa: E402, I100
+from processes import node_env, parameters, start_node, stop  # noqa: E402, I100
 from results import record  # noqa: E402, I100
 
 TARGET_MS = 15.0
@@ -197,10 +197,7 @@ def main(argv: Optional[list[str]] = None) -> int:
                         help='ROS_DOMAIN_ID for this benchmark (default: random 150-199)')
     args = parser.parse_args(argv)
 
-    env = dict(os.environ, ROS_DOMAIN_ID=str(args.domain), PYTHONUNBUFFERED='1',
-               ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST')
-    env['PYTHONPATH'] = os.pathsep.join(
-        p for p in (str(REPO / 'lerobot_tools_ros'), env.get('PYTHONPATH', '')) if p)
+    env = node_env(args.domain)
     os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
     ros = RosSide(args.domain)
     all_met = True

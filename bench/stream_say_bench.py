@@ -44,7 +44,7 @@ sys.path.insert(0, str(REPO / 'lerobot_tools_ros'))
 sys.path.insert(0, str(REPO / 'bench'))
 
 from tts_baseline import measure_backend_first_audio, percentile  # noqa: E402
-from processes import parameters, start_node, stop  # noqa: E402, I100
+from processes import node_env, parameters, start_node, stop  # noqa: E402, I100
 from results import record  # noqa: E402, I100
 
 BENCH = 'stream_say'
@@ -167,10 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     from lerobot_tools_ros.tts import make_backend
 
-    env = dict(os.environ, ROS_DOMAIN_ID=str(args.domain), PYTHONUNBUFFERED='1',
-               ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST')
-    env['PYTHONPATH'] = os.pathsep.join(
-        p for p in (str(REPO / 'lerobot_tools_ros'), env.get('PYTHONPATH', '')) if p)
+    env = node_env(args.domain)
     os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
     backend = make_backend('espeak_ng')
     backend.warm_up()
