@@ -18,6 +18,7 @@ The audit log: every record on disk at once, a full disk never stops dispatching
 `/dev/full` is a real device that fails every write with ENOSPC, exactly like a full disk.
 """
 
+import contextlib
 import json
 import os
 import pathlib
@@ -118,12 +119,25 @@ def test_an_io_error_is_counted_like_a_full_disk():
     log.close()
 
 
+def _fill_the_pipe(fifo) -> None:
+    """Write to a named pipe (whose reader reads nothing) until the OS takes no more bytes."""
+    writer = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+    try:
+        for chunk in (b'\n' * 4096, b'\n'):
+            with contextlib.suppress(BlockingIOError):
+                while True:
+                    os.write(writer, chunk)
+    finally:
+        os.close(writer)
+
+
 def test_a_pipe_whose_reader_stopped_never_blocks_the_writer_of_records(tmp_path):
     # A reader that opened the pipe and reads nothing: the pipe (64 KiB) fills up. Once, the
     # dispatch thread then hung in os.write, e-stop unanswered.
     fifo = tmp_path / 'audit.fifo'
     os.mkfifo(fifo)
     reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    _fill_the_pipe(fifo)  # full from the start: the writer can never catch up in between
     reports: list[str] = []
     clock = FakeClock()
     try:

@@ -230,6 +230,13 @@ def _executor_available(node, tool: str = 'echo'):
     return lambda: last.get('available')
 
 
+def _wait_until_proven(policy, tool: str = 'echo') -> None:
+    """Wait until the dispatcher has proven `tool`'s executor (its deadlines then time work)."""
+    available = _executor_available(policy.node, tool)
+    assert spin_until(policy.node, lambda: available() == 'True', 30.0), \
+        policy.dispatcher.output()[-2000:]
+
+
 def test_dead_executor_gives_unavailable_then_recovers(stack, start_node, dataset):
     policy, _, server = stack('-p', 'timeout_s:=1.0')
     available = _executor_available(policy.node)
@@ -252,9 +259,10 @@ def test_dead_executor_gives_unavailable_then_recovers(stack, start_node, datase
 
 
 def test_slow_executor_times_out_once(stack):
-    # 2 s: time for the dispatcher to prove a fresh executor on a busy machine (a deadline
-    # that passes before that is `unavailable`, not a slow executor); the late answer at 4 s.
+    # Proven first: a deadline that passes before the dispatcher has proven a fresh executor
+    # is `unavailable`, not a slow executor. The late answer comes at 4 s.
     policy, _, _ = stack('-p', 'tool.echo.timeout_s:=2.0')
+    _wait_until_proven(policy)
     (slow,) = policy.say('[echo(text="s", delay_s=4.0)]', 1)
     assert slow.error_code == ErrorCodes.TIMEOUT, slow.error_message
     spin_until(policy.node, lambda: False, 3.0)
@@ -512,6 +520,7 @@ def test_pause_also_stops_calls_waiting_for_their_executor(stack):
 def test_queued_calls_time_out_without_waiting_for_their_turn(stack):
     # (0.6 s of slack for a: a loaded machine must not make it late)
     policy, _, _ = stack('-p', 'tool.echo.timeout_s:=2.0')
+    _wait_until_proven(policy)  # a call that waits for its executor is in no queue yet
     results = policy.say('[echo(text="a", delay_s=1.4), echo(text="b", delay_s=1.4), '
                          'echo(text="c")]', 3, timeout=10.0)
     by_text = {json.loads(r.arguments)['text']: r for r in results}
