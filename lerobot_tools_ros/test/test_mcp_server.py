@@ -23,11 +23,12 @@ import asyncio
 import contextlib
 import json
 import pathlib
+import signal
 import socket
 import sys
 import time
 
-from conftest import PACKAGE_DIR, spin_until
+from conftest import PACKAGE_DIR, prove_service, spin_until
 from lerobot_tools_ros.catalog import ToolCatalog
 import pytest
 from rclpy.parameter import Parameter
@@ -183,6 +184,19 @@ def test_node_executable_refuses_a_short_token_from_its_parameters(start_node, t
                       f'port:={free_port()}', '-p', f'token_file:={token_file}')
     assert proc.proc.wait(30) == 1
     assert 'shorter than 16 characters' in proc.output()
+
+
+def test_ctrl_c_while_the_server_starts_stops_it_cleanly(start_node, ros_node):
+    # Ctrl-C (or a launch shutdown) once the node is up, while the MCP SDK still loads: once,
+    # asyncio's own handler cancelled the start half way and the process never ended.
+    proc = start_node('lerobot_tools_ros.nodes.mcp_server', '-p', 'transport:=http', '-p',
+                      f'port:={free_port()}')
+    from rcl_interfaces.srv import ListParameters
+    # Answered by this process's node: it is up (the SDK loads after the node starts).
+    client = ros_node.create_client(ListParameters, '/mcp_server/list_parameters')
+    prove_service(ros_node, client, ListParameters.Request(), output=proc.output)
+    assert proc.stop(signal.SIGINT, timeout=20.0) == 0, proc.output()
+    assert 'Traceback' not in proc.output()
 
 
 def wait_for_port(port: int, proc, timeout: float = 30.0) -> None:

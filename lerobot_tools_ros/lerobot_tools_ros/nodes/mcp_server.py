@@ -150,12 +150,29 @@ class McpServerNode(Node):
 
 async def serve(node: McpServerNode) -> None:
     """Run the MCP server on ``node``'s transport until the client leaves or a signal comes."""
+    loop = asyncio.get_running_loop()
+    # Ours before the SDK import (seconds): a signal then is kept and handled once serving.
+    # (asyncio's own SIGINT handler would cancel this task mid-start, and a task of the HTTP
+    # app that outlives it could hold the process forever.)
+    group = None
+    signalled = False
+
+    def on_signal() -> None:
+        nonlocal signalled
+        if signalled:
+            return
+        signalled = True
+        node.get_logger().info('stopping: cancelling calls in flight')
+        if group is not None:
+            group.start_soon(stop)
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, on_signal)
     import anyio
     from lerobot_tools_ros.nodes import mcp_transports
     from lerobot_tools_ros.nodes.mcp_bridge import RosBridge
     from lerobot_tools_ros.nodes.mcp_handlers import build_server
 
-    loop = asyncio.get_running_loop()
     bridge = RosBridge(node, loop)
     server = build_server(bridge)  # imports the SDK: seconds on a loaded machine
     bridge.started = loop.time()   # discovery_wait_s counts from here
@@ -181,12 +198,8 @@ async def serve(node: McpServerNode) -> None:
             else:
                 serving.cancel()
 
-        def on_signal() -> None:
-            node.get_logger().info('stopping: cancelling calls in flight')
+        if signalled:  # during the start
             group.start_soon(stop)
-
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, on_signal)
         group.start_soon(bridge.refresh_forever)
         try:
             if node.transport == 'stdio':
