@@ -96,9 +96,8 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   # uv resolves and installs the pinned files in seconds where pip takes minutes; torch alone
   # comes through pip, which takes this machine's local CPU wheel (uv would download a CUDA
   # build). Without uv (offline, or its install fails) pip installs everything. uv copies
-  # (never hard-links) from its cache: step 3 edits files of the venv in place. Bytecode is
-  # compiled on every core while step 4 builds (pip compiles on one; left to the first import,
-  # every test process that loads torch at the same time compiles it again).
+  # (never hard-links) from its cache: step 3 edits files of the venv in place. Neither
+  # compiles bytecode: scripts/warm_bytecode.py writes it for what is imported (step 4).
   torch_pin="$(grep -h -m1 -E '^torch==' "${req_files[@]}" || true)"
   if [ -n "$torch_pin" ]; then
     say "pip install $torch_pin"
@@ -116,11 +115,10 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
       pip_install -r "$req"
     done
   fi
-  # Compiled while colcon builds the interfaces (step 4; neither needs the other): the build's
-  # code generators leave one core idle much of the time.
-  say "compiling the venv's bytecode (beside the build)"
-  "$VENV/bin/python" -m compileall -q -j 0 "$("$VENV/bin/python" -c \
-    'import sysconfig; print(sysconfig.get_paths()["purelib"])')" > /dev/null 2>&1 &
+  # The libraries' bytecode is written while colcon builds the interfaces (step 4; neither
+  # needs the other): the build's code generators leave one core idle much of the time.
+  say "writing the bytecode of the libraries the nodes and tests import (beside the build)"
+  env -u PYTHONDONTWRITEBYTECODE "$VENV/bin/python" scripts/warm_bytecode.py libraries &
   compiling=$!
   echo "$want" > "$stamp"
 else
@@ -146,6 +144,8 @@ colcon --log-base "$LEROBOT_LOG" build --symlink-install \
   2>&1 | grep -v "doesn't contain any 'local_setup" || { say "colcon build failed"; exit 1; }
 test -f "$LEROBOT_INSTALL/setup.bash" || { say "colcon build produced no $LEROBOT_INSTALL/setup.bash"; exit 1; }
 if [ -n "$compiling" ]; then
-  wait "$compiling" || true  # a file that does not compile is only compiled at import
+  wait "$compiling" || true  # a module not imported here is compiled at its first import
 fi
+# The package's own bytecode (in the build space; seconds).
+env -u PYTHONDONTWRITEBYTECODE scripts/with_env.sh python scripts/warm_bytecode.py package || true
 say "done. Enter the workspace with: . scripts/env.sh   (or prefix commands with scripts/with_env.sh)"

@@ -30,9 +30,8 @@ RESULTS="$LEROBOT_BUILD/$PACKAGE/pytest.xml"
 rm -f "$RESULTS"
 # colcon's --pytest-args takes the rest of the line; a leading space keeps "-k" and the like
 # from being read as colcon options (colcon strips it).
-# Most tests wait on DDS and on node processes, not on the CPU: LEROBOT_TEST_WORKERS pytest-xdist
-# workers (default 4: the Kilted suite takes ~4 min on 2 cores, ~7 with 3) share the tests out
-# as they finish; 0 runs them in this one process.
+# Tests wait on DDS and on node processes starting: LEROBOT_TEST_WORKERS pytest-xdist workers
+# (default 4 on 2 cores) share the tests out as they finish; 0 runs them in this one process.
 workers="${LEROBOT_TEST_WORKERS:-4}"
 pytest_args=(" -ra" " -p" " no:cacheprovider")
 if [ "$workers" != 0 ]; then pytest_args+=(" -n" " $workers" " --dist" " worksteal"); fi

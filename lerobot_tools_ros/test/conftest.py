@@ -72,11 +72,25 @@ DISTRO_INDEPENDENT = frozenset({
     'test_pep257', 'test_python_versions', 'test_requirements', 'test_safe_regex',
     'test_test_scope', 'test_tool_parameter_plan', 'test_tools_registry', 'test_tts_espeak',
     'test_untrusted', 'test_xmllint'})
-TEST_SCOPES = ('all', 'ros')
+# The modules that drive every ROS 2 surface of the package once: each node started (its
+# parameters declared, dumped and loaded), topics, services and actions over DDS, the built
+# interfaces, bindings to upstream interfaces, the executors, speech to the speaker, MCP over ROS,
+# launch. LEROBOT_TESTS=distro runs only these: what a further distro can break (rclpy, rmw, the
+# interface build) after the whole suite passed on one (CI: Jazzy after Kilted). The other ROS
+# modules test behaviour decided in the pure cores, above that surface. test_test_scope.py checks
+# that every node is started here.
+DISTRO_SURFACE = frozenset({
+    'test_bindings_dispatch', 'test_bringup', 'test_catalog_reload', 'test_dispatcher_actions',
+    'test_endpoints', 'test_executor_client', 'test_inprocess_executor', 'test_interfaces',
+    'test_launch_files', 'test_launch_lerobot_tools', 'test_mcp_core', 'test_mcp_server',
+    'test_namespace_and_cameras', 'test_package_dependencies', 'test_parameters',
+    'test_rclpy_fixes', 'test_record_observation', 'test_say_progress', 'test_speaker',
+    'test_stream_speech', 'test_tool_server'})
+TEST_SCOPES = ('all', 'ros', 'distro')
 
 
 def test_scope() -> str:
-    """Which tests run: LEROBOT_TESTS=all (default) or ros (those that touch ROS 2)."""
+    """Which tests run: LEROBOT_TESTS=all (default), ros (those that touch ROS 2) or distro."""
     scope = os.environ.get('LEROBOT_TESTS', '').strip() or 'all'
     if scope not in TEST_SCOPES:
         raise pytest.UsageError(f'LEROBOT_TESTS={scope!r}: choose one of {", ".join(TEST_SCOPES)}')
@@ -87,19 +101,30 @@ test_scope.__test__ = False  # a helper, not a test
 
 
 def pytest_report_header(config):
-    if test_scope() == 'ros':
+    scope = test_scope()
+    if scope == 'ros':
         return ('LEROBOT_TESTS=ros: the distro-independent modules (parsers, pure cores, '
                 'linters, docs) are left out; LEROBOT_TESTS=all runs them')
+    if scope == 'distro':
+        return ('LEROBOT_TESTS=distro: only the modules that drive each ROS 2 surface once '
+                '(conftest.DISTRO_SURFACE); LEROBOT_TESTS=all runs every test')
     return None
 
 
+def _kept(scope: str, module: str) -> bool:
+    if scope == 'ros':
+        return module not in DISTRO_INDEPENDENT
+    if scope == 'distro':
+        return module in DISTRO_SURFACE
+    return True
+
+
 def pytest_collection_modifyitems(config, items):
-    if test_scope() == 'all':
-        return
-    left_out = [item for item in items if item.path.stem in DISTRO_INDEPENDENT]
+    scope = test_scope()
+    left_out = [item for item in items if not _kept(scope, item.path.stem)]
     if left_out:
         config.hook.pytest_deselected(items=left_out)
-        items[:] = [item for item in items if item.path.stem not in DISTRO_INDEPENDENT]
+        items[:] = [item for item in items if _kept(scope, item.path.stem)]
 
 
 def pytest_configure(config):
