@@ -148,12 +148,14 @@ class McpServerNode(Node):
             self.bridge.post(self.bridge.settings_changed)
 
 
-async def serve(node: McpServerNode) -> None:
-    """Run the MCP server on ``node``'s transport until the client leaves or a signal comes."""
+async def serve(node: McpServerNode, stop_requested: threading.Event | None = None) -> None:
+    """
+    Run the MCP server on ``node``'s transport until the client leaves or a signal comes.
+
+    ``stop_requested``: set by a signal that came before this ran (see ``main``).
+    """
     loop = asyncio.get_running_loop()
     # Ours before the SDK import (seconds): a signal then is kept and handled once serving.
-    # (asyncio's own SIGINT handler would cancel this task mid-start, and a task of the HTTP
-    # app that outlives it could hold the process forever.)
     group = None
     signalled = False
 
@@ -168,6 +170,8 @@ async def serve(node: McpServerNode) -> None:
 
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, on_signal)
+    if stop_requested is not None and stop_requested.is_set():
+        on_signal()
     import anyio
     from lerobot_tools_ros.nodes import mcp_transports
     from lerobot_tools_ros.nodes.mcp_bridge import RosBridge
@@ -229,6 +233,19 @@ def main(args: list[str] | None = None) -> int:
         print(f'[{names.MCP_SERVER_NODE}] error: the MCP server needs the mcp package '
               '(pip install mcp==2.3.0)', file=sys.stderr)
         return 1
+    # Until serve() takes signals over, one is only remembered: the start goes on, and serve()
+    # stops at once, answering what it must. (Left to the defaults, a Ctrl-C during the start
+    # met asyncio's own handler, which cancelled the start half way: a traceback, and on a busy
+    # machine a process that never ended.) A second one interrupts a start that hangs.
+    stop_requested = threading.Event()
+
+    def remember(signum: int, frame: Any) -> None:
+        if stop_requested.is_set():
+            raise KeyboardInterrupt
+        stop_requested.set()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, remember)
     # The node first: DDS discovers the dispatcher while the MCP SDK is imported (seconds).
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     node = None
@@ -258,7 +275,7 @@ def main(args: list[str] | None = None) -> int:
         spinner = threading.Thread(target=spin, name='ros', daemon=True)
         spinner.start()
         import anyio
-        anyio.run(serve, node, backend='asyncio')
+        anyio.run(serve, node, stop_requested, backend='asyncio')
     except KeyboardInterrupt:
         pass  # a second Ctrl-C while stopping
     finally:
