@@ -186,10 +186,11 @@ def bench(label: str, kind: str, params: dict, runs: int, side: Side,
           workdir: pathlib.Path, sink_kind: str) -> dict[str, Any]:
     from lerobot_tools_ros.catalog import DEFAULT_TOOLS
     from lerobot_tools_ros.tools.say import SayTool
+    from lerobot_tools_ros.nodes.tool_host import RosToolHost
 
     tool = SayTool(DEFAULT_TOOLS[0], backend=kind, **params)
     try:
-        tool.bind_ros(side.node)
+        tool.bind(RosToolHost(side.node))
         if not wait_for(lambda: tool._publisher.get_subscription_count() >= 1, 30.0):
             raise RuntimeError('no speaker subscribed')
         time.sleep(0.5)

@@ -122,13 +122,14 @@ def run_subscriber(mode: str, seconds: float, calls: int, qos: str) -> None:
     tool = None
     output_dir = tempfile.mkdtemp(prefix='record_bench_')
     if mode == 'tool':
+        from lerobot_tools_ros.nodes.tool_host import RosToolHost
         from lerobot_tools_ros.tools.record_observation import RecordObservationTool
 
         tool = RecordObservationTool(
             cameras={f'cam{i}': TOPIC.format(i) for i in range(CAMERAS)}, transport='raw',
             output_dir=output_dir, max_age_s=3600.0,
             qos='reliable' if qos == 'reliable' else 'sensor_data')
-        tool.bind_ros(node)
+        tool.bind(RosToolHost(node))
         subscriptions = list(tool._subscriptions)
     else:
         subscriptions = [node.create_subscription(Image, TOPIC.format(i), lambda msg: None,

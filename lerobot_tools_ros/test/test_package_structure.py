@@ -219,3 +219,42 @@ def test_the_private_access_check_sees_a_reach_and_a_mixin():
                      'class Child(Base):\n    def i(self):\n        return self._lock\n')
     assert _reaches(tree, {'_core', '_lock', '_own'}) == [
         'line 2: stack.dispatcher._core', 'line 6: Mixin uses self._lock']
+
+
+# Roots of modules through which code reaches ROS 2 (rclpy, message and interface packages).
+ROS_ROOTS = ('rclpy', 'rosidl_runtime_py', 'lerobot_tools_interfaces', 'std_msgs', 'std_srvs',
+             'sensor_msgs', 'builtin_interfaces', 'rcl_interfaces', 'action_msgs')
+
+
+def _ros_imports(path: pathlib.Path) -> list[str]:
+    """Every import of a ROS module in a file, at its top or inside a function."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding='utf-8'))):
+        names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                 else [node.module or ''] if isinstance(node, ast.ImportFrom) else [])
+        found += [f'{path.name}:{node.lineno} {name}' for name in names
+                  if name.split('.')[0] in ROS_ROOTS]
+    return found
+
+
+def test_tools_reach_ros_only_through_their_host():
+    # A tool shows what it exchanges with the graph at its top (type names as strings) and
+    # gets everything else from tools.host.ToolHost; only bindings of robot interfaces of any
+    # type take the node itself.
+    tools = sorted((SOURCE / 'tools').glob('*.py'))
+    assert {p.stem for p in tools} >= {'say', 'record_observation', 'echo', 'host', 'base'}
+    reached = [found for path in tools for found in _ros_imports(path)]
+    assert not reached, f'tools import ROS themselves: {reached}'
+
+
+def _methods(path: pathlib.Path, class_name: str) -> dict[str, list[str]]:
+    tree = ast.parse(path.read_text(encoding='utf-8'))
+    (cls,) = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == class_name]
+    return {f.name: [a.arg for a in f.args.args + f.args.kwonlyargs] for f in cls.body
+            if isinstance(f, ast.FunctionDef) and not f.name.startswith('_')}
+
+
+def test_the_ros_host_offers_exactly_what_the_tool_host_promises():
+    promised = _methods(SOURCE / 'tools' / 'host.py', 'ToolHost')
+    offered = _methods(SOURCE / 'nodes' / 'tool_host.py', 'RosToolHost')
+    assert offered == promised

@@ -30,6 +30,7 @@ import time
 from conftest import reserve_test_domain, spin_until
 from lerobot_tools_ros.errors import (
     EXECUTION_FAILED, INVALID_ARGUMENTS, NO_FRAME, STALE_FRAME, ToolError, UNAVAILABLE)
+from lerobot_tools_ros.nodes.tool_host import RosToolHost
 from lerobot_tools_ros.tools.record_observation import (
     RECORD_OBSERVATION_SCHEMA, RecordObservationTool)
 import numpy as np
@@ -189,7 +190,7 @@ def make_tool(node, tmp_path):
     def make(**params) -> RecordObservationTool:
         params.setdefault('output_dir', str(tmp_path / 'out'))
         tool = RecordObservationTool(RECORD_OBSERVATION_SCHEMA, **params)
-        tool.bind_ros(node)
+        tool.bind(RosToolHost(node))
         tools.append(tool)
         return tool
 
@@ -204,7 +205,7 @@ def shared_tool(node, publisher, tmp_path_factory):
     tool = RecordObservationTool(
         RECORD_OBSERVATION_SCHEMA, output_dir=str(tmp_path_factory.mktemp('shared') / 'out'),
         cameras={name: s['topic'] for name, s in STREAMS.items() if name != 'mistyped'})
-    tool.bind_ros(node)
+    tool.bind(RosToolHost(node))
     result = call_until(tool, {'label': 'warmup'}, lambda r: r['complete'])
     assert result['complete'], result
     yield tool
@@ -562,7 +563,7 @@ def test_stale_frame_after_camera_stops(ros_env, spun_node, tmp_path):
     stream = dict(STREAMS['mono8'], topic=NS + '/stopping')
     tool = RecordObservationTool(RECORD_OBSERVATION_SCHEMA, cameras={'cam': stream['topic']},
                                  max_age_s=0.5, output_dir=str(tmp_path / 'out'))
-    tool.bind_ros(spun_node)
+    tool.bind(RosToolHost(spun_node))
     results = []
 
     def saved_once_a_frame_came() -> bool:

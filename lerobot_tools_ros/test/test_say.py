@@ -27,6 +27,7 @@ from lerobot_tools_interfaces.msg import AudioChunk, ErrorCodes
 from lerobot_tools_interfaces.srv import CallTool
 from lerobot_tools_ros.errors import ToolError
 from lerobot_tools_ros.names import READINESS_PROBE
+from lerobot_tools_ros.nodes.tool_host import RosToolHost
 import numpy as np
 import pytest
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
@@ -379,7 +380,7 @@ def local_say(start_node, ros_node, tmp_path):
                              '-p', f'output_dir:={out}')
         tool = SayTool(DEFAULT_TOOLS[0], backend='espeak_ng', **params)
         tools.append(tool)
-        tool.bind_ros(ros_node)
+        tool.bind(RosToolHost(ros_node))
         assert spin_until(ros_node, lambda: tool._publisher.get_subscription_count() >= 1
                           and ros_node.count_publishers('/speaker/status') >= 1, 20.0), (
             speaker.output())

@@ -34,6 +34,7 @@ from lerobot_tools_interfaces.msg import (
     ErrorCodes, SpeakerStatus, ToolCall, ToolProgress, ToolResult)
 from lerobot_tools_interfaces.srv import CallTool, CancelCalls
 from lerobot_tools_ros.names import READINESS_PROBE
+from lerobot_tools_ros.nodes.tool_host import RosToolHost
 import pytest
 from rclpy.action import ActionClient
 from rclpy.qos import QoSProfile, ReliabilityPolicy
@@ -414,7 +415,7 @@ def test_a_say_while_other_speech_plays_queues_replaces_or_refuses(mode, stack, 
     prove_action(ros_node, client, RunTool.Goal(name=READINESS_PROBE))
     other_say = SayTool(DEFAULT_TOOLS[0], backend='espeak_ng')
     try:
-        other_say.bind_ros(ros_node)
+        other_say.bind(RosToolHost(ros_node))
         known = set(ear.statuses)
         other = Speaking(other_say, LONG['other'])
         # 2 s into it: the tool_server (another process, maybe slowed by a busy machine) has

@@ -60,6 +60,7 @@ from lerobot_tools_ros.executors.inprocess import HostedToolOffer
 from lerobot_tools_ros.nodes.params import declare_spec, declare_table, descriptor, \
     overrides_with_prefix
 from lerobot_tools_ros.nodes.runner import run_node
+from lerobot_tools_ros.nodes.tool_host import RosToolHost
 from lerobot_tools_ros.parameters.declarations import TOOL_SERVER
 from lerobot_tools_ros.parsing.registry import composed_properties, streamable_argument
 from lerobot_tools_ros.tools import TOOL_REGISTRY
@@ -251,8 +252,12 @@ class ToolServer(Node):
                     "tool's parameters at start.", read_only=True), ignore_override=True)
         if bound is None:
             self._refuse_unknown(tool_name, tool_class)
-        bind_ros = getattr(tool, 'bind_ros', None)
-        if bind_ros is not None:
+        # A tool reaches ROS through a typed host (tools/host.py); a binding to robot
+        # interfaces of any type gets the node itself.
+        bind, bind_ros = getattr(tool, 'bind', None), getattr(tool, 'bind_ros', None)
+        if bind is not None:
+            bind(RosToolHost(self))
+        elif bind_ros is not None:
             bind_ros(self)
         # The service and the action live on a node of their own, spun by their own executor
         # thread, so a slow tool never holds up another tool or this node's topics; the calls

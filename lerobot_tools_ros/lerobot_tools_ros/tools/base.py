@@ -38,10 +38,14 @@ Optional hooks
 The ``tool_server`` node looks these up with ``getattr``; they are not part of the ``Tool``
 protocol, so plain-Python tools need not define them:
 
-- ``bind_ros(self, node) -> None``: called once with the hosting rclpy node before the first
-  call. Create publishers, subscriptions and clients here. This is the only place a tool may
-  touch ROS, and it must import rclpy (and message packages) inside the method so the tool module
-  imports without ROS.
+- ``bind(self, host) -> None``: called once before the first call with a
+  ``tools.host.ToolHost``, everything of ROS a tool may use: publishers, subscriptions, a
+  service, timers, the clock and the graph, with message types named as strings
+  (``'sensor_msgs/msg/Image'``). This is the only place a tool touches ROS, and the tool module
+  imports nothing of ROS (``say`` and ``record_observation`` do this).
+- ``bind_ros(self, node) -> None``: the raw rclpy node instead, for a tool that needs what the
+  host does not offer (the bindings to robot services, actions and topics of any type); it
+  imports rclpy inside the method so the module imports without ROS.
 - ``close(self) -> None``: called once at shutdown; release devices, stop threads, cancel work.
 - ``call(self, arguments, context)``: a tool whose ``call`` takes a second parameter named
   ``context`` receives a ``CallContext``: it reports progress with ``context.feedback(...)``

@@ -37,6 +37,7 @@ from lerobot_tools_ros.errors import (
     EXECUTION_FAILED, INVALID_ARGUMENTS, NO_FRAME, STALE_FRAME, ToolError, UNAVAILABLE)
 from lerobot_tools_ros.names import CAMERA_TOPIC_PATTERN
 from lerobot_tools_ros.tools.base import tool_name_from_schema, ToolParameter
+from lerobot_tools_ros.tools.host import Qos, ToolHost
 
 __all__ = ['LABEL_PATTERN', 'MAX_LABEL_LENGTH', 'RECORD_OBSERVATION_SCHEMA',
            'RecordObservationTool', 'check_label']
@@ -49,6 +50,7 @@ _ALLOWED_TEXT = ('letters A-Z a-z, digits 0-9, ".", "_" and "-" (ASCII only), 1-
 
 TRANSPORTS = ('auto', 'raw', 'compressed')
 QOS_CHOICES = ('sensor_data', 'reliable')
+# What this tool reads from the graph, through its host (tools/host.py): camera frames.
 _MESSAGE_TYPES = {'raw': 'sensor_msgs/msg/Image', 'compressed': 'sensor_msgs/msg/CompressedImage'}
 _TRANSPORT_OF_TYPE = {v: k for k, v in _MESSAGE_TYPES.items()}
 _AUTO_RETRY_S = 0.5
@@ -261,7 +263,7 @@ class RecordObservationTool:
         self._resolved: dict[str, str] = {}  # camera -> 'raw' | 'compressed' once subscribed
         self._problems: dict[str, str] = {}  # camera -> why it has no subscription
         self._incompatible: dict[str, str] = {}  # camera -> QoS policy a publisher mismatched
-        self._node: Any = None
+        self._host: ToolHost | None = None
         self._subscriptions: list[Any] = []
         self._timer: Any = None
         self._lock = threading.Lock()
@@ -326,10 +328,10 @@ class RecordObservationTool:
         return shown
 
     # ------------------------------------------------------------------------ ROS side
-    def bind_ros(self, node: Any) -> None:
-        """Subscribe to every camera on ``node`` (the only place this tool touches ROS)."""
-        self._node = node
-        logger = node.get_logger()
+    def bind(self, host: ToolHost) -> None:
+        """Subscribe to every camera through ``host`` (the only place this tool touches ROS)."""
+        self._host = host
+        logger = host.logger()
         if not self.cameras:
             logger.warning('record_observation: no cameras configured; set '
                            'tool.record_observation.cameras (name=topic) or give the dataset '
@@ -347,31 +349,21 @@ class RecordObservationTool:
                 topics = ', '.join(c.topic for c in waiting)
                 logger.info(f'record_observation: waiting for {topics} to be advertised to pick '
                             'raw or compressed transport')
-                self._timer = node.create_timer(_AUTO_RETRY_S, self._retry_auto)
-
-    def _qos_profile(self) -> Any:
-        from rclpy.qos import (
-            DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy)
-        reliability = (ReliabilityPolicy.BEST_EFFORT if self.qos == 'sensor_data'
-                       else ReliabilityPolicy.RELIABLE)
-        return QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1, reliability=reliability,
-                          durability=DurabilityPolicy.VOLATILE)
+                self._timer = host.timer(_AUTO_RETRY_S, self._retry_auto)
 
     def _subscribe(self, camera: _Camera, transport: str) -> None:
-        from sensor_msgs.msg import CompressedImage, Image
-        msg_type = Image if transport == 'raw' else CompressedImage
-        clock = self._node.get_clock()
-        logger = self._node.get_logger()
+        host = self._host
+        logger = host.logger()
         frames = self._frames
         name = camera.name
         monotonic = time.monotonic
+        now_ns = host.now_ns
 
         def on_frame(msg: Any) -> None:
             # Keep a reference only: conversion and I/O belong to call(), not the executor.
-            frames[name] = _Frame(msg, monotonic(), clock.now().nanoseconds)
+            frames[name] = _Frame(msg, monotonic(), now_ns())
 
-        def on_incompatible_qos(info: Any) -> None:
-            policy = getattr(getattr(info, 'last_policy_kind', None), 'name', 'unknown')
+        def on_incompatible_qos(policy: str) -> None:
             if name not in self._incompatible:
                 logger.warning(
                     f'record_observation: a publisher on {camera.topic} offers QoS incompatible '
@@ -379,17 +371,14 @@ class RecordObservationTool:
             self._incompatible[name] = policy
 
         try:
-            try:
-                from rclpy.event_handler import SubscriptionEventCallbacks
-            except ImportError:  # Humble
-                from rclpy.qos_event import SubscriptionEventCallbacks
-            subscription = self._node.create_subscription(
-                msg_type, camera.topic, on_frame, self._qos_profile(),
-                event_callbacks=SubscriptionEventCallbacks(incompatible_qos=on_incompatible_qos))
+            subscription = host.subscription(
+                _MESSAGE_TYPES[transport], camera.topic, on_frame,
+                Qos(depth=1, reliable=self.qos != 'sensor_data'),
+                on_incompatible_qos=on_incompatible_qos)
         except Exception as exc:  # noqa: B902 - e.g. an invalid topic name from a params file
             self._problems[name] = (f'cannot subscribe to {camera.topic!r}: '
                                     f'{type(exc).__name__}: {exc}')
-            self._node.get_logger().error(f'record_observation: {self._problems[name]}')
+            logger.error(f'record_observation: {self._problems[name]}')
             return
         with self._lock:
             self._subscriptions.append(subscription)
@@ -397,11 +386,11 @@ class RecordObservationTool:
 
     def _resolve_auto(self, cameras: list) -> list:
         """Subscribe cameras whose topic type is known; return those still unadvertised."""
-        advertised = dict(self._node.get_topic_names_and_types())
+        advertised = self._host.topic_types()
         waiting = []
         for camera in cameras:
             try:
-                full = self._node.resolve_topic_name(camera.topic)
+                full = self._host.resolve_topic_name(camera.topic)
             except Exception:  # noqa: B902 - invalid names are reported by _subscribe
                 full = camera.topic
             types = advertised.get(full)
@@ -413,14 +402,14 @@ class RecordObservationTool:
             if transport is None:
                 self._problems[camera.name] = (f'topic {full} carries {", ".join(types)}, not an '
                                                'image (sensor_msgs/msg/Image or CompressedImage)')
-                self._node.get_logger().error(f'record_observation: '
-                                              f'{self._problems[camera.name]}')
+                self._host.logger().error(f'record_observation: '
+                                          f'{self._problems[camera.name]}')
                 continue
             self._subscribe(camera, transport)
         return waiting
 
     def _retry_auto(self) -> None:
-        if self._node is None:
+        if self._host is None:
             return
         with self._lock:
             pending = [c for c in self.cameras.values()
@@ -431,18 +420,16 @@ class RecordObservationTool:
 
     def close(self) -> None:
         """Drop subscriptions and the encoder threads."""
-        node, self._node = self._node, None
+        host, self._host = self._host, None
         with self._lock:
             subscriptions, self._subscriptions = self._subscriptions, []
             timer, self._timer = self._timer, None
-        if node is not None:
+        if host is not None:
             try:
-                if timer is not None:
-                    node.destroy_timer(timer)
-                for subscription in subscriptions:
-                    node.destroy_subscription(subscription)
+                for entity in ([timer] if timer is not None else []) + subscriptions:
+                    host.destroy(entity)
             except Exception as exc:  # noqa: B902 - the node may already be shutting down
-                node.get_logger().debug(
+                host.logger().debug(
                     f'record_observation: subscriptions not destroyed at close ({exc!r}); the '
                     'node is going away with them')
         pool, self._pool = self._pool, None
@@ -508,7 +495,8 @@ class RecordObservationTool:
         prefix = f'camera {camera.name!r}: no frame received yet on {camera.topic}'
         if camera.name in self._problems:
             return f'{prefix}: {self._problems[camera.name]}'
-        if self._node is None:
+        host = self._host
+        if host is None:
             return f'{prefix} (the tool is not bound to a ROS node, so it has no subscriptions)'
         transport = self._resolved.get(camera.name)
         if transport is None:
@@ -517,16 +505,13 @@ class RecordObservationTool:
         hint = ('nothing publishes on it: is the camera running? (compressed frames come on '
                 '<base topic>/compressed)')
         try:
-            publishers = self._node.get_publishers_info_by_topic(
-                self._node.resolve_topic_name(camera.topic))
+            publishers = host.publishers_of(host.resolve_topic_name(camera.topic))
         except Exception:  # noqa: B902 - diagnostics only
             publishers = []
         wanted = _MESSAGE_TYPES[transport]
         if publishers:
-            from rclpy.qos import ReliabilityPolicy
             types = sorted({p.topic_type for p in publishers})
-            best_effort = [p for p in publishers
-                           if p.qos_profile.reliability == ReliabilityPolicy.BEST_EFFORT]
+            best_effort = [p for p in publishers if not p.reliable]
             if wanted not in types:
                 hint = (f'its publishers send {", ".join(types)} but this subscription expects '
                         f'{wanted} (transport {transport}); fix cameras_transport')

@@ -77,6 +77,7 @@ from lerobot_tools_ros import errors
 from lerobot_tools_ros.audio import Chunk as AudioPiece
 from lerobot_tools_ros.errors import ToolError
 from lerobot_tools_ros.tools.base import CallContext, tool_name_from_schema, ToolParameter
+from lerobot_tools_ros.tools.host import Qos, ToolHost
 from lerobot_tools_ros.tts import KINDS, make_backend, TtsError
 from lerobot_tools_ros.untrusted import log_text, ros_string
 
@@ -86,8 +87,12 @@ _log = logging.getLogger('lerobot_tools_ros.tools.say')
 # How long a call waits for a speaker to show up before it answers `unavailable` (discovery of a
 # freshly started speaker takes a few hundred ms, over a second on a loaded machine).
 _SUBSCRIBER_GRACE_S = 3.0
-_AUDIO_QOS_DEPTH = 200
-_STATUS_QOS_DEPTH = 50
+# What this tool exchanges with the graph, through its host (tools/host.py).
+AUDIO_CHUNK = 'lerobot_tools_interfaces/msg/AudioChunk'      # published: the utterance's audio
+SPEAKER_STATUS = 'lerobot_tools_interfaces/msg/SpeakerStatus'  # subscribed: what is played
+TRIGGER = 'std_srvs/srv/Trigger'                               # served: ~/stop
+_AUDIO_QOS = Qos(depth=200)
+_STATUS_QOS = Qos(depth=50)
 _POLL_S = 0.05  # how often a waiting call looks at progress, cancel and the graph
 _FEEDBACK_PERIOD_S = 0.1
 _CANCEL_REPORT_S = 1.0  # how long a cancelled call waits for the speaker's account of it
@@ -255,7 +260,7 @@ class SayTool:
 
         ``on_chunk`` receives every ``AudioPiece`` (with or without ROS). ``logger`` (stdlib
         or rclpy) gets the one warning ``auto`` gives when it falls back to espeak-ng; without
-        one, that warning goes to the hosting node's logger in ``bind_ros``, or to the stdlib
+        one, that warning goes to the hosting node's logger in ``bind``, or to the stdlib
         logger at the first call when there is no node.
         Raises ValueError for a bad parameter or a backend that cannot run here.
         """
@@ -280,7 +285,7 @@ class SayTool:
         self._speaker_changed = threading.Event()
         self._publisher: Any = None
         self._message_type: Any = None
-        self._node: Any = None
+        self._host: ToolHost | None = None
         self._gave_up_on: frozenset | None = None  # a graph whose subscribers never all matched
         self._closed = False
         self._held = _HeldWarnings()
@@ -302,28 +307,20 @@ class SayTool:
         return built
 
     # ------------------------------------------------------------------------------ ROS
-    def bind_ros(self, node: Any) -> None:
+    def bind(self, host: ToolHost) -> None:
         """Create the AudioChunk publisher, the status subscription and ``~/stop``."""
-        from lerobot_tools_interfaces.msg import AudioChunk, SpeakerStatus
-        from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
-        from std_srvs.srv import Trigger
-
-        def reliable(depth: int) -> QoSProfile:
-            return QoSProfile(depth=depth, history=HistoryPolicy.KEEP_LAST,
-                              reliability=ReliabilityPolicy.RELIABLE)
-
-        self._node = node
-        self._message_type = AudioChunk
-        self._publisher = node.create_publisher(AudioChunk, self.audio_topic,
-                                                reliable(_AUDIO_QOS_DEPTH))
-        self._status_subscription = node.create_subscription(
-            SpeakerStatus, self.status_topic, self._on_status, reliable(_STATUS_QOS_DEPTH))
-        self._stop_service = node.create_service(Trigger, '~/stop', self._on_stop)
-        self._held.flush(node.get_logger())
-        node.get_logger().info(
+        self._host = host
+        self._message_type = host.message_type(AUDIO_CHUNK)
+        self._publisher = host.publisher(AUDIO_CHUNK, self.audio_topic, _AUDIO_QOS)
+        self._status_subscription = host.subscription(
+            SPEAKER_STATUS, self.status_topic, self._on_status, _STATUS_QOS)
+        self._stop_service = host.service(TRIGGER, '~/stop', self._on_stop)
+        logger = host.logger()
+        self._held.flush(logger)
+        logger.info(
             f'say: {self.backend.name} at {self.backend.sample_rate} Hz x'
             f'{self.backend.channels} -> {self._publisher.topic_name}; stop with '
-            f"{node.resolve_service_name('~/stop')}")
+            f"{host.resolve_service_name('~/stop')}")
 
     def _on_status(self, message: Any) -> None:
         with self._lock:
@@ -348,8 +345,8 @@ class SayTool:
 
     def _speaker_publishers(self) -> set[tuple[int, ...]]:
         """Identify the speakers now on the graph (their status publishers' GIDs)."""
-        infos = self._node.get_publishers_info_by_topic(self._status_subscription.topic_name)
-        return {tuple(info.endpoint_gid) for info in infos}
+        topic = self._status_subscription.topic_name
+        return {info.gid for info in self._host.publishers_of(topic)}
 
     def _unmatched_graph(self) -> frozenset | None:
         """
@@ -359,14 +356,14 @@ class SayTool:
         audio subscriber the graph shows, and our status subscription every status publisher
         (a status sent before that match is lost, and a call would wait for an end it missed).
         """
-        status = self._node.get_publishers_info_by_topic(self._status_subscription.topic_name)
-        listeners = self._node.get_subscriptions_info_by_topic(self._publisher.topic_name)
-        listening = {(info.node_namespace, info.node_name) for info in listeners}
-        if (all((info.node_namespace, info.node_name) in listening for info in status)
+        status = self._host.publishers_of(self._status_subscription.topic_name)
+        listeners = self._host.subscriptions_of(self._publisher.topic_name)
+        listening = {info.node for info in listeners}
+        if (all(info.node in listening for info in status)
                 and self._publisher.get_subscription_count() >= len(listeners)
                 and self._status_subscription.get_publisher_count() >= len(status)):
             return None
-        return frozenset(tuple(info.endpoint_gid) for info in (*status, *listeners))
+        return frozenset(info.gid for info in (*status, *listeners))
 
     # ------------------------------------------------------------------------------ calls
     def stop(self) -> tuple[bool, str]:
@@ -738,7 +735,7 @@ class SayTool:
         if publisher is None:
             return
         message = self._message_type()
-        message.header.stamp = self._node.get_clock().now().to_msg()
+        message.header.stamp = self._host.now()
         message.utterance_id = ros_string(piece.utterance_id)
         message.sample_rate = piece.sample_rate
         message.channels = piece.channels
