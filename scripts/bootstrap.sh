@@ -37,9 +37,14 @@ done
 if [ "${#missing[@]}" -gt 0 ]; then
   if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
     say "installing Debian packages: ${missing[*]}"
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-      "${missing[@]}" >/dev/null
+    # One installer at a time: .ci/run bootstraps both distros at once (apt-get install of a
+    # package the other one installed meanwhile does nothing).
+    (
+      flock 9
+      apt-get update -qq
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+        "${missing[@]}" >/dev/null
+    ) 9>"${TMPDIR:-/tmp}/lerobot_tools_ros-apt.lock"
   else
     say "missing Debian packages: ${missing[*]}"
     say "run: sudo apt-get update && sudo apt-get install -y ${missing[*]}"
