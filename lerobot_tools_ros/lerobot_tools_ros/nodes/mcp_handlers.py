@@ -253,36 +253,41 @@ class CallRunner:
         return response
 
 
-def build_server(bridge: RosBridge):
-    """Build the MCP low-level ``Server`` with every handler over ``bridge``."""
-    import anyio
-    from mcp.server.lowlevel import NotificationOptions, Server
-    from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
-    import mcp_types as types
+class ToolHandlers:
+    """tools/list and tools/call: the catalog the dispatcher runs, each call through ``~/call``."""
 
-    node = bridge.node
-    bridge.bus = InMemorySubscriptionBus()
+    def __init__(self, bridge: RosBridge) -> None:
+        self.bridge = bridge
+        self.node = bridge.node
 
-    def as_tool(tool: listing.McpTool) -> Any:
+    def as_tool(self, tool: listing.McpTool) -> Any:
+        import mcp_types as types
         hints = dict(tool.annotations)
         return types.Tool(
             name=tool.name, title=tool.title, description=tool.description,
             input_schema=tool.input_schema,
-            output_schema=mcp_results.output_schema(tool.name, _entry(bridge, tool.name)),
+            output_schema=mcp_results.output_schema(tool.name, _entry(self.bridge, tool.name)),
             annotations=types.ToolAnnotations(
                 title=hints.get('title'), read_only_hint=hints.get('readOnlyHint'),
                 destructive_hint=hints.get('destructiveHint'),
                 idempotent_hint=hints.get('idempotentHint'),
                 open_world_hint=hints.get('openWorldHint')))
 
-    async def list_tools(ctx, params) -> types.ListToolsResult:
+    async def list_tools(self, ctx: Any, params: Any) -> Any:
+        import mcp_types as types
+        bridge = self.bridge
         bridge.remember(ctx)
         await bridge.wait_for_first_list()
         bridge.served = True
         await _send_warnings(bridge, ctx)
-        return types.ListToolsResult(tools=[as_tool(tool) for tool in bridge.tools])
+        return types.ListToolsResult(tools=[self.as_tool(tool) for tool in bridge.tools])
 
-    async def call_tool(ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
+    def input_schema(self, name: str) -> Any:
+        tool = self.bridge.tool(name)
+        return tool.input_schema if tool is not None else None
+
+    async def call_tool(self, ctx: Any, params: Any) -> Any:
+        bridge, node = self.bridge, self.node
         bridge.remember(ctx)
         if bridge.closing.is_set():
             return _error(errors.UNAVAILABLE, 'the MCP server is shutting down')
@@ -300,18 +305,18 @@ def build_server(bridge: RosBridge):
             return _error(errors.UNAVAILABLE, f"the dispatcher's ~/call ({node.dispatcher_fqn}/"
                           f'{names.DISPATCHER_CALL}) is not available; is the dispatcher running?')
         if params.request_state is not None:
-            return await resume(ctx, params)
+            return await self.resume(ctx, params)
         call_id = f'mcp-{uuid.uuid4().hex[:16]}'
         active = bridge.active[call_id] = ActiveCall(call_id, name)
         runner = CallRunner(bridge, ctx, active, tool)
         runner.arguments_shown = ros_string(arguments[:300])
         request = CallTool.Request(call_id=call_id, name=ros_string(name),
                                    arguments=ros_string(arguments), source='mcp')
-        return await finish(ctx, runner, runner.run(request))
+        return await self.finish(runner, runner.run(request))
 
-    async def resume(ctx, params: types.CallToolRequestParams):
+    async def resume(self, ctx: Any, params: Any) -> Any:
         """2026 era: the retry of a call that asked for approval, carrying the answer."""
-        parked = bridge.parked.pop(params.request_state, None)
+        parked = self.bridge.parked.pop(params.request_state, None)
         if parked is None or parked.active.name != params.name:
             return _error(errors.INVALID_ARGUMENTS, 'this request_state names no call waiting '
                           'for approval (it ended, or it was not issued by this server)')
@@ -321,10 +326,13 @@ def build_server(bridge: RosBridge):
         parked.active.stop.clear()
         answer = (params.input_responses or {}).get('approval')
         await runner.apply(answer)
-        return await finish(ctx, runner, runner.follow(parked.pending))
+        return await self.finish(runner, runner.follow(parked.pending))
 
-    async def finish(ctx, runner: CallRunner, running) -> Any:
+    async def finish(self, runner: CallRunner, running: Any) -> Any:
         """Await a call's response (or park it) and turn it into the MCP result."""
+        import anyio
+        import mcp_types as types
+        bridge = self.bridge
         active = runner.active
         call_id = active.call_id
         name = active.name
@@ -347,7 +355,6 @@ def build_server(bridge: RosBridge):
         finally:
             if not parked:
                 bridge.active.pop(call_id, None)
-        tool = runner.tool
         if response is None:
             if active.stop.is_set():
                 return _error(errors.CANCELLED, f'call {call_id} was stopped (the MCP server is '
@@ -355,19 +362,20 @@ def build_server(bridge: RosBridge):
                               'cancel it')
             bridge.cancel(call_id, 'no answer in time')
             return _error(errors.TIMEOUT, f'no answer from the dispatcher within '
-                          f'{node.call_timeout_s:g} s; asked it to cancel call {call_id}')
+                          f'{self.node.call_timeout_s:g} s; asked it to cancel call {call_id}')
         code = mcp_core.result_code(response.success, response.error_code)
         if code:
             return _error(code, f'{response.error_message} (call {call_id})')
-        return result_of(name, response.content, tool)
+        return self.result_of(name, response.content, runner.tool)
 
-    def result_of(name: str, content: str, tool: Any) -> types.CallToolResult:
+    def result_of(self, name: str, content: str, tool: Any) -> Any:
+        import mcp_types as types
         items: list = [_text(content)]
         structured = None
-        if tool is not None and mcp_results.output_schema(name, _entry(bridge, name)):
+        if tool is not None and mcp_results.output_schema(name, _entry(self.bridge, name)):
             structured = mcp_results.structured_content(content)
         if name in IMAGE_TOOLS:
-            images, notes = mcp_core.images_in_result(content, node.max_image_bytes)
+            images, notes = mcp_core.images_in_result(content, self.node.max_image_bytes)
             items += [types.ImageContent(type='image', data=_b64(image.data),
                                          mime_type=image.mime_type) for image in images]
             items += [_text(note) for note in notes]
@@ -378,16 +386,24 @@ def build_server(bridge: RosBridge):
         return types.CallToolResult(content=items, structured_content=structured,
                                     is_error=False)
 
-    # -- resources ------------------------------------------------------------------------
 
-    async def list_resources(ctx, params) -> types.ListResourcesResult:
-        bridge.remember(ctx)
+class ResourceHandlers:
+    """resources/*: the catalog, pending approvals, recent results, the audit tail, status."""
+
+    def __init__(self, bridge: RosBridge) -> None:
+        self.bridge = bridge
+
+    async def list_resources(self, ctx: Any, params: Any) -> Any:
+        import mcp_types as types
+        self.bridge.remember(ctx)
         return types.ListResourcesResult(resources=[
             types.Resource(uri=uri, name=name, description=description,
                            mime_type='application/json')
             for uri, name, description in RESOURCES])
 
-    async def read_resource(ctx, params: types.ReadResourceRequestParams):
+    async def read_resource(self, ctx: Any, params: Any) -> Any:
+        import mcp_types as types
+        bridge = self.bridge
         bridge.remember(ctx)
         uri = str(params.uri)
         if uri == mcp_bridge.URI_CATALOG:
@@ -410,30 +426,53 @@ def build_server(bridge: RosBridge):
         return types.ReadResourceResult(contents=[types.TextResourceContents(
             uri=uri, mime_type='application/json', text=json.dumps(data, ensure_ascii=False))])
 
-    async def subscribe(ctx, params: types.SubscribeRequestParams) -> types.EmptyResult:
+    async def subscribe(self, ctx: Any, params: Any) -> Any:
+        import mcp_types as types
+        bridge = self.bridge
         bridge.remember(ctx)
         connection = getattr(ctx.session, '_connection', None)
         if connection is not None and id(connection) in bridge.sessions:
             bridge.subscriptions.setdefault(id(connection), set()).add(str(params.uri))
         return types.EmptyResult()
 
-    async def unsubscribe(ctx, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
+    async def unsubscribe(self, ctx: Any, params: Any) -> Any:
+        import mcp_types as types
         connection = getattr(ctx.session, '_connection', None)
         if connection is not None:
-            bridge.subscriptions.get(id(connection), set()).discard(str(params.uri))
+            self.bridge.subscriptions.get(id(connection), set()).discard(str(params.uri))
         return types.EmptyResult()
 
-    # -- prompts and completion -------------------------------------------------------------
+    async def set_level(self, ctx: Any, params: Any) -> Any:
+        """logging/setLevel (2025 era): this session's level; the current problems at once."""
+        import mcp_types as types
+        bridge = self.bridge
+        bridge.remember(ctx)
+        connection = getattr(ctx.session, '_connection', None)
+        if connection is not None:
+            connection.state['log_level'] = params.level
+            for text in list(bridge.warnings.values()):  # what is wrong now, at once
+                if mcp_bridge._level_passes('warning', params.level):
+                    await bridge.broadcast_one(connection, text)
+        return types.EmptyResult()
 
-    async def list_prompts(ctx, params) -> types.ListPromptsResult:
+
+class PromptHandlers:
+    """prompts/* and completion: ready-made requests an agent's user can pick."""
+
+    def __init__(self, bridge: RosBridge) -> None:
+        self.bridge = bridge
+
+    async def list_prompts(self, ctx: Any, params: Any) -> Any:
+        import mcp_types as types
         return types.ListPromptsResult(prompts=[
             types.Prompt(name=name, description=description, arguments=[
                 types.PromptArgument(name=arg, description=text, required=required)
                 for arg, text, required in arguments])
             for name, (description, arguments) in PROMPTS.items()])
 
-    async def get_prompt(ctx, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+    async def get_prompt(self, ctx: Any, params: Any) -> Any:
         from mcp.shared.exceptions import MCPError
+        import mcp_types as types
         arguments = params.arguments or {}
         if params.name not in PROMPTS:
             raise MCPError(code=-32602, message=f'unknown prompt {params.name[:100]!r}; '
@@ -442,12 +481,12 @@ def build_server(bridge: RosBridge):
             if required and not str(arguments.get(arg, '')).strip():
                 raise MCPError(code=-32602, message=f'prompt {params.name} needs the '
                                f'argument {arg!r}')
-        text = prompt_text(params.name, arguments)
+        text = self.prompt_text(params.name, arguments)
         return types.GetPromptResult(
             description=PROMPTS[params.name][0],
             messages=[types.PromptMessage(role='user', content=_text(text))])
 
-    def prompt_text(name: str, arguments: dict) -> str:
+    def prompt_text(self, name: str, arguments: dict) -> str:
         if name == 'describe_scene':
             camera = str(arguments.get('camera') or '').strip()
             where = f'camera {camera!r}' if camera else 'every camera'
@@ -458,6 +497,7 @@ def build_server(bridge: RosBridge):
         if name == 'speak_to_user':
             return ('Use the say tool to tell the people near the robot, in one short spoken '
                     f'sentence: {arguments.get("message", "")}')
+        bridge = self.bridge
         tool = bridge.tool(str(arguments.get('tool', '')))
         if tool is None:
             return (f'The robot has no tool {str(arguments.get("tool"))[:100]!r} right now; '
@@ -466,29 +506,27 @@ def build_server(bridge: RosBridge):
                 f'before using it. Description: {tool.description}. Argument schema: '
                 f'{json.dumps(tool.schema)}. Hints: {json.dumps(dict(tool.annotations))}.')
 
-    async def complete(ctx, params: types.CompleteRequestParams) -> types.CompleteResult:
+    async def complete(self, ctx: Any, params: Any) -> Any:
+        import mcp_types as types
         ref = params.ref
         argument = params.argument
         values: list[str] = []
         if getattr(ref, 'type', '') == 'ref/prompt':
             if argument.name == 'camera':
-                values = list(bridge.loaded.cameras) if bridge.loaded else []
+                values = list(self.bridge.loaded.cameras) if self.bridge.loaded else []
             elif argument.name == 'tool':
-                values = [t.name for t in bridge.tools]
+                values = [t.name for t in self.bridge.tools]
         prefix = argument.value or ''
         matches = [v for v in values if v.startswith(prefix)][:100]
         return types.CompleteResult(completion=types.Completion(
             values=matches, total=len(matches), has_more=False))
 
-    async def set_level(ctx, params: types.SetLevelRequestParams) -> types.EmptyResult:
-        bridge.remember(ctx)
-        connection = getattr(ctx.session, '_connection', None)
-        if connection is not None:
-            connection.state['log_level'] = params.level
-            for text in list(bridge.warnings.values()):  # what is wrong now, at once
-                if mcp_bridge._level_passes('warning', params.level):
-                    await bridge.broadcast_one(connection, text)
-        return types.EmptyResult()
+
+def build_server(bridge: RosBridge) -> Any:
+    """Build the MCP low-level ``Server`` with every handler over ``bridge``."""
+    from mcp.server.lowlevel import NotificationOptions, Server
+    from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
+    from mcp.shared.exceptions import MCPDeprecationWarning
 
     class _Server(Server):
         def create_initialization_options(self, notification_options=None, *args, **kwargs):
@@ -496,11 +534,9 @@ def build_server(bridge: RosBridge):
                 notification_options or NotificationOptions(
                     tools_changed=True, resources_changed=False), *args, **kwargs)
 
-    def schema_of(name: str):
-        tool = bridge.tool(name)
-        return tool.input_schema if tool is not None else None
-
-    from mcp.shared.exceptions import MCPDeprecationWarning
+    bridge.bus = InMemorySubscriptionBus()
+    tools, resources, prompts = (
+        ToolHandlers(bridge), ResourceHandlers(bridge), PromptHandlers(bridge))
     with warnings.catch_warnings():
         warnings.simplefilter('ignore', MCPDeprecationWarning)  # logging: 2025-era clients
         return _Server(
@@ -510,11 +546,15 @@ def build_server(bridge: RosBridge):
                 "the robot policy's own calls (validation, pause, allowlist, operator approval, "
                 'rate limits); an error result starts with its error code (e.g. "paused: ..."). '
                 'A call that needs approval reports "waiting for approval" and may ask you.'),
-            on_list_tools=list_tools, on_call_tool=call_tool, get_tool_input_schema=schema_of,
-            on_list_resources=list_resources, on_read_resource=read_resource,
-            on_subscribe_resource=subscribe, on_unsubscribe_resource=unsubscribe,
-            on_list_prompts=list_prompts, on_get_prompt=get_prompt, on_completion=complete,
-            on_set_logging_level=set_level,
+            on_list_tools=tools.list_tools, on_call_tool=tools.call_tool,
+            get_tool_input_schema=tools.input_schema,
+            on_list_resources=resources.list_resources,
+            on_read_resource=resources.read_resource,
+            on_subscribe_resource=resources.subscribe,
+            on_unsubscribe_resource=resources.unsubscribe,
+            on_set_logging_level=resources.set_level,
+            on_list_prompts=prompts.list_prompts, on_get_prompt=prompts.get_prompt,
+            on_completion=prompts.complete,
             on_subscriptions_listen=ListenHandler(bridge.bus))
 
 
