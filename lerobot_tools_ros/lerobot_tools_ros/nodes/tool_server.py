@@ -206,6 +206,32 @@ class ToolServer(Node):
             raise
 
     def _host(self, tool_name: str) -> None:
+        """Make the tool, bind it to ROS and offer it as a service and an action."""
+        bound = self._check_hostable(tool_name)
+        tool = self._make_tool(tool_name, bound)
+        hosted = _HostedTool(tool=tool)
+        self._hosted[tool_name] = hosted
+        # What the tool derived from its parameters (record_observation: one camera per dataset
+        # image feature), visible to ros2 param list/get/describe.
+        for key, (value, description) in getattr(tool, 'resolved_parameters', dict)().items():
+            name = f'tool.{tool_name}.{key}'
+            if not self.has_parameter(name):  # shows what is used: overrides do not apply
+                self.declare_parameter(name, value, ParameterDescriptor(
+                    name=name, description=f'{description} Read-only: derived from the '
+                    "tool's parameters at start.", read_only=True), ignore_override=True)
+        if bound is None:
+            self._refuse_unknown(tool_name, type(tool))
+        # A tool reaches ROS through a typed host (tools/host.py); a binding to robot
+        # interfaces of any type gets the node itself.
+        bind, bind_ros = getattr(tool, 'bind', None), getattr(tool, 'bind_ros', None)
+        if bind is not None:
+            bind(RosToolHost(self))
+        elif bind_ros is not None:
+            bind_ros(self)
+        self._offer(tool_name, hosted)
+
+    def _check_hostable(self, tool_name: str) -> Any:
+        """Refuse a tool this server cannot host; return its binding (None: a tool class)."""
         if tool_name in self._hosted:
             raise ConfigurationError(f"tool '{tool_name}' is listed twice in parameter 'tools'")
         if tool_name not in self.catalog:
@@ -226,39 +252,26 @@ class ToolServer(Node):
                     f"tools '{other}' and '{tool_name}' would share the service "
                     f'{names.tool_service_name(self.service_prefix, tool_name)} '
                     '(ROS names hold no "-" or "."); rename one in info.json')
+        return bound
+
+    def _make_tool(self, tool_name: str, bound: Any) -> Any:
+        """Return the binding, or an instance of the registered class from its parameters."""
         if bound is not None:
-            tool = bound
             wins = ' (wins over the registered tool class)' if tool_name in TOOL_REGISTRY else ''
             self.get_logger().info(f"'{tool_name}' is bound to {bound.describe()}{wins}")
             for warning in bound.warnings():
                 self.get_logger().warning(warning)
-        else:
-            tool_class = TOOL_REGISTRY[tool_name]
-            kwargs = tool_kwargs(self, tool_name, tool_class, self.catalog,
-                                 lambda key, value: self._apply(tool_name, key, value))
-            try:
-                tool = tool_class(self.catalog.schema(tool_name), **kwargs)
-            except ValueError as exc:  # the tool refused a value (see tools.base)
-                raise ConfigurationError(f"tool '{tool_name}': {exc}") from exc
-        hosted = _HostedTool(tool=tool)
-        self._hosted[tool_name] = hosted
-        # What the tool derived from its parameters (record_observation: one camera per dataset
-        # image feature), visible to ros2 param list/get/describe.
-        for key, (value, description) in getattr(tool, 'resolved_parameters', dict)().items():
-            name = f'tool.{tool_name}.{key}'
-            if not self.has_parameter(name):  # shows what is used: overrides do not apply
-                self.declare_parameter(name, value, ParameterDescriptor(
-                    name=name, description=f'{description} Read-only: derived from the '
-                    "tool's parameters at start.", read_only=True), ignore_override=True)
-        if bound is None:
-            self._refuse_unknown(tool_name, tool_class)
-        # A tool reaches ROS through a typed host (tools/host.py); a binding to robot
-        # interfaces of any type gets the node itself.
-        bind, bind_ros = getattr(tool, 'bind', None), getattr(tool, 'bind_ros', None)
-        if bind is not None:
-            bind(RosToolHost(self))
-        elif bind_ros is not None:
-            bind_ros(self)
+            return bound
+        tool_class = TOOL_REGISTRY[tool_name]
+        kwargs = tool_kwargs(self, tool_name, tool_class, self.catalog,
+                             lambda key, value: self._apply(tool_name, key, value))
+        try:
+            return tool_class(self.catalog.schema(tool_name), **kwargs)
+        except ValueError as exc:  # the tool refused a value (see tools.base)
+            raise ConfigurationError(f"tool '{tool_name}': {exc}") from exc
+
+    def _offer(self, tool_name: str, hosted: _HostedTool) -> None:
+        """Serve the tool's CallTool service and RunTool action, each on its own threads."""
         # The service and the action live on a node of their own, spun by their own executor
         # thread, so a slow tool never holds up another tool or this node's topics; the calls
         # run on the tool's worker thread, so that executor stays free for cancel requests.
@@ -294,8 +307,8 @@ class ToolServer(Node):
         hosted.thread.start()
         hosted.offer = HostedToolOffer(self, hosted, service_name)
         hosted.offer.offer()
-        self.get_logger().info(f"hosting '{tool_name}' ({type(tool).__name__}) at {service_name}"
-                               ' (CallTool service and RunTool action)')
+        self.get_logger().info(f"hosting '{tool_name}' ({type(hosted.tool).__name__}) at "
+                               f'{service_name} (CallTool service and RunTool action)')
 
     def _refuse_unknown(self, tool_name: str, tool_class: type) -> None:
         """Refuse a tool.<name>.<key> the tool does not declare (a typo would be ignored)."""
