@@ -44,12 +44,20 @@ def _reaches_ros(tree: ast.Module) -> list[str]:
     return found
 
 
+def _sources(modules: frozenset, listing: str) -> dict[str, str]:
+    """Return the text of each test module of a conftest listing (each must exist)."""
+    sources = {}
+    for name in sorted(modules):
+        path = TEST_DIR / f'{name}.py'
+        assert path.is_file(), f'{name} is listed in conftest.{listing} but missing'
+        sources[name] = path.read_text(encoding='utf-8')
+    return sources
+
+
 def test_every_module_left_out_for_a_second_distro_stays_away_from_ros():
     problems = {}
-    for name in sorted(DISTRO_INDEPENDENT):
-        path = TEST_DIR / f'{name}.py'
-        assert path.is_file(), f'{name} is listed in conftest.DISTRO_INDEPENDENT but missing'
-        reached = _reaches_ros(ast.parse(path.read_text(encoding='utf-8')))
+    for name, source in _sources(DISTRO_INDEPENDENT, 'DISTRO_INDEPENDENT').items():
+        reached = _reaches_ros(ast.parse(source))
         if reached:
             problems[name] = reached
     assert not problems, ('these modules reach ROS 2, so a second distro must run them: remove '
@@ -67,13 +75,10 @@ def _node_modules() -> list[str]:
 
 
 def test_the_distro_scope_drives_every_node_and_only_reaches_ros():
-    sources = {}
-    for name in sorted(DISTRO_SURFACE):
-        path = TEST_DIR / f'{name}.py'
-        assert path.is_file(), f'{name} is listed in conftest.DISTRO_SURFACE but missing'
+    sources = _sources(DISTRO_SURFACE, 'DISTRO_SURFACE')
+    for name, source in sources.items():
         assert name not in DISTRO_INDEPENDENT, name
-        sources[name] = path.read_text(encoding='utf-8')
-        assert _reaches_ros(ast.parse(sources[name])), f'{name} does not reach ROS 2'
+        assert _reaches_ros(ast.parse(source)), f'{name} does not reach ROS 2'
     # Every node starts on the second distro: a test there names its module or executable.
     unstarted = [node for node in _node_modules()
                  if not any(f'nodes.{node}' in text or f"'{node}'" in text
