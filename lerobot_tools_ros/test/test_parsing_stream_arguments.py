@@ -160,6 +160,12 @@ def test_a_wrong_argument_type_is_reported_by_the_complete_call():
     '<tool_calls>[{"name": "say", "arguments": {"text": "Hello there. Bye"}}]</tool_calls>',
     '[say(text="Hello there. Bye")]',
     "<tool_call>{'name': 'say', 'arguments': {'text': 'single quotes'}}</tool_call>",
+    # OpenAI JSON and GLM XML have no partial reader: their say runs once it is complete
+    'Sure. {"name": "say", "arguments": {"text": "Hello there. Bye"}} ok',
+    '{"tool_calls": [{"type": "function", "function": {"name": "say", "arguments": '
+    '{"text": "Hello there. Bye"}}}]}',
+    '<tool_call>say\n<arg_key>text</arg_key>\n<arg_value>Hello there. Bye</arg_value>\n'
+    '</tool_call>',
 ])
 def test_other_tools_families_and_reasoning_are_dispatched_on_complete(whole):
     events = stream(whole, 4)
