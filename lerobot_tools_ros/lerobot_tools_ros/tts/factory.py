@@ -47,7 +47,7 @@ def backend_defaults(kind: str) -> dict[str, Any]:
     """Return the parameters a concrete backend accepts, with their defaults."""
     if kind not in BACKENDS:
         raise ValueError(f'unknown TTS backend {kind!r}; choose one of {", ".join(BACKENDS)}')
-    signature = inspect.signature(BACKENDS[kind].__init__)
+    signature = inspect.signature(BACKENDS[kind])  # its __init__'s, without self
     return {name: parameter.default for name, parameter in signature.parameters.items()
             if parameter.kind is inspect.Parameter.KEYWORD_ONLY}
 
