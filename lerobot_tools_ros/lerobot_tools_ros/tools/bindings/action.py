@@ -192,7 +192,7 @@ class ActionBinding(BoundTool):
         while not sent.done():
             cancel = by_id.cancel_goal_async()
             if self._bound().wait(lambda: cancel.done() or sent.done(), deadline,
-                              lambda: False) != 'done':
+                                  lambda: False) != 'done':
                 break
             if not cancel.done():
                 continue  # the goal's answer came first: cancel through its handle

@@ -432,7 +432,7 @@ class BoundTool:
                 'its catalog schema declares (a model may send them expecting an effect)']
 
     def call(self, arguments: dict, context: CallContext | None = None) -> str:
-        """Run one call (each kind does it its own way)."""
+        """Run one validated call; each binding kind does it its own way."""
         raise NotImplementedError(f'{type(self).__name__}.call')
 
     def _context(self, context: CallContext | None) -> CallContext:
