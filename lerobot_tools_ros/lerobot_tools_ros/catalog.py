@@ -241,7 +241,7 @@ _SAFE_KEYWORDS = {'pattern': _pattern, 'patternProperties': _pattern_properties,
 
 
 @functools.cache
-def _safe_class(cls: type) -> type:
+def _safe_class(cls: Any) -> type:
     """
     Return ``cls`` with its regex keywords matched in bounded time (``safe_regex``).
 
@@ -429,7 +429,7 @@ def _fast_validator(cls: type, parameters: dict) -> Any:
         return None
 
 
-def _check_schema(cls: type, parameters: dict) -> None:
+def _check_schema(cls: Any, parameters: dict) -> None:
     """Raise ValueError naming the path when ``parameters`` is not a valid schema for ``cls``."""
     try:
         text = json.dumps(parameters, sort_keys=True, allow_nan=False, default=repr)
@@ -592,10 +592,7 @@ class ToolCatalog:
         if tools is not None and not isinstance(tools, list):
             raise CatalogError(f'{self._source}: "tools" must be a list, got {_json_type(tools)}')
         self._used_default = not tools
-        if self._used_default:
-            tools = copy.deepcopy(DEFAULT_TOOLS)
-        else:
-            tools = copy.deepcopy(tools)
+        tools = copy.deepcopy(tools) if tools else copy.deepcopy(DEFAULT_TOOLS)
         ros_names: dict[str, str] = {}
         for index, entry in enumerate(tools):
             try:

@@ -204,7 +204,7 @@ def encode(image: np.ndarray, fmt: str, *, png_compression: int,
                            f'{exc}') from exc
     if not ok:
         raise ImagingError(f'{fmt} encoding of a {image.dtype} {image.shape} image failed')
-    return memoryview(buffer)  # no copy; write_temp takes any bytes-like object
+    return buffer.data  # a memoryview, no copy; write_temp takes any bytes-like object
 
 
 # ------------------------------------------------------------------------------ files

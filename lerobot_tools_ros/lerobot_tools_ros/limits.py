@@ -40,7 +40,7 @@ import itertools
 import os
 import pathlib
 import re
-from typing import Any
+from typing import Any, Iterable
 
 __all__ = [
     'json_text_deeper_than', 'MAX_ARGUMENT_BYTES', 'MAX_ARGUMENT_DEPTH', 'MAX_BINDINGS_BYTES',
@@ -106,6 +106,7 @@ def value_deeper_than(value: object, limit: int) -> bool:
     pending = [(value, 1)]
     while pending:
         item, depth = pending.pop()
+        children: Iterable[Any]
         if isinstance(item, dict):
             children = item.values()
         elif isinstance(item, (list, tuple)):

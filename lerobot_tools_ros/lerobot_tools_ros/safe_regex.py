@@ -41,11 +41,12 @@ end). Lone surrogates (possible in JSON strings) are matched as U+FFFD.
 import functools
 import math
 import re
+import sys
 from typing import Any
 
-try:  # Python 3.11+
+if sys.version_info >= (3, 11):
     from re import _constants as _sre, _parser as _sre_parse
-except ImportError:  # Python 3.10
+else:  # Python 3.10
     import sre_constants as _sre  # noqa: I100 - only one of the two imports runs
     import sre_parse as _sre_parse
 
@@ -131,7 +132,7 @@ def compile_pattern(pattern: str) -> _Re2Pattern | _BoundedPattern:
                 'with RE2, in time linear in the text: backreferences and lookaround are not '
                 'supported') from None
     try:
-        parsed = _sre_parse.parse(pattern)
+        parsed: Any = _sre_parse.parse(pattern)  # (the private parser's types vary by version)
         compiled = re.compile(pattern)
     except (re.error, OverflowError, RecursionError, ValueError) as exc:
         raise PatternError(f'not a valid regular expression ({exc})') from None

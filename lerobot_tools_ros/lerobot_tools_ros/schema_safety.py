@@ -74,7 +74,8 @@ class _Schema:
         self.paths: dict[int, str] = {}  # id(subschema) -> JSON pointer
         self.order: list[dict] = []  # every subschema, in the order found
         self.base: dict[int, str] = {}  # id(subschema) -> base URI
-        self.resource_of: dict[int, dict] = {}  # id(subschema) -> its resource's root
+        # id(subschema) -> its resource's root (None: a root whose $id is only an anchor)
+        self.resource_of: dict[int, dict | None] = {}
         self.resources: dict[str, dict] = {}  # URI (no fragment) -> resource root
         self.anchors: dict[tuple[int, str], dict] = {}  # (id(resource), name) -> subschema
         self.dynamic: dict[str, list[dict]] = {}  # $dynamicAnchor name -> subschemas
@@ -129,7 +130,8 @@ class _Schema:
         if not isinstance(ref, str):
             return []
         if keyword == '$recursiveRef':
-            return [self.resource_of[id(node)], self.root, *self.recursive_roots]
+            own = self.resource_of[id(node)]  # (None: the root, which comes next)
+            return [*([own] if own is not None else []), self.root, *self.recursive_roots]
         full = urllib.parse.urljoin(self.base[id(node)], ref)
         uri, _, fragment = full.partition('#')
         resource = self.resources.get(uri)
@@ -138,6 +140,7 @@ class _Schema:
                 f'{self.label(node)}: {keyword} {ref!r} does not resolve inside the schema '
                 '(references to other documents are not fetched; put the schema in $defs)')
         fragment = urllib.parse.unquote(fragment)
+        target: dict | None
         if not fragment:
             target = resource
         elif fragment.startswith('/'):

@@ -71,7 +71,7 @@ DISTRO_INDEPENDENT = frozenset({
     'test_parsing_robustness', 'test_parsing_streaming', 'test_parsing_structure',
     'test_pep257', 'test_python_versions', 'test_requirements', 'test_safe_regex',
     'test_test_scope', 'test_tool_parameter_plan', 'test_tools_registry', 'test_tts_espeak',
-    'test_untrusted', 'test_xmllint'})
+    'test_types', 'test_untrusted', 'test_xmllint'})
 # The modules that drive every ROS 2 surface of the package once: each node started (its
 # parameters declared, dumped and loaded), topics, services and actions over DDS, the built
 # interfaces, bindings to upstream interfaces, the executors, speech to the speaker, MCP over ROS,

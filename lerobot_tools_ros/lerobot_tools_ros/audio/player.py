@@ -331,6 +331,8 @@ class UtterancePlayer:
 
     def _hand(self, run: _Run, data: bytes) -> bool:
         """Give ``data`` to the sink (paced when needed); False when stopped part way."""
+        if run.audio_format is None:  # (set with began, before the first block)
+            raise RuntimeError(f'{run.uid}: audio handed over before its format was known')
         rate, channels = run.audio_format
         frame_bytes = SAMPLE_WIDTH * channels
         if not self._paced:
@@ -376,10 +378,13 @@ class UtterancePlayer:
         if not run.began:
             self._report(run, FINISHED, 'no audio in this utterance')
             return
-        if self._paced and not self._wait_until(
-                run, run.clock_start + run.clock_frames / run.audio_format[0]):
-            self._stopped_early(run)
-            return
+        if self._paced:
+            clock_start, audio_format = run.clock_start, run.audio_format
+            if clock_start is None or audio_format is None:  # (began: a block was handed over)
+                raise RuntimeError(f'{run.uid}: began without a format or a clock')
+            if not self._wait_until(run, clock_start + run.clock_frames / audio_format[0]):
+                self._stopped_early(run)
+                return
         try:
             detail = self.sink.end()
         except SinkError as exc:

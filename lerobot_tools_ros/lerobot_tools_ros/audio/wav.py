@@ -134,6 +134,8 @@ class WavSink(AudioSink):
         if self._file is None:
             raise SinkError('end before begin')
         file, path, partial = self._file, self._path, self._partial
+        if path is None or partial is None:  # (set with the file by begin)
+            raise SinkError('end without a file path')
         self._file = self._path = self._partial = None
         try:
             file.close()

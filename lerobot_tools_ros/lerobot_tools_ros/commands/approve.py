@@ -28,6 +28,7 @@ import getpass
 import socket
 import sys
 import time
+from typing import Any
 
 HELP = 'List tool calls waiting for approval, or approve/deny one (tool.<name>.approval: confirm).'
 
@@ -51,7 +52,7 @@ def _pending(node, executor, topic: str, seconds: float) -> list | None:
     from lerobot_tools_interfaces.msg import ApprovalRequest, ToolResult
     from lerobot_tools_ros import names
     from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-    requests: dict[str, object] = {}
+    requests: dict[str, Any] = {}  # call id -> ApprovalRequest
     answered: set[str] = set()
     node.create_subscription(
         ApprovalRequest, topic, lambda msg: requests.__setitem__(msg.call_id, msg),

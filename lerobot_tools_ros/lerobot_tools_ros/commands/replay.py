@@ -125,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
             _start_runtime(nodes, params, args, root, namespace, bringup)
             output_dirs = bringup._output_dirs(args, nodes[1:])
         stop.wake_through(replay)
-        replay.create_timer(0.1, lambda: replay.done and stop.event.set())
+        replay.create_timer(0.1, lambda: stop.event.set() if replay.done else None)
         for node in nodes:
             executor.add_node(node)
         where = 'the runtime already running' if args.connect else 'the runtime started here'

@@ -91,7 +91,10 @@ def _marker_time(record: dict) -> float:
     stated = record.get('time')
     if isinstance(stated, (int, float)) and not isinstance(stated, bool):
         return float(stated)
-    return _wall(record)
+    wall = _wall(record)
+    if wall is None:  # (markers without one are left out before)
+        raise DatasetError(f'an episode marker without a wall_time: {record!r:.200}')
+    return wall
 
 
 def episode_window(records: list[dict], episode: int, start: float | None = None
@@ -193,9 +196,9 @@ def tools_for(info: dict, used: Iterable[str], catalogs: Iterable[Any]) -> list[
     is what readers assume then) and appends the schema of each used tool it lacks, taken from
     the first catalog that has it; a tool found in none is an error naming it.
     """
-    declared = info.get('tools') if isinstance(info.get('tools'), list) and info['tools'] \
+    declared = info.get('tools')
+    tools = list(declared) if isinstance(declared, list) and declared \
         else copy.deepcopy(DEFAULT_TOOLS)
-    tools = list(declared)
     have = {t.get('function', {}).get('name') for t in tools if isinstance(t, dict)}
     missing = []
     for name in dict.fromkeys(used):

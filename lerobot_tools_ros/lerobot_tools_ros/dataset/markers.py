@@ -54,10 +54,11 @@ def parse_episode_marker(text: str) -> dict[str, Any]:
         stamp = None
         if episode is not None:
             try:
-                episode = int(episode)
+                number = int(episode)
             except ValueError:
                 raise ValueError(f'episode marker: episode must be an integer, got '
                                  f'{episode[:40]!r}') from None
+            episode = number
     if marker not in MARKERS:
         raise ValueError(f'episode marker: event must be start or end, got {marker!r}')
     if episode is not None and (isinstance(episode, bool) or not isinstance(episode, int)

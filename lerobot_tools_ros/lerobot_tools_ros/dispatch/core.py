@@ -404,8 +404,9 @@ class DispatchCore:
         if stream is not None:  # calls speaking while the stream broke stop with it
             for speech in stream.speech.values():
                 call = speech.call
-                if call is not None and self._active.get(call.call_id) is call:
-                    self._stop_speech(call, errors.BUSY, f'its generation broke off: {message}',
+                active = self._active.get(call.call_id) if call is not None else None
+                if active is not None and active is call:
+                    self._stop_speech(active, errors.BUSY, f'its generation broke off: {message}',
                                       now)
             stream.speech.clear()
         self._close_early(generation_id)

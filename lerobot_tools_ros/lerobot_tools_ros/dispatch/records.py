@@ -111,11 +111,12 @@ class ToolStats:
         return ordered[index] * 1e3
 
 
-def assistant_message(content: str, calls: Iterable[tuple[str, str, dict]]) -> dict:
+def assistant_message(content: str, calls: Iterable[tuple[str, str, dict | str]]) -> dict:
     """
     Build the chat message a policy runtime appends after a generation (OpenAI shape).
 
-    `calls` holds (call_id, name, arguments) for every call the generation made.
+    `calls` holds (call_id, name, arguments) for every call the generation made (arguments: the
+    decoded object, or the text of ~/call arguments that could not be decoded).
     """
     message: dict[str, Any] = {'role': 'assistant', 'content': content}
     tool_calls = [{'id': call_id, 'type': 'function',
@@ -261,6 +262,9 @@ class AuditLog:
     # -- the writer thread -----------------------------------------------------------------------
 
     def _run(self) -> None:
+        fd = self._fd  # opened before this thread starts; closed by it at the end
+        if fd is None:
+            raise RuntimeError(f'audit log {self.path}: the writer started without a file')
         while True:
             with self._cond:
                 self._cond.wait_for(lambda: self._queue or self._closed)
@@ -269,7 +273,7 @@ class AuditLog:
                 data = self._queue.popleft()
                 self._busy = True
                 self._busy_since = time.monotonic()
-            reason = self._write_all(data)
+            reason = self._write_all(fd, data)
             with self._cond:
                 self._queued_bytes -= len(data)
                 if reason:
@@ -286,14 +290,14 @@ class AuditLog:
             with contextlib.suppress(OSError):
                 os.close(fd)
 
-    def _write_all(self, data: bytes) -> str:
+    def _write_all(self, fd: int, data: bytes) -> str:
         """Write one whole line; return '' or why it could not be (the writer thread only)."""
         view, done = memoryview(data), 0
         while done < len(data):
             try:
-                done += os.write(self._fd, view[done:])
+                done += os.write(fd, view[done:])
             except BlockingIOError:  # a pipe whose reader is behind: wait, but not past close
-                if not self._wait_writable():
+                if not self._wait_writable(fd):
                     reason = (f'its reader stopped reading; gave up {self._close_timeout_s:g} '
                               's after close')
                     break
@@ -307,14 +311,14 @@ class AuditLog:
             # Cut mid-line (a disk that filled up): end the fragment so the next record starts
             # on a line of its own (readers skip the cut line).
             with contextlib.suppress(OSError):
-                os.write(self._fd, b'\n')
+                os.write(fd, b'\n')
             reason += f' (only {done} of {len(data)} bytes written)'
         return reason
 
-    def _wait_writable(self) -> bool:
+    def _wait_writable(self, fd: int) -> bool:
         while time.monotonic() < self._give_up_at:
             with contextlib.suppress(OSError, ValueError):
-                if select.select([], [self._fd], [], 0.2)[1]:
+                if select.select([], [fd], [], 0.2)[1]:
                     return True
         return False
 

@@ -79,7 +79,7 @@ def _abbreviation(text: str, dot: int) -> bool:
 
 def split_segments(text: str) -> tuple[list[str], str]:
     """Return the complete pieces of ``text`` and the rest that is not safe to speak yet."""
-    pieces = []
+    pieces: list[str] = []
     while True:
         end = segment_end(text)
         if not end:

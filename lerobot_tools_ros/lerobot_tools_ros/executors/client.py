@@ -49,8 +49,8 @@ from rclpy.node import Node
 from rclpy.task import Future
 
 from .action import ActionExecutor
-from .base import (ACTION, DoneCallback, ExecutorCall, FeedbackCallback, LOCAL, Outcome, Post,
-                   SERVICE)
+from .base import (ACTION, DoneCallback, Executor, ExecutorCall, FeedbackCallback, LOCAL, Outcome,
+                   Post, SERVICE)
 from .inprocess import InProcessExecutor
 from .service import ServiceExecutor
 
@@ -185,6 +185,8 @@ class ExecutorClient:
         self._probe_kind, self._probe_sent_at = kind, now
         epoch = self._epoch
         executor = self._service if kind == SERVICE else self._action
+        if executor is None:
+            raise RuntimeError(f'{self.name}: no {kind} client to probe')
         executor.probe(lambda: self._proven(kind, epoch))
 
     def _when_done(self, future: Future, callback: Callable[[Future], None]) -> None:
@@ -224,11 +226,13 @@ class ExecutorClient:
         follows through the handle's `send_text`: as a goal plus text segments, in process
         straight to the tool, or (a CallTool request cannot grow) sent once the text is whole.
         """
-        executor = self._local()
+        executor: Executor | None = self._local()
         if executor is None:
             if not self.kind:
                 raise RuntimeError(f'{self.name}: not ready (poll() until ready is True)')
             executor = self._action if self.kind == ACTION else self._service
+            if executor is None:
+                raise RuntimeError(f'{self.name}: no {self.kind} client to send through')
         if not stream_argument:
             return executor.send(call_id, tool_name, arguments_json, source, on_done,
                                  on_feedback)

@@ -53,7 +53,11 @@ class ServiceExecutor:
         self._probes.clear()
 
     def send(self, call_id: str, tool_name: str, arguments_json: str, source: str,
-             on_done: DoneCallback, on_feedback: FeedbackCallback | None) -> ExecutorCall:
+             on_done: DoneCallback, on_feedback: FeedbackCallback | None,
+             stream_argument: str = '') -> ExecutorCall:
+        if stream_argument:  # (ExecutorClient sends a streamed call once its text is whole)
+            raise ValueError(f'{tool_name}: a CallTool request cannot stream the argument '
+                             f'{stream_argument!r}; send the whole text')
         call = ExecutorCall(call_id, SERVICE)
         future = self._client.call_async(CallTool.Request(
             call_id=call_id, name=tool_name, arguments=arguments_json, source=source))

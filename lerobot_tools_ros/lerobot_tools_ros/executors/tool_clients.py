@@ -21,6 +21,7 @@ their calls is still out, then destroyed.
 """
 
 from collections.abc import Callable, Iterable
+import functools
 from typing import Any
 
 from lerobot_tools_ros import names
@@ -57,7 +58,7 @@ class ToolClients:
             client = ExecutorClient(
                 self._node, names.tool_service_name(settings.service_prefix, name),
                 mode=settings.executor_interface, callback_group=self._group,
-                on_ready=lambda name=name: self._on_ready(name), post=self._post,
+                on_ready=functools.partial(self._on_ready, name), post=self._post,
                 in_process=settings.in_process_executors)
             self._clients[name] = client
             client.poll()  # discovery and the readiness probe start before the first call

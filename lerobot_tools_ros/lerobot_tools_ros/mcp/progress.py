@@ -42,8 +42,9 @@ class ProgressTrack:
         ``total`` is 1.0 when the value is a known fraction, else None. None: nothing can be
         sent that increases (the value is already at 1.0).
         """
-        known = fraction is not None and math.isfinite(fraction) and fraction >= 0
-        value = min(float(fraction), 1.0) if known else None
+        value = None
+        if fraction is not None and math.isfinite(fraction) and fraction >= 0:
+            value = min(float(fraction), 1.0)
         if value is not None and (self.last is None or value > self.last):
             self.last = value
             self.sent += 1

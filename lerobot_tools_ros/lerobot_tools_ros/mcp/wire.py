@@ -108,10 +108,10 @@ def _value_at(text: str, start: int) -> tuple[bool, Any]:
     if token == 'null':
         return True, None
     try:
-        value = int(token)
+        number = int(token)
     except ValueError:
         return False, None
-    return True, value
+    return True, number
 
 
 def error_response(request_id: Any, code: int, message: str) -> str:

@@ -37,7 +37,7 @@ def test_pattern(frame: int, width: int, height: int) -> np.ndarray:
 
     bars = np.array([[255, 255, 255], [255, 255, 0], [0, 255, 255], [0, 255, 0],
                      [255, 0, 255], [255, 0, 0], [0, 0, 255], [0, 0, 0]], dtype=np.uint8)
-    columns = (np.arange(width) + 4 * frame) % width * len(bars) // width
+    columns: np.ndarray = (np.arange(width) + 4 * frame) % width * len(bars) // width
     image = np.ascontiguousarray(np.broadcast_to(bars[columns], (height, width, 3)))
     cv2.rectangle(image, (0, height - 90), (width, height), (32, 32, 32), thickness=-1)
     cv2.putText(image, f'frame {frame}', (20, height - 25), cv2.FONT_HERSHEY_SIMPLEX, 2.0,

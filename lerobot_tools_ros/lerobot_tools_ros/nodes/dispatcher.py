@@ -38,11 +38,12 @@ The node holds the rest as objects it calls: its parameters (`dispatcher_params`
 `<name>_call` node serving `~/call` and `~/reload_catalog` (`dispatcher_calls`), and catalog
 reloads with the tool.<name>.<setting> parameters (`catalog_reload.CatalogReloader`).
 """
+import functools
 import os
 import sys
 import threading
 import time
-from typing import Any
+from typing import Any, Callable
 
 from lerobot_tools_interfaces.msg import TextChunk
 from lerobot_tools_interfaces.srv import CallTool
@@ -78,13 +79,16 @@ _MESSAGE_INFO = hasattr(Subscription, 'CallbackType')
 class Dispatcher(Node):
     """Turn policy output into tool calls on executor services, one result per call."""
 
+    # Set in __init__; destroy_node (of a half-built dispatcher) and the parameter callback
+    # (run while parameters are declared, before the core exists) use getattr(..., None).
+    _core: DispatchCore
+    _reloads: CatalogReloader
+    _calls: CallService
+
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(names.DISPATCHER_NODE, **kwargs)
         # Set first: destroy_node must work on a dispatcher whose construction failed.
         self._audit: AuditLog | None = None
-        self._core: DispatchCore | None = None
-        self._reloads: CatalogReloader | None = None
-        self._calls: CallService | None = None
         self._lock = threading.Lock()
         self.params = params = DispatcherParameters(self)
         # Write failures are reported by the log itself, at most once per 10 s.
@@ -116,7 +120,7 @@ class Dispatcher(Node):
         reliable = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
         self._topics = topics = DispatcherTopics(self, reliable)
         topics.catalog(catalog, self._service_name)  # latched: what MCP clients are offered
-        self._handlers = {
+        self._handlers: dict[type, Callable[[Any], None]] = {
             fx.Send: self._send, fx.SendText: self._send_text,
             fx.StopOnExecutor: self._stop_on_executor,
             fx.PublishCall: topics.call, fx.PublishResult: self._publish_result,
@@ -159,11 +163,12 @@ class Dispatcher(Node):
     # -- parameters (declared and checked in dispatcher_params) ------------------------------
 
     def _on_set_parameters(self, parameters: list) -> SetParametersResult:
+        core = getattr(self, '_core', None)
         refused, updates, changed_tools = self.params.check(
-            parameters, self._core.catalog if self._core is not None else None)
+            parameters, core.catalog if core is not None else None)
         if refused:
             return SetParametersResult(successful=False, reason=refused)
-        if self._core is None or self._reloads.declaring:
+        if core is None or self._reloads.declaring:
             # Declaring: the values are the core's settings already (overrides or globals).
             return SetParametersResult(successful=True)
         with self._lock:
@@ -279,9 +284,7 @@ class Dispatcher(Node):
             return
         call.handle = client.send(
             call.call_id, call.name, call.arguments_json,
-            lambda outcome, call=call: self._on_outcome(call, outcome),
-            lambda stage, progress, detail, call=call: self._on_feedback(call, stage, progress,
-                                                                         detail),
+            functools.partial(self._on_outcome, call), functools.partial(self._on_feedback, call),
             source=call.source,
             stream_argument=call.speech.argument if call.speech is not None else '')
 
@@ -377,28 +380,32 @@ class Dispatcher(Node):
 
     def active_calls(self) -> list:
         """Return the calls accepted and not answered yet (for diagnostics and tests)."""
-        return self._core.active_calls() if self._core is not None else []
+        core = getattr(self, '_core', None)
+        return core.active_calls() if core is not None else []
 
     @property
     def pending_calls(self) -> int:
         """Count calls queued or in flight, plus streamed generations not yet finished."""
-        return self._core.pending_calls if self._core is not None else 0
+        core = getattr(self, '_core', None)
+        return core.pending_calls if core is not None else 0
 
     def destroy_node(self) -> None:
         # Every accepted call still gets its one result, even at shutdown.
         try:
             # A constructor that failed half-way (a bad audit_log) has no calls to answer.
-            if self._core is not None and hasattr(self, '_handlers') and self.context.ok():
+            core = getattr(self, '_core', None)
+            if core is not None and hasattr(self, '_handlers') and self.context.ok():
                 with self._lock:
-                    self._apply(self._core.shutdown(time.monotonic()))
+                    self._apply(core.shutdown(time.monotonic()))
         except Exception as exc:  # noqa: B902 - shutting down regardless
             self.get_logger().error(f'could not publish the final results: {exc}')
         finally:
-            for waiting in (self._calls, self._reloads):
+            calls = getattr(self, '_calls', None)
+            for waiting in (calls, getattr(self, '_reloads', None)):
                 if waiting is not None:
                     waiting.release()  # 'unavailable' if the core had no result for a call
-            if self._calls is not None:
-                self._calls.close()
+            if calls is not None:
+                calls.close()
             if self._audit:
                 self._audit.close()
             super().destroy_node()

@@ -28,7 +28,7 @@ import asyncio
 import contextlib
 import json
 import os
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, IO
 
 from lerobot_tools_ros import mcp_core
 from lerobot_tools_ros.mcp import wire
@@ -43,7 +43,7 @@ class _LineReader:
     def __init__(self, fd: int) -> None:
         self._fd = fd
         self._reader: asyncio.StreamReader | None = None
-        self._file = None
+        self._file: IO[bytes] | None = None
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()

@@ -134,7 +134,10 @@ class Replay(Node):
                 'start', self.episode, self.rate, time.time())))
             self.state = 'running'
         if self.state == 'running':
-            for step in self._schedule.due(now - self._started):
+            started = self._started
+            if started is None:  # (set when it left 'waiting')
+                raise RuntimeError('replay: running without a start time')
+            for step in self._schedule.due(now - started):
                 self._publish(step)
             if self._schedule.finished:
                 self.state = 'draining'
@@ -188,7 +191,8 @@ def main(args: list[str] | None = None) -> int:
         except Exception as exc:  # noqa: B902 - reported, then exit (78: configuration)
             return report_start_failure('replay', exc)
         stop.wake_through(node)
-        node.create_timer(0.1, lambda: node.done and node.exit_when_done and stop.event.set())
+        node.create_timer(0.1, lambda: stop.event.set() if node.done and node.exit_when_done
+                          else None)
         executor = SingleThreadedExecutor()
         executor.add_node(node)
         try:

@@ -48,7 +48,7 @@ import queue
 import sys
 import threading
 import time
-from typing import Any
+from typing import Any, Callable
 
 from lerobot_tools_interfaces.action import RunTool
 from lerobot_tools_interfaces.msg import TextChunk
@@ -335,11 +335,14 @@ class ToolServer(Node):
 
     def _spin(self, hosted: _HostedTool) -> None:
         """Tool thread: serve the tool's service and action until close_tools() sets `stop`."""
+        executor = hosted.executor
+        if executor is None:
+            raise RuntimeError(f'{hosted.tool.name}: serve() starts the thread, not its executor')
         while not hosted.stop.is_set() and self.context.ok():
             try:
                 # No timeout (rclpy makes a timer per timed wait): work, `wake` at close or
                 # the context shutting down ends the wait.
-                hosted.executor.spin_once()
+                executor.spin_once()
             except (ExternalShutdownException, KeyboardInterrupt):
                 return
             except Exception as exc:  # noqa: B902 - one bad call must not end the tool
@@ -399,9 +402,9 @@ class ToolServer(Node):
             if goal_handle.is_cancel_requested:  # cancelled between acceptance and now
                 context.cancel()
             try:
-                code, text = await self.submit(hosted, goal, context)
+                code, content = await self.submit(hosted, goal, context)
             except Exception as exc:  # noqa: B902 - every goal gets a result
-                code, text = errors.EXECUTION_FAILED, f'{type(exc).__name__}: {exc}'
+                code, content = errors.EXECUTION_FAILED, f'{type(exc).__name__}: {exc}'
             finally:
                 feedback.closed = True
                 with hosted.lock:
@@ -409,7 +412,7 @@ class ToolServer(Node):
                     hosted.goal_contexts.pop(key, None)
                     if text is not None and hosted.texts.get(goal.call_id) is text:
                         del hosted.texts[goal.call_id]
-            _fill(result, code, text)
+            _fill(result, code, content)
             if not code:
                 goal_handle.succeed()
             elif code == errors.CANCELLED and goal_handle.is_cancel_requested:
@@ -507,7 +510,10 @@ class ToolServer(Node):
             if job.local:
                 continue  # a caller in this process got it from the future's callback
             try:
-                hosted.executor.wake()  # the awaiting handler resumes on the executor thread
+                executor = hosted.executor
+                if executor is None:
+                    raise RuntimeError('no executor')
+                executor.wake()  # the awaiting handler resumes on the executor thread
             except Exception as exc:  # noqa: B902 - the executor may be shutting down
                 self.get_logger().debug(f'{hosted.tool.name}: could not wake executor: {exc!r}')
 
@@ -524,8 +530,8 @@ class ToolServer(Node):
                         'did not run'))
                 arguments = self.catalog.validate(
                     tool.name, {**arguments, context.text.argument: whole})
-            output = tool.call(arguments, context) if accepts_context(tool) \
-                else tool.call(arguments)
+            call: Callable[..., str | dict] = tool.call  # (Tool.call may take a context too)
+            output = call(arguments, context) if accepts_context(tool) else call(arguments)
             content = output if isinstance(output, str) else json.dumps(output)
             outcome = ('', content)
         except errors.ToolError as exc:

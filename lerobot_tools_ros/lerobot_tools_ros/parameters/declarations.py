@@ -23,6 +23,7 @@ as ``PARAMETERS`` (`tools.base.ToolParameter`); the dispatcher's per-tool settin
 """
 
 import functools
+from typing import Any
 
 from lerobot_tools_ros import names
 from lerobot_tools_ros.dataset.render import FORMATS as REPLAY_FORMATS
@@ -148,7 +149,7 @@ _GENERIC_TOOL_DEFAULTS = {'timeout_s': float(INHERIT), 'rate_limit_hz': float(IN
 @functools.lru_cache(maxsize=8192)  # read at every settings change, for every tool
 def dispatcher_tool_spec(tool: str, setting: str) -> ParameterSpec:
     """Return the spec of the dispatcher parameter tool.<tool>.<setting>."""
-    default = PER_TOOL_DEFAULTS.get(tool, {}).get(setting, _GENERIC_TOOL_DEFAULTS[setting])
+    default: Any = PER_TOOL_DEFAULTS.get(tool, {}).get(setting, _GENERIC_TOOL_DEFAULTS[setting])
     name = f'tool.{tool}.{setting}'
     if setting == 'approval':
         return ParameterSpec(

@@ -34,10 +34,11 @@ from .results import ParsedCall, ParseIssue, TRUNCATED, UNKNOWN_TOOL
 # object.__setattr__. Setting the slots directly is the same result at about half the cost,
 # and building calls is a measurable part of every parse.
 _new_call = object.__new__
-_set_name = ParsedCall.name.__set__
-_set_arguments = ParsedCall.arguments.__set__
-_set_format = ParsedCall.format.__set__
-_set_span = ParsedCall.span.__set__
+# (the slot descriptors, read from the class dict: type checkers see a slot as its value type)
+_set_name = vars(ParsedCall)['name'].__set__
+_set_arguments = vars(ParsedCall)['arguments'].__set__
+_set_format = vars(ParsedCall)['format'].__set__
+_set_span = vars(ParsedCall)['span'].__set__
 
 
 def make_call(name: str, arguments: dict, fmt: str, span: tuple[int, int]) -> ParsedCall:
@@ -104,7 +105,7 @@ class Ctx:
         finds[needle] = (start, found)
         return found
 
-    def recall(self, key: tuple) -> object:
+    def recall(self, key: tuple) -> tuple | None:
         """
         Return what a reader remembered for ``key`` in an earlier feed (streaming), or None.
 
@@ -119,7 +120,7 @@ class Ctx:
             return None
         return memo.get(key)
 
-    def remember(self, key: tuple, state: object) -> None:
+    def remember(self, key: tuple, state: tuple) -> None:
         """Keep ``state`` under ``key`` for the next feed (see ``recall``)."""
         memo = self.memo
         if memo is not None and self.reasoning is None:

@@ -36,7 +36,7 @@ from .readers.text import short
 from .results import CALL_IN_REASONING, ParsedCall, ParseIssue
 
 
-def scan(text: str, ctx: Ctx) -> tuple[list, int, tuple[str, ...] | None]:
+def scan(text: str, ctx: Ctx) -> tuple[list, int, NeedMore | None]:
     """
     Split ``text`` into prose strings and Match objects.
 
@@ -77,7 +77,7 @@ def scan(text: str, ctx: Ctx) -> tuple[list, int, tuple[str, ...] | None]:
                 if before and (before.isalnum() or before in '_.'):
                     pos = p + 1
                     continue
-            result = None
+            result: MatchResult = None
             inside = ctx.reasoning
             if inside is not None and literal in plan.exit_literals and (
                     literal in plan.reasoning_exits.get(inside, ())):
@@ -97,17 +97,18 @@ def scan(text: str, ctx: Ctx) -> tuple[list, int, tuple[str, ...] | None]:
                     return pieces, p, None
                 pos = p + 1
                 continue
-            kind = type(result)
-            if kind is Match:
+            if type(result) is Match:
                 if p > prose:
                     pieces.append(text[prose:p])
                 pieces.append(result)
                 prose = pos = result.end if result.end > p else p + 1
-            elif kind is Skip:
+            elif type(result) is Skip:
                 pos = result.end if result.end > p else p + 1
             elif final:  # a matcher bug; never loop or stall on it
                 pos = p + 1
             else:
+                if type(result) is not NeedMore:
+                    raise TypeError(f'a matcher for {literal!r} answered {result!r}')
                 if p > prose:
                     pieces.append(text[prose:p])
                 return pieces, p, result
@@ -129,6 +130,8 @@ def in_reasoning(text: str, p: int, literal: str, ctx: Ctx) -> MatchResult:
     never runs past the span), or the text so far while the closing token has not arrived.
     """
     token = ctx.reasoning
+    if token is None:
+        raise ValueError('in_reasoning: the scan is not inside a reasoning span')
     close = ctx.find(text, token, p)
     exits = ctx.plan.reasoning_exits.get(token, ())
     for other in exits:  # a family's special token that ends the span as well

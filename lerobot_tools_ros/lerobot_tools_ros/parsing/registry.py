@@ -191,11 +191,17 @@ class CatalogView:
     def __init__(self, catalog) -> None:
         # Weakly: plans are cached per catalog in a WeakKeyDictionary, and a plan holding its
         # catalog strongly would keep every catalog a dispatcher ever loaded alive.
+        self._catalog: Callable[[], Any] | None
         try:
             self._catalog = weakref.ref(catalog) if catalog is not None else None
         except TypeError:  # not weak-referenceable: such a catalog is not cached either
             self._catalog = (lambda: catalog)
         self._properties: dict[str, dict] = {}
+        self.names: frozenset[str] | None
+        self.ordered: tuple[str, ...]
+        self.markers: dict[str, str]
+        self.streamable: dict[str, str]
+        self.known: str
         if catalog is None:
             self.names = None
             self.ordered = ()
@@ -420,13 +426,14 @@ class Plan:
         # One character per trigger that any full occurrence contains (the first one that is
         # not a name character): a delta without any of them cannot hold a whole trigger, so
         # the streaming parser skips the scanner for it. None: some trigger has no such char.
-        keys = set()
+        found_keys: set[str] = set()
+        keys: set[str] | None = found_keys
         for literal in literals:
-            key = next((c for c in literal if not (c.isalnum() or c in NAME_CHARS)), None)
-            if key is None:
+            key_char = next((c for c in literal if not (c.isalnum() or c in NAME_CHARS)), None)
+            if key_char is None:
                 keys = None
                 break
-            keys.add(key)
+            found_keys.add(key_char)
         self.key_rx = (re.compile('[' + ''.join(sorted(map(re.escape, keys))) + ']')
                        if keys else None)
         self.key_chars = frozenset(keys or ())
@@ -434,7 +441,7 @@ class Plan:
         # For text without any key character: the prefixes a trailing word may be of a
         # trigger that starts with name characters (say( functools[ Action:), so the streaming
         # fast path holds back exactly what the scanner would.
-        words = set()
+        words: set[str] = set()
         for literal in literals:
             run = 0  # how many leading characters are name characters (a proper prefix's)
             while run < len(literal) - 1 and (literal[run].isalnum()
@@ -479,7 +486,10 @@ class Plan:
 
     def _held_start_any(self, text: str, i: int) -> int:
         """``held_start`` trying every position that holds a trigger's first character."""
-        search = self.first_rx.search
+        first_rx = self.first_rx
+        if first_rx is None:
+            raise ValueError('_held_start_any: the plan has no triggers')
+        search = first_rx.search
         prefixes = self.prefix_set
         while True:
             found = search(text, i)
@@ -530,6 +540,7 @@ def get_plan(catalog, formats) -> Plan:
 
 
 def _get_plan(catalog, key) -> Plan:
+    cache: dict | None
     if catalog is None:
         cache = _plans_without_catalog
     else:

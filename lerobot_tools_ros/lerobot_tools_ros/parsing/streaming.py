@@ -51,7 +51,7 @@ not announced early. The option costs the per-delta fast paths, so it is off by 
 """
 
 import re
-from typing import Sequence
+from typing import Callable, Sequence
 
 from .answers import Match, NeedMore
 from .api import internal_error_issue, report_reasoning, too_large_issue, utf8_size
@@ -67,9 +67,11 @@ _SPACE = frozenset(' \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u2001\u2
 _ASCII_NAME = ('abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.')
 _EMPTY: list = []  # returned (never mutated) when a delta makes nothing final
 _new_event = object.__new__  # frozen dataclasses: set the slot directly (half the cost)
-_set_text = ContentEvent.text.__set__
-_set_call = CallEvent.call.__set__
-_set_issue = IssueEvent.issue.__set__
+# (the slot descriptors, read from the class dicts: type checkers see a slot as its value type)
+_set_text = vars(ContentEvent)['text'].__set__
+_set_call = vars(CallEvent)['call'].__set__
+_set_issue = vars(IssueEvent)['issue'].__set__
+_FINDS_NOTHING = re.compile('(?!)').search
 _last_chars: dict = {}  # wake tuple -> search for a character that ends one of its strings
 _reaches: dict = {}  # wake tuple -> how far before a delta one of its strings may begin
 _quiet_sets: dict = {}  # quiet characters -> issuperset of them and whitespace
@@ -129,8 +131,9 @@ class StreamingParser:
         self._wake: tuple[str, ...] | None = None
         self._need: NeedMore | None = None  # what the pending call waits for
         self._wake_short = False
-        self._wake_search = None
-        self._asleep = None
+        # (used only while waiting; until then a search that finds nothing)
+        self._wake_search: Callable[[str], re.Match[str] | None] = _FINDS_NOTHING
+        self._asleep: Callable[[str], bool] | None = None
         self._partial = False
         self._overflow = False
         self._finished = False
@@ -263,6 +266,8 @@ class StreamingParser:
         (rescanning for an old one only cost time, per delta while it stayed in view).
         """
         wake = self._wake
+        if wake is None:
+            raise ValueError('_woken: the parser is not waiting for wake strings')
         reach = _reach(wake)
         before = self._recent(reach)
         window = before + delta
@@ -369,7 +374,8 @@ class StreamingParser:
         if not text:
             return events
         try:
-            found = fmt = None
+            found = None
+            fmt = ''
             for fmt, partial in self._plan.partials:
                 found = partial(text, self._plan.view)
                 if found is not None:
@@ -475,6 +481,8 @@ class StreamingParser:
     def _await(self, need: NeedMore) -> None:
         """Wait for ``need``'s wake strings (and quiet characters) on the waiting fast path."""
         wake = need.wake
+        if wake is None:
+            raise ValueError('_await: this NeedMore waits for any text, not for wake strings')
         self._need = need
         self._wake = wake
         self._wake_search = _wake_search(wake)
@@ -493,6 +501,7 @@ class StreamingParser:
         self._reasoning = ctx.reasoning
         wake = need.wake if need is not None else None
         events: list = []
+        event: ContentEvent | CallEvent | IssueEvent
         content = self._content
         for piece in pieces:
             if type(piece) is not Match:
@@ -529,7 +538,7 @@ class StreamingParser:
         self._partial = need is None and not final  # text: a held start of a trigger
         self._wake = wake
         self._waiting = wake is not None and not final
-        if self._waiting:
+        if self._waiting and need is not None:  # (need is None only without wake strings)
             self._await(need)
         else:
             self._need = None

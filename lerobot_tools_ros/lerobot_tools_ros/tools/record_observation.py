@@ -351,8 +351,14 @@ class RecordObservationTool:
                             'raw or compressed transport')
                 self._timer = host.timer(_AUTO_RETRY_S, self._retry_auto)
 
+    def _bound_host(self) -> ToolHost:
+        """Return the host ``bind`` gave (subscribing happens only after it)."""
+        if self._host is None:
+            raise RuntimeError('record_observation: not bound to a host (bind() first)')
+        return self._host
+
     def _subscribe(self, camera: _Camera, transport: str) -> None:
-        host = self._host
+        host = self._bound_host()
         logger = host.logger()
         frames = self._frames
         name = camera.name
@@ -386,11 +392,12 @@ class RecordObservationTool:
 
     def _resolve_auto(self, cameras: list) -> list:
         """Subscribe cameras whose topic type is known; return those still unadvertised."""
-        advertised = self._host.topic_types()
+        host = self._bound_host()
+        advertised = host.topic_types()
         waiting = []
         for camera in cameras:
             try:
-                full = self._host.resolve_topic_name(camera.topic)
+                full = host.resolve_topic_name(camera.topic)
             except Exception:  # noqa: B902 - invalid names are reported by _subscribe
                 full = camera.topic
             types = advertised.get(full)
@@ -402,8 +409,7 @@ class RecordObservationTool:
             if transport is None:
                 self._problems[camera.name] = (f'topic {full} carries {", ".join(types)}, not an '
                                                'image (sensor_msgs/msg/Image or CompressedImage)')
-                self._host.logger().error(f'record_observation: '
-                                          f'{self._problems[camera.name]}')
+                host.logger().error(f'record_observation: {self._problems[camera.name]}')
                 continue
             self._subscribe(camera, transport)
         return waiting
@@ -629,7 +635,7 @@ class RecordObservationTool:
 
         msg = frame.msg
         image = imaging.decode_frame(msg, fmt)  # also validates a passed-through payload
-        data = imaging.passthrough_bytes(msg, fmt)
+        data: bytes | memoryview | None = imaging.passthrough_bytes(msg, fmt)
         passthrough = data is not None
         if not passthrough:
             data = imaging.encode(image, fmt, png_compression=self.png_compression,

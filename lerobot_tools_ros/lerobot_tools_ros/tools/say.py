@@ -343,10 +343,16 @@ class SayTool:
         response.success, response.message = self.stop()
         return response
 
+    def _bound_host(self) -> ToolHost:
+        """Return the host ``bind`` gave (the graph checks run only after it)."""
+        if self._host is None:
+            raise RuntimeError(f'{self.name}: not bound to a host (bind() first)')
+        return self._host
+
     def _speaker_publishers(self) -> set[tuple[int, ...]]:
         """Identify the speakers now on the graph (their status publishers' GIDs)."""
         topic = self._status_subscription.topic_name
-        return {info.gid for info in self._host.publishers_of(topic)}
+        return {info.gid for info in self._bound_host().publishers_of(topic)}
 
     def _unmatched_graph(self) -> frozenset | None:
         """
@@ -356,8 +362,9 @@ class SayTool:
         audio subscriber the graph shows, and our status subscription every status publisher
         (a status sent before that match is lost, and a call would wait for an end it missed).
         """
-        status = self._host.publishers_of(self._status_subscription.topic_name)
-        listeners = self._host.subscriptions_of(self._publisher.topic_name)
+        host = self._bound_host()
+        status = host.publishers_of(self._status_subscription.topic_name)
+        listeners = host.subscriptions_of(self._publisher.topic_name)
         listening = {info.node for info in listeners}
         if (all(info.node in listening for info in status)
                 and self._publisher.get_subscription_count() >= len(listeners)
@@ -735,7 +742,7 @@ class SayTool:
         if publisher is None:
             return
         message = self._message_type()
-        message.header.stamp = self._host.now()
+        message.header.stamp = self._bound_host().now()
         message.utterance_id = ros_string(piece.utterance_id)
         message.sample_rate = piece.sample_rate
         message.channels = piece.channels

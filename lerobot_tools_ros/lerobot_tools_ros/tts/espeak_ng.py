@@ -174,15 +174,18 @@ class EspeakNgBackend:
 
     def _stream(self, proc: subprocess.Popen, data: bytes, stop: threading.Event,
                 errors: BinaryIO) -> Iterator[bytes]:
+        stdin, stdout = proc.stdin, proc.stdout
+        if stdin is None or not isinstance(stdout, io.BufferedReader):  # (see synthesize)
+            raise TtsError('espeak-ng was started without a stdin pipe and a buffered stdout')
         try:
             # With --stdin espeak-ng reads the whole input before it writes any audio, so one
             # blocking write cannot dead-lock against a full stdout pipe.
-            proc.stdin.write(data)
-            proc.stdin.close()
+            stdin.write(data)
+            stdin.close()
         except BrokenPipeError:
             pass  # it died early; its exit status and stderr say why, below
         try:
-            header = _read_header(proc.stdout)
+            header = _read_header(stdout)
         except (EOFError, wave.Error) as exc:
             raise self._failure(proc, errors, f'no WAV header on its stdout ({exc})') from exc
         if (header.sample_rate, header.channels) != (self.sample_rate, self.channels):
@@ -192,7 +195,7 @@ class EspeakNgBackend:
         frame = header.sample_width * header.channels
         pending = b''
         while True:
-            block = proc.stdout.read1(_CHUNK_BYTES)
+            block = stdout.read1(_CHUNK_BYTES)
             if stop.is_set():
                 return  # synthesize() kills the program
             if not block:

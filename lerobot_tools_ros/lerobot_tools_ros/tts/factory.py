@@ -24,7 +24,7 @@ and only the chosen backend's group is used.
 
 import inspect
 import logging
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping, Optional, Protocol
 
 from .base import TtsBackend, TtsUnavailable
 from .espeak_ng import EspeakNgBackend
@@ -43,11 +43,18 @@ KINDS = ('auto',) + tuple(BACKENDS)
 _log = logging.getLogger(__name__)
 
 
+class WarningLogger(Protocol):
+    """Where ``make_backend`` warns: a ``logging.Logger``, an rclpy logger, or a holder."""
+
+    def warning(self, message: str, /) -> None:
+        """Log one preformatted message."""
+
+
 def backend_defaults(kind: str) -> dict[str, Any]:
     """Return the parameters a concrete backend accepts, with their defaults."""
     if kind not in BACKENDS:
         raise ValueError(f'unknown TTS backend {kind!r}; choose one of {", ".join(BACKENDS)}')
-    signature = inspect.signature(BACKENDS[kind].__init__)
+    signature = inspect.signature(BACKENDS[kind])  # its __init__'s, without self
     return {name: parameter.default for name, parameter in signature.parameters.items()
             if parameter.kind is inspect.Parameter.KEYWORD_ONLY}
 
@@ -60,7 +67,7 @@ def _build(kind: str, params: Mapping[str, Any]) -> TtsBackend:
     return BACKENDS[kind](**params)
 
 
-def make_backend(kind: str = 'auto', *, logger: Optional[logging.Logger] = None,
+def make_backend(kind: str = 'auto', *, logger: Optional[WarningLogger] = None,
                  **params: Any) -> TtsBackend:
     """
     Build the backend ``kind`` names: ``auto``, ``pocket_tts`` or ``espeak_ng``.

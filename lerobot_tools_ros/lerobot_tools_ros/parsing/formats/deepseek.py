@@ -34,7 +34,7 @@ import re
 from ..answers import Match, MatchResult, need_closing, NeedMore
 from ..context import Ctx
 from ..readers import tagged
-from ..readers.text import skip_ws
+from ..readers.text import match_end, skip_ws
 from ..registry import format_spec
 from ..results import INVALID_CALL
 
@@ -77,7 +77,7 @@ def read_call(text: str, pos: int, ctx: Ctx):
     head = text[i:sep].strip()
     k = sep + len(SEP)
     if head == 'function':  # V3 / R1: the name follows the separator, then a fenced value
-        e = _NAME.match(text, k).end()
+        e = match_end(_NAME, text, k)
         if e >= n:
             return _truncated(text, pos, ctx, '')
         name = text[k:e]

@@ -49,7 +49,7 @@ _TAGS = Invokes('｜DSML｜', FORMAT, exact=True, json_body=True)
 def match_block(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Match a ``<｜DSML｜function_calls>`` or ``<｜DSML｜tool_calls>`` block."""
     k = after_tag(text, pos, trigger, ctx, FORMAT, 'expected <｜DSML｜invoke name="NAME">')
-    if type(k) is not int:
+    if not isinstance(k, int):
         return k
     result = read_invokes(text, k, pos, BLOCKS[trigger], _TAGS, ctx)
     return Match(result[0], result[1]) if type(result) is tuple else result

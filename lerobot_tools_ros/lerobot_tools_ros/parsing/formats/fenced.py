@@ -30,7 +30,7 @@ from ..answers import Match, MatchResult, NEED_ANY, NeedMore
 from ..context import Ctx
 from ..readers.json_calls import add_value_calls, is_call_shaped, looks_like_call, message_content
 from ..readers.json_values import guess_name, READ_NEED, READ_OK, READ_TRUNCATED, read_value
-from ..readers.text import skip_ws
+from ..readers.text import match_end, skip_ws
 from ..registry import format_spec
 from ..results import TRUNCATED
 
@@ -46,7 +46,7 @@ def match_fence(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     if ctx.char_before(text, pos) == '`':
         return None
     n = len(text)
-    e = _LANG.match(text, pos + len(FENCE)).end()
+    e = match_end(_LANG, text, pos + len(FENCE))
     if e >= n:
         return NEED_ANY if not ctx.final else None
     if text[pos + len(FENCE):e].lower() not in _LANGS:

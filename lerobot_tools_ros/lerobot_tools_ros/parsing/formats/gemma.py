@@ -58,7 +58,7 @@ class _Bad(Exception):
 def match_function_call(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Match ``<start_function_call>call:NAME{...}<end_function_call>``."""
     k = after_tag(text, pos, START, ctx, FORMAT, 'expected call:NAME{...}')
-    if type(k) is not int:
+    if not isinstance(k, int):
         return k
     n = len(text)
     end = ctx.find(text, END, k)
@@ -70,8 +70,8 @@ def match_function_call(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchRes
     stop = end + len(END)
     found = _NAME.match(text, k)
     if found is None:
-        found = text[k:min(k + 20, end)]
-        return _bad(ctx, pos, stop, '', f'expected call:NAME{{...}}, found {found!r}')
+        seen = text[k:min(k + 20, end)]
+        return _bad(ctx, pos, stop, '', f'expected call:NAME{{...}}, found {seen!r}')
     name = found.group(1)
     i = skip_ws(text, found.end())
     try:
@@ -124,11 +124,12 @@ def _read_value(text: str, i: int, end: int) -> tuple[object, int]:
             value = text[i + len(ESCAPE):close]
             i = close + len(ESCAPE)
         else:
-            raw = _SCALAR.match(text, i, end).group().strip()
-            if not raw:
+            scalar = _SCALAR.match(text, i, end)
+            raw = scalar.group().strip() if scalar is not None else ''
+            if scalar is None or not raw:
                 raise _Bad(i, f'expected a value, found {text[i:min(i + 10, end)]!r}')
             value = _scalar(raw)
-            i += len(_SCALAR.match(text, i, end).group())
+            i += len(scalar.group())
         while True:  # put the value in its container; close finished containers
             if not stack:
                 return value, i

@@ -58,7 +58,7 @@ def _end_tokens(text: str, stop: int, ctx: Ctx):
 def match_python_tag(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Match ``<|python_tag|>`` followed by JSON call objects or a built-in tool call."""
     k = after_tag(text, pos, TAG, ctx, FORMAT, 'expected a JSON object')
-    if type(k) is not int:
+    if not isinstance(k, int):
         return k
     if text[k] not in '{[':
         return _builtin_call(text, pos, k, ctx)

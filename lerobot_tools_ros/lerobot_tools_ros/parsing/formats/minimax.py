@@ -37,7 +37,7 @@ _TAGS = Invokes('', FORMAT)
 def match_minimax(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Match one ``<minimax:tool_call>`` block."""
     k = after_tag(text, pos, OPEN, ctx, FORMAT, 'expected <invoke name="NAME">')
-    if type(k) is not int:
+    if not isinstance(k, int):
         return k
     result = read_invokes(text, k, pos, CLOSE, _TAGS, ctx)
     return Match(result[0], result[1]) if type(result) is tuple else result

@@ -32,7 +32,7 @@ from ..readers.json_calls import add_value_calls, describe_non_call
 from ..readers.json_values import (guess_name, invalid_end, READ_NEED, READ_OK, READ_TRUNCATED,
                                    read_value, salvage_items)
 from ..readers.partial import json_call_prefix, member_prefix
-from ..readers.text import skip_ws
+from ..readers.text import match_end, skip_ws
 from ..registry import format_spec
 from ..results import INVALID_CALL, TRUNCATED, UNPARSEABLE_ARGUMENTS
 
@@ -57,15 +57,15 @@ def _read_payload(text: str, k: int, ctx: Ctx, pos: int, name: str):
                                      f'ended inside the call ({note})', pos, end, FORMAT,
                                      name)])
     if status != READ_OK:
-        end = invalid_end(text, k, end, note, ctx)  # the whole malformed value
-        if end is None:
+        stop = invalid_end(text, k, end, note, ctx)  # the whole malformed value
+        if stop is None:
             return NeedMore(_WAKE)
-        salvaged = salvage_items(text, k, end)
+        salvaged = salvage_items(text, k, stop)
         if salvaged:  # a broken list (the pre-v11 form): a good call survives a broken one
-            return Match(end, _salvaged_items(salvaged, ctx, pos, end))
-        return Match(end, [ctx.issue(UNPARSEABLE_ARGUMENTS, f'{TAG} at char {ctx.base + pos}: '
-                                     f'the call is {note}; expected JSON', pos, end, FORMAT,
-                                     name)])
+            return Match(stop, _salvaged_items(salvaged, ctx, pos, stop))
+        return Match(stop, [ctx.issue(UNPARSEABLE_ARGUMENTS, f'{TAG} at char {ctx.base + pos}: '
+                                      f'the call is {note}; expected JSON', pos, stop, FORMAT,
+                                      name)])
     items: list = []
     if name:
         ctx.add_call(items, name, value, FORMAT, pos, end)
@@ -111,7 +111,7 @@ def _malformed(text: str, pos: int, ctx: Ctx, reason: str, name: str):
 def match_mistral(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Match one ``[TOOL_CALLS]`` block."""
     k = after_tag(text, pos, TAG, ctx, FORMAT, 'expected a JSON list or name{...}')
-    if type(k) is not int:
+    if not isinstance(k, int):
         return k
     n = len(text)
     if text[k] in '[{':
@@ -123,7 +123,7 @@ def match_mistral(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     name = found.group()
     i = found.end()
     if text.startswith(CALL_ID, i):
-        i = _ID.match(text, i + len(CALL_ID)).end()
+        i = match_end(_ID, text, i + len(CALL_ID))
     if text.startswith(ARGS, i):
         i += len(ARGS)
     elif i >= n or (not ctx.final and (ARGS.startswith(text[i:]) or CALL_ID.startswith(text[i:]))):

@@ -74,7 +74,7 @@ def match_bare(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
 def match_wrapper(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Match a call or call list between wrapper tokens (``WRAPPERS``); the tokens are markup."""
     k = after_tag(text, pos, trigger, ctx, FORMAT, 'expected a call or a list of calls')
-    if type(k) is not int:
+    if not isinstance(k, int):
         return k
     if text[k] == '[':
         start = list_start(text, k, ctx)

@@ -36,7 +36,7 @@ quote, so they never end a reasoning span.
 from ..answers import Match, MatchResult, NEED_ANY
 from ..context import Ctx
 from ..readers.partial import hold_partial_tag, verbatim_prefix
-from ..readers.text import skip_ws
+from ..readers.text import match_end, skip_ws
 from ..readers.xml_parameters import (CLOSE, FUNC, FUNC_END, NAME, OPEN, PARAM, PARAM_END,
                                       read_function)
 from ..registry import format_spec
@@ -83,7 +83,7 @@ def partial_function(text: str, view):
     if not text.startswith(FUNC, k):
         return None
     i = k + len(FUNC)
-    e = NAME.match(text, i).end()
+    e = match_end(NAME, text, i)
     if e >= len(text) or text[e] != '>':
         return None
     name = text[i:e].strip()
@@ -96,7 +96,7 @@ def partial_function(text: str, view):
         if not text.startswith(PARAM, i):
             return name, None
         j = i + len(PARAM)
-        e = NAME.match(text, j).end()
+        e = match_end(NAME, text, j)
         if e >= len(text) or text[e] != '>':
             return name, None
         if text[j:e].strip() == argument:

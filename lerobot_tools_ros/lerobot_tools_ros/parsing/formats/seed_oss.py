@@ -39,7 +39,7 @@ CLOSE = '</seed:tool_call>'
 def match_seed(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     """Match ``<seed:tool_call>`` and the function in it."""
     k = after_tag(text, pos, OPEN, ctx, FORMAT, 'expected <function=NAME>')
-    if type(k) is not int:
+    if not isinstance(k, int):
         return k
     if text.startswith(FUNC, k):
         return read_function(text, pos, k, ctx, True, CLOSE, FORMAT)

@@ -241,13 +241,13 @@ def read_sequence(text: str, end: int, entries: list, ctx: Ctx, problems: list |
                              f'truncated: the text ended inside it ({note})',
                              guess_name(fragment)))
             return n
-        stop = invalid_end(text, k2, stop, note, ctx)
-        if stop is None:
+        bad_end = invalid_end(text, k2, stop, note, ctx)
+        if bad_end is None:
             return None
         problems.append((UNPARSEABLE_ARGUMENTS, f'the {LLAMA} call at chars {ctx.base + k2}-'
-                         f'{ctx.base + stop} is {note}; expected a JSON object like '
+                         f'{ctx.base + bad_end} is {note}; expected a JSON object like '
                          '{"name": "say", "parameters": {"text": "hi"}}', guess_name(fragment)))
-        end = stop
+        end = bad_end
 
 
 def match_json(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
@@ -300,12 +300,12 @@ def match_json(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     message = (f'the {fmt} call at chars {ctx.base + pos}-{ctx.base + stop} is {note}; '
                'expected a JSON object like {"name": "say", "arguments": {"text": "hi"}}')
     entries = []
-    problems: list = [(UNPARSEABLE_ARGUMENTS, message, guess_name(fragment))]
+    problems = [(UNPARSEABLE_ARGUMENTS, message, guess_name(fragment))]
     if fmt == LLAMA:  # the ;-separated calls after it are still read
         stop = read_sequence(text, stop, entries, ctx, problems)
         if stop is None:
             return NEED_ANY
-    items: list = []
+    items = []
     add_entries(entries, fmt, ctx, pos, stop, items)
     for code, reason, name in problems:
         items.append(ctx.issue(code, reason, pos, stop, fmt, name))

@@ -25,10 +25,10 @@ While streaming, an unclosed value's scan resumes where it stopped (``ValueConte
 from enum import Enum
 import json
 import re
-from typing import Protocol
+from typing import Any, Protocol
 
 from .literals import literal_value, LiteralError
-from .text import json_type, short
+from .text import json_type, match_end, short
 from ..results import INVALID_CALL, UNPARSEABLE_ARGUMENTS
 
 
@@ -117,10 +117,10 @@ def _string_end(text: str, k: int, quote: str) -> tuple[int, int]:
         return (found + 3, 0) if found != -1 else (-1, max(k, len(text) - 2))
     end = _DQ_END if quote == '"' else _SQ_END
     while True:
-        found = end.search(text, k)
-        if found is None:
+        hit = end.search(text, k)
+        if hit is None:
             return -1, max(k, len(text))  # k > len(text): the next character is escaped
-        k = found.start()
+        k = hit.start()
         if text[k] == '\\':
             k += 2
             continue
@@ -143,15 +143,15 @@ def scan_brackets(text: str, start: int, python: bool,
     a value that grows by small deltas is scanned once overall, not once per delta.
     """
     memo = ctx.memo if ctx is not None else None
-    key = None
+    if ctx is None or memo is None:
+        return _scan_from(text, start, [], '', python)[0]
+    key = (ctx.base + start, python)
     i, stack, quote = start, [], ''
-    if memo is not None:
-        key = (ctx.base + start, python)
-        state = memo.pop(key, None)
-        if state is not None:
-            i, stack, quote = state[0] - ctx.base, state[1], state[2]
+    state = memo.pop(key, None)
+    if state is not None:
+        i, stack, quote = state[0] - ctx.base, state[1], state[2]
     result, resume = _scan_from(text, i, stack, quote, python)
-    if resume is not None and key is not None:
+    if resume is not None:
         memo[key] = (ctx.base + resume[0], stack, resume[1])
     return result
 
@@ -189,7 +189,7 @@ def _scan_from(text: str, i: int, stack: list, quote: str,
                 return (CLOSED, j + 1, ''), None
             i = j + 1
         elif c in _LETTERS:  # JSON mode only
-            word = _WORD_CHARS.match(text, j).group()
+            word = text[j:match_end(_WORD_CHARS, text, j)]
             if j + len(word) >= n:  # the word may still grow (tru -> true)
                 return (UNCLOSED, n, _open_note(stack, '')), (j, '')
             if word not in _JSON_WORDS and text[j - 1] not in '0123456789.':
@@ -407,7 +407,7 @@ def _read_value(text: str, start: int, ctx: ValueContext,
             # cannot be complete yet: skip the decoder (a failed decode raises, which costs
             # more than the rest of a streamed scan)
             return READ_NEED, None, start, ''
-    state = -1
+    state: Bracket | None = None
     if start < _DIRECT_DECODE_BEFORE and (memo is None or (ctx.base + start, False) not in memo):
         try:
             value, end = raw_decode(text, start)
@@ -433,7 +433,7 @@ def _read_value(text: str, start: int, ctx: ValueContext,
         if state == UNCLOSED and not ctx.final:
             return READ_NEED, None, start, ''
         # A bad bare word may start with a JSON literal (nullx): the decoder reads into it.
-        stop = _WORD_CHARS.match(text, end).end() + 1 if state == BAD else end
+        stop = match_end(_WORD_CHARS, text, end) + 1 if state == BAD else end
         try:
             value, stop = raw_decode(text[start:stop])
             if stop <= 2 * MAX_DEPTH or not _deeper_than(value, MAX_DEPTH):
@@ -490,7 +490,7 @@ def slice_problem(text: str, start: int, stop: int, ctx: ValueContext) -> str:
 
 def _deeper_than(value: object, limit: int) -> bool:
     """Whether decoded data nests containers more than ``limit`` levels deep."""
-    stack = [(value, 1)]
+    stack: list[tuple[Any, int]] = [(value, 1)]
     while stack:
         item, depth = stack.pop()
         if depth > limit:

@@ -47,30 +47,29 @@ def from_node(node: ast.AST) -> object:
     Like ``ast.literal_eval`` but also accepts JSON's true/false/null and rejects what JSON
     cannot carry (sets, bytes, complex numbers, non-string keys).
     """
-    kind = type(node)
-    if kind is ast.Constant:
+    if type(node) is ast.Constant:
         value = node.value
         if value is None or isinstance(value, (str, bool, int, float)):
             return value
         raise LiteralError(f'{type(value).__name__} values are not allowed', node=node)
-    if kind is ast.Dict:
+    if type(node) is ast.Dict:
         out = {}
-        for key, value in zip(node.keys, node.values):
+        for key, item in zip(node.keys, node.values):
             if key is None:
-                raise LiteralError("'**' unpacking is not allowed", node=value)
+                raise LiteralError("'**' unpacking is not allowed", node=item)
             name = from_node(key)
             if not isinstance(name, str):
                 raise LiteralError(f'object keys must be strings, got {short(name)}', node=key)
-            out[name] = from_node(value)
+            out[name] = from_node(item)
         return out
-    if kind is ast.List or kind is ast.Tuple:
+    if type(node) is ast.List or type(node) is ast.Tuple:
         return [from_node(item) for item in node.elts]
-    if kind is ast.UnaryOp and isinstance(node.op, (ast.USub, ast.UAdd)):
+    if type(node) is ast.UnaryOp and isinstance(node.op, (ast.USub, ast.UAdd)):
         operand = node.operand
         if (type(operand) is ast.Constant and isinstance(operand.value, (int, float))
                 and not isinstance(operand.value, bool)):
             return -operand.value if isinstance(node.op, ast.USub) else operand.value
-    if kind is ast.Name and node.id in _NAMED_CONSTANTS:
+    if type(node) is ast.Name and node.id in _NAMED_CONSTANTS:
         return _NAMED_CONSTANTS[node.id]
     raise LiteralError(f'{describe_node(node)} is not a literal (only strings, numbers, '
                        'booleans, None, lists and dicts are allowed)', node=node)
@@ -117,7 +116,7 @@ def parse_expression(source: str) -> ast.AST:
 
 def node_offset(source: str, node: ast.AST | None) -> int:
     """Character offset of ``node`` in ``source`` (ast columns count UTF-8 bytes), or -1."""
-    if node is None or not hasattr(node, 'lineno'):
+    if node is None or not hasattr(node, 'lineno') or not hasattr(node, 'col_offset'):
         return -1
     pos = 0
     for _ in range(node.lineno - 1):

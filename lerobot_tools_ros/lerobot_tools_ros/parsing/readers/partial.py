@@ -200,9 +200,10 @@ def json_call_prefix(text: str, i: int, argument_of, name_keys: tuple[str, ...] 
                     return name, None
                 return name, member_prefix(text, k, argument_of(name))
             else:
-                end = _skip_value(text, k)
-                if end is None:
+                skipped = _skip_value(text, k)
+                if skipped is None:
                     break
+                end = skipped
             key, k = members.send(end)
     except StopIteration:
         pass

@@ -30,7 +30,7 @@ import ast
 
 from .json_values import BAD, block_end, scan_brackets, split_items, unbalanced_quote, UNCLOSED
 from .literals import describe_node, from_node, LiteralError, parse_expression
-from .text import IDENT, short, skip_ws
+from .text import IDENT, name_at, short, skip_ws
 from ..answers import NEED_ANY, NeedMore, Skip
 from ..context import Ctx
 from ..registry import CatalogView
@@ -81,7 +81,7 @@ def read_named_call(text: str, start: int, ctx: Ctx):
 
 def read_call(text: str, start: int, ctx: Ctx):
     """Read ``name(...)`` at ``start`` (known to be a name followed by ``(``)."""
-    name = IDENT.match(text, start).group()
+    name = name_at(text, start)
     paren = start + len(name)
     state, end, note = scan_brackets(text, paren, True, ctx)
     if state == UNCLOSED:
@@ -115,7 +115,7 @@ def read_list(text: str, pos: int, ctx: Ctx, report_all: bool):
     reporting (a first name outside the catalog, unless ``report_all``).
     """
     n = len(text)
-    first = IDENT.match(text, skip_ws(text, pos + 1)).group()
+    first = name_at(text, skip_ws(text, pos + 1))
     names = ctx.view.names
     report = report_all or names is None or first in names
     state, end, note = scan_brackets(text, pos, True, ctx)
@@ -166,7 +166,7 @@ def _salvage(text: str, pos: int, end: int, ctx: Ctx) -> list:
     items = split_items(text, pos + 1, end - 1)
     if len(items) < 2:
         return []
-    parts = []
+    parts: list[tuple[str, str, dict | None, str]] = []
     for index, (a, b) in enumerate(items, 1):
         source = text[a:b]
         found = IDENT.match(source)

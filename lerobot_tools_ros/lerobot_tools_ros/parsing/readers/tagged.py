@@ -85,9 +85,11 @@ def _block_to_close(text: str, pos: int, k: int, spec: Tagged, ctx: Ctx):
 def match(text: str, pos: int, spec: Tagged, ctx: Ctx, k: int | None = None):
     """Match ``spec.open`` + JSON value(s) + ``spec.close`` at ``pos`` (body at ``k``)."""
     if k is None:
-        k = after_tag(text, pos, spec.open, ctx, spec.fmt, f'expected JSON like {spec.example}')
-        if type(k) is not int:
-            return k
+        body = after_tag(text, pos, spec.open, ctx, spec.fmt,
+                         f'expected JSON like {spec.example}')
+        if not isinstance(body, int):
+            return body
+        k = body
     n = len(text)
     if text[k] not in '{[':
         return _block_to_close(text, pos, k, spec, ctx)
@@ -176,7 +178,7 @@ def match_section(text: str, pos: int, ctx: Ctx, fmt: str, tokens: tuple[str, st
     """
     begin, end, call = tokens
     k = after_tag(text, pos, begin, ctx, fmt, f'expected {call}')
-    if type(k) is not int:
+    if not isinstance(k, int):
         return k
     n = len(text)
     items: list = []
@@ -238,10 +240,10 @@ def call_arguments(text: str, pos: int, k: int, ctx: Ctx, fmt: str, tokens: tupl
         return NeedMore(wake)
     if status == READ_TRUNCATED:
         return truncated_call(text, pos, ctx, fmt, call, name or guess_name(text[k:]), wake)
-    stop = invalid_end(text, k, end, note, ctx)
-    if stop is None:
+    bad_end = invalid_end(text, k, end, note, ctx)
+    if bad_end is None:
         return NeedMore(wake)
-    return bad_call(text, pos, stop, ctx, fmt, tokens, name, f'the arguments are {note}')
+    return bad_call(text, pos, bad_end, ctx, fmt, tokens, name, f'the arguments are {note}')
 
 
 def truncated_call(text: str, pos: int, ctx: Ctx, fmt: str, call: str, name: str, wake: tuple):

@@ -29,7 +29,27 @@ def skip_ws(text: str, i: int) -> int:
     """Return the first index at or after ``i`` that is not whitespace."""
     if i < len(text) and not text[i].isspace():
         return i
-    return _WS.match(text, i).end()
+    found = _WS.match(text, i)  # (inline match_end: skip_ws runs often)
+    if found is None:
+        raise ValueError(f'{_WS.pattern!r} did not match at {i}')
+    return found.end()
+
+
+def match_end(pattern: re.Pattern[str], text: str, pos: int) -> int:
+    """Return where ``pattern`` (one that matches the empty string too, ``[...]*``) ends."""
+    found = pattern.match(text, pos)
+    if found is None:
+        raise ValueError(f'{pattern.pattern!r} did not match at {pos} (it must match the empty '
+                         'string)')
+    return found.end()
+
+
+def name_at(text: str, pos: int) -> str:
+    """Return the (dotted) name that starts at ``pos`` (a caller that knows there is one)."""
+    found = IDENT.match(text, pos)
+    if found is None:
+        raise ValueError(f'no name at {pos}: {short(text[pos:pos + 20])}')
+    return found.group()
 
 
 def short(value: object, limit: int = _MAX_SHOWN) -> str:

@@ -31,7 +31,7 @@ has (not given before, nor later), or at ``</function>``.
 
 import re
 
-from .text import skip_ws
+from .text import match_end, skip_ws
 from .typed_values import schema_types, typed_value
 from ..answers import Match, NEED_ANY, need_closing, NeedMore
 from ..context import Ctx
@@ -99,10 +99,10 @@ def read_function(text: str, pos: int, func: int, ctx: Ctx, wrapped: bool, close
     """
     call = _Call(text, pos, ctx, close if wrapped else '', fmt)
     i = _read_header(call, func)
-    if type(i) is not int:
+    if not isinstance(i, int):
         return i
     i = _read_parameters(call, i)
-    if type(i) is not int:
+    if not isinstance(i, int):
         return i
     stop = i
     if not wrapped:
@@ -126,7 +126,7 @@ def _read_header(call: _Call, func: int):
     """Read ``<function=NAME>``; return the index after it (or what the matcher returns)."""
     text, ctx = call.text, call.ctx
     i = func + len(FUNC)
-    e = _NAME.match(text, i).end()
+    e = match_end(_NAME, text, i)
     if e >= len(text):  # the next character decides: more name, '>', or a malformed tag
         return NEED_ANY if not ctx.final else call.truncated('inside the <function=NAME> tag')
     name = text[i:e].strip()
@@ -158,7 +158,7 @@ def _read_parameters(call: _Call, i: int):
                                   f'or {FUNC_END!r})')
         if text.startswith(PARAM, i):
             i = _read_parameter(call, i)
-            if type(i) is not int:
+            if not isinstance(i, int):
                 return i
             ctx.remember(key, (ctx.base + i, dict(call.arguments), tuple(call.problems)))
             continue
@@ -180,7 +180,7 @@ def _read_parameter(call: _Call, i: int):
     """Read ``<parameter=NAME>value</parameter>`` at ``i``; return the index after it."""
     text, ctx = call.text, call.ctx
     j = i + len(PARAM)
-    e = _NAME.match(text, j).end()
+    e = match_end(_NAME, text, j)
     if e >= len(text):  # the next character decides: more name, '>', or a malformed tag
         return NEED_ANY if not ctx.final else call.truncated('inside a <parameter=NAME> tag')
     if text[e] != '>':
@@ -215,7 +215,7 @@ def _plausible_next(call: _Call, a: int):
     text, ctx = call.text, call.ctx
     n = len(text)
     while True:
-        e = _NAME.match(text, a + len(PARAM)).end()
+        e = match_end(_NAME, text, a + len(PARAM))
         if e >= n:
             return NEED_ANY if not ctx.final else True
         if text[e] != '>' or not call.props or text[a + len(PARAM):e].strip() in call.props:
@@ -394,7 +394,7 @@ def _inner_tag(call: _Call, pname: str, start: int, following: int, end: int, af
     """
     text, ctx = call.text, call.ctx
     j = following + len(PARAM)
-    e = _NAME.match(text, j).end()
+    e = match_end(_NAME, text, j)
     inner = text[j:e].strip()
     known = call.props
     function_end = text.find(FUNC_END, after)

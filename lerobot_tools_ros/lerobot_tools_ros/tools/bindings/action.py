@@ -130,7 +130,7 @@ class ActionBinding(BoundTool):
         goal_id = UUID(uuid=list(uuid.uuid4().bytes))  # ours: it can be cancelled unanswered
         sent = send_goal_async(self._client, goal, feedback_callback=self._relay(context),
                                goal_uuid=goal_id)
-        outcome = self._ros.wait(sent.done, deadline, stopped)
+        outcome = self._bound().wait(sent.done, deadline, stopped)
         if outcome != 'done':
             raise self._ended(outcome, context, self._cancel_unanswered(sent, goal_id))
         handle = sent.result()
@@ -138,7 +138,7 @@ class ActionBinding(BoundTool):
             raise ToolError(errors.EXECUTION_FAILED,
                             f'{self.name}: the action server {self.action} rejected the goal')
         result_future = handle.get_result_async()
-        outcome = self._ros.wait(result_future.done, deadline, stopped)
+        outcome = self._bound().wait(result_future.done, deadline, stopped)
         if outcome != 'done':
             raise self._ended(outcome, context, self._cancel(handle, result_future))
         wrapped = result_future.result()
@@ -162,7 +162,7 @@ class ActionBinding(BoundTool):
         """Cancel the goal and wait (``cancel_timeout_s``) until the server confirms it ended."""
         deadline = time.monotonic() + self.cancel_timeout_s
         cancel = handle.cancel_goal_async()
-        if self._ros.wait(cancel.done, deadline, lambda: False) != 'done':
+        if self._bound().wait(cancel.done, deadline, lambda: False) != 'done':
             return (f'cancel requested, not confirmed by {self.action} within '
                     f'{self.cancel_timeout_s:g} s')
         if not cancel.result().goals_canceling:
@@ -171,7 +171,7 @@ class ActionBinding(BoundTool):
             return f'{self.action} refused to cancel the goal'
         if result_future is None:
             result_future = handle.get_result_async()
-        if self._ros.wait(result_future.done, deadline, lambda: False) != 'done':
+        if self._bound().wait(result_future.done, deadline, lambda: False) != 'done':
             return f'cancel accepted by {self.action}; the goal had not ended yet'
         return 'the goal was cancelled on the server'
 
@@ -191,8 +191,8 @@ class ActionBinding(BoundTool):
         unknown = False
         while not sent.done():
             cancel = by_id.cancel_goal_async()
-            if self._ros.wait(lambda: cancel.done() or sent.done(), deadline,
-                              lambda: False) != 'done':
+            if self._bound().wait(lambda: cancel.done() or sent.done(), deadline,
+                                  lambda: False) != 'done':
                 break
             if not cancel.done():
                 continue  # the goal's answer came first: cancel through its handle
@@ -206,7 +206,7 @@ class ActionBinding(BoundTool):
             unknown = True
             if time.monotonic() + _RETRY_S >= deadline:
                 break
-            self._ros.wait(sent.done, time.monotonic() + _RETRY_S, lambda: False)
+            self._bound().wait(sent.done, time.monotonic() + _RETRY_S, lambda: False)
         if sent.done():
             if sent.result().accepted:
                 return self._cancel(sent.result(), None)

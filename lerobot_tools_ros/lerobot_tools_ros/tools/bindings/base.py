@@ -313,8 +313,11 @@ class RosClientNode:
 
     def _request(self, wait_set: Any, client: Any, request: Any, deadline: float,
                  stopped: Callable[[], bool]) -> tuple[str, Any]:
+        answer_wake = self._answer_wake  # made with the wait set
+        if answer_wake is None:
+            raise RuntimeError(f'{self.node.get_name()}: a wait set without its guard condition')
         handle = client.handle
-        wake = self._answer_wake.handle
+        wake = answer_wake.handle
         response_type = client.srv_type.Response
         with handle:
             sequence = handle.send_request(request)
@@ -370,6 +373,7 @@ class RosClientNode:
         if self._wait_set is not None:
             self._wait_set.destroy_when_not_in_use()
             self._wait_set = None
+        if self._answer_wake is not None:  # (made with the wait set)
             self._answer_wake.destroy()
         self.executor.shutdown(timeout_sec=1.0)
         self.node.destroy_node()
@@ -393,6 +397,9 @@ class BoundTool:
 
     KIND = ''
     KEYS: tuple[str, ...] = ('kind',)
+    # Set by the kinds that call a server (``_wait_for_server``'s message names them).
+    timeout_s: float
+    type_name: str
 
     def __init__(self, schema: dict, config: dict, where: str) -> None:
         self.schema = schema
@@ -424,8 +431,19 @@ class BoundTool:
         return [f"'{self.name}': the binding ignores the argument(s) {', '.join(unused)} that "
                 'its catalog schema declares (a model may send them expecting an effect)']
 
+    def call(self, arguments: dict, context: CallContext | None = None) -> str:
+        """Run one validated call; each binding kind does it its own way."""
+        raise NotImplementedError(f'{type(self).__name__}.call')
+
     def _context(self, context: CallContext | None) -> CallContext:
         return context if context is not None else CallContext()
+
+    def _bound(self) -> RosClientNode:
+        """Return the node the tool's ROS client lives on (``unavailable`` when unbound)."""
+        ros = self._ros
+        if ros is None:
+            raise ToolError(errors.UNAVAILABLE, f'{self.name}: not bound to ROS')
+        return ros
 
     @contextmanager
     def _calling(self, mapping: Any, arguments: dict, context: CallContext | None,
@@ -448,7 +466,7 @@ class BoundTool:
         with self._lock:
             if self._closing.is_set():
                 raise self._stop_error(context, before)
-            forget = context.on_cancel(self._ros.wake)  # a cancel ends the wait at once
+            forget = context.on_cancel(self._bound().wake)  # a cancel ends the wait at once
             try:
                 yield message, context
             finally:
@@ -458,7 +476,7 @@ class BoundTool:
                          context: CallContext, server: str, before: str,
                          waited_s: float | None = None) -> None:
         """Return once ``server`` is up; else ``unavailable`` at ``deadline``, or the stop."""
-        outcome = self._ros.wait_ready(is_ready, deadline, self._stopped(context))
+        outcome = self._bound().wait_ready(is_ready, deadline, self._stopped(context))
         waited = self.timeout_s if waited_s is None else waited_s
         if outcome == 'timeout':
             raise ToolError(errors.UNAVAILABLE, f'{self.name}: {server} ({self.type_name}) is '

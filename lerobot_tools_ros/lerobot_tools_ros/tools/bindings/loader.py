@@ -59,7 +59,10 @@ class BindingsError(ConfigurationError):
 MAX_PROBLEMS = 100
 
 
-class _UniqueKeyLoader(limits.yaml_safe_loader()):
+_SafeLoader: Any = limits.yaml_safe_loader()  # (a class chosen at run time: C or Python)
+
+
+class _UniqueKeyLoader(_SafeLoader):
     """A safe loader that refuses duplicate keys (PyYAML silently keeps the last one)."""
 
 
@@ -91,8 +94,8 @@ def load_bindings(path: str | os.PathLike, catalog: ToolCatalog) -> dict[str, Bo
     """
     source = str(path)
     try:
-        text = limits.read_limited(path, limits.MAX_BINDINGS_BYTES, 'the bindings file')
-        text = text.decode('utf-8')
+        data = limits.read_limited(path, limits.MAX_BINDINGS_BYTES, 'the bindings file')
+        text = data.decode('utf-8')
     except limits.TooLarge as exc:
         raise BindingsError(source, [str(exc).removeprefix(f'{source}: ')]) from None
     except (OSError, UnicodeDecodeError) as exc:

@@ -315,7 +315,8 @@ class _Compiler:
                 return None
             items = [self.value(item, slot_type.value_type, f'{where}[{index}]')
                      for index, item in enumerate(spec)]
-            return None if any(item is None for item in items) else _List(slot_type, items)
+            nodes = [item for item in items if item is not None]
+            return None if len(nodes) != len(items) else _List(slot_type, nodes)
         if isinstance(spec, str) and spec.startswith('$$'):
             spec = spec[1:]
         try:

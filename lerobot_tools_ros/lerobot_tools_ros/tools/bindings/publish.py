@@ -88,8 +88,11 @@ class PublishBinding(BoundTool):
     def call(self, arguments: dict, context: CallContext | None = None) -> str:
         """Publish and report what was sent."""
         context = self._context(context)
+        mapping = self.message
+        if mapping is None:  # (an entry without one fails its check: never bound)
+            raise ToolError(errors.UNAVAILABLE, f'{self.name}: no message mapping')
         try:
-            message = self.message.build(arguments)
+            message = mapping.build(arguments)
             final = self.final.build(arguments) if self.final is not None else None
         except ConversionError as exc:
             raise ToolError(errors.INVALID_ARGUMENTS, f'{self.name}: {exc}') from None

@@ -32,7 +32,7 @@ import pathlib
 from typing import Any
 
 from lerobot_tools_ros.tools.bindings.interfaces import (
-    fields_of, INTEGER_RANGES, nested_class, resolve_type, TYPE_NAME,
+    fields_of, INTEGER_RANGES, InterfaceError, nested_class, resolve_type, TYPE_NAME,
 )
 from rosidl_parser import definition as idl
 
@@ -58,7 +58,10 @@ def _idl_share(package: str, relative: str) -> pathlib.Path | None:
     except Exception:  # noqa: B902 - not in the index (or no index): try the module's prefix
         pass
     try:
-        module_dir = pathlib.Path(importlib.import_module(package).__file__).resolve().parent
+        module_file = importlib.import_module(package).__file__
+        if module_file is None:  # a namespace package: no prefix to derive
+            raise ImportError(f'{package} has no __file__')
+        module_dir = pathlib.Path(module_file).resolve().parent
         candidates += [parent / 'share' / package for parent in module_dir.parents]
     except Exception:  # noqa: B902 - no module (the type would not resolve either)
         pass
@@ -71,7 +74,10 @@ def _comments(type_name: str, warnings: list[str] | None = None) -> dict[str, di
 
     Without the .idl (or its parser) there is nothing to return; why goes to `warnings`.
     """
-    package, category, name = TYPE_NAME.fullmatch(type_name).groups()
+    match = TYPE_NAME.fullmatch(type_name)
+    if match is None:
+        raise InterfaceError(f'{type_name!r} is not an interface type name')
+    package, category, name = match.groups()
     relative = f'{category}/{name}.idl'
     share = _idl_share(package, relative)
     try:
@@ -179,8 +185,10 @@ def interface_tool(tool_name: str, type_name: str, *, kind: str | None = None,
     definition to read) is appended to ``warnings``. Raises ``InterfaceError``/``ValueError``.
     """
     match = TYPE_NAME.fullmatch(type_name) if isinstance(type_name, str) else None
-    category = match.group(2) if match else None
-    cls = resolve_type(type_name, category)
+    cls = resolve_type(type_name, match.group(2) if match else None)  # refuses other names
+    if match is None:  # (resolve_type raised already)
+        raise InterfaceError(f'{type_name!r} is not an interface type name')
+    category = match.group(2)
     kind = kind or _KIND_OF_CATEGORY.get(category or '', 'publish')
     if category == 'msg' and kind not in _MESSAGE_KINDS:
         raise ValueError(f'a msg type binds as {" or ".join(_MESSAGE_KINDS)}, not {kind!r}')

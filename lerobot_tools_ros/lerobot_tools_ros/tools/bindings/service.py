@@ -81,7 +81,7 @@ class ServiceBinding(BoundTool):
             deadline = time.monotonic() + self.timeout_s
             self._wait_for_server(self._client.service_is_ready, deadline, context,
                                   f'service {self.service}', 'before the request was sent')
-            outcome, response = self._ros.request(self._client, request, deadline, stopped)
+            outcome, response = self._bound().request(self._client, request, deadline, stopped)
             if outcome != 'done':
                 if outcome == 'stopped':
                     raise self._stop_error(context, 'while waiting for the answer (the request '
