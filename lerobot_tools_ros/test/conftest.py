@@ -183,12 +183,11 @@ def ros_domain() -> int:
         yield domain
 
 
-@pytest.fixture
-def ros_env(ros_domain, tmp_path) -> dict:
-    """Environment for node subprocesses: the test's domain, loopback discovery, no buffering."""
+def node_env(domain: int, tmp_path: pathlib.Path) -> dict:
+    """Return the environment of node subprocesses in ``domain``: loopback, no buffering."""
     env = dict(os.environ)
     env.update({
-        'ROS_DOMAIN_ID': str(ros_domain),
+        'ROS_DOMAIN_ID': str(domain),
         'ROS_AUTOMATIC_DISCOVERY_RANGE': 'LOCALHOST',
         'PYTHONUNBUFFERED': '1',
         'RCUTILS_COLORIZED_OUTPUT': '0',
@@ -197,6 +196,12 @@ def ros_env(ros_domain, tmp_path) -> dict:
     env['PYTHONPATH'] = os.pathsep.join(
         p for p in (str(PACKAGE_DIR), env.get('PYTHONPATH', '')) if p)
     return env
+
+
+@pytest.fixture
+def ros_env(ros_domain, tmp_path) -> dict:
+    """Environment for node subprocesses: the test's domain, loopback discovery, no buffering."""
+    return node_env(ros_domain, tmp_path)
 
 
 class NodeProcess:

@@ -27,7 +27,7 @@ import time
 
 from bound_stack import gripper_binding, in_own_domain, light_binding, LIGHT_TOOL, node_commands
 from bound_stack import Policy, tool_schema, write_stack_files
-from conftest import NodeProcess, prove_action, spin_until
+from conftest import node_env, NodeProcess, prove_action, spin_until
 from lerobot_tools_interfaces.msg import ErrorCodes, ToolResult
 from lerobot_tools_interfaces.srv import CallTool
 from lerobot_tools_ros.names import READINESS_PROBE
@@ -35,8 +35,6 @@ from lerobot_tools_ros.tools.echo import ECHO_SCHEMA
 import pytest
 from robot_servers import BATTERY_TOPIC, CMD_VEL_TOPIC, GRIPPER_ACTION, LIGHT_SERVICE
 from robot_servers import RobotServers
-
-PACKAGE_DIR = pathlib.Path(__file__).resolve().parent.parent
 
 
 CATALOG = [
@@ -81,11 +79,7 @@ class Stack:
     def __init__(self, domain: int, tmp: pathlib.Path) -> None:
         import rclpy
         root, bindings = write_stack_files(tmp, CATALOG, BINDINGS)
-        env = dict(os.environ, ROS_DOMAIN_ID=str(domain), PYTHONUNBUFFERED='1',
-                   ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST', RCUTILS_COLORIZED_OUTPUT='0',
-                   ROS_LOG_DIR=str(tmp / 'ros_log'))
-        env['PYTHONPATH'] = os.pathsep.join(p for p in (str(PACKAGE_DIR),
-                                                        env.get('PYTHONPATH', '')) if p)
+        env = node_env(domain, tmp)
         os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
         self.context = rclpy.Context()
         rclpy.init(context=self.context, domain_id=domain)

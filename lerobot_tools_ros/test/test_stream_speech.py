@@ -31,7 +31,8 @@ import json
 import os
 import sys
 
-from conftest import NodeProcess, PACKAGE_DIR, prove_service, reserve_test_domain, spin_until
+from conftest import (node_env, NodeProcess, PACKAGE_DIR, prove_service, reserve_test_domain,
+                      spin_until)
 from lerobot_tools_interfaces.msg import ErrorCodes, SpeakerStatus, TextChunk, ToolCall, ToolResult
 from lerobot_tools_interfaces.srv import CancelCalls
 import pytest
@@ -70,11 +71,7 @@ class Stack:
         import rclpy
         from rclpy.executors import SingleThreadedExecutor
 
-        env = dict(os.environ, ROS_DOMAIN_ID=str(domain), PYTHONUNBUFFERED='1',
-                   ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST', RCUTILS_COLORIZED_OUTPUT='0',
-                   ROS_LOG_DIR=str(tmp / 'ros_log'))
-        env['PYTHONPATH'] = os.pathsep.join(p for p in (str(PACKAGE_DIR),
-                                                        env.get('PYTHONPATH', '')) if p)
+        env = node_env(domain, tmp)
         os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
         self.out = tmp / 'audio'
         # realtime:=false: the WAV sink takes audio as it comes (the say waits for no clock).
