@@ -30,7 +30,7 @@ from ..context import Ctx
 from ..readers.json_calls import add_value_calls, describe_non_call
 from ..readers.json_values import (guess_name, invalid_end, READ_INVALID, READ_NEED, READ_OK,
                                    READ_TRUNCATED, read_value)
-from ..readers.partial import json_call_prefix
+from ..readers.partial import tagged_json_call_prefix
 from ..readers.pythonic_calls import finish, read_call
 from ..readers.text import IDENT, skip_ws
 from ..registry import format_spec
@@ -172,12 +172,7 @@ def _own_close(text: str, body: int, ctx: Ctx) -> tuple[int, int]:
 
 def partial_hermes(text: str, view):
     """Read a ``<tool_call>{...`` call still arriving: ``(name, text so far)`` or None."""
-    if not text.startswith(OPEN):
-        return None
-    k = skip_ws(text, len(OPEN))
-    if k >= len(text) or text[k] != '{':
-        return None
-    return json_call_prefix(text, k, lambda name: view.streamable.get(name, ''))
+    return tagged_json_call_prefix(text, OPEN, view)
 
 
 FAMILY = format_spec(FORMAT, [(OPEN, match_hermes)], priority=20,

@@ -30,7 +30,7 @@ from ..context import after_tag, Ctx
 from ..readers.json_calls import add_value_calls, describe_non_call, match_json
 from ..readers.json_values import (guess_name, invalid_end, READ_INVALID, READ_NEED,
                                    READ_TRUNCATED, read_value)
-from ..readers.partial import json_call_prefix
+from ..readers.partial import tagged_json_call_prefix
 from ..readers.pythonic_calls import finish, read_named_call
 from ..readers.text import skip_ws
 from ..registry import format_spec
@@ -136,12 +136,7 @@ def _read_values(text: str, pos: int, k: int, ctx: Ctx):
 
 def partial_python_tag(text: str, view):
     """Read a ``<|python_tag|>{...`` call still arriving: ``(name, text so far)`` or None."""
-    if not text.startswith(TAG):
-        return None
-    k = skip_ws(text, len(TAG))
-    if k >= len(text) or text[k] != '{':
-        return None
-    return json_call_prefix(text, k, lambda name: view.streamable.get(name, ''))
+    return tagged_json_call_prefix(text, TAG, view)
 
 
 FAMILY = format_spec(FORMAT, [(TAG, match_python_tag), ('{', match_json), ('[', match_json)],

@@ -171,6 +171,20 @@ def _string_end(text: str, i: int) -> int:
             k += 1
 
 
+def tagged_json_call_prefix(text: str, tag: str, view):
+    """
+    Read ``TAG {"name": ..., "arguments": {...`` still arriving: ``(name, text so far)`` or None.
+
+    ``view.streamable`` maps a tool name to its streamable argument (see ``json_call_prefix``).
+    """
+    if not text.startswith(tag):
+        return None
+    k = skip_ws(text, len(tag))
+    if k >= len(text) or text[k] != '{':
+        return None
+    return json_call_prefix(text, k, lambda name: view.streamable.get(name, ''))
+
+
 def json_call_prefix(text: str, i: int, argument_of, name_keys: tuple[str, ...] = ('name',),
                      argument_keys: tuple[str, ...] = ('arguments', 'parameters')):
     """
