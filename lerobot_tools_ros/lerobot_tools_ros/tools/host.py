@@ -26,7 +26,7 @@ Tools that bind robot interfaces of any type (``tools/bindings``) keep the raw
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol
 
-__all__ = ['Endpoint', 'Logger', 'Publisher', 'Qos', 'Subscription', 'ToolHost']
+__all__ = ['bound', 'Endpoint', 'Logger', 'Publisher', 'Qos', 'Subscription', 'ToolHost']
 
 
 @dataclass(frozen=True)
@@ -134,3 +134,10 @@ class ToolHost(Protocol):
     def subscriptions_of(self, topic: str) -> list[Endpoint]:
         """Return the subscriptions of a topic (full name) on the graph."""
         ...
+
+
+def bound(host: ToolHost | None, tool_name: str) -> ToolHost:
+    """Return the host a tool's ``bind`` was given; its ROS work runs only after that."""
+    if host is None:
+        raise RuntimeError(f'{tool_name}: not bound to a host (bind() first)')
+    return host

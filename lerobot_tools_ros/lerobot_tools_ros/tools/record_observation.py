@@ -37,7 +37,7 @@ from lerobot_tools_ros.errors import (
     EXECUTION_FAILED, INVALID_ARGUMENTS, NO_FRAME, STALE_FRAME, ToolError, UNAVAILABLE)
 from lerobot_tools_ros.names import CAMERA_TOPIC_PATTERN
 from lerobot_tools_ros.tools.base import tool_name_from_schema, ToolParameter
-from lerobot_tools_ros.tools.host import Qos, ToolHost
+from lerobot_tools_ros.tools.host import bound, Qos, ToolHost
 
 __all__ = ['LABEL_PATTERN', 'MAX_LABEL_LENGTH', 'RECORD_OBSERVATION_SCHEMA',
            'RecordObservationTool', 'check_label']
@@ -351,14 +351,8 @@ class RecordObservationTool:
                             'raw or compressed transport')
                 self._timer = host.timer(_AUTO_RETRY_S, self._retry_auto)
 
-    def _bound_host(self) -> ToolHost:
-        """Return the host ``bind`` gave (subscribing happens only after it)."""
-        if self._host is None:
-            raise RuntimeError('record_observation: not bound to a host (bind() first)')
-        return self._host
-
     def _subscribe(self, camera: _Camera, transport: str) -> None:
-        host = self._bound_host()
+        host = bound(self._host, self.name)
         logger = host.logger()
         frames = self._frames
         name = camera.name
@@ -392,7 +386,7 @@ class RecordObservationTool:
 
     def _resolve_auto(self, cameras: list) -> list:
         """Subscribe cameras whose topic type is known; return those still unadvertised."""
-        host = self._bound_host()
+        host = bound(self._host, self.name)
         advertised = host.topic_types()
         waiting = []
         for camera in cameras:

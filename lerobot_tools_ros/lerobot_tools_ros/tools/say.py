@@ -77,7 +77,7 @@ from lerobot_tools_ros import errors
 from lerobot_tools_ros.audio import Chunk as AudioPiece
 from lerobot_tools_ros.errors import ToolError
 from lerobot_tools_ros.tools.base import CallContext, tool_name_from_schema, ToolParameter
-from lerobot_tools_ros.tools.host import Qos, ToolHost
+from lerobot_tools_ros.tools.host import bound, Qos, ToolHost
 from lerobot_tools_ros.tts import KINDS, make_backend, TtsError
 from lerobot_tools_ros.untrusted import log_text, ros_string
 
@@ -343,16 +343,10 @@ class SayTool:
         response.success, response.message = self.stop()
         return response
 
-    def _bound_host(self) -> ToolHost:
-        """Return the host ``bind`` gave (the graph checks run only after it)."""
-        if self._host is None:
-            raise RuntimeError(f'{self.name}: not bound to a host (bind() first)')
-        return self._host
-
     def _speaker_publishers(self) -> set[tuple[int, ...]]:
         """Identify the speakers now on the graph (their status publishers' GIDs)."""
         topic = self._status_subscription.topic_name
-        return {info.gid for info in self._bound_host().publishers_of(topic)}
+        return {info.gid for info in bound(self._host, self.name).publishers_of(topic)}
 
     def _unmatched_graph(self) -> frozenset | None:
         """
@@ -362,7 +356,7 @@ class SayTool:
         audio subscriber the graph shows, and our status subscription every status publisher
         (a status sent before that match is lost, and a call would wait for an end it missed).
         """
-        host = self._bound_host()
+        host = bound(self._host, self.name)
         status = host.publishers_of(self._status_subscription.topic_name)
         listeners = host.subscriptions_of(self._publisher.topic_name)
         listening = {info.node for info in listeners}
@@ -742,7 +736,7 @@ class SayTool:
         if publisher is None:
             return
         message = self._message_type()
-        message.header.stamp = self._bound_host().now()
+        message.header.stamp = bound(self._host, self.name).now()
         message.utterance_id = ros_string(piece.utterance_id)
         message.sample_rate = piece.sample_rate
         message.channels = piece.channels
