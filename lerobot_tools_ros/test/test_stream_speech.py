@@ -160,6 +160,14 @@ class Stack:
         assert spin_until(self.node, lambda: len(mine()) >= count, 20.0), self.output()
         return mine()
 
+    def call_of(self, call_id: str) -> ToolCall:
+        """Wait for the one call message of ``call_id`` (its topic is not ordered with results)."""
+        def mine() -> list[ToolCall]:
+            return [c for c in self.calls if c.call_id == call_id]
+        assert spin_until(self.node, mine, 10.0), self.output()
+        [call] = mine()
+        return call
+
     def end(self, uid: str) -> SpeakerStatus:
         """Wait for the one end status of utterance ``uid``."""
         def ends() -> list[SpeakerStatus]:
@@ -217,7 +225,7 @@ def test_first_audio_plays_before_the_closing_markup_is_published(stack, family)
     stack.publish(generation, closing, final=True)
     [result] = stack.results_of(generation)
     assert result.success, result.error_message
-    [call] = [c for c in stack.calls if c.call_id == result.call_id]
+    call = stack.call_of(result.call_id)
     assert json.loads(call.arguments) == {'text': text}
     content = json.loads(result.content)
     assert content['text'] == text and content['utterance_id'] == uid  # spoken in segments
