@@ -22,6 +22,7 @@ the markup may drop, an unfinished escape sequence, a high surrogate whose pair 
 """
 
 import json
+import re
 
 from .key_values import CLOSE, KEY, KEY_END, VALUE, VALUE_END
 from .text import skip_ws
@@ -30,6 +31,7 @@ _DECODER = json.JSONDecoder(strict=False)  # as readers.json_values: raw newline
 _ESCAPES = {'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r',
             't': '\t'}
 _HEX = frozenset('0123456789abcdefABCDEF')
+_QUOTE_OR_ESCAPE = re.compile(r'["\\]').search
 
 
 def hold_partial_tag(raw: str, tags: tuple[str, ...]) -> str:
@@ -114,13 +116,13 @@ def json_string_prefix(text: str, i: int) -> tuple[str, bool]:
     k = i + 1
     start = k
     while k < n:
-        ch = text[k]
-        if ch == '"':
+        found = _QUOTE_OR_ESCAPE(text, k)
+        if found is None:
+            break
+        k = found.start()
+        if text[k] == '"':
             out.append(text[start:k])
             return ''.join(out), True
-        if ch != '\\':
-            k += 1
-            continue
         out.append(text[start:k])
         if k + 1 >= n:
             return ''.join(out), False
@@ -144,7 +146,7 @@ def json_string_prefix(text: str, i: int) -> tuple[str, bool]:
         else:
             return ''.join(out), False  # an invalid escape: the complete call reports it
         start = k
-    out.append(text[start:k])
+    out.append(text[start:])
     return ''.join(out), False
 
 
