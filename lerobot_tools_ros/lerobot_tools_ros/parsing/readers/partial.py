@@ -19,6 +19,10 @@ Each helper returns the decoded text *known to be final so far*: it only grows a
 grows, and is a prefix of the value the family's matcher reads once the call is complete.
 Anything that may still change meaning is held back: the start of a closing tag, a newline
 the markup may drop, an unfinished escape sequence, a high surrogate whose pair is not there.
+Most also say whether the value is *closed*: its end (a JSON string's closing quote, a closing
+tag that no later text can turn into text inside the value) has arrived, so the text is all of
+it (``registry.format_spec``'s ``partial`` contract). JSON objects may repeat a member, and the
+last one wins: a value reported from the first is then not the call's (the dispatcher checks).
 """
 
 import json
