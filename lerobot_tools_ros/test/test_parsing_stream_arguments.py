@@ -37,10 +37,13 @@ CALLS = {
     'mistral': '[TOOL_CALLS]say[ARGS]{{"text": {}}}',
     'openai_json': 'Sure. {{"name": "say", "arguments": {{"text": {}}}}} ok',
     'glm45': '<tool_call>say\n<arg_key>text</arg_key>\n<arg_value>{}</arg_value>\n</tool_call>',
+    'seed_oss': ('<seed:tool_call>\n<function=say>\n<parameter=text>\n{}\n</parameter>\n'
+                 '</function>\n</seed:tool_call>'),
 }
 JSON = ('hermes', 'llama_json', 'mistral', 'openai_json')
 # where the argument's value is certainly closed (the marker's closing tag ends the call)
-CLOSED_BY = {'qwen3_coder_xml': '</function>', 'glm45': '</arg_value>'}
+CLOSED_BY = {'qwen3_coder_xml': '</function>', 'glm45': '</arg_value>',
+             'seed_oss': '</function>'}
 
 
 def markup(fmt: str, text: str) -> str:

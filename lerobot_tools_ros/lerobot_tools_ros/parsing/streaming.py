@@ -43,16 +43,16 @@ With ``stream_arguments`` (issue 32), a call of a tool with a streamable argumen
 (``registry.STREAMABLE_ARGUMENTS``) that is still arriving is reported early, in the families
 that can read it incrementally (a ``partial`` reader in their ``format_spec``: the LeRobot
 marker, Hermes/Qwen JSON, Llama 3 JSON after its tag, Mistral, OpenAI JSON (the first call of
-a value), Qwen3-Coder XML, GLM key/value XML): a CallStartEvent once its name is known, then
-ArgumentEvents with the argument's decoded text as it grows (their texts joined are always a
-prefix of the argument the complete call carries), the last of them ``closed`` when the
-argument's value has certainly ended before the call's markup has (an ArgumentEvent with
-empty text when nothing is left to report), then exactly one CallEvent or IssueEvent whose
-span starts at the CallStartEvent's ``start`` (a malformed or truncated tail is an IssueEvent
-as usual). Every other event is unchanged; calls completed within one ``feed`` are not
-announced early. The option costs the per-delta fast paths, so it is off by default. (JSON
-lets a later duplicate member replace a value already reported; the complete call then does
-not continue the text, which the dispatcher treats as a failed call.)
+a value), Qwen3-Coder XML and Seed-OSS, GLM key/value XML): a CallStartEvent once its name is
+known, then ArgumentEvents with the argument's decoded text as it grows (their texts joined
+are always a prefix of the argument the complete call carries), the last of them ``closed``
+when the argument's value has certainly ended before the call's markup has (an ArgumentEvent
+with empty text when nothing is left to report), then exactly one CallEvent or IssueEvent
+whose span starts at the CallStartEvent's ``start`` (a malformed or truncated tail is an
+IssueEvent as usual). Every other event is unchanged; calls completed within one ``feed`` are
+not announced early. The option costs the per-delta fast paths, so it is off by default.
+(JSON lets a later duplicate member replace a value already reported; the complete call then
+does not continue the text, which the dispatcher treats as a failed call.)
 """
 
 import re

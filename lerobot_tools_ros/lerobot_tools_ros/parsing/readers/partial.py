@@ -29,7 +29,8 @@ import json
 import re
 
 from .key_values import CLOSE, KEY, KEY_END, VALUE, VALUE_END
-from .text import skip_ws
+from .text import match_end, skip_ws
+from .xml_parameters import FUNC, FUNC_END, NAME, OPEN, PARAM, PARAM_END
 
 _DECODER = json.JSONDecoder(strict=False)  # as readers.json_values: raw newlines in strings
 _ESCAPES = {'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r',
@@ -72,6 +73,68 @@ def verbatim_prefix(raw: str, complete: bool) -> str:
     if raw.endswith('\n'):
         raw = raw[:-1]
     return raw[:-1] if raw.endswith('\r') else raw
+
+
+def function_prefix(text: str, k: int, view, close: str):
+    """
+    Read ``<function=NAME>...`` at ``k`` (``readers.xml_parameters``) still arriving.
+
+    ``close`` is the wrapper's closing tag ('' for a bare function). Returns None until the
+    name is known (or for a tool without a streamable argument), else ``(name, text so far,
+    closed)``. The streamed value is the text after ``<parameter=ARG>`` up to the first tag
+    that may end it or open a literal nested call; a ``</parameter>`` that turns out to be
+    text inside the value holds the rest back until the call is complete (the complete call
+    carries it). The value is closed at a ``</parameter>`` before any other tag once the
+    markup certainly continues after it: ``</function>``, the wrapper's closing tag, or a
+    whole ``<parameter=NAME>`` of a parameter the tool's schema has.
+    """
+    if not text.startswith(FUNC, k):
+        return None
+    i = k + len(FUNC)
+    e = match_end(NAME, text, i)
+    if e >= len(text) or text[e] != '>':
+        return None
+    name = text[i:e].strip()
+    argument = view.streamable.get(name)
+    if not argument:
+        return None
+    tags = _VALUE_TAGS + ((close, '<' + close[2:]) if close else ())
+    i = e + 1
+    while True:
+        i = skip_ws(text, i)
+        if not text.startswith(PARAM, i):
+            return name, None, False
+        j = i + len(PARAM)
+        e = match_end(NAME, text, j)
+        if e >= len(text) or text[e] != '>':
+            return name, None, False
+        if text[j:e].strip() == argument:
+            raw = hold_partial_tag(text[e + 1:], tags)
+            end = e + 1 + len(raw)
+            if text.startswith(PARAM_END, end) and _continues(
+                    text, end + len(PARAM_END), close, view.properties(name)):
+                return name, verbatim_prefix(raw, True), True
+            return name, verbatim_prefix(raw, False), False
+        end = text.find(PARAM_END, e)
+        if end == -1:
+            return name, None, False
+        i = end + len(PARAM_END)
+
+
+# what may end a streamed <parameter=...> value or open a literal nested call in it
+_VALUE_TAGS = (PARAM_END, PARAM, FUNC_END, CLOSE, OPEN, FUNC)
+
+
+def _continues(text: str, a: int, close: str, props) -> bool:
+    """Whether the function's markup certainly continues at ``a``, after a ``</parameter>``."""
+    a = skip_ws(text, a)
+    if text.startswith(FUNC_END, a) or (close and text.startswith(close, a)):
+        return True
+    if not text.startswith(PARAM, a):
+        return False
+    e = match_end(NAME, text, a + len(PARAM))
+    return e < len(text) and text[e] == '>' and (
+        not props or text[a + len(PARAM):e].strip() in props)
 
 
 def key_value_prefix(text: str, k: int, argument: str) -> tuple[str | None, bool]:
