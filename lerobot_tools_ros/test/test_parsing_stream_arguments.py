@@ -232,7 +232,7 @@ def _dumps(text: str) -> str:
     return json.dumps(text)
 
 
-JSON_SHAPES = [  # (family, markup): every shape of a JSON call holding say(TEXT)
+JSON_SHAPES = [  # (family, markup): the shapes of a call holding say(TEXT)
     ('openai_json', 'Ok: [{"name": "say", "arguments": {"text": %s}}, {"name": "say", '
      '"arguments": {"text": "second"}}] done' % _dumps(TEXT)),
     ('openai_json', '{"type": "function", "function": {"name": "say", "arguments": '
@@ -248,11 +248,16 @@ JSON_SHAPES = [  # (family, markup): every shape of a JSON call holding say(TEXT
     ('mistral', '[TOOL_CALLS]say[CALL_ID]a1[ARGS]{"text": %s}' % _dumps(TEXT)),
     ('hermes', '<tool_call>{"type": "function", "function": {"name": "say", "arguments": '
      '%s}}</tool_call>' % _dumps(_dumps({'text': TEXT}))),
+    # XML: GLM-4.7 without newlines, and parameters before the streamed one
+    ('glm45', '<tool_call>say<arg_key>volume</arg_key><arg_value>3</arg_value><arg_key>mute'
+     '</arg_key><arg_key>text</arg_key><arg_value>%s</arg_value></tool_call>' % TEXT),
+    ('qwen3_coder_xml', '<function=say>\n<parameter=volume>\n3\n</parameter>\n'
+     '<parameter=text>\n%s\n</parameter>\n</function> Going.' % TEXT),
 ]
 
 
 @pytest.mark.parametrize('fmt, whole', JSON_SHAPES)
-def test_every_json_call_shape_streams_its_first_call(fmt, whole):
+def test_every_call_shape_streams_its_first_call(fmt, whole):
     events = stream(whole, 3)
     starts = [e for _, e in events if isinstance(e, CallStartEvent)]
     result = parse(whole, CATALOG)
