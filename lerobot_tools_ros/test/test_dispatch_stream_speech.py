@@ -179,6 +179,8 @@ def test_a_malformed_tail_stops_speech_with_one_result_saying_what_was_spoken():
     assert len(h.results()) == 1
     assert [json.loads(e.call.arguments_json) for e in h.of(fx.PublishCall)] == [
         {'text': 'Hello there. I will go'}]
+    chat = [e.message for e in h.of(fx.PublishChat) if e.message['role'] == 'assistant']
+    assert chat[-1]['tool_calls'][0]['function']['arguments'] == {'text': 'Hello there. I will go'}
 
 
 def test_a_complete_call_that_names_another_tool_stops_speech_and_is_not_run():
@@ -193,6 +195,8 @@ def test_a_complete_call_that_names_another_tool_stops_speech_and_is_not_run():
     [result] = h.results()
     assert result.error_code == errors.INVALID_ARGUMENTS
     assert "names 'echo', not the 'say'" in result.error_message
+    assert [(e.call.name, e.call.arguments) for e in h.of(fx.PublishCall)] == [
+        ('say', {'text': 'Hello there. Bye'})]
 
 
 def test_a_truncated_generation_stops_speech_with_one_truncated_result():
@@ -201,6 +205,8 @@ def test_a_truncated_generation_stops_speech_with_one_truncated_result():
     [result] = h.results()
     assert result.error_code == errors.PARSE_ERROR and 'not closed' in result.error_message
     assert len(h.of(fx.StopOnExecutor)) == 1
+    chat = [e.message for e in h.of(fx.PublishChat) if e.message['role'] == 'assistant']
+    assert chat[-1]['tool_calls'][0]['function']['arguments'] == {'text': 'Hello there. And then'}
 
 
 @pytest.mark.parametrize('how', ['cancel', 'pause', 'timeout'])

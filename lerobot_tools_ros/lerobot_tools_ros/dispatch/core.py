@@ -1121,11 +1121,11 @@ class DispatchCore:
             return
         parsed = event.call
         if parsed.name != call.name:  # (a later JSON member replaced the name it streamed)
-            speech.complete = True
-            if live:
+            if live:  # announced (and in the chat) as the call whose text was spoken
                 self._stop_speech(call, errors.INVALID_ARGUMENTS, (
                     f'the complete call names {_shown(parsed.name)}, not the '
                     f'{_shown(call.name)} whose text was streamed; it was not run'), now)
+            speech.complete = True
             return
         try:
             arguments = self.catalog.validate(call.name, parsed.arguments)
@@ -1169,12 +1169,15 @@ class DispatchCore:
             self._drop(call, code, message, now)
 
     def _announce(self, call: Call) -> None:
-        """Announce a streamed call once (calls topic, audit), with its text at that time."""
+        """Announce a streamed call once (calls topic, audit, chat), with its text at that time."""
         speech = call.speech
         speech.announced = True
         if not speech.complete:
             call.arguments = {speech.argument: speech.received}
             call.arguments_json = json.dumps(call.arguments)
+            chat = call.stream.chat_calls if call.stream is not None else []
+            if 0 <= speech.chat_index < len(chat) and chat[speech.chat_index][0] == call.call_id:
+                chat[speech.chat_index] = (call.call_id, call.name, call.arguments)
         self._out.append(fx.PublishCall(call))
         self._audit_call(call)
 
