@@ -20,6 +20,7 @@ from lerobot_tools_ros import errors
 from lerobot_tools_ros.catalog import DEFAULT_TOOLS, ToolCatalog
 from lerobot_tools_ros.dispatch import DispatchCore, DispatchSettings, effects as fx, ToolSettings
 from lerobot_tools_ros.dispatch.segments import segment_end, split_segments
+from lerobot_tools_ros.parsing import parse
 import pytest
 
 CATALOG = ToolCatalog.from_tools(DEFAULT_TOOLS)
@@ -29,21 +30,33 @@ CALLS = {
     'hermes': '<tool_call>\n{{"name": "say", "arguments": {{"text": {}}}}}\n</tool_call>',
     'qwen3_coder_xml': ('<tool_call>\n<function=say>\n<parameter=text>\n{}\n</parameter>\n'
                         '</function>\n</tool_call>'),
+    'openai_json': 'Sure. {{"name": "say", "arguments": {{"text": {}}}}} ok',
+    'glm45': '<tool_call>say\n<arg_key>text</arg_key>\n<arg_value>{}</arg_value>\n</tool_call>',
 }
-CLOSING = {'lerobot_marker': '</say>', 'hermes': '"}}', 'qwen3_coder_xml': '</parameter>'}
+CLOSING = {'lerobot_marker': '</say>', 'hermes': '"}}', 'qwen3_coder_xml': '</parameter>',
+           'openai_json': '"}}', 'glm45': '</arg_value>'}
+# the markup that closes the argument's value (the marker's closing tag ends the call)
+VALUE_END = {'hermes': json.dumps(TEXT), 'openai_json': json.dumps(TEXT),
+             'qwen3_coder_xml': '</function>', 'glm45': '</arg_value>'}
+
+
+def closes(whole: str, end: str) -> int:
+    """Return the index of the last character of ``end`` in ``whole``."""
+    return whole.index(end) + len(end) - 1
 
 
 def markup(fmt: str, text: str = TEXT) -> str:
-    return CALLS[fmt].format(json.dumps(text) if fmt == 'hermes' else text)
+    return CALLS[fmt].format(json.dumps(text) if fmt in ('hermes', 'openai_json') else text)
 
 
 class Harness:
     """A core with stream_speech, fed a generation in 4-character deltas."""
 
-    def __init__(self, say: ToolSettings | None = None, **settings) -> None:
+    def __init__(self, say: ToolSettings | None = None, catalog: ToolCatalog = CATALOG,
+                 **settings) -> None:
         settings.setdefault('stream_speech', True)
         say = say or ToolSettings(timeout_s=10.0, repeat_window_s=3.0)
-        self.core = DispatchCore(CATALOG, DispatchSettings(**settings),
+        self.core = DispatchCore(catalog, DispatchSettings(**settings),
                                  lambda name: say if name == 'say' else ToolSettings(),
                                  id_prefix='s')
         self.effects: list = []
@@ -86,10 +99,17 @@ def test_a_streamed_say_starts_at_its_first_sentence_and_ends_with_one_result(fm
     assert sends[0][0] <= first_end // 4 + 1  # the delta after the sentence ends, at most
     assert texts[0][1].text == 'Hello there. ' and texts[0][0] == sends[0][0]
     assert sends[0][0] < whole.index(CLOSING[fmt]) // 4  # long before the closing markup
-    # whole segments in order, the rest with the end, nothing lost or repeated
-    assert [e.text for _, e in texts] == ['Hello there. ', 'I will pick up the cube now; ',
-                                          'then place it. ', 'Done!']
-    assert [e.end for _, e in texts] == [False, False, False, True]
+    # whole segments in order, the rest when the value closes, nothing lost or repeated; the
+    # end with the complete call (the marker's value closes with its call)
+    segments = ['Hello there. ', 'I will pick up the cube now; ', 'then place it. ', 'Done!']
+    if fmt == 'lerobot_marker':
+        assert [(e.text, e.end) for _, e in texts] == [(t, t == 'Done!') for t in segments]
+    else:
+        assert [(e.text, e.end) for _, e in texts] == [(t, False) for t in segments] + [
+            ('', True)]
+        assert texts[3][0] == closes(whole, VALUE_END[fmt]) // 4  # the delta closing the value
+        end = parse(whole, CATALOG).calls[0].span[1] - 1  # the call's markup is complete
+        assert texts[3][0] < texts[4][0] == end // 4
     call = sends[0][1].call
     assert not h.results()  # the executor answers after speaking the end
     h.add(h.core.answered(call.call_id, 1.0, success=True, content='spoken'))
@@ -121,6 +141,25 @@ def test_a_short_say_complete_before_a_whole_sentence_runs_as_before():
     assert [e.call.arguments for e in h.of(fx.Send)] == [{'text': 'On it.'}]
 
 
+@pytest.mark.parametrize('whole', [
+    '<tool_call>{"name": "say", "arguments": {"text": "On it"}}\n</tool_call>',
+    '<tool_call>say\n<arg_key>text</arg_key>\n<arg_value>On it</arg_value>\n</tool_call>',
+])
+def test_a_short_say_starts_when_its_value_closes_and_a_repeat_still_waits(whole):
+    h = Harness()
+    h.stream(whole, gen='a', size=1)
+    [(at, send)] = [(i, e) for i, e in h.at if isinstance(e, fx.Send)]
+    # the value closed: a segment without a boundary, well before the call's end
+    assert at == closes(whole, 'On it"' if whole.startswith('<tool_call>{') else '</arg_value>')
+    assert [(i, e.text, e.end) for i, e in h.at if isinstance(e, fx.SendText)] == [
+        (at, 'On it', False), (len(whole) - 1, '', True)]
+    h.add(h.core.answered(send.call.call_id, 1.0, success=True))
+    # the same short say again (next action chunk): it does not start early; a duplicate
+    h.stream(whole, gen='b', now=1.5, size=1)
+    assert len(h.of(fx.Send)) == 1 and len(h.of(fx.SendText)) == 2
+    assert [r.error_code for r in h.results()] == ['', errors.DUPLICATE]
+
+
 def test_a_malformed_tail_stops_speech_with_one_result_saying_what_was_spoken():
     h = Harness()
     h.stream('<tool_call>{"name": "say", "arguments": {"text": "Hello there. I will go'
@@ -128,16 +167,36 @@ def test_a_malformed_tail_stops_speech_with_one_result_saying_what_was_spoken():
     call = h.of(fx.Send)[0].call
     stops = h.of(fx.StopOnExecutor)
     assert [(s.call.call_id, s.await_answer) for s in stops] == [(call.call_id, True)]
-    assert [e.end for e in h.of(fx.SendText)] == [False]  # the end never went out
+    # all of the text went out when its value closed; the end never did
+    assert [(e.text, e.end) for e in h.of(fx.SendText)] == [('Hello there. ', False),
+                                                            ('I will go', False)]
     [result] = h.results()
     assert result.error_code == errors.PARSE_ERROR
     assert 'malformed' in result.error_message
-    assert "13 characters of its text had been handed to speech in 1 segment(s): 'Hello " \
-        "there. '" in result.error_message
+    assert "22 characters of its text had been handed to speech in 2 segment(s): 'Hello " \
+        "there. I will go'" in result.error_message
     h.add(h.core.answered(call.call_id, 1.0, success=False, error_code='cancelled'))
     assert len(h.results()) == 1
     assert [json.loads(e.call.arguments_json) for e in h.of(fx.PublishCall)] == [
         {'text': 'Hello there. I will go'}]
+    chat = [e.message for e in h.of(fx.PublishChat) if e.message['role'] == 'assistant']
+    assert chat[-1]['tool_calls'][0]['function']['arguments'] == {'text': 'Hello there. I will go'}
+
+
+def test_a_complete_call_that_names_another_tool_stops_speech_and_is_not_run():
+    echo = {'type': 'function', 'function': {'name': 'echo', 'parameters': {
+        'type': 'object', 'properties': {'text': {'type': 'string'}}}}}
+    h = Harness(catalog=ToolCatalog.from_tools(DEFAULT_TOOLS + [echo]))
+    # a later JSON member names the call's tool: the say that started is not what was called
+    h.stream('{"name": "say", "arguments": {"text": "Hello there. Bye"}, "function": '
+             '{"name": "echo", "arguments": {"text": "x"}}}')
+    [send] = h.of(fx.Send)
+    assert send.call.name == 'say' and len(h.of(fx.StopOnExecutor)) == 1
+    [result] = h.results()
+    assert result.error_code == errors.INVALID_ARGUMENTS
+    assert "names 'echo', not the 'say'" in result.error_message
+    assert [(e.call.name, e.call.arguments) for e in h.of(fx.PublishCall)] == [
+        ('say', {'text': 'Hello there. Bye'})]
 
 
 def test_a_truncated_generation_stops_speech_with_one_truncated_result():
@@ -146,6 +205,8 @@ def test_a_truncated_generation_stops_speech_with_one_truncated_result():
     [result] = h.results()
     assert result.error_code == errors.PARSE_ERROR and 'not closed' in result.error_message
     assert len(h.of(fx.StopOnExecutor)) == 1
+    chat = [e.message for e in h.of(fx.PublishChat) if e.message['role'] == 'assistant']
+    assert chat[-1]['tool_calls'][0]['function']['arguments'] == {'text': 'Hello there. And then'}
 
 
 @pytest.mark.parametrize('how', ['cancel', 'pause', 'timeout'])

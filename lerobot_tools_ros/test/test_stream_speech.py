@@ -239,10 +239,13 @@ def test_a_malformed_tail_stops_the_speech_with_one_result(stack):
     stack.publish(generation, '<tool_call>{"name": "say", "arguments": {"text": "Good '
                   'morning.' + LONG_TEXT)
     uid = stack.playing()
+    # The closing quote comes first (chunk '"}, '): the text is final there and its rest goes
+    # to speech; the tail that follows is malformed and stops it.
     stack.publish(generation, '"}, oops}</tool_call>', final=True)
     [result] = stack.results_of(generation)
     assert result.error_code == ErrorCodes.PARSE_ERROR
-    assert "handed to speech in 1 segment(s): 'Good morning. '" in result.error_message
+    assert ("handed to speech in 2 segment(s): 'Good morning. I will keep talking"
+            in result.error_message), result.error_message
     assert stack.end(uid).state == SpeakerStatus.CANCELLED
     stack.settle('malformed tail')
 

@@ -160,9 +160,10 @@ class _Speech:
     A call of a tool with a streamable argument, seen while its markup still arrives.
 
     `received`: the argument's text so far; `handed`: what went to the executor (whole
-    segments); `pending`: received but not yet a whole segment. `call` is None until the first
-    segment decides whether the call starts early; `fallback`: it does not (it runs, or is
-    refused, once complete, like any call).
+    segments, then all of it once `closed`); `closed`: the parser saw the argument's value
+    end (its closing quote or tag), so `received` is all of it. `call` is None until the first
+    segment (or the whole text, when it closes first) decides whether the call starts early;
+    `fallback`: it does not (it runs, or is refused, once complete, like any call).
     """
 
     start: int
@@ -170,6 +171,7 @@ class _Speech:
     argument: str
     format: str  # noqa: A003
     received: str = ''
+    closed: bool = False
     handed: str = ''
     segments: int = 0
     call: Any = None
@@ -973,7 +975,8 @@ class DispatchCore:
             if isinstance(event, ArgumentEvent):
                 speech = stream.speech.get(event.start)
                 if speech is not None:
-                    self._speech_text(generation_id, stream, speech, event.text, now)
+                    self._speech_text(generation_id, stream, speech, event.text, event.closed,
+                                      now)
                 continue
             speech = None
             if stream.speech:
@@ -998,13 +1001,18 @@ class DispatchCore:
     # -- streamed speech (stream_speech, issue 32) ------------------------------------------
     #
     # A call of a tool with a streamable argument (say) starts while its markup still arrives,
-    # once the first segment of its text is whole (dispatch.segments) and every gate that does
-    # not need the rest passes: not paused, allowed, approval `auto` (a `confirm` call never
-    # starts early), its tool idle (serialize_per_tool), max_pending, and a rate-limit token.
+    # once the first segment of its text is whole (dispatch.segments), or its argument's value
+    # is closed (the parser saw its closing quote or tag) with the whole text as its first
+    # segment (`"On it"` in a JSON call whose markup goes on after the value), and every gate
+    # that does not need the rest passes: not paused, allowed, approval `auto` (a `confirm`
+    # call never starts early), its tool idle (serialize_per_tool), max_pending, and a
+    # rate-limit token.
     # Repeats: when the first segment, normalised as for repeats, begins a call of the tool
     # still running or done within repeat_window_s, the call does not start early; it is decided
     # complete, like any call (`duplicate` when it is identical). Otherwise the executor gets
-    # `Send`, then `SendText` with whole segments as they arrive and the rest with `end` once
+    # `Send`, then `SendText` with whole segments as they arrive, all the rest once the
+    # argument is closed (the end of the value is a segment boundary: its last words need not
+    # wait for the call's closing markup), and `end` (with what is left, usually nothing) once
     # the complete call is valid. A call that does not start early runs (or is refused) once
     # complete, exactly as with stream_speech off. A started call whose complete markup is
     # malformed or invalid, or whose complete text does not continue what was handed out, is
@@ -1013,13 +1021,16 @@ class DispatchCore:
     # `call`) and chat entry carry the final text (the text so far when it stopped first).
 
     def _speech_text(self, generation_id: str, stream: _Stream, speech: _Speech, text: str,
-                     now: float) -> None:
+                     closed: bool, now: float) -> None:
         """Take more text of a streamed call: start it at its first whole segment, or hand it."""
         speech.received += text
+        speech.closed = speech.closed or closed
         if speech.fallback:
             return
         if speech.call is None:
             pieces = split_segments(speech.received)[0]
+            if not pieces and speech.closed and speech.received:
+                pieces = [speech.received]  # closed before a boundary: all of it is a segment
             if not pieces:
                 return
             if not self._speech_starts(generation_id, stream, speech, pieces[0], now):
@@ -1075,13 +1086,20 @@ class DispatchCore:
         return False
 
     def _hand(self, call: Call) -> None:
-        """Send a started streamed call's whole segments not sent yet (all of it at its end)."""
+        """
+        Send a started streamed call's text not sent yet: whole segments, all once closed.
+
+        The end (``SendText.end``) goes out only with the complete, validated call.
+        """
         speech = call.speech
         if speech.ended or call.state != SENT or self._active.get(call.call_id) is not call:
             return
         rest = speech.received[len(speech.handed):]
         if speech.complete:
             speech.ended = True
+        elif speech.closed:
+            if not rest:
+                return
         else:
             rest = ''.join(split_segments(rest)[0])
             if not rest:
@@ -1102,6 +1120,13 @@ class DispatchCore:
             speech.complete = True
             return
         parsed = event.call
+        if parsed.name != call.name:  # (a later JSON member replaced the name it streamed)
+            if live:  # announced (and in the chat) as the call whose text was spoken
+                self._stop_speech(call, errors.INVALID_ARGUMENTS, (
+                    f'the complete call names {_shown(parsed.name)}, not the '
+                    f'{_shown(call.name)} whose text was streamed; it was not run'), now)
+            speech.complete = True
+            return
         try:
             arguments = self.catalog.validate(call.name, parsed.arguments)
         except Exception as exc:  # noqa: B902 - one bad call must not stop the dispatcher
@@ -1125,7 +1150,8 @@ class DispatchCore:
         if not isinstance(final, str) or not final.startswith(speech.handed):
             self._stop_speech(call, errors.INVALID_ARGUMENTS, (
                 f"the complete call's {speech.argument!r} does not continue the text that was "
-                'streamed (a parser bug; please report it with the text)'), now)
+                'streamed (a later duplicate JSON member replaced it; otherwise a parser bug: '
+                'please report it with the text)'), now)
             return
         speech.received = final
         self._announce(call)
@@ -1143,12 +1169,15 @@ class DispatchCore:
             self._drop(call, code, message, now)
 
     def _announce(self, call: Call) -> None:
-        """Announce a streamed call once (calls topic, audit), with its text at that time."""
+        """Announce a streamed call once (calls topic, audit, chat), with its text at that time."""
         speech = call.speech
         speech.announced = True
         if not speech.complete:
             call.arguments = {speech.argument: speech.received}
             call.arguments_json = json.dumps(call.arguments)
+            chat = call.stream.chat_calls if call.stream is not None else []
+            if 0 <= speech.chat_index < len(chat) and chat[speech.chat_index][0] == call.call_id:
+                chat[speech.chat_index] = (call.call_id, call.name, call.arguments)
         self._out.append(fx.PublishCall(call))
         self._audit_call(call)
 

@@ -41,7 +41,9 @@ class SendText:
     More text of a streamed call's streamable argument (``stream_speech``, issue 32).
 
     Follows that call's `Send`; `text` is one or more whole segments safe to speak
-    (`dispatch.segments`), `end`: the argument's text is complete (`text` may then be '').
+    (`dispatch.segments`), or the rest of the text once the argument's value is closed (its
+    end is a boundary too); `end`: the call is complete and valid, the text ends here
+    (`text` may then be '').
     The executor speaks each as it arrives and answers the call once, after the end.
     """
 

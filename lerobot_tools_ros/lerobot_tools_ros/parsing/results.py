@@ -121,7 +121,14 @@ class CallStartEvent:
 
 @dataclass(frozen=True, slots=True)
 class ArgumentEvent:
-    """More decoded text of the streamable argument of the call that began at ``start``."""
+    """
+    More decoded text of the streamable argument of the call that began at ``start``.
+
+    ``closed``: the argument's value is complete (its closing quote or tag arrived; the rest
+    of the call's markup may not have): set on the event that brings its last text, or on one
+    with empty ``text`` when all of it was reported already. At most one event is closed.
+    """
 
     start: int
     text: str
+    closed: bool = False

@@ -42,12 +42,17 @@ issue follows, and the rest of the input is ignored.
 With ``stream_arguments`` (issue 32), a call of a tool with a streamable argument
 (``registry.STREAMABLE_ARGUMENTS``) that is still arriving is reported early, in the families
 that can read it incrementally (a ``partial`` reader in their ``format_spec``: the LeRobot
-marker, Hermes/Qwen JSON, Qwen3-Coder XML): a CallStartEvent once its name is known, then
-ArgumentEvents with the argument's decoded text as it grows (their texts joined are always a
-prefix of the argument the complete call carries), then exactly one CallEvent or IssueEvent
+marker, Hermes/Qwen JSON, Llama 3 JSON after its tag, Mistral, OpenAI JSON (the first call of
+a value), Qwen3-Coder XML and Seed-OSS, GLM key/value XML): a CallStartEvent once its name is
+known, then ArgumentEvents with the argument's decoded text as it grows (their texts joined
+are always a prefix of the argument the complete call carries), the last of them ``closed``
+when the argument's value has certainly ended before the call's markup has (an ArgumentEvent
+with empty text when nothing is left to report), then exactly one CallEvent or IssueEvent
 whose span starts at the CallStartEvent's ``start`` (a malformed or truncated tail is an
 IssueEvent as usual). Every other event is unchanged; calls completed within one ``feed`` are
 not announced early. The option costs the per-delta fast paths, so it is off by default.
+(JSON lets a later duplicate member replace a value already reported; the complete call then
+does not continue the text, which the dispatcher treats as a failed call.)
 """
 
 import re
@@ -117,7 +122,7 @@ class StreamingParser:
                  reasoning_calls: str = 'report', stream_arguments: bool = False) -> None:
         plan = self._plan = get_plan(catalog, formats)
         self._stream_args = bool(stream_arguments) and bool(plan.partials)
-        self._open: list | None = None  # streamed call: [start, name, argument, format, text]
+        self._open: list | None = None  # [start, name, argument, format, text, closed]
         self._report = report_reasoning(reasoning_calls)
         self._reasoning: str | None = None  # the closing token of the open reasoning span
         self._limit = max_input_bytes
@@ -368,7 +373,8 @@ class StreamingParser:
                     INVALID_CALL, f'the {opened[3]} call {opened[1]!r} that began at char '
                     f'{start} could not be read to its end (the parser stopped)',
                     (start, self._seen), opened[3], opened[1]))]
-        if self._finished or self._failed or self._overflow or self._reasoning is not None:
+        if (self._finished or self._failed or self._overflow or self._reasoning is not None
+                or (opened is not None and opened[5])):  # (closed: its text is all out)
             return events
         text = self._buf + ''.join(self._chunks) if self._chunks else self._buf
         if not text:
@@ -384,19 +390,23 @@ class StreamingParser:
             return events + self._fail(exc)
         if found is None:
             return events
-        name, prefix = found
+        name, prefix, closed = found
         if opened is None:
             argument = self._plan.view.streamable.get(name)
             if not argument:
                 return events
-            opened = self._open = [self._base, name, argument, fmt, '']
+            opened = self._open = [self._base, name, argument, fmt, '', False]
             events = events + [CallStartEvent(self._base, name, argument, fmt)]
         elif opened[1] != name:
             return events
         said = opened[4]
-        if prefix is not None and len(prefix) > len(said) and prefix.startswith(said):
+        if prefix is None or not prefix.startswith(said):
+            return events
+        closed = bool(closed)
+        if len(prefix) > len(said) or closed:
             opened[4] = prefix
-            events = events + [ArgumentEvent(opened[0], prefix[len(said):])]
+            opened[5] = closed
+            events = events + [ArgumentEvent(opened[0], prefix[len(said):], closed)]
         return events
 
     def _fail(self, exc: Exception) -> list:

@@ -84,7 +84,8 @@ class TextStream:
     The text of a call's streamable argument, arriving while the call runs (issue 32).
 
     The caller (the dispatcher, through the executor path) ``put``s whole segments safe to
-    speak, the last with ``end``; the tool takes them with ``pieces`` as they come. A tool
+    speak (the last one ends where the argument's value closed), then ``end`` once the call is
+    complete and valid; the tool takes them with ``pieces`` as they come. A tool
     without ``STREAMS_TEXT`` never sees one: its host waits for the whole text (``whole``)
     and calls it as usual. Thread-safe.
     """

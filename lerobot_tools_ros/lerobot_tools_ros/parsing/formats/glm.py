@@ -32,6 +32,7 @@ import re
 from ..answers import Match, MatchResult, NEED_ANY, NeedMore
 from ..context import Ctx
 from ..readers.key_values import call_end, CLOSE, KEY, OPEN, read_arguments
+from ..readers.partial import key_value_prefix
 from ..readers.text import short, skip_ws
 from ..registry import format_spec
 from ..results import INVALID_CALL
@@ -94,5 +95,19 @@ def _nameless(text: str, pos: int, key: int, ctx: Ctx):
                                  FORMAT)])
 
 
-FAMILY = format_spec(FORMAT, [(OPEN, match_glm)], priority=18,
+def partial_glm(text: str, view):
+    """Read a ``<tool_call>NAME<arg_key>...`` call still arriving: ``(name, text, closed)``."""
+    if not text.startswith(OPEN):
+        return None
+    found = _NAME.match(text, skip_ws(text, len(OPEN)))
+    if found is None:
+        return None
+    k = skip_ws(text, found.end())
+    argument = view.streamable.get(found.group())
+    if not argument or not text.startswith(KEY, k):
+        return None  # not a streamable tool, a name still growing, or not GLM markup
+    return (found.group(),) + key_value_prefix(text, k, argument)
+
+
+FAMILY = format_spec(FORMAT, [(OPEN, match_glm)], priority=18, partial=partial_glm,
                      description='<tool_call>NAME<arg_key>k</arg_key><arg_value>v</arg_value>')

@@ -57,7 +57,7 @@ def match_marker(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
 
 
 def partial_marker(text: str, view: CatalogView):
-    """Read a ``<NAME>...`` marker still arriving: ``(name, text so far)`` or None."""
+    """Read a ``<NAME>...`` marker still arriving: ``(name, text so far, closed)`` or None."""
     if not text.startswith('<'):
         return None
     gt = text.find('>', 1)
@@ -69,8 +69,8 @@ def partial_marker(text: str, view: CatalogView):
     raw = text[gt + 1:]
     end = raw.find(close)
     if end != -1:
-        return name, verbatim_prefix(raw[:end], True)
-    return name, verbatim_prefix(hold_partial_tag(raw, (close,)), False)
+        return name, verbatim_prefix(raw[:end], True), True  # (the call is complete, too)
+    return name, verbatim_prefix(hold_partial_tag(raw, (close,)), False), False
 
 
 FAMILY = format_spec(FORMAT, [(_triggers, match_marker)], priority=15,

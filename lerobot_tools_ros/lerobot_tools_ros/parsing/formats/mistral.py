@@ -31,7 +31,7 @@ from ..context import after_tag, Ctx
 from ..readers.json_calls import add_value_calls, describe_non_call
 from ..readers.json_values import (guess_name, invalid_end, READ_NEED, READ_OK, READ_TRUNCATED,
                                    read_value, salvage_items)
-from ..readers.partial import json_call_prefix, member_prefix
+from ..readers.partial import json_value_call_prefix, member_prefix
 from ..readers.text import match_end, skip_ws
 from ..registry import format_spec
 from ..results import INVALID_CALL, TRUNCATED, UNPARSEABLE_ARGUMENTS
@@ -143,7 +143,7 @@ def match_mistral(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
 
 
 def partial_mistral(text: str, view):
-    """Read a ``[TOOL_CALLS]`` call still arriving: ``(name, text so far)`` or None."""
+    """Read a ``[TOOL_CALLS]`` call still arriving: ``(name, text so far, closed)`` or None."""
     if not text.startswith(TAG):
         return None
     k = skip_ws(text, len(TAG))
@@ -152,18 +152,20 @@ def partial_mistral(text: str, view):
 
     def argument_of(name: str) -> str:
         return view.streamable.get(name, '')
-    if text[k] == '{':
-        return json_call_prefix(text, k, argument_of)
+    if text[k] in '{[':
+        return json_value_call_prefix(text, k, argument_of, True)
     found = _NAME.match(text, k)
     if found is None or found.end() >= len(text) or not argument_of(found.group()):
-        return None  # a list, a name still growing, or no streamable argument
+        return None  # a name still growing, or no streamable argument
     name = found.group()
     i = found.end()
+    if text.startswith(CALL_ID, i):
+        i = match_end(_ID, text, i + len(CALL_ID))
     if text.startswith(ARGS, i):
         i = skip_ws(text, i + len(ARGS))
     if i >= len(text) or text[i] != '{':
-        return name, None
-    return name, member_prefix(text, i, argument_of(name))
+        return name, None, False
+    return (name,) + member_prefix(text, i, argument_of(name))
 
 
 FAMILY = format_spec(FORMAT, [(TAG, match_mistral)], priority=10, partial=partial_mistral,

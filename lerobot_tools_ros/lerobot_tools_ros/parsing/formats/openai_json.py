@@ -29,10 +29,25 @@ reasoning span.
 """
 
 from ..readers.json_calls import match_json
+from ..readers.partial import json_value_call_prefix
 from ..registry import format_spec
 
 FORMAT = 'openai_json'
 
 
+def partial_json(text: str, view):
+    """
+    Read a JSON call value still arriving: ``(name, text so far, closed)`` or None.
+
+    Only a value that is certainly call-shaped is reported (``{"name", "arguments"`` once the
+    arguments begin, ``"function": {"name"``, ``"tool_calls"``), and only its first call: a
+    JSON object in prose, or a Llama ``parameters`` object, is never announced.
+    """
+    if text[:1] not in ('{', '['):
+        return None
+    return json_value_call_prefix(text, 0, lambda name: view.streamable.get(name, ''), False)
+
+
 FAMILY = format_spec(FORMAT, [('{', match_json), ('[', match_json)], priority=60,
+                     partial=partial_json,
                      description='{"tool_calls": [...]}, {"name": ..., "arguments": ...}, lists')

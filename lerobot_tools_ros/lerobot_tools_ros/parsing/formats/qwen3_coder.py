@@ -35,17 +35,13 @@ quote, so they never end a reasoning span.
 
 from ..answers import Match, MatchResult, NEED_ANY
 from ..context import Ctx
-from ..readers.partial import hold_partial_tag, verbatim_prefix
-from ..readers.text import match_end, skip_ws
-from ..readers.xml_parameters import (CLOSE, FUNC, FUNC_END, NAME, OPEN, PARAM, PARAM_END,
-                                      read_function)
+from ..readers.partial import function_prefix
+from ..readers.text import skip_ws
+from ..readers.xml_parameters import CLOSE, FUNC, OPEN, read_function
 from ..registry import format_spec
 from ..results import TRUNCATED
 
 FORMAT = 'qwen3_coder_xml'
-
-
-_NESTING: dict = {}  # wrapper closing tag -> search for the tags that nest or end a value
 
 
 def match_wrapped(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
@@ -67,44 +63,11 @@ def match_function(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     return read_function(text, pos, pos, ctx, False, CLOSE, FORMAT)
 
 
-# What may end a streamed value (or open a literal nested call in it): held back there.
-_VALUE_TAGS = (PARAM_END, PARAM, FUNC_END, CLOSE, OPEN, FUNC)
-
-
 def partial_function(text: str, view):
-    """
-    Read a ``<function=NAME>`` call still arriving: ``(name, text so far)`` or None.
-
-    The streamed value is the text after ``<parameter=ARG>`` up to the first tag that may end
-    it; a ``</parameter>`` that turns out to be text inside the value holds the rest back until
-    the call is complete (the complete call carries it).
-    """
-    k = skip_ws(text, len(OPEN)) if text.startswith(OPEN) else 0
-    if not text.startswith(FUNC, k):
-        return None
-    i = k + len(FUNC)
-    e = match_end(NAME, text, i)
-    if e >= len(text) or text[e] != '>':
-        return None
-    name = text[i:e].strip()
-    argument = view.streamable.get(name)
-    if not argument:
-        return None
-    i = e + 1
-    while True:
-        i = skip_ws(text, i)
-        if not text.startswith(PARAM, i):
-            return name, None
-        j = i + len(PARAM)
-        e = match_end(NAME, text, j)
-        if e >= len(text) or text[e] != '>':
-            return name, None
-        if text[j:e].strip() == argument:
-            return name, verbatim_prefix(hold_partial_tag(text[e + 1:], _VALUE_TAGS), False)
-        end = text.find(PARAM_END, e)
-        if end == -1:
-            return name, None
-        i = end + len(PARAM_END)
+    """Read a ``<function=NAME>`` call still arriving: ``(name, text so far, closed)`` or None."""
+    if text.startswith(OPEN):
+        return function_prefix(text, skip_ws(text, len(OPEN)), view, CLOSE)
+    return function_prefix(text, 0, view, '')
 
 
 FAMILY = format_spec(FORMAT, [(OPEN, match_wrapped), (FUNC, match_function)], priority=30,

@@ -27,6 +27,8 @@ the call format inside its reasoning while planning; only ``</seed:think>`` ends
 
 from ..answers import Match, MatchResult, NEED_ANY
 from ..context import after_tag, Ctx
+from ..readers.partial import function_prefix
+from ..readers.text import skip_ws
 from ..readers.xml_parameters import FUNC, read_function
 from ..registry import format_spec
 from ..results import UNPARSEABLE_ARGUMENTS
@@ -58,6 +60,13 @@ def match_seed(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
                                   FORMAT)])
 
 
-FAMILY = format_spec(FORMAT, [(OPEN, match_seed)], priority=25,
+def partial_seed(text: str, view):
+    """Read a ``<seed:tool_call><function=NAME>`` call still arriving (see function_prefix)."""
+    if not text.startswith(OPEN):
+        return None
+    return function_prefix(text, skip_ws(text, len(OPEN)), view, CLOSE)
+
+
+FAMILY = format_spec(FORMAT, [(OPEN, match_seed)], priority=25, partial=partial_seed,
                      reasoning=[('<seed:think>', '</seed:think>')],
                      description='<seed:tool_call><function=NAME><parameter=K>v</parameter>')
