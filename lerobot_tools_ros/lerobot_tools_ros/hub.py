@@ -18,7 +18,8 @@ Everything that talks to the Hugging Face hub: reachability, and finding dataset
 huggingface_hub retries connection errors with backoff (about 20 s here) before giving up, which
 is far too long for a node starting on an offline robot. Both the catalog (repo ids) and the
 pocket-tts backend (model weights) ask this module first and fail fast. ``huggingface_hub`` is
-imported only when a file has to be looked up in the hub cache or downloaded.
+imported only when a file has to be looked up in the hub cache or downloaded, and
+``urllib.request`` (with http.client and email: ~60 ms of every node's start) only to probe.
 """
 
 import os
@@ -26,7 +27,6 @@ import pathlib
 import socket
 import threading
 import urllib.parse
-import urllib.request
 
 DEFAULT_ENDPOINT = 'https://huggingface.co'
 # LeRobot pins dataset downloads to its codebase version tag; ``None`` means the main branch.
@@ -50,12 +50,14 @@ def unreachable_reason(endpoint: str, timeout: float) -> str | None:
     Connects to the endpoint (or to the HTTPS proxy the environment configures) in a daemon
     thread, so even a resolver that ignores timeouts cannot hold the caller longer.
     """
+    from urllib.request import getproxies, proxy_bypass  # (see the module docstring)
+
     parsed = urllib.parse.urlsplit(endpoint)
     host = parsed.hostname or ''
     port = parsed.port or (443 if parsed.scheme == 'https' else 80)
-    proxies = urllib.request.getproxies()
+    proxies = getproxies()
     proxy = proxies.get(parsed.scheme) or proxies.get('all')
-    if proxy and not urllib.request.proxy_bypass(host):
+    if proxy and not proxy_bypass(host):
         proxied = urllib.parse.urlsplit(proxy if '://' in proxy else 'http://' + proxy)
         host, port = proxied.hostname or '', proxied.port or 80
     outcome: list[str | None] = []

@@ -119,6 +119,15 @@ def _kept(scope: str, module: str) -> bool:
     return True
 
 
+def pytest_ignore_collect(collection_path, config):
+    """Leave a test module of another scope unimported (each worker imports what it collects)."""
+    name = collection_path.name
+    if name.startswith('test_') and name.endswith('.py'):
+        if not _kept(test_scope(), collection_path.stem):
+            return True
+    return None
+
+
 def pytest_collection_modifyitems(config, items):
     scope = test_scope()
     left_out = [item for item in items if not _kept(scope, item.path.stem)]

@@ -401,6 +401,15 @@ def test_sigterm_answers_calls_in_flight_and_exits_0(echo_stack, start_process, 
     after = mcp_results(ros_node, results, 2)
     assert [r.error_code for r in after] == ['cancelled', 'cancelled'], after
 
+    # stdio with nothing on stdin (/dev/null, as a service manager starts it): no client will
+    # come, so it stops (asyncio cannot poll /dev/null: it waited forever, with a traceback).
+    alone = subprocess.run(server_command(), env=ros_env, stdin=subprocess.DEVNULL,
+                           capture_output=True, text=True, timeout=30)
+    output = alone.stdout + alone.stderr
+    assert alone.returncode == 0, output
+    assert 'stdin closed (the client left): stopping' in output
+    assert 'Traceback' not in output
+
 
 def test_an_ipv6_host_is_served_and_named_in_brackets(start_node, start_process, ros_node,
                                                       ros_env, dataset):

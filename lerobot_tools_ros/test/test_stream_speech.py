@@ -22,9 +22,9 @@ as numbered TextChunks and holds its closing markup back until the speaker repor
 utterance playing: the tests can only pass when audio comes first.
 
 The families whose say text the parser reads as it grows are all here: the LeRobot marker,
-Hermes/Qwen JSON, Llama 3 JSON, Mistral and Qwen3-Coder XML. The others (OpenAI JSON, GLM XML,
-pythonic, ...) are dispatched when the call is complete, as without ``stream_speech``
-(test_parsing_stream_arguments.py).
+Hermes/Qwen JSON, Llama 3 JSON, Mistral, OpenAI JSON (its arguments as a JSON string), GLM and
+Qwen3-Coder XML. The others (pythonic, ...) are dispatched when the call is complete, as
+without ``stream_speech`` (test_parsing_stream_arguments.py).
 """
 
 import json
@@ -50,6 +50,11 @@ FAMILIES = {
     'llama_json': ('Sure.<|python_tag|>{"name": "say", "parameters": {"text": "',
                    'Picking it up. Almost done.', '"}}<|eom_id|>'),
     'mistral': ('[TOOL_CALLS]say[ARGS]{"text": "', 'Moving left. Stopping here.', '"}'),
+    'openai_json': ('{"tool_calls": [{"type": "function", "function": {"name": "say", '
+                    '"arguments": "{\\"text\\": \\"', 'Turning around. Facing you now.',
+                    '\\"}"}}]}'),
+    'glm45': ('<tool_call>say\n<arg_key>text</arg_key>\n<arg_value>', 'Lifting the lid. Lid up.',
+              '</arg_value>\n</tool_call>'),
     'qwen3_coder_xml': ('<tool_call>\n<function=say>\n<parameter=text>\n',
                         'Opening the gripper. It is open.',
                         '\n</parameter>\n</function>\n</tool_call>'),

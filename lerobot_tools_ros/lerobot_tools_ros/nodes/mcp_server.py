@@ -211,6 +211,7 @@ async def serve(node: McpServerNode, stop_requested: threading.Event | None = No
                 with serving:
                     async with mcp_transports.stdio_streams() as (read, write):
                         await server.run(read, write, server.create_initialization_options())
+                    node.get_logger().info('stdin closed (the client left): stopping')
             else:
                 node.get_logger().info(f'MCP server at {mcp_transports.base_url(node)}'
                                        f'{node.path}: {node.bind_note}')

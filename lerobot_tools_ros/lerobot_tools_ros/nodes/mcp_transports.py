@@ -28,6 +28,7 @@ import asyncio
 import contextlib
 import json
 import os
+import stat
 from typing import Any, AsyncIterator, IO
 
 from lerobot_tools_ros import mcp_core
@@ -46,6 +47,8 @@ class _LineReader:
         self._file: IO[bytes] | None = None
 
     async def start(self) -> None:
+        if not _pollable(self._fd):
+            return  # a file, /dev/null (a service's stdin): read in a thread, to its end
         loop = asyncio.get_running_loop()
         reader = asyncio.StreamReader(limit=MAX_LINE_BYTES)
         self._file = os.fdopen(os.dup(self._fd), 'rb', buffering=0)
@@ -54,7 +57,7 @@ class _LineReader:
                                          self._file)
         except (OSError, ValueError):
             self._file.close()
-            self._file = None  # a regular file: read it in a thread instead
+            self._file = None  # not readable through the loop: read it in a thread instead
             return
         self._reader = reader
 
@@ -67,6 +70,20 @@ class _LineReader:
                 return b'{"too long": true}\n'
         import anyio
         return await anyio.to_thread.run_sync(_read_line_blocking, self._fd)
+
+
+def _pollable(fd: int) -> bool:
+    """
+    Whether the loop can wait on ``fd``: a pipe, a socket or a terminal.
+
+    asyncio takes any character device as a pipe, but /dev/null cannot be polled: the loop then
+    logged a traceback and the server waited forever for a client that was never there.
+    """
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(fd)
 
 
 def _read_line_blocking(fd: int) -> bytes:
