@@ -691,6 +691,50 @@ def _call_tool(node, client, name: str, arguments: str, *, source: str = 'test_n
     return future.result()
 
 
+def test_a_call_request_the_dispatcher_fails_to_take_is_answered_at_once(
+        ros_node, ros_domain, dataset, monkeypatch):
+    # A fault inside the dispatcher (a bug, injected here) left the ~/call request waiting until
+    # the dispatcher shut down; now it is answered, and the next request is served as usual.
+    import threading
+
+    import rclpy
+    from rclpy.executors import MultiThreadedExecutor
+    from lerobot_tools_interfaces.srv import CallTool
+    from lerobot_tools_ros.dispatch.core import DispatchCore
+    from lerobot_tools_ros.nodes.dispatcher import Dispatcher
+
+    take = DispatchCore.submit
+    faults: list[str] = []
+
+    def submit(core, *args, **kwargs):
+        if not faults:
+            faults.append('once')
+            raise RuntimeError('injected fault')
+        return take(core, *args, **kwargs)
+
+    monkeypatch.setattr(DispatchCore, 'submit', submit)
+    context = rclpy.Context()
+    rclpy.init(context=context, domain_id=ros_domain)
+    dispatcher = Dispatcher(context=context, cli_args=['--ros-args', '-p', f'dataset:={dataset}'])
+    executor = MultiThreadedExecutor(num_threads=2, context=context)
+    executor.add_node(dispatcher)
+    thread = threading.Thread(target=executor.spin, daemon=True)
+    thread.start()
+    try:
+        client = ros_node.create_client(CallTool, '/dispatcher/call')
+        failed = _call_tool(ros_node, client, 'nope', '{}')
+        assert failed.error_code == ErrorCodes.UNAVAILABLE, failed.error_message
+        assert ('the dispatcher failed to take the call (RuntimeError: injected fault; a bug, '
+                'please report it); nothing was run') == failed.error_message
+        served = _call_tool(ros_node, client, 'nope', '{}')
+        assert served.error_code == ErrorCodes.UNKNOWN_TOOL, served.error_message
+    finally:
+        executor.shutdown()
+        dispatcher.destroy_node()
+        rclpy.shutdown(context=context)
+        thread.join(10)
+
+
 def test_call_service_runs_calls_through_the_same_gates(stack, ros_node):
     from lerobot_tools_interfaces.srv import CallTool
     policy, _, _ = stack('-p', 'allowed_tools:=[echo]')

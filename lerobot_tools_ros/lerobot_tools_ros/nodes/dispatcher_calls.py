@@ -45,12 +45,13 @@ _CALL_SOURCE_DEFAULT = 'call_service'
 class Waiter:
     """One ~/call request waiting in its service thread for its call's one result."""
 
-    __slots__ = ('answered', 'result', 'call')
+    __slots__ = ('answered', 'result', 'call', 'fault')
 
     def __init__(self) -> None:
         self.answered = threading.Event()
         self.result: Any = None  # the call's PublishResult, or a service's answer
         self.call: Any = None  # the core's call, once submitted
+        self.fault = ''  # why the core never took the request (a bug), if it did not
 
 
 class CallService:
@@ -114,9 +115,19 @@ class CallService:
             return response
         waiter = Waiter()
         source = ros_string(request.source.strip()[:128]) or _CALL_SOURCE_DEFAULT
+
+        def submit() -> None:
+            try:
+                self._submit(request, source, waiter)
+            except Exception as exc:  # noqa: B902 - re-raised: the group logs it
+                if waiter.call is None:  # the core never took it: answer now, not at shutdown
+                    waiter.fault = f'{type(exc).__name__}: {str(exc)[:200]}'
+                    waiter.answered.set()
+                raise
+
         self._waiting.add(waiter)
         try:
-            self._post(lambda: self._submit(request, source, waiter))
+            self._post(submit)
             while not waiter.answered.wait(1.0) and self._context.ok():
                 pass  # the core answers every call by its deadline; this only notices shutdown
         finally:
@@ -125,7 +136,10 @@ class CallService:
         response.call_id = waiter.call.call_id if waiter.call is not None else request.call_id
         if result is None:
             response.error_code = errors.UNAVAILABLE
-            response.error_message = 'the dispatcher shut down before the call had a result'
+            response.error_message = ros_string(
+                f'the dispatcher failed to take the call ({waiter.fault}; a bug, please report '
+                'it); nothing was run' if waiter.fault else
+                'the dispatcher shut down before the call had a result')
             return response
         response.success = result.success
         response.content = ros_string(result.content)
