@@ -1097,11 +1097,9 @@ class DispatchCore:
         rest = speech.received[len(speech.handed):]
         if speech.complete:
             speech.ended = True
-        elif speech.closed:
-            if not rest:
-                return
         else:
-            rest = ''.join(split_segments(rest)[0])
+            if not speech.closed:  # only whole segments until the value's end is known
+                rest = ''.join(split_segments(rest)[0])
             if not rest:
                 return
         speech.handed += rest
