@@ -28,6 +28,7 @@ RATE_LIMITED = 'rate_limited'
 BUSY = 'busy'
 UNAVAILABLE = 'unavailable'
 TIMEOUT = 'timeout'
+ANSWER_LOST = 'answer_lost'
 EXECUTION_FAILED = 'execution_failed'
 STALE_FRAME = 'stale_frame'
 NO_FRAME = 'no_frame'
@@ -38,9 +39,17 @@ APPROVAL_TIMEOUT = 'approval_timeout'
 
 ALL_CODES = (
     PARSE_ERROR, UNKNOWN_TOOL, INVALID_ARGUMENTS, NOT_ALLOWED, PAUSED, RATE_LIMITED, BUSY,
-    UNAVAILABLE, TIMEOUT, EXECUTION_FAILED, STALE_FRAME, NO_FRAME, CANCELLED, DUPLICATE, DENIED,
+    UNAVAILABLE, TIMEOUT, ANSWER_LOST, EXECUTION_FAILED, STALE_FRAME, NO_FRAME, CANCELLED, DUPLICATE, DENIED,
     APPROVAL_TIMEOUT,
 )
+
+# Whether a call's tool may have acted (the outcome field; Outcomes.msg says what each means):
+# not_run (nothing was sent), ran (the executor answered how it ended), unknown (sent, then the
+# answer was lost).
+NOT_RUN = 'not_run'
+RAN = 'ran'
+UNKNOWN = 'unknown'
+ALL_OUTCOMES = (NOT_RUN, RAN, UNKNOWN)
 
 # Outcomes that are not failures: the call was handled as intended (counted apart in diagnostics).
 BENIGN_CODES = (DUPLICATE,)

@@ -14,7 +14,8 @@
 
 """The interface package is built and importable, and its constants match the Python core."""
 
-from lerobot_tools_interfaces.msg import AudioChunk, ErrorCodes, SpeakerStatus, TextChunk
+from lerobot_tools_interfaces.action import RunTool
+from lerobot_tools_interfaces.msg import AudioChunk, ErrorCodes, Outcomes, SpeakerStatus, TextChunk
 from lerobot_tools_interfaces.msg import ToolCall, ToolResult
 from lerobot_tools_interfaces.srv import CallTool
 from lerobot_tools_ros import errors
@@ -25,6 +26,16 @@ def test_error_code_constants_match_the_core():
                 if name.isupper() and isinstance(getattr(ErrorCodes, name), str)}
     assert from_msg == set(errors.ALL_CODES)
     assert ErrorCodes.NO_FRAME == errors.NO_FRAME == 'no_frame'
+
+
+def test_outcome_constants_match_the_core_and_every_answer_carries_one():
+    from_msg = {getattr(Outcomes, name) for name in dir(Outcomes)
+                if name.isupper() and isinstance(getattr(Outcomes, name), str)}
+    assert from_msg == set(errors.ALL_OUTCOMES) == {'not_run', 'ran', 'unknown'}
+    for fields in (CallTool.Response.get_fields_and_field_types(),
+                   RunTool.Result.get_fields_and_field_types(),
+                   ToolResult.get_fields_and_field_types()):
+        assert fields['outcome'] == 'string'
 
 
 def test_message_fields_of_the_contract():
