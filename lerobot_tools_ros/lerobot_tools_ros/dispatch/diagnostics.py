@@ -66,7 +66,9 @@ def statuses(core: DispatchCore, audit: AuditLog | None, available: Callable[[st
         found.append(Status('audit_log', message, bool(lost) or stalled >= AUDIT_STALL_S,
                             str(audit.path), {
                                 'write_failures': audit.write_errors, 'dropped': audit.dropped,
-                                'queued': audit.queued, 'stalled_s': f'{stalled:.1f}'}))
+                                'queued': audit.queued, 'stalled_s': f'{stalled:.1f}',
+                                # results published before their record reached the OS
+                                'published_unwritten': audit.published_unwritten}))
     (streams, held), evicted = core.open_streams, core.streams_evicted
     refused, lost = core.chunks_refused, core.chunks_lost
     problems = [text for count, text in (

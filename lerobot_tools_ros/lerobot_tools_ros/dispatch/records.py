@@ -24,12 +24,14 @@ from collections import Counter, deque
 import contextlib
 from dataclasses import dataclass, field
 import errno
+import fcntl
 import json
 import logging
 import math
 import os
 import pathlib
 import select
+import stat
 import threading
 import time
 from typing import Any, Callable, Iterable, Iterator
@@ -140,16 +142,31 @@ class AuditLog:
 
     ``write`` encodes the record and queues it; a writer thread hands each record to the
     operating system as one ``write`` of a whole line (nothing is buffered in this process
-    beyond the queue, so a crash loses at most the few records still queued; a power loss can
-    still lose what the OS had not stored). Audit I/O never blocks the caller, the dispatch
-    thread: a disk that hangs or a named pipe whose reader stopped reading only stalls the
-    writer. While it is stalled the queue fills up (``max_queued`` records or
-    ``max_queued_bytes``) and further records are dropped and counted in ``dropped``.
+    beyond the queue). ``wait_written`` lets the dispatcher publish a result only once its
+    record is with the OS: a kill of the process (even SIGKILL) then loses no record of a result
+    anyone saw. There is no fsync: what the OS holds reaches the disk within its write-back
+    interval (about 30 s on Linux), so a power loss or a kernel crash can still lose the last
+    records; ``close`` syncs the file once.
+    Audit I/O never blocks the dispatch thread for long: a disk that hangs or a named pipe whose
+    reader stopped reading stalls the writer; ``wait_written`` waits at most ``sync_timeout_s``
+    and not at all while the writer is stalled, counting each such result in
+    ``published_unwritten``. While the writer is stalled the queue fills up (``max_queued``
+    records or ``max_queued_bytes``) and further records are dropped and counted in ``dropped``.
     A failing disk never stops dispatching either: a record the OS refuses is counted in
-    ``write_errors``. Both are reported through ``on_error``, the first at once, then at most
-    once per ``report_interval_s`` with the counts since the last report, and both are in the
-    dispatcher's diagnostics. ``close`` writes what is queued, waiting at most
-    ``close_timeout_s``; records still queued then are counted as dropped.
+    ``write_errors``. A record the OS took only part of (a disk that filled up mid-line) is cut
+    back (the file truncated to where that record began) or, where the file cannot be cut (a
+    pipe, another writer appended since), ended with a newline, before the next record is
+    written: every line of the log is then one whole record, or one fragment counted in
+    ``write_errors`` that readers skip. A log that ends in a fragment when it is opened (a
+    writer killed mid-line) gets a newline first. Both counters are reported through
+    ``on_error``, the first at once, then at most once per ``report_interval_s`` with the
+    counts since the last report, and both are in the dispatcher's diagnostics. ``close``
+    writes what is queued, waiting at most ``close_timeout_s``; records still queued then are
+    counted as dropped.
+    The log holds an advisory lock (``flock``) on a regular file while it is open:
+    ``exclusive`` is False when another process holds it (two dispatchers sharing one file),
+    and then that file's unanswered calls are not this dispatcher's to answer.
+    ``start_size`` is the file's size when opened (what an earlier run wrote).
     A path that cannot be opened at all (or a named pipe nobody reads) raises
     ``ConfigurationError`` when the log is created.
     """
@@ -158,12 +175,15 @@ class AuditLog:
                  on_error: Callable[[str], None] | None = None,
                  report_interval_s: float = 10.0, clock=time.monotonic,
                  max_queued: int = 10_000, max_queued_bytes: int = 16 << 20,
-                 close_timeout_s: float = 2.0) -> None:
+                 close_timeout_s: float = 2.0, sync_timeout_s: float = 1.0) -> None:
         self.path = pathlib.Path(path).expanduser()
         self.write_errors = 0  # records the OS refused (full disk, I/O error, closed reader)
         self.dropped = 0  # records never handed to the OS (queue full, or left at close)
         self.written = 0
+        self.published_unwritten = 0  # wait_written gave up: published before the OS had it
         self.last_error = ''
+        self.exclusive = True
+        self.start_size = 0
         self._on_error = on_error or _LOG.error
         self._report_interval_s = report_interval_s
         self._clock = clock
@@ -173,13 +193,21 @@ class AuditLog:
         self._max_queued = max(1, max_queued)
         self._max_queued_bytes = max(1, max_queued_bytes)
         self._close_timeout_s = close_timeout_s
+        self._sync_timeout_s = sync_timeout_s
         self._queue: deque[bytes] = deque()
         self._queued_bytes = 0
         self._busy = False  # the writer holds a record it took from the queue
         self._busy_since = 0.0  # time.monotonic() when it took it
         self._closed = False
         self._give_up_at = math.inf  # set by close (monotonic): the writer stops waiting
-        self._cond = threading.Condition(threading.Lock())
+        lock = threading.Lock()
+        self._cond = threading.Condition(lock)  # the writer waits for records (or close)
+        self._done = threading.Condition(lock)  # callers wait for the writer (flush, barrier)
+        self._queued_seq = 0  # records queued so far
+        self._handled_seq = 0  # of those, how many the writer finished (written or failed)
+        # A record the OS took only part of: where it starts (-1: the file cannot be cut back,
+        # end it with a newline) and where it ends; None when the log ends with a whole line.
+        self._fragment: tuple[int, int] | None = None
         self._fd: int | None = None
         try:
             if self.path.is_dir():
@@ -196,8 +224,25 @@ class AuditLog:
                 f'audit_log {str(self.path)!r} cannot be opened for appending '
                 f'({exc.strerror or exc}){hint}; set the audit_log parameter to a writable '
                 "file path, or to '' to turn the audit log off") from None
+        self._inspect(self._fd)
         self._writer = threading.Thread(target=self._run, name='audit-writer', daemon=True)
         self._writer.start()
+
+    def _inspect(self, fd: int) -> None:
+        """Lock a regular file, note its size, and end a fragment an earlier writer left."""
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return
+        self.start_size = info.st_size
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            self.exclusive = False
+        if info.st_size:
+            with contextlib.suppress(OSError), open(self.path, 'rb') as handle:
+                handle.seek(info.st_size - 1)
+                if handle.read(1) != b'\n':
+                    self._fragment = (-1, -1)  # the writer ends it before the first record
 
     @property
     def stalled_s(self) -> float:
@@ -228,6 +273,7 @@ class AuditLog:
             else:
                 self._queue.append(data)
                 self._queued_bytes += len(data)
+                self._queued_seq += 1
                 self._cond.notify()
                 return True
         self._send(report)
@@ -235,8 +281,29 @@ class AuditLog:
 
     def flush(self, timeout_s: float | None = None) -> bool:
         """Wait until every queued record was handed to the OS (at most ``timeout_s``)."""
-        with self._cond:
-            return self._cond.wait_for(lambda: not self._queue and not self._busy, timeout_s)
+        with self._done:
+            return self._done.wait_for(lambda: not self._queue and not self._busy, timeout_s)
+
+    def wait_written(self) -> bool:
+        """
+        Wait until the records queued so far were handed to the OS (or refused by it).
+
+        The dispatcher calls this before it publishes a result (or sends a call), so what anyone
+        saw is in the log even if the process is killed right after. Waits at most
+        ``sync_timeout_s``, and not at all while the writer is stalled on one record for that
+        long already (a hung disk costs one wait, not one per result); returns False then and
+        counts it in ``published_unwritten``.
+        """
+        with self._done:
+            target = self._queued_seq
+            if self._handled_seq >= target:
+                return True
+            stalled = time.monotonic() - self._busy_since if self._busy else 0.0
+            if stalled < self._sync_timeout_s and self._done.wait_for(
+                    lambda: self._handled_seq >= target, self._sync_timeout_s - stalled):
+                return True
+            self.published_unwritten += 1
+            return False
 
     def close(self) -> None:
         """Write what is queued (waiting at most ``close_timeout_s``), then stop the writer."""
@@ -284,14 +351,20 @@ class AuditLog:
             self._send(report)
             with self._cond:
                 self._busy = False  # only now: flush() returns after the report went out
-                self._cond.notify_all()
+                self._handled_seq += 1
+                self._done.notify_all()
         fd, self._fd = self._fd, None
         if fd is not None:
+            with contextlib.suppress(OSError):
+                os.fsync(fd)  # the one sync: what the OS holds reaches the disk at close
             with contextlib.suppress(OSError):
                 os.close(fd)
 
     def _write_all(self, fd: int, data: bytes) -> str:
         """Write one whole line; return '' or why it could not be (the writer thread only)."""
+        if self._fragment is not None and not self._end_fragment(fd):
+            return ('an earlier record written only in part could not be cut back or ended '
+                    '(is the disk still full?)')
         view, done = memoryview(data), 0
         while done < len(data):
             try:
@@ -308,12 +381,36 @@ class AuditLog:
         else:
             return ''
         if done:
-            # Cut mid-line (a disk that filled up): end the fragment so the next record starts
-            # on a line of its own (readers skip the cut line).
-            with contextlib.suppress(OSError):
-                os.write(fd, b'\n')
-            reason += f' (only {done} of {len(data)} bytes written)'
+            # Cut mid-line (a disk that filled up): cut the fragment back (or end it) so that
+            # the next record starts on a line of its own; done now if the OS lets us, else
+            # before the next record.
+            try:
+                end = os.lseek(fd, 0, os.SEEK_CUR)
+                self._fragment = (end - done, end)
+            except OSError:  # a pipe: it can only be ended
+                self._fragment = (-1, -1)
+            ended = self._end_fragment(fd)
+            reason += (f' (only {done} of {len(data)} bytes written; '
+                       f'{ended or "the fragment is cut back before the next record"})')
         return reason
+
+    def _end_fragment(self, fd: int) -> str:
+        """Truncate the log where a partly written record began, else end it with a newline."""
+        if self._fragment is None:
+            return 'nothing to cut'
+        start, end = self._fragment
+        try:
+            if start >= 0 and os.fstat(fd).st_size == end:  # nobody appended after it
+                os.ftruncate(fd, start)
+                done = 'cut back'
+            elif os.write(fd, b'\n') == 1:
+                done = 'ended with a newline'
+            else:
+                return ''
+        except OSError:
+            return ''
+        self._fragment = None
+        return done
 
     def _wait_writable(self, fd: int) -> bool:
         while time.monotonic() < self._give_up_at:

@@ -58,6 +58,7 @@ from lerobot_tools_ros.nodes.dispatcher_calls import CallService, Waiter
 from lerobot_tools_ros.nodes.dispatcher_events import record_events
 from lerobot_tools_ros.nodes.dispatcher_operator import OperatorServices
 from lerobot_tools_ros.nodes.dispatcher_params import DispatcherParameters
+from lerobot_tools_ros.nodes.dispatcher_recovery import Recovery
 from lerobot_tools_ros.nodes.dispatcher_topics import DispatcherTopics
 from lerobot_tools_ros.nodes.group_work import GroupWork
 from lerobot_tools_ros.nodes.runner import run_node
@@ -141,6 +142,8 @@ class Dispatcher(Node):
         self._wake.cancel()
         self._armed_for = float('inf')
         self.create_timer(1.0, self._publish_diagnostics, callback_group=self._group)
+        # Calls a killed run of this dispatcher accepted and never answered (its audit log).
+        self._recovery = Recovery(self, self._audit, topics, self._group)
         self._reloads.start_clients(catalog)  # a small catalog's now, a large one's when called
         self._calls = CallService(self, submit=self._submit, post=work.post,
                                   reload=self._reloads.on_reload)
@@ -255,11 +258,32 @@ class Dispatcher(Node):
     def _apply(self, effects: list) -> None:
         """Carry out the core's effects in order, then arm the timer for its next deadline."""
         handlers = self._handlers
+        if self._audit is not None:
+            effects = self._audited_first(self._audit, effects)
         for effect in effects:
             handlers[type(effect)](effect)
         due = self._core.next_wake()
         if due is not None and due < self._armed_for:
             self._arm(due)
+
+    def _audited_first(self, audit: AuditLog, effects: list) -> list:
+        """
+        Write the audit records of a batch of effects first; return the other effects.
+
+        Their records are handed to the OS (`AuditLog.wait_written`) before any of the other
+        effects happens: a result is in the log before anyone sees it, and a call before it is
+        sent, so a kill right after leaves no published result unaudited and no sent call
+        unknown to the next start (`dispatcher_recovery`).
+        """
+        rest = [effect for effect in effects if type(effect) is not fx.Audit]
+        if len(rest) == len(effects):
+            return effects
+        for effect in effects:
+            if type(effect) is fx.Audit:
+                self._write_audit(effect)
+        if rest:
+            audit.wait_written()
+        return rest
 
     def _arm(self, due: float) -> None:
         self._armed_for = due
@@ -397,6 +421,9 @@ class Dispatcher(Node):
             if core is not None and hasattr(self, '_handlers') and self.context.ok():
                 with self._lock:
                     self._apply(core.shutdown(time.monotonic()))
+                recovery = getattr(self, '_recovery', None)
+                if recovery is not None:
+                    recovery.answer()  # found at start, still waiting for a subscriber
         except Exception as exc:  # noqa: B902 - shutting down regardless
             self.get_logger().error(f'could not publish the final results: {exc}')
         finally:

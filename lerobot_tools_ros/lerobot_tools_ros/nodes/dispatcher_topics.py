@@ -147,6 +147,19 @@ class DispatcherTopics:
         """
         self._catalog.publish(String(data=catalog_message(catalog, executor_of)))
 
+    @property
+    def results_followed(self) -> bool:
+        """Return whether anyone subscribes to results."""
+        return bool(self._results.get_subscription_count())
+
+    def result_message(self, msg: ToolResult) -> None:
+        """Publish a ToolResult built elsewhere (the answers of calls a killed run left)."""
+        self._results.publish(self._stamp(msg))
+
+    def chat_message(self, message: dict) -> None:
+        """Publish one chat message given as a dict."""
+        self._chat.publish(String(data=_json(message)))
+
     def diagnostics(self, statuses: list) -> None:
         """Publish `dispatch.diagnostics.Status` values as one DiagnosticArray."""
         node_name = self._node.get_name()
