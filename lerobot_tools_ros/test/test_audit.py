@@ -22,6 +22,7 @@ import contextlib
 import json
 import os
 import pathlib
+import subprocess
 import threading
 import time
 
@@ -178,6 +179,113 @@ def test_a_pipe_whose_reader_stopped_never_blocks_the_writer_of_records(tmp_path
         assert log.written + log.write_errors + log.dropped == 2001
     finally:
         os.close(reader)
+
+
+def test_wait_written_returns_once_the_os_has_every_record_queued_before(tmp_path):
+    path = tmp_path / 'audit.jsonl'
+    log = AuditLog(path)
+    try:
+        for index in range(200):
+            log.write('call', index, call_id=str(index))
+        log.write('result', 200, call_id='199', success=True)
+        # What the dispatcher does before it publishes a result: the record is in the file
+        # (another reader sees it, no close, no flush), so a SIGKILL now would not lose it.
+        assert log.wait_written()
+        records = list(read_audit_log(path))
+        assert records[-1] == {**records[-1], 'event': 'result', 'call_id': '199'}
+        assert len(records) == 201 and log.published_unwritten == 0
+    finally:
+        log.close()
+
+
+def test_wait_written_gives_up_on_a_stalled_writer_once_not_per_result(tmp_path):
+    # A pipe whose reader stopped: the writer is stuck on one record. The first result waits
+    # sync_timeout_s, later ones not at all (dispatching goes on), and each is counted.
+    fifo = tmp_path / 'audit.fifo'
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    _fill_the_pipe(fifo)
+    log = AuditLog(fifo, sync_timeout_s=0.3, close_timeout_s=0.2)
+    try:
+        log.write('result', 1, call_id='a')
+        started = time.monotonic()
+        assert log.wait_written() is False
+        first = time.monotonic() - started
+        log.write('result', 2, call_id='b')
+        started = time.monotonic()
+        assert log.wait_written() is False
+        second = time.monotonic() - started
+        assert first >= 0.25 and second < first
+        assert log.published_unwritten == 2
+        core = DispatchCore(ToolCatalog.from_tools(None), DispatchSettings(),
+                            lambda name: ToolSettings(), id_prefix='t')
+        (status,) = [s for s in diagnostics.statuses(core, log, lambda name: True, str)
+                     if s.name == 'audit_log']
+        assert status.values['published_unwritten'] == 2
+    finally:
+        log.close()
+        os.close(reader)
+
+
+def test_a_log_that_ends_in_a_fragment_gets_a_newline_before_the_next_record(tmp_path):
+    path = tmp_path / 'audit.jsonl'
+    path.write_bytes(b'{"event": "call", "call_id": "a"}\n{"event": "resu')  # killed mid-line
+    log = AuditLog(path)
+    log.write('result', 1, call_id='b')
+    log.close()
+    bad: list[str] = []
+    assert [r['call_id'] for r in read_audit_log(path, bad)] == ['a', 'b']
+    assert len(bad) == 1 and ':2:' in bad[0]
+
+
+@pytest.fixture
+def tiny_disk(tmp_path):
+    """A 64 KiB tmpfs mounted for this test (root only), unmounted after it."""
+    if os.geteuid() != 0:
+        pytest.skip('mounting a tiny tmpfs to fill needs root (CI runs as root)')
+    mount = tmp_path / 'tiny'
+    mount.mkdir()
+    made = subprocess.run(['mount', '-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', str(mount)],
+                          capture_output=True, text=True)
+    if made.returncode:
+        pytest.skip(f'cannot mount a tmpfs here: {made.stderr.strip()}')
+    try:
+        yield mount
+    finally:
+        subprocess.run(['umount', str(mount)], check=True)
+
+
+def test_a_record_cut_by_a_full_disk_is_cut_back_and_counted(tiny_disk):
+    # Fill a real filesystem: records of ~420 bytes do not fit its pages evenly, so the OS
+    # takes part of one record ("only 77 of 422 bytes written"), then refuses the rest.
+    path = tiny_disk / 'audit.jsonl'
+    reports: list[str] = []
+    log = AuditLog(path, on_error=reports.append, report_interval_s=0.0)
+    ballast = tiny_disk / 'ballast'
+    ballast.write_bytes(b'\0' * (16 << 10))
+    queued = 0
+    while not log.write_errors and queued < 1000:
+        assert log.write('call', queued, call_id=f'c{queued}', pad='p' * 350)
+        queued += 1
+        assert log.flush(5.0)
+    assert log.write_errors == 1, reports
+    assert 'bytes written' in reports[0] and 'cut back' in reports[0], reports
+    for index in range(queued, queued + 5):  # still full: refused whole, counted
+        log.write('call', index, call_id=f'c{index}', pad='p' * 350)
+    queued += 5
+    assert log.flush(5.0)
+    ballast.unlink()  # space again
+    for index in range(queued, queued + 10):
+        log.write('call', index, call_id=f'c{index}', pad='p' * 350)
+    queued += 10
+    log.close()
+    bad: list[str] = []
+    records = list(read_audit_log(path, bad))
+    assert not bad, bad  # every line of the log is one whole record
+    assert len(records) == log.written
+    assert log.written + log.write_errors + log.dropped == queued
+    # The records after the disk had space again are all there, in order.
+    assert [r['call_id'] for r in records[-10:]] == [f'c{i}' for i in range(queued - 10, queued)]
 
 
 def test_a_pipe_without_a_reader_is_one_configuration_error(tmp_path):
