@@ -35,6 +35,8 @@ import numpy as np
 from rosbags.image import compressed_image_to_cvimage, image_to_cvimage
 from rosbags.image.image import Format, to_cvtype
 
+from .output_dir import exists, remove_quietly
+
 __all__ = [
     'FORMATS', 'ImagingError', 'converter_name', 'decode_frame', 'encode', 'is_compressed',
     'passthrough_bytes', 'publish_files', 'write_temp',
@@ -208,18 +210,23 @@ def encode(image: np.ndarray, fmt: str, *, png_compression: int,
 
 
 # ------------------------------------------------------------------------------ files
-def write_temp(directory: str, data: Any) -> str:
+# With ``dir_fd`` (an output directory opened by `output_dir.open_output_dir`), every name is
+# relative to that descriptor: a directory swapped for a symlink meanwhile is never followed.
+def write_temp(directory: str, data: Any, dir_fd: Optional[int] = None) -> str:
     """
     Write ``data`` to a new hidden temporary file in ``directory``; return its path.
 
-    The name starts with a dot (labels cannot), is created with O_EXCL and the normal umask
-    (so the published file gets ordinary permissions), and is removed if the write fails.
+    With ``dir_fd`` the file is made in that directory and its name (relative to it) is
+    returned. The name starts with a dot (labels cannot), is created with O_EXCL and O_NOFOLLOW
+    and the normal umask (so the published file gets ordinary permissions), and is removed if
+    the write fails.
     """
     while True:
-        path = os.path.join(directory, f'.record-{secrets.token_hex(8)}.tmp')
+        name = f'.record-{secrets.token_hex(8)}.tmp'
+        path = name if dir_fd is not None else os.path.join(directory, name)
         try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, 'O_CLOEXEC', 0),
-                         0o666)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+                         | getattr(os, 'O_CLOEXEC', 0), 0o666, dir_fd=dir_fd)
         except FileExistsError:
             continue
         break
@@ -227,19 +234,12 @@ def write_temp(directory: str, data: Any) -> str:
         with os.fdopen(fd, 'wb') as handle:
             handle.write(data)
     except BaseException:
-        _remove_quietly(path)
+        remove_quietly(path, dir_fd)
         raise
     return path
 
 
-def _remove_quietly(path: str) -> None:
-    try:
-        os.unlink(path)
-    except OSError:
-        pass
-
-
-def _link_exclusive(temp: str, final: str) -> bool:
+def _link_exclusive(temp: str, final: str, dir_fd: Optional[int]) -> bool:
     """
     Publish ``temp`` as ``final`` atomically, failing with FileExistsError if it exists.
 
@@ -248,19 +248,21 @@ def _link_exclusive(temp: str, final: str) -> bool:
     and renaming the temp over it (returns False: the temp name is gone).
     """
     try:
-        os.link(temp, final)
+        os.link(temp, final, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
         return True
     except FileExistsError:
         raise
     except OSError:
-        fd = os.open(final, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        fd = os.open(final, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666,
+                     dir_fd=dir_fd)
         os.close(fd)
-        os.replace(temp, final)
+        os.replace(temp, final, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
         return False
 
 
 def publish_files(directory: str, files: dict[str, tuple[str, list[tuple[str, str]]]],
-                  overwrite: bool, max_suffix: int = 10000) -> dict[str, list[str]]:
+                  overwrite: bool, max_suffix: int = 10000,
+                  dir_fd: Optional[int] = None) -> dict[str, list[str]]:
     """
     Move temp files to their final names as one group; return the final paths per key.
 
@@ -268,39 +270,52 @@ def publish_files(directory: str, files: dict[str, tuple[str, list[tuple[str, st
     ``overwrite`` the names are replaced atomically. Without it, one ``-N`` suffix is chosen for
     the whole group (the first N for which none of the group's names exist), so a call's images
     and sidecars keep matching names; a name taken concurrently makes the group retry with the
-    next N. Raises ``FileExistsError`` when no suffix up to ``max_suffix`` is free.
+    next N. Raises ``FileExistsError`` when no suffix up to ``max_suffix`` is free. With
+    ``dir_fd`` the temp names are relative to it, and so are the renames; the paths returned
+    are still ``directory``/name.
     """
     def names(suffix: int) -> dict[str, list[str]]:
         tail = '' if suffix == 0 else f'-{suffix}'
-        return {key: [os.path.join(directory, f'{stem}{tail}{ext}') for _, ext in temps]
+        return {key: [f'{stem}{tail}{ext}' if dir_fd is not None else
+                      os.path.join(directory, f'{stem}{tail}{ext}') for _, ext in temps]
                 for key, (stem, temps) in files.items()}
+
+    def shown(chosen: dict[str, list[str]]) -> dict[str, list[str]]:
+        if dir_fd is None:
+            return chosen
+        return {key: [os.path.join(directory, name) for name in paths]
+                for key, paths in chosen.items()}
 
     if overwrite:
         result = names(0)
         for key, (_, temps) in files.items():
             for (temp, _), final in zip(temps, result[key]):
-                os.replace(temp, final)
-        return result
+                os.replace(temp, final, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        return shown(result)
     for suffix in range(max_suffix + 1):
         candidate = names(suffix)
-        if any(os.path.lexists(p) for paths in candidate.values() for p in paths):
+        if any(_exists(p, dir_fd) for paths in candidate.values() for p in paths):
             continue
         done: list[tuple[str, str, bool]] = []
         try:
             for key, (_, temps) in files.items():
                 for (temp, _), final in zip(temps, candidate[key]):
-                    done.append((temp, final, _link_exclusive(temp, final)))
+                    done.append((temp, final, _link_exclusive(temp, final, dir_fd)))
         except BaseException as exc:
             for temp, final, linked in done:  # undo the part of the group already published
                 if linked:
-                    _remove_quietly(final)
+                    remove_quietly(final, dir_fd)
                 else:
-                    os.replace(final, temp)
+                    os.replace(final, temp, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
             if isinstance(exc, FileExistsError):
                 continue  # lost a race for one name: try the next N
             raise
         for temp, _, linked in done:
             if linked:
-                _remove_quietly(temp)
-        return candidate
+                remove_quietly(temp, dir_fd)
+        return shown(candidate)
     raise FileExistsError(f'suffixes -1 ... -{max_suffix} are all taken in {directory}')
+
+
+def _exists(path: str, dir_fd: Optional[int]) -> bool:
+    return exists(path, dir_fd) if dir_fd is not None else os.path.lexists(path)

@@ -15,6 +15,7 @@
 """record_observation against real camera publishers in a separate process, over real DDS."""
 
 from concurrent.futures import ThreadPoolExecutor
+import ctypes
 import importlib.util
 import json
 import os
@@ -442,6 +443,94 @@ def test_symlinks_cannot_redirect_writes(make_tool, publisher, tmp_path):
     assert result['paths'] == [str(real / 'trap.png')]
     assert not (real / 'trap.png').is_symlink()
     assert outside.read_bytes() == b'keep me'
+
+
+def test_an_output_dir_swapped_for_a_symlink_is_refused_and_nothing_lands_there(
+        make_tool, publisher, tmp_path):
+    out, target = tmp_path / 'out', tmp_path / 'elsewhere'
+    target.mkdir()
+    tool = make_tool(cameras={'cam': NS + '/rgb8'}, output_dir=str(out), max_age_s=60.0)
+    assert call_until(tool, {'label': 'before'})['complete']
+    out.rename(tmp_path / 'out.moved')
+    out.symlink_to(target)  # swapped while tool_server runs
+    error = fail(tool, {'label': 'after'})
+    assert error.code == EXECUTION_FAILED, error.message
+    assert f'{out} is a symbolic link (to {target})' in error.message
+    assert 'not followed' in error.message and 'nothing was saved' in error.message
+    assert list(target.iterdir()) == []
+    # A parent component swapped the same way is refused too.
+    out.unlink()
+    (tmp_path / 'out.moved').rename(out)
+    nested = make_tool(cameras={'cam': NS + '/rgb8'}, output_dir=str(tmp_path / 'a' / 'b'),
+                       max_age_s=60.0)
+    assert call_until(nested, {'label': 'x'})['complete']
+    (tmp_path / 'a').rename(tmp_path / 'a.moved')
+    (tmp_path / 'a').symlink_to(target)
+    (target / 'b').mkdir()
+    error = fail(nested, {'label': 'y'})
+    assert error.code == EXECUTION_FAILED and f'{tmp_path / "a"} is a symbolic link' in (
+        error.message)
+    assert list((target / 'b').iterdir()) == []
+
+
+def _exchange(first: pathlib.Path, second: pathlib.Path) -> None:
+    """Swap two names in one step (renameat2 RENAME_EXCHANGE): a name is never missing."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    at_cwd, rename_exchange = -100, 2
+    if libc.renameat2(at_cwd, os.fsencode(first), at_cwd, os.fsencode(second),
+                      rename_exchange) != 0:
+        code = ctypes.get_errno()
+        raise OSError(code, os.strerror(code), str(first))
+
+
+def test_a_swap_racing_the_calls_never_puts_a_file_in_the_links_target(
+        make_tool, publisher, tmp_path):
+    # The directory flips between itself and a symlink (atomically, as an attacker would)
+    # while calls save: each call writes in the directory it opened, or is refused; the
+    # link's target stays empty every time.
+    out, link, target = tmp_path / 'out', tmp_path / 'link', tmp_path / 'elsewhere'
+    target.mkdir()
+    link.symlink_to(target)
+    tool = make_tool(cameras={'cam': NS + '/rgb8'}, output_dir=str(out), max_age_s=60.0)
+    assert call_until(tool, {'label': 'warm'})['complete']
+    try:
+        _exchange(out, link)
+        _exchange(out, link)
+    except (AttributeError, OSError) as exc:
+        pytest.skip(f'this filesystem or libc cannot exchange two names atomically: {exc}')
+    stop = threading.Event()
+    swaps = [0]
+
+    def swap() -> None:
+        while not stop.is_set():
+            _exchange(out, link)  # out is the symlink now
+            time.sleep(0.0005)
+            _exchange(out, link)  # and the directory again
+            swaps[0] += 1
+            time.sleep(0.0005)
+
+    swapper = threading.Thread(target=swap)
+    swapper.start()
+    saved, refused = 0, 0
+    try:
+        for index in range(60):
+            try:
+                tool.call({'label': f'r{index}'})
+                saved += 1
+            except ToolError as exc:
+                assert exc.code == EXECUTION_FAILED, exc.message
+                assert 'symbolic link' in exc.message, exc.message
+                refused += 1
+    finally:
+        stop.set()
+        swapper.join(10)
+    assert out.is_dir() and not out.is_symlink()
+    assert list(target.iterdir()) == [], (saved, refused)
+    assert saved + refused == 60 and swaps[0] > 0
+    # What was saved is all in the real directory, whole, with no temp files left.
+    names = os.listdir(out)
+    assert not [n for n in names if n.startswith('.')]
+    assert len([n for n in names if n.endswith('.png')]) == saved + 1
 
 
 # ------------------------------------------------------------------------------ names

@@ -36,6 +36,8 @@ import unicodedata
 from lerobot_tools_ros.errors import (
     EXECUTION_FAILED, INVALID_ARGUMENTS, NO_FRAME, STALE_FRAME, ToolError, UNAVAILABLE)
 from lerobot_tools_ros.names import CAMERA_TOPIC_PATTERN
+from lerobot_tools_ros.output_dir import configured_path, exists, open_output_dir, \
+    SymlinkRefused
 from lerobot_tools_ros.tools.base import tool_name_from_schema, ToolParameter
 from lerobot_tools_ros.tools.host import bound, Qos, ToolHost
 
@@ -183,7 +185,9 @@ class RecordObservationTool:
       ``compressed`` ``sensor_msgs/CompressedImage``, ``auto`` uses the type the topic is
       advertised with (waiting, re-checking every 0.5 s, until it is advertised).
     - ``qos``: ``sensor_data`` (best effort, matches every camera driver) or ``reliable``.
-    - ``output_dir`` (``~`` expanded, created on demand), ``format`` (default file format),
+    - ``output_dir`` (``~`` expanded, resolved when the tool is made, created on demand; each
+      call opens it without following a symlink that appeared since, refusing the call, and
+      writes relative to that open directory), ``format`` (default file format),
       ``max_age_s``, ``png_compression``, ``jpeg_quality``, ``overwrite``.
 
     Files: ``<label>.<ext>`` for one camera, ``<label>_<camera>.<ext>`` for several, each with
@@ -256,6 +260,9 @@ class RecordObservationTool:
         if not isinstance(output_dir, str) or not output_dir.strip():
             raise ValueError(f'output_dir must be a non-empty path; got {output_dir!r}')
         self.output_dir = os.path.abspath(os.path.expanduser(output_dir))
+        # Resolved once, now: a symlink found in this path later (a swapped directory) is
+        # refused, never followed (output_dir.open_output_dir).
+        self._real_output_dir = configured_path(self.output_dir)
         self.cameras = self._configure_cameras(cameras, cameras_transport, camera_topic_pattern,
                                                _check_choice(transport, TRANSPORTS, 'transport'),
                                                dataset_cameras)
@@ -472,10 +479,14 @@ class RecordObservationTool:
             else:
                 ready[camera.name] = frame
         if ready:
-            root = self._prepare_output_dir()
-            if context is not None:  # a CallContext (tools/base.py): RunTool feedback
-                context.feedback('saving', -1.0, f'{len(ready)} camera(s): {", ".join(ready)}')
-            self._save(root, label, fmt, selected, ready, outcomes)
+            root, dir_fd = self._open_output_dir()
+            try:
+                if context is not None:  # a CallContext (tools/base.py): RunTool feedback
+                    context.feedback('saving', -1.0,
+                                     f'{len(ready)} camera(s): {", ".join(ready)}')
+                self._save(root, dir_fd, label, fmt, selected, ready, outcomes)
+            finally:
+                os.close(dir_fd)
         return self._result(label, fmt, selected, outcomes)
 
     def _select(self, camera: Any) -> list:
@@ -526,18 +537,29 @@ class RecordObservationTool:
                 hint = f'{len(publishers)} publisher(s) found, but no frame has arrived yet'
         return f'{prefix} ({wanted}, QoS {qos}): {hint}'
 
-    def _prepare_output_dir(self) -> str:
+    def _open_output_dir(self) -> tuple[str, int]:
+        """
+        Open the output directory for one call: (its path, a descriptor to write relative to).
+
+        Created on demand; a component that became a symlink since configuration is refused.
+        """
+        root = self._real_output_dir
         try:
-            os.makedirs(self.output_dir, exist_ok=True)
-            root = os.path.realpath(self.output_dir)
-            if not os.path.isdir(root):
-                raise NotADirectoryError(20, 'Not a directory', root)
-            if not os.access(root, os.W_OK | os.X_OK):
-                raise PermissionError(13, 'Permission denied', root)
+            dir_fd = open_output_dir(root)
+        except SymlinkRefused as exc:
+            raise ToolError(EXECUTION_FAILED, f'cannot use output directory {self.output_dir}: '
+                                              f'{exc.strerror}; nothing was saved') from exc
         except OSError as exc:
             raise ToolError(EXECUTION_FAILED, f'cannot use output directory {self.output_dir}: '
                                               f'{exc.strerror or exc}') from exc
-        return root
+        try:
+            if not os.access('.', os.W_OK | os.X_OK, dir_fd=dir_fd):
+                raise PermissionError(13, 'Permission denied', root)
+        except OSError as exc:
+            os.close(dir_fd)
+            raise ToolError(EXECUTION_FAILED, f'cannot use output directory {self.output_dir}: '
+                                              f'{exc.strerror or exc}') from exc
+        return root, dir_fd
 
     def _executor(self, workers: int) -> ThreadPoolExecutor:
         with self._lock:
@@ -549,14 +571,14 @@ class RecordObservationTool:
                                                 thread_name_prefix='record_observation')
             return self._pool
 
-    def _save(self, root: str, label: str, fmt: str, selected: list, ready: dict,
-              outcomes: dict) -> None:
+    def _save(self, root: str, dir_fd: int, label: str, fmt: str, selected: list,
+              ready: dict, outcomes: dict) -> None:
         from lerobot_tools_ros import imaging
 
         several = len(selected) > 1
         ext = imaging.FORMATS[fmt]
         pool = self._executor(len(ready))
-        futures = {name: pool.submit(self._encode_one, root, frame, fmt)
+        futures = {name: pool.submit(self._encode_one, dir_fd, frame, fmt)
                    for name, frame in ready.items()}
         encoded: dict[str, tuple[str, dict]] = {}
         for name, future in futures.items():  # collect all first, so no temp file is orphaned
@@ -595,7 +617,7 @@ class RecordObservationTool:
                 }
                 try:
                     sidecar_temp = imaging.write_temp(
-                        root, (json.dumps(sidecar, indent=2) + '\n').encode())
+                        root, (json.dumps(sidecar, indent=2) + '\n').encode(), dir_fd)
                 except OSError as exc:
                     outcomes[name] = {'code': EXECUTION_FAILED,
                                       'error': f'camera {name!r}: cannot write to {root}: '
@@ -604,13 +626,11 @@ class RecordObservationTool:
                 temps[name] = (stem, [(image_temp, ext), (sidecar_temp, '.json')])
             if not temps:
                 return
-            for stem, _ in temps.values():
-                final = os.path.join(root, stem + ext)
-                if os.path.realpath(os.path.dirname(final)) != root or (
-                        os.path.basename(final) != stem + ext):
+            for stem, _ in temps.values():  # one name in the directory, never a path
+                if os.path.basename(stem + ext) != stem + ext or stem.startswith('.'):
                     raise ToolError(INVALID_ARGUMENTS, f'{stem}{ext} would leave {root}')
             try:
-                paths = imaging.publish_files(root, temps, self.overwrite)
+                paths = imaging.publish_files(root, temps, self.overwrite, dir_fd=dir_fd)
             except OSError as exc:
                 raise ToolError(EXECUTION_FAILED, f'cannot save {label} in {root}: '
                                                   f'{exc.strerror or exc}') from exc
@@ -620,10 +640,10 @@ class RecordObservationTool:
             leftovers = [image_temp for image_temp, _ in encoded.values()]
             leftovers += [temp for _, files in temps.values() for temp, _ in files]
             for temp in leftovers:  # published ones were linked/renamed away already
-                if os.path.lexists(temp):
-                    os.unlink(temp)
+                if exists(temp, dir_fd):
+                    os.unlink(temp, dir_fd=dir_fd)
 
-    def _encode_one(self, root: str, frame: _Frame, fmt: str) -> tuple[str, dict]:
+    def _encode_one(self, dir_fd: int, frame: _Frame, fmt: str) -> tuple[str, dict]:
         """Convert, encode and write one frame to a temp file (runs in the worker pool)."""
         from lerobot_tools_ros import imaging
 
@@ -642,7 +662,7 @@ class RecordObservationTool:
                          f'{image.dtype} x{1 if image.ndim == 2 else image.shape[2]}'),
             'converter': imaging.converter_name(),
         }
-        return imaging.write_temp(root, data), info
+        return imaging.write_temp('', data, dir_fd), info
 
     def _result(self, label: str, fmt: str, selected: list, outcomes: dict) -> dict:
         saved = [name for name, outcome in outcomes.items() if 'path' in outcome]
