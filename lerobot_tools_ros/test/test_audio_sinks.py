@@ -395,6 +395,25 @@ def test_a_wav_appears_under_its_name_only_when_complete(tmp_path):
     assert soundfile.read(tmp_path / 'whole.wav', dtype='int16')[0].tobytes() == tone(0.1)
 
 
+def test_a_wav_output_dir_swapped_for_a_symlink_gets_no_file(tmp_path):
+    out, moved, target = tmp_path / 'out', tmp_path / 'out.moved', tmp_path / 'elsewhere'
+    target.mkdir()
+    sink = WavSink(out)
+    # Swapped in the middle of an utterance: it is finished in the directory it began in.
+    sink.begin('during', 22050, 1)
+    sink.write(tone(0.1))
+    out.rename(moved)
+    out.symlink_to(target)
+    sink.write(tone(0.1))
+    assert sink.end() == str(out / 'during.wav')
+    assert [p.name for p in moved.iterdir()] == ['during.wav']
+    # Swapped before an utterance: it is refused, saying why, and nothing lands there.
+    with pytest.raises(SinkError, match='is a symbolic link .* not followed'):
+        sink.begin('after', 22050, 1)
+    assert list(target.iterdir()) == []
+    sink.close()
+
+
 def test_closing_writes_complete_utterances_out_without_pacing(tmp_path):
     statuses = Statuses()
     player = UtterancePlayer(WavSink(tmp_path), statuses)  # paced: 5 s would take 5 s

@@ -19,7 +19,10 @@ A file appears under its final name only when it is complete: it is written to a
 temporary name in the same directory (``.<stem>.wav.<pid>.part``) and renamed at the end, so a
 killed speaker or a full disk never leaves a truncated WAV with a broken header where a reader
 looks. A dropped utterance (failed, stalled) leaves no file; a cancelled one keeps what was
-played up to the cancel, like a recording of the speaker would.
+played up to the cancel, like a recording of the speaker would. Each utterance opens the output
+directory (resolved when the sink is made) without following a symlink that appeared since, and
+writes and renames relative to it (`output_dir.open_output_dir`): a directory swapped for a
+link to somewhere else gets no file.
 """
 
 import hashlib
@@ -31,6 +34,7 @@ import time
 from typing import Any, Optional
 
 from .base import AudioSink, SAMPLE_WIDTH, SinkError, SinkUnavailable
+from ..output_dir import open_output_dir, remove_quietly, SymlinkRefused
 
 __all__ = ['PARTIAL_SUFFIX', 'WavSink', 'wav_file_stem']
 
@@ -85,6 +89,8 @@ class WavSink(AudioSink):
             raise SinkUnavailable(f'output_dir {self.output_dir} is not writable')
         self._remove_stale_partials()
         self._file: Any = None
+        self._handle: Any = None  # the partial file's Python file object, under _file
+        self._dir_fd: Optional[int] = None  # the output directory, opened for this utterance
         self._path: Optional[Path] = None
         self._partial: Optional[Path] = None
         self._frames = 0
@@ -105,12 +111,22 @@ class WavSink(AudioSink):
         path = self.output_dir / f'{stem}.wav'
         partial = self.output_dir / f'.{stem}.wav.{os.getpid()}{PARTIAL_SUFFIX}'
         try:
+            dir_fd = open_output_dir(str(self.output_dir))
+        except SymlinkRefused as exc:
+            raise SinkError(f'cannot write to {self.output_dir}: {exc.strerror}') from exc
+        except (OSError, ValueError) as exc:
+            raise SinkError(f'cannot open output_dir {self.output_dir}: {exc}') from exc
+        self._dir_fd, self._path, self._partial = dir_fd, path, partial
+        try:
+            self._handle = os.fdopen(os.open(
+                partial.name, os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW
+                | getattr(os, 'O_CLOEXEC', 0), 0o666, dir_fd=dir_fd), 'w+b')
             self._file = self._soundfile.SoundFile(
-                str(partial), 'w', samplerate=sample_rate, channels=channels, subtype='PCM_16',
-                format='WAV')
+                self._handle, 'w', samplerate=sample_rate, channels=channels,
+                subtype='PCM_16', format='WAV')
         except (OSError, RuntimeError) as exc:  # soundfile raises LibsndfileError(RuntimeError)
+            self._discard()
             raise SinkError(f'cannot create {partial}: {exc}') from exc
-        self._path, self._partial = path, partial
         self._frames, self._rate, self._written_at = 0, sample_rate, time.time()
         self._frame_bytes = SAMPLE_WIDTH * channels
 
@@ -133,16 +149,20 @@ class WavSink(AudioSink):
     def end(self) -> str:
         if self._file is None:
             raise SinkError('end before begin')
-        file, path, partial = self._file, self._path, self._partial
-        if path is None or partial is None:  # (set with the file by begin)
+        file, handle, dir_fd = self._file, self._handle, self._dir_fd
+        path, partial = self._path, self._partial
+        if path is None or partial is None or dir_fd is None:  # (set with the file by begin)
             raise SinkError('end without a file path')
-        self._file = self._path = self._partial = None
+        self._file = self._handle = self._dir_fd = self._path = self._partial = None
         try:
             file.close()
-            os.replace(partial, path)
+            handle.close()
+            os.replace(partial.name, path.name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
         except (OSError, RuntimeError) as exc:
-            _unlink(partial)
+            remove_quietly(partial.name, dir_fd)
             raise SinkError(f'cannot finish {path}: {exc}') from exc
+        finally:
+            os.close(dir_fd)
         return str(path)
 
     def cut(self) -> str:
@@ -159,14 +179,18 @@ class WavSink(AudioSink):
         return f'partial file {partial} deleted' if partial is not None else ''
 
     def _discard(self) -> None:
-        file, partial = self._file, self._partial
-        self._file = self._path = self._partial = None
-        if file is not None:
-            try:
-                file.close()
-            except (OSError, RuntimeError):
-                pass
-            _unlink(partial)
+        file, handle, dir_fd, partial = self._file, self._handle, self._dir_fd, self._partial
+        self._file = self._handle = self._dir_fd = self._path = self._partial = None
+        for closable in (file, handle):
+            if closable is not None:
+                try:
+                    closable.close()
+                except (OSError, RuntimeError):
+                    pass
+        if dir_fd is not None:
+            if partial is not None and handle is not None:
+                remove_quietly(partial.name, dir_fd)
+            os.close(dir_fd)
 
     def close(self) -> None:
         self._discard()
