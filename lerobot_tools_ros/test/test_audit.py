@@ -240,7 +240,7 @@ def test_a_log_that_ends_in_a_fragment_gets_a_newline_before_the_next_record(tmp
 
 @pytest.fixture
 def tiny_disk(tmp_path):
-    """A 64 KiB tmpfs mounted for this test (root only), unmounted after it."""
+    """Mount a 64 KiB tmpfs for this test (root only); unmount it after."""
     if os.geteuid() != 0:
         pytest.skip('mounting a tiny tmpfs to fill needs root (CI runs as root)')
     mount = tmp_path / 'tiny'

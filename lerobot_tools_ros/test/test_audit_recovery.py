@@ -23,7 +23,6 @@ run left are answered once (answer_lost, outcome unknown), not again by a later 
 
 from collections import Counter
 import json
-import time
 
 from conftest import spin_until
 from lerobot_tools_interfaces.msg import ToolResult
@@ -156,8 +155,8 @@ def _results_per_call(log) -> tuple[Counter, Counter]:
     return calls, results
 
 
-def test_sigkill_during_a_flood_then_restart_answers_every_call_once(start_node, ros_node,
-                                                                        tmp_path):
+def test_sigkill_during_a_flood_then_restart_answers_every_call_once(
+        start_node, ros_node, tmp_path):
     root = _dataset(tmp_path)
     log = tmp_path / 'audit.jsonl'
     start_node('lerobot_tools_ros.nodes.tool_server', '-p', 'tools:=[echo]',

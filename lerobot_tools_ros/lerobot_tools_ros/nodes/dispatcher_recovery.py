@@ -29,9 +29,9 @@ from typing import Any
 from builtin_interfaces.msg import Duration
 from lerobot_tools_interfaces.msg import ToolResult
 from lerobot_tools_ros.dispatch.core import POLICY_SOURCE
+from lerobot_tools_ros.dispatch.records import tool_message
 from lerobot_tools_ros.dispatch.recovery import arguments_text, recovered_result, \
     RESULT_EVENT, unanswered_calls
-from lerobot_tools_ros.dispatch.records import tool_message
 from lerobot_tools_ros.untrusted import log_text, ros_string
 from rclpy.node import Node
 
