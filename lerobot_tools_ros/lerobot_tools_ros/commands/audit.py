@@ -56,7 +56,8 @@ def run(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as exc:
         print(f'error: cannot read audit log {args.log}: {log_text(exc)}', file=sys.stderr)
         return 1
-    # A line cut short (the disk filled up while the dispatcher wrote it) costs that record only.
+    # A fragment (the dispatcher cuts back a record a full disk cut short, but a pipe or a writer
+    # killed mid-line can leave one) costs that record only.
     for problem in bad_lines[:5]:
         print(f'warning: skipped {log_text(problem)}', file=sys.stderr)
     if len(bad_lines) > 5:

@@ -22,8 +22,8 @@ once (`recovered_result`: outcome unknown, error code answer_lost), auditing tha
 second restart finds nothing left to answer. Pure: no rclpy, no clock of its own.
 
 Bounded: only the last `RECOVERY_WINDOW_BYTES` of the log are read (a call accepted before that
-is not answered; at ~300 bytes per record that is some 50,000 calls back); there is no age
-limit within that window (the answer says when the call was accepted). Lines that are not JSON
+is not answered; a call and its result take some 600 bytes, so that is tens of thousands of
+calls back); there is no age limit within that window (the answer says when the call was accepted). Lines that are not JSON
 (a fragment of a full disk, a foreign line) are skipped and counted, never fatal.
 """
 

@@ -100,7 +100,9 @@ DISPATCHER = table(
     ParameterSpec('serialize_per_tool', True,
                   'Run calls of one tool one after another (a second say waits for the first).'),
     ParameterSpec('audit_log', '',
-                  'JSON-lines file recording every call and result; empty: off.',
+                  'JSON-lines file recording every call and result, each record handed to the '
+                  'OS before the result is published; read at start to answer, once, the calls '
+                  'a killed dispatcher left without a result (answer_lost). Empty: off.',
                   read_only='the file is opened once at start'),
     ParameterSpec('record_events', False,
                   f'Also record what users say on {names.INTERJECTION_TOPIC} and episode '
