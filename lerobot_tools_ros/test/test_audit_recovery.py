@@ -72,6 +72,24 @@ def test_a_call_id_used_again_pairs_each_result_with_one_call(tmp_path):
     assert call['arguments'] == {'text': 'second'}
 
 
+def test_a_streamed_call_sent_before_its_text_was_complete_is_one_call(tmp_path):
+    # stream_speech sends a say while its text still arrives (a `started` record), and writes
+    # its `call` record once the text is complete.
+    log = tmp_path / 'audit.jsonl'
+    log.write_text(''.join([
+        _line(event='started', call_id='s1', name='say', arguments={'text': ''}),
+        _line(event='started', call_id='s1', name='say'),  # sent again: its executor came back
+        _line(event='call', call_id='s1', name='say', arguments={'text': 'Hello there.'}),
+        _line(event='result', call_id='s1', success=True),
+        _line(event='started', call_id='s2', name='say', arguments={'text': ''}),
+        _line(event='started', call_id='s3', name='say', arguments={'text': ''}),
+        _line(event='call', call_id='s3', name='say', arguments={'text': 'Complete.'}),
+    ]))
+    calls = unanswered_calls(log, log.stat().st_size).calls
+    assert [(c['call_id'], c['event'], c['arguments']) for c in calls] == [
+        ('s2', 'started', {'text': ''}), ('s3', 'call', {'text': 'Complete.'})]
+
+
 def test_corrupt_lines_are_skipped_and_counted_never_fatal(tmp_path):
     log = tmp_path / 'audit.jsonl'
     with open(log, 'wb') as handle:

@@ -35,6 +35,7 @@ from conftest import (node_env, NodeProcess, PACKAGE_DIR, prove_service, reserve
                       spin_until)
 from lerobot_tools_interfaces.msg import ErrorCodes, SpeakerStatus, TextChunk, ToolCall, ToolResult
 from lerobot_tools_interfaces.srv import CancelCalls
+from lerobot_tools_ros.dispatch.recovery import unanswered_calls
 import pytest
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 import soundfile
@@ -79,6 +80,7 @@ class Stack:
         env = node_env(domain, tmp)
         os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
         self.out = tmp / 'audio'
+        self.audit = tmp / 'audit.jsonl'
         # realtime:=false: the WAV sink takes audio as it comes (the say waits for no clock).
         # The say rate limit and repeat window are off: the module sends its calls faster than
         # a policy would, and a say that begins like a recent one would wait for its end
@@ -89,7 +91,8 @@ class Stack:
             NodeProcess(packaged('tool_server', 'tools:=[say]', 'tool.say.backend:=espeak_ng'),
                         env, tmp / 'tool_server.log'),
             NodeProcess(packaged('dispatcher', 'stream_speech:=true',
-                                 'tool.say.rate_limit_hz:=0.0', 'tool.say.repeat_window_s:=0.0'),
+                                 'tool.say.rate_limit_hz:=0.0', 'tool.say.repeat_window_s:=0.0',
+                                 f'audit_log:={self.audit}'),
                         env, tmp / 'dispatcher.log')]
         self.context = rclpy.Context()
         rclpy.init(context=self.context, domain_id=domain)
@@ -227,6 +230,11 @@ def test_first_audio_plays_before_the_closing_markup_is_published(stack, family)
     stack.publish(generation, opening + text)
     uid = stack.playing()  # the closing markup is not published yet
     assert not [r for r in stack.results if r.generation_id == generation]
+    # Already speaking, so already in the audit log: a dispatcher killed now leaves a call
+    # its next start answers (answer_lost), though the call's text is not complete yet.
+    [started] = [c for c in unanswered_calls(stack.audit, stack.audit.stat().st_size).calls
+                 if c.get('generation_id') == generation]
+    assert started['event'] == 'started' and started['name'] == 'say'
     stack.publish(generation, closing, final=True)
     [result] = stack.results_of(generation)
     assert result.success, result.error_message

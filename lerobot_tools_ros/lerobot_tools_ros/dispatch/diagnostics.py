@@ -67,7 +67,7 @@ def statuses(core: DispatchCore, audit: AuditLog | None, available: Callable[[st
                             str(audit.path), {
                                 'write_failures': audit.write_errors, 'dropped': audit.dropped,
                                 'queued': audit.queued, 'stalled_s': f'{stalled:.1f}',
-                                # results published before their record reached the OS
+                                # results published (calls sent) before their record reached the OS
                                 'published_unwritten': audit.published_unwritten}))
     (streams, held), evicted = core.open_streams, core.streams_evicted
     refused, lost = core.chunks_refused, core.chunks_lost

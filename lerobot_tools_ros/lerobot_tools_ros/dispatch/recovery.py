@@ -38,6 +38,16 @@ from .. import errors
 
 RECOVERY_WINDOW_BYTES = 16 << 20
 CALL_EVENT, RESULT_EVENT = 'call', 'result'
+# A streamed call sent to its executor before its text was complete (stream_speech): its `call`
+# record comes once the text is complete; this one says it may already be running.
+STARTED_EVENT = 'started'
+
+
+def started_record(call: Any) -> dict:
+    """Return the audit fields of a streamed call sent before its `call` record (a Call)."""
+    return {'call_id': call.call_id, 'generation_id': call.generation_id,
+            'source': call.source, 'origin': call.origin, 'name': call.name,
+            'arguments': call.arguments, 'format': call.format}
 
 
 @dataclass(slots=True)
@@ -56,11 +66,14 @@ def unanswered_calls(path: str | os.PathLike, end: int,
     Return the `call` records of the log's last `window_bytes` (before `end`) with no result.
 
     A call id used again after its result (a ~/call caller's own id) pairs each result with the
-    oldest open call of that id. A result with no call (a parse error's) closes nothing.
+    oldest open call of that id. A result with no call (a parse error's) closes nothing. A
+    `started` record opens a call like a `call` record; the `call` record that follows it
+    (the same call, complete) takes its place.
     """
     start = max(0, end - window_bytes)
     scan = Scan(window_start=start, end=end)
     open_calls: dict[str, deque] = {}
+    started: dict[str, dict] = {}  # call id -> its `started` record, no `call` record yet
     order: list[dict] = []
     with open(path, 'rb') as handle:
         handle.seek(start)
@@ -87,12 +100,22 @@ def unanswered_calls(path: str | os.PathLike, end: int,
             if not isinstance(call_id, str):
                 continue
             event = record.get('event')
-            if event == CALL_EVENT:
+            if event == CALL_EVENT and call_id in started:
+                placeholder = started.pop(call_id)  # the same call, now complete
+                placeholder.clear()
+                placeholder.update(record)
+            elif event in (CALL_EVENT, STARTED_EVENT):
+                if event == STARTED_EVENT:
+                    if call_id in started:
+                        continue  # sent again (its executor came back): still one call
+                    started[call_id] = record
                 open_calls.setdefault(call_id, deque()).append(record)
                 order.append(record)
             elif event == RESULT_EVENT and open_calls.get(call_id):
                 answered = open_calls[call_id].popleft()
                 answered['_answered'] = True
+                if started.get(call_id) is answered:
+                    del started[call_id]
     scan.calls = [record for record in order if not record.pop('_answered', False)]
     return scan
 

@@ -52,6 +52,7 @@ from lerobot_tools_ros.catalog import ToolCatalog
 from lerobot_tools_ros.dispatch import AuditLog, diagnostics, DispatchCore, effects as fx
 from lerobot_tools_ros.dispatch.core import stream_key
 from lerobot_tools_ros.dispatch.input_loss import InputLoss, message_origin
+from lerobot_tools_ros.dispatch.recovery import started_record, STARTED_EVENT
 from lerobot_tools_ros.executors import Outcome, ToolClients
 from lerobot_tools_ros.nodes.catalog_reload import CatalogReloader, load_catalog
 from lerobot_tools_ros.nodes.dispatcher_calls import CallService, Waiter
@@ -272,15 +273,24 @@ class Dispatcher(Node):
 
         Their records are handed to the OS (`AuditLog.wait_written`) before any of the other
         effects happens: a result is in the log before anyone sees it, and a call before it is
-        sent, so a kill right after leaves no published result unaudited and no sent call
-        unknown to the next start (`dispatcher_recovery`).
+        sent (a streamed call sent before its text is complete gets a `started` record), so a
+        kill right after leaves no published result unaudited and no sent call unknown to the
+        next start (`dispatcher_recovery`).
         """
-        rest = [effect for effect in effects if type(effect) is not fx.Audit]
-        if len(rest) == len(effects):
-            return effects
+        records, rest = [], []
         for effect in effects:
-            if type(effect) is fx.Audit:
-                self._write_audit(effect)
+            kind = type(effect)
+            if kind is fx.Audit:
+                records.append(effect)
+                continue
+            if kind is fx.Send and effect.call.speech is not None \
+                    and not effect.call.speech.announced:
+                records.append(fx.Audit(STARTED_EVENT, started_record(effect.call)))
+            rest.append(effect)
+        if not records:
+            return effects
+        for record in records:
+            self._write_audit(record)
         if rest:
             audit.wait_written()
         return rest
