@@ -323,6 +323,7 @@ class AuditLog:
                 self._unreported_drops += left
                 self.last_error = (f'{left} record(s) were still waiting for the OS when the '
                                    f'log was closed ({self._close_timeout_s:g} s wait)')
+            self._done.notify_all()  # nothing more will be written: waiters stop waiting
             report = self._due_report(force=True)
         self._send(report)
 

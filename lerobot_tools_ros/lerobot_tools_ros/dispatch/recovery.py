@@ -23,8 +23,9 @@ second restart finds nothing left to answer. Pure: no rclpy, no clock of its own
 
 Bounded: only the last `RECOVERY_WINDOW_BYTES` of the log are read (a call accepted before that
 is not answered; a call and its result take some 600 bytes, so that is tens of thousands of
-calls back); there is no age limit within that window (the answer says when the call was accepted). Lines that are not JSON
-(a fragment of a full disk, a foreign line) are skipped and counted, never fatal.
+calls back); there is no age limit within that window (the answer says when the call was
+accepted). Lines that are not JSON (a fragment, a foreign line) are skipped and counted, never
+fatal.
 """
 
 from collections import deque

@@ -52,7 +52,7 @@ from lerobot_tools_ros.catalog import ToolCatalog
 from lerobot_tools_ros.dispatch import AuditLog, diagnostics, DispatchCore, effects as fx
 from lerobot_tools_ros.dispatch.core import stream_key
 from lerobot_tools_ros.dispatch.input_loss import InputLoss, message_origin
-from lerobot_tools_ros.dispatch.recovery import started_record, STARTED_EVENT
+from lerobot_tools_ros.dispatch.recovery import STARTED_EVENT, started_record
 from lerobot_tools_ros.executors import Outcome, ToolClients
 from lerobot_tools_ros.nodes.catalog_reload import CatalogReloader, load_catalog
 from lerobot_tools_ros.nodes.dispatcher_calls import CallService, Waiter
