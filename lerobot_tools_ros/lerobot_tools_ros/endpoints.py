@@ -97,7 +97,9 @@ ENDPOINTS: tuple[Endpoint, ...] = (
              'Every call found, before it runs.', POLICY_IO),
     Endpoint('dispatcher', 'publisher', names.RESULTS_TOPIC,
              'lerobot_tools_interfaces/msg/ToolResult',
-             'Exactly one per call (and per call that could not be recovered from the text).',
+             'Exactly one per call (and per call that could not be recovered from the text); '
+             'after a restart, one (answer_lost) per call a killed run left unanswered in the '
+             'audit log.',
              POLICY_IO),
     Endpoint('dispatcher', 'publisher', names.CHAT_TOPIC, 'std_msgs/msg/String',
              "JSON chat messages to append to the policy's conversation: one assistant "
