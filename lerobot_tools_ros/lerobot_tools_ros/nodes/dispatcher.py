@@ -52,14 +52,13 @@ from lerobot_tools_ros.catalog import ToolCatalog
 from lerobot_tools_ros.dispatch import AuditLog, diagnostics, DispatchCore, effects as fx
 from lerobot_tools_ros.dispatch.core import stream_key
 from lerobot_tools_ros.dispatch.input_loss import InputLoss, message_origin
-from lerobot_tools_ros.dispatch.recovery import STARTED_EVENT, started_record
 from lerobot_tools_ros.executors import Outcome, ToolClients
 from lerobot_tools_ros.nodes.catalog_reload import CatalogReloader, load_catalog
 from lerobot_tools_ros.nodes.dispatcher_calls import CallService, Waiter
 from lerobot_tools_ros.nodes.dispatcher_events import record_events
 from lerobot_tools_ros.nodes.dispatcher_operator import OperatorServices
 from lerobot_tools_ros.nodes.dispatcher_params import DispatcherParameters
-from lerobot_tools_ros.nodes.dispatcher_recovery import Recovery
+from lerobot_tools_ros.nodes.dispatcher_recovery import audited_first, Recovery
 from lerobot_tools_ros.nodes.dispatcher_topics import DispatcherTopics
 from lerobot_tools_ros.nodes.group_work import GroupWork
 from lerobot_tools_ros.nodes.runner import run_node
@@ -121,12 +120,13 @@ class Dispatcher(Node):
         self._clock = self.get_clock()
         reliable = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
         self._topics = topics = DispatcherTopics(self, reliable)
+        self._recovery = Recovery(self, self._audit, topics, self._group)  # a killed run's calls
         topics.catalog(catalog, self._service_name)  # latched: what MCP clients are offered
         self._handlers: dict[type, Callable[[Any], None]] = {
             fx.Send: self._send, fx.SendText: self._send_text,
             fx.StopOnExecutor: self._stop_on_executor,
             fx.PublishCall: topics.call, fx.PublishResult: self._publish_result,
-            fx.PublishChat: topics.chat, fx.Audit: self._write_audit, fx.Log: self._log,
+            fx.PublishChat: topics.chat, fx.Audit: lambda effect: None, fx.Log: self._log,
             fx.PublishProgress: topics.progress, fx.RequestApproval: self._request_approval,
             fx.ApprovalClosed: self._close_approval}
         self._input_loss = InputLoss()
@@ -143,8 +143,6 @@ class Dispatcher(Node):
         self._wake.cancel()
         self._armed_for = float('inf')
         self.create_timer(1.0, self._publish_diagnostics, callback_group=self._group)
-        # Calls a killed run of this dispatcher accepted and never answered (its audit log).
-        self._recovery = Recovery(self, self._audit, topics, self._group)
         self._reloads.start_clients(catalog)  # a small catalog's now, a large one's when called
         self._calls = CallService(self, submit=self._submit, post=work.post,
                                   reload=self._reloads.on_reload)
@@ -259,41 +257,13 @@ class Dispatcher(Node):
     def _apply(self, effects: list) -> None:
         """Carry out the core's effects in order, then arm the timer for its next deadline."""
         handlers = self._handlers
-        if self._audit is not None:
-            effects = self._audited_first(self._audit, effects)
+        if self._audit is not None:  # audit records first, with the OS before the rest happens
+            effects = audited_first(self._audit, effects, self._clock)
         for effect in effects:
             handlers[type(effect)](effect)
         due = self._core.next_wake()
         if due is not None and due < self._armed_for:
             self._arm(due)
-
-    def _audited_first(self, audit: AuditLog, effects: list) -> list:
-        """
-        Write the audit records of a batch of effects first; return the other effects.
-
-        Their records are handed to the OS (`AuditLog.wait_written`) before any of the other
-        effects happens: a result is in the log before anyone sees it, and a call before it is
-        sent (a streamed call sent before its text is complete gets a `started` record), so a
-        kill right after leaves no published result unaudited and no sent call unknown to the
-        next start (`dispatcher_recovery`).
-        """
-        records, rest = [], []
-        for effect in effects:
-            kind = type(effect)
-            if kind is fx.Audit:
-                records.append(effect)
-                continue
-            if kind is fx.Send and effect.call.speech is not None \
-                    and not effect.call.speech.announced:
-                records.append(fx.Audit(STARTED_EVENT, started_record(effect.call)))
-            rest.append(effect)
-        if not records:
-            return effects
-        for record in records:
-            self._write_audit(record)
-        if rest:
-            audit.wait_written()
-        return rest
 
     def _arm(self, due: float) -> None:
         self._armed_for = due
@@ -395,10 +365,6 @@ class Dispatcher(Node):
         # local), so a tool started later sees which requests are closed.
         self._topics.approval(effect.call, f'closed: {effect.outcome}', 0.0)
 
-    def _write_audit(self, effect: fx.Audit) -> None:
-        if self._audit:
-            self._audit.write(effect.event, self._clock.now().nanoseconds, **effect.fields)
-
     def _log(self, effect: fx.Log) -> None:
         log = getattr(self.get_logger(), effect.level, self.get_logger().warning)
         log(log_text(effect.text, 1000))
@@ -431,9 +397,6 @@ class Dispatcher(Node):
             if core is not None and hasattr(self, '_handlers') and self.context.ok():
                 with self._lock:
                     self._apply(core.shutdown(time.monotonic()))
-                recovery = getattr(self, '_recovery', None)
-                if recovery is not None:
-                    recovery.answer()  # found at start, still waiting for a subscriber
         except Exception as exc:  # noqa: B902 - shutting down regardless
             self.get_logger().error(f'could not publish the final results: {exc}')
         finally:

@@ -13,7 +13,12 @@
 # limitations under the License.
 
 """
-At start, answer the calls an earlier dispatcher accepted and never answered (its audit log).
+The dispatcher's audit log across a kill: records before effects, a killed run's calls answered.
+
+`audited_first` writes the audit records of a batch of the core's effects, and waits until the
+OS has them, before any other effect of the batch happens (see its docstring).
+
+`Recovery`: at start, answer the calls an earlier dispatcher accepted and never answered.
 
 `dispatch.recovery` finds them (the last 16 MiB of the log, read once at start); this object
 answers each once: its `result` record is written to the audit log (and handed to the OS), then
@@ -28,16 +33,47 @@ from typing import Any
 
 from builtin_interfaces.msg import Duration
 from lerobot_tools_interfaces.msg import ToolResult
+from lerobot_tools_ros.dispatch import effects as fx
 from lerobot_tools_ros.dispatch.core import POLICY_SOURCE
-from lerobot_tools_ros.dispatch.records import tool_message
+from lerobot_tools_ros.dispatch.records import AuditLog, tool_message
 from lerobot_tools_ros.dispatch.recovery import arguments_text, recovered_result, \
-    RESULT_EVENT, unanswered_calls
+    RESULT_EVENT, STARTED_EVENT, started_record, unanswered_calls
 from lerobot_tools_ros.untrusted import log_text, ros_string
 from rclpy.node import Node
 
 # The longest a restarted dispatcher waits for a results subscriber before answering anyway.
 PUBLISH_WAIT_S = 5.0
 _CHECK_S = 0.1
+
+
+def audited_first(audit: AuditLog, effects: list, clock: Any) -> list:
+    """
+    Write the audit records of a batch of effects; return the other effects, to be applied.
+
+    The records are handed to the OS (`AuditLog.wait_written`) before any other effect of the
+    batch happens: a result is in the log before anyone sees it, and a call before it is sent
+    (a streamed call sent before its text is complete gets a `started` record), so a kill
+    right after leaves no published result unaudited and no sent call unknown to the next
+    start (`Recovery`).
+    """
+    records, rest = [], []
+    for effect in effects:
+        kind = type(effect)
+        if kind is fx.Audit:
+            records.append(effect)
+            continue
+        if kind is fx.Send and effect.call.speech is not None \
+                and not effect.call.speech.announced:
+            records.append(fx.Audit(STARTED_EVENT, started_record(effect.call)))
+        rest.append(effect)
+    if not records:
+        return effects
+    now_ns = clock.now().nanoseconds
+    for record in records:
+        audit.write(record.event, now_ns, **record.fields)
+    if rest:
+        audit.wait_written()
+    return rest
 
 
 class Recovery:
@@ -88,7 +124,7 @@ class Recovery:
             self.answer()
 
     def answer(self) -> None:
-        """Audit, then publish, the answer of every call found (once; also at shutdown)."""
+        """Audit, then publish, the answer of every call found (once)."""
         if self._timer is not None:
             self._timer.cancel()
             self._node.destroy_timer(self._timer)
