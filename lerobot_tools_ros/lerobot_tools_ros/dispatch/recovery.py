@@ -79,7 +79,7 @@ def unanswered_calls(path: str | os.PathLike, end: int,
     with open(path, 'rb') as handle:
         handle.seek(start)
         if start:
-            handle.readline()  # the window starts inside a line: skip to the next whole one
+            handle.readline(window_bytes)  # starts inside a line: skip to the next whole one
         position = handle.tell()
         while position < end:
             line = handle.readline(end - position)
