@@ -160,6 +160,10 @@ class RemoteCalls:
         future = client.call_async(self._types.Request(name=names.READINESS_PROBE))
         self._probing[dispatcher] = (future, now)
 
+    def discovered(self, dispatcher: str) -> bool:
+        """Whether a ``~/call`` server of ``dispatcher`` is in this node's graph now."""
+        return self._client(dispatcher).service_is_ready()
+
     def forget(self, dispatcher: str) -> None:
         """Prove ``dispatcher`` again before its next call (e.g. after its link came back)."""
         self._proven.discard(dispatcher)

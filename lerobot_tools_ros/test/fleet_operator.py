@@ -127,26 +127,29 @@ class _Agent:
         elif op == 'results':
             self.reply(command_id, results=self.results[robot])
         elif op == 'wait_results':
-            count = command['count']
-            self._wait(command, lambda: len(self._real(robot)) >= count,
-                       lambda: {'results': self._real(robot)})
+            count, origin = command['count'], command.get('origin')
+            self._wait(command, lambda: len(self._real(robot, origin)) >= count,
+                       lambda: {'results': self._real(robot, origin)})
         elif op == 'graph':
             self.reply(command_id, nodes=sorted(
                 f'{ns.rstrip("/")}/{name}'
                 for name, ns in self.node.get_node_names_and_namespaces()),
                 services=sorted(n for n, _ in self.node.get_service_names_and_types()),
                 late_answers=self.calls.late_answers, pending=self.calls.pending_calls)
-        elif op == 'wait_graph':
-            wanted, present = command['service'], command.get('present', True)
-            self._wait(command, lambda: self._has_service(wanted) == present, lambda: {})
+        elif op == 'wait_discovered':
+            # The robot's ~/call server, as endpoint discovery sees it. (Node names are not
+            # used: a host that comes back after its lease ran out is talked to again, but
+            # this rmw does not list its nodes again.)
+            dispatcher, present = f'/{robot}/dispatcher', command.get('present', True)
+            self._wait(command, lambda: self.calls.discovered(dispatcher) == present,
+                       lambda: {})
         else:
             self.reply(command_id, error=f'unknown op {op!r}')
 
-    def _real(self, robot: str) -> list[dict]:
-        return [r for r in self.results[robot] if r['name'] != 'probe']
-
-    def _has_service(self, name: str) -> bool:
-        return any(n == name for n, _ in self.node.get_service_names_and_types())
+    def _real(self, robot: str, origin: str | None = None) -> list[dict]:
+        """Return a robot's results but the probes' (only those of ``origin``, if given)."""
+        return [r for r in self.results[robot]
+                if r['name'] != 'probe' and origin in (None, r['origin'])]
 
     def _publish(self, robot: str, text: str) -> None:
         from std_msgs.msg import String
@@ -236,6 +239,8 @@ class Operator:
             env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log,
             start_new_session=True)
         self._replies: dict[Any, dict] = {}
+        self.duplicates: list[dict] = []  # a second reply to one command: never expected
+        self._seen: set = set()
         self._arrived = threading.Condition()
         self._next_id = 0
         self._reader = threading.Thread(target=self._read, daemon=True)
@@ -248,6 +253,10 @@ class Operator:
         for line in self.proc.stdout:
             reply = json.loads(line)
             with self._arrived:
+                if reply['id'] in self._seen:
+                    self.duplicates.append(reply)
+                    continue
+                self._seen.add(reply['id'])
                 self._replies[reply['id']] = reply
                 self._arrived.notify_all()
 

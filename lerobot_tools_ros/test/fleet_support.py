@@ -121,7 +121,9 @@ class Fleet:
         self.root = root
         self.discovery = discovery
         self.robots: dict[str, Robot] = {}
+        self.unlisted: set[str] = set()  # hosts with no static peers, named by none
         self.operator: Operator | None = None
+        self.operators: list[Operator] = []
         self._processes: list[NodeProcess] = []
         self.profile = root / 'fast_dds_fleet.xml'
         root.mkdir(parents=True, exist_ok=True)
@@ -129,11 +131,17 @@ class Fleet:
         self.switch = Switch()
         self.switch.set_multicast(True)
 
-    def add_hosts(self, robot_names: list[str]) -> None:
-        """Make the operator's host and one host per robot (before anything starts)."""
+    def add_hosts(self, robot_names: list[str], unlisted: tuple[str, ...] = ()) -> None:
+        """
+        Make the operator's host and one host per robot (before anything starts).
+
+        ``unlisted`` hosts are on the switch but outside the static peers: with multicast
+        dropped, nothing should discover them or be discovered by them.
+        """
         self.switch.add_host('operator')
-        for name in robot_names:
+        for name in (*robot_names, *unlisted):
             self.switch.add_host(name)
+        self.unlisted.update(unlisted)
         self.switch.set_multicast(self.discovery == 'multicast')
 
     def env(self, host: Host) -> dict:
@@ -146,8 +154,10 @@ class Fleet:
             env['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'SUBNET'
         else:
             env['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
-            env['ROS_STATIC_PEERS'] = ';'.join(
-                other.address for other in self.switch.hosts.values() if other is not host)
+            if host.name not in self.unlisted:
+                env['ROS_STATIC_PEERS'] = ';'.join(
+                    other.address for other in self.switch.hosts.values()
+                    if other is not host and other.name not in self.unlisted)
         return env
 
     def start(self, host: Host, args: list[str], name: str) -> NodeProcess:
@@ -186,12 +196,17 @@ class Fleet:
                 *common, '-p', 'tools:=[echo]'], 'tool_server'))
         return robot
 
-    def start_operator(self) -> Operator:
-        host = self.switch.hosts['operator']
+    def start_operator(self, host_name: str = 'operator') -> Operator:
+        """Start the operator program on a host (the operator's; a robot's for a local one)."""
+        host = self.switch.hosts[host_name]
         log_dir = self.root / host.name
         log_dir.mkdir(parents=True, exist_ok=True)
-        self.operator = Operator(host.command([]), self.env(host), log_dir / 'operator.log')
-        return self.operator
+        operator = Operator(host.command([]), self.env(host),
+                            log_dir / f'operator-{len(self.operators)}.log')
+        self.operators.append(operator)
+        if host_name == 'operator' and self.operator is None:
+            self.operator = operator
+        return operator
 
     def cut(self, name: str) -> None:
         """Pull the cable of host ``name`` (a robot or 'operator') at the switch."""
@@ -202,8 +217,8 @@ class Fleet:
 
     def output(self) -> str:
         text = '\n'.join(robot.output() for robot in self.robots.values())
-        if self.operator is not None:
-            text += '\n--- operator\n' + self.operator.output()
+        for operator in self.operators:
+            text += f'\n--- {operator.log_path.name}\n' + operator.output()
         return text
 
     def close(self) -> list[str]:
@@ -212,8 +227,8 @@ class Fleet:
         for name in list(self.switch.hosts):
             if self.switch.link_state(self.switch.hosts[name]) == 'DOWN':
                 self.plug(name)  # so that a stopping node can still say goodbye
-        if self.operator is not None:
-            self.operator.close()
+        for operator in self.operators:
+            operator.close()
         for proc in reversed(self._processes):
             try:
                 proc.stop(timeout=15.0)

@@ -84,7 +84,11 @@ class Switch:
         ip('netns', 'add', self.namespace)
         self._made.append(self.namespace)
         ip('link', 'set', 'lo', 'up', namespace=self.namespace)
-        ip('link', 'add', 'br0', 'type', 'bridge', namespace=self.namespace)
+        # No IGMP snooping: with it and no querier on the segment (as on many real switches), a
+        # host whose port went down and up gets no multicast until it joins its groups again,
+        # so a robot that reconnects is never discovered again by multicast.
+        ip('link', 'add', 'br0', 'type', 'bridge', 'mcast_snooping', '0',
+           namespace=self.namespace)
         ip('link', 'set', 'br0', 'up', namespace=self.namespace)
 
     def add_host(self, name: str) -> Host:
