@@ -213,6 +213,40 @@ def plot_cancel(plt, figures: list[dict], path: pathlib.Path) -> None:
     plt.close(fig)
 
 
+def plot_fleet(plt, figures: list[dict], path: pathlib.Path) -> None:
+    """Draw the fleet: scaling ratios per robot-host count, and cross-host vs same-host."""
+    rows = [f for f in figures if f['bench'] == 'fleet_bench']
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.5))
+    scaled = [f for f in rows if f.get('robots') and f.get('ratio') is not None]
+    if not scaled:
+        _empty(left, 'fleet scaling figures')
+    else:
+        for group in dict.fromkeys(f['group'] for f in scaled):
+            points = sorted((f['robots'], f['ratio']) for f in scaled if f['group'] == group)
+            left.plot([n for n, _ in points], [r for _, r in points], marker='o', label=group)
+        left.set_xscale('log', base=2)
+        left.set_xticks([1, 2, 4, 8], ['1', '2', '4', '8'])
+        left.set_xlabel('robot hosts')
+        left.set_ylabel('ratio to one robot host')
+        left.legend(fontsize=7)
+    crossing = [f for f in rows if f.get('group') == 'cross host' and f.get('floor')]
+    if not crossing:
+        _empty(right, 'cross-host figures')
+    else:
+        labels = [f['series'] for f in crossing]
+        xs = range(len(crossing))
+        right.bar([x - 0.2 for x in xs], [f['floor'] for f in crossing], 0.4,
+                  label='same host')
+        right.bar([x + 0.2 for x in xs], [f['value'] for f in crossing], 0.4,
+                  label='across hosts')
+        right.set_xticks(list(xs), labels)
+        right.set_ylabel('~/call echo round trip (ms)')
+        right.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
 def write_all(out: pathlib.Path = OUT, results: pathlib.Path = RESULTS) -> list[pathlib.Path]:
     """Write the table, the run list and every plot into ``out``; return the files."""
     import matplotlib
@@ -226,7 +260,8 @@ def write_all(out: pathlib.Path = OUT, results: pathlib.Path = RESULTS) -> list[
         (out / name).write_text(text or '*No run recorded yet.*\n', encoding='utf-8')
         written.append(out / name)
     for name, draw in (('ratios.png', plot_ratios), ('distributions.png', plot_distributions),
-                       ('streaming.png', plot_streaming), ('cancel.png', plot_cancel)):
+                       ('streaming.png', plot_streaming), ('cancel.png', plot_cancel),
+                       ('fleet.png', plot_fleet)):
         draw(plt, figures, out / name)
         written.append(out / name)
     return written

@@ -26,8 +26,7 @@ caller on an operator station gives every call a deadline and ends it once:
   the robot may have run it (its own audit log says), and a retry with the same ``call_id`` is
   answered by the robot's dispatcher with the first outcome instead of acting again.
 
-An answer that arrives after the deadline is dropped (and counted): the call already has its one
-answer. The decisions are in ``PendingCall`` (no ROS); ``RemoteCalls`` wires them to a node.
+An answer that arrives after the deadline is dropped: the call already has its one answer. The decisions are in ``PendingCall`` (no ROS); ``RemoteCalls`` wires them to a node.
 """
 
 import dataclasses
@@ -119,27 +118,34 @@ class RemoteCalls:
         waiting, self._waiting = self._waiting, []
         for pending, request, on_answer in waiting:
             if pending.dispatcher in self._proven:
-                future = self._clients[pending.dispatcher].call_async(request)
-                pending.sent = True
-                self._in_flight.append((pending, future, on_answer))
+                self._send(pending, request, on_answer)
             elif now >= pending.deadline:
                 on_answer(self._response(pending.lost_answer()))
             else:
                 self._waiting.append((pending, request, on_answer))
         in_flight, self._in_flight = self._in_flight, []
         for pending, future, on_answer in in_flight:
-            if future.done():
-                pending.answered = True
-                on_answer(future.result())
-            elif now >= pending.deadline:
+            if pending.answered:
+                continue
+            if now >= pending.deadline and not future.done():
                 self._clients[pending.dispatcher].remove_pending_request(future)
-                future.add_done_callback(self._count_late)
                 on_answer(self._response(pending.lost_answer()))
             else:
                 self._in_flight.append((pending, future, on_answer))
 
-    def _count_late(self, _: Any) -> None:
-        self.late_answers += 1
+    def _send(self, pending: PendingCall, request: Any, on_answer: Callable) -> None:
+        """Send the request; its answer ends the call at once unless the deadline did."""
+        future = self._clients[pending.dispatcher].call_async(request)
+        pending.sent = True
+
+        def answered(done: Any) -> None:
+            if pending.answered:
+                self.late_answers += 1  # the call already ended as answer_lost
+                return
+            pending.answered = True
+            on_answer(done.result())
+        future.add_done_callback(answered)
+        self._in_flight.append((pending, future, on_answer))
 
     def _prove(self, dispatcher: str, now: float) -> None:
         client = self._clients[dispatcher]
@@ -174,7 +180,7 @@ class RemoteCalls:
     @property
     def pending_calls(self) -> int:
         """Return how many calls have no answer yet."""
-        return len(self._waiting) + len(self._in_flight)
+        return len(self._waiting) + sum(not p.answered for p, _, _ in self._in_flight)
 
     def close(self) -> None:
         """Stop the timer and destroy the clients (calls still pending get no answer)."""

@@ -31,7 +31,6 @@ machine, so the caller compares them with its own.
 import json
 import os
 import pathlib
-import queue
 import select
 import subprocess
 import sys

@@ -115,8 +115,9 @@ class Switch:
 
     def set_multicast(self, forwarded: bool) -> None:
         """
-        Let the switch forward multicast to every port, or drop it (as many Wi-Fi and cloud
-        networks do), leaving only unicast between the hosts.
+        Let the switch forward multicast to every port, or drop it.
+
+        Many Wi-Fi and cloud networks drop it; then only unicast goes between the hosts.
         """
         flag = 'on' if forwarded else 'off'
         for host in self.hosts.values():
