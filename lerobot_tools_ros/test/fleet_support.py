@@ -149,7 +149,10 @@ class Fleet:
         env = node_env(self.domain, self.root / host.name)
         env['FASTDDS_BUILTIN_TRANSPORTS'] = 'UDPv4'
         env['FASTDDS_DEFAULT_PROFILES_FILE'] = str(self.profile)
-        env.pop('ROS_STATIC_PEERS', None)
+        # Nothing of the caller's DDS setup may name another address or change discovery.
+        for name in ('ROS_STATIC_PEERS', 'ROS_DISCOVERY_SERVER', 'ROS_SUPER_CLIENT',
+                     'FASTRTPS_DEFAULT_PROFILES_FILE', 'RMW_FASTRTPS_USE_QOS_FROM_XML'):
+            env.pop(name, None)
         if self.discovery == 'multicast':
             env['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'SUBNET'
         else:

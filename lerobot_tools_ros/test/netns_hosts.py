@@ -17,7 +17,8 @@ Hosts for tests, made of Linux network namespaces: one per host, joined to a swi
 
 The switch is a bridge in a namespace of its own, and every veth pair is created directly
 inside the namespaces it joins (``ip -n``), so nothing is ever added to, or sent through, the
-machine's own interfaces. Addresses come from one private /24 the caller gives; each test's
+machine's own interfaces: the hosts have no route out of their switch, so no packet they send
+can reach any other address. Addresses come from one private /24 the caller gives; each test's
 switch is a separate layer-2 segment, so parallel runs may use the same addresses. Names carry
 the process id and a random tag, so parallel pytest workers never collide, and ``close()``
 deletes every namespace (which removes its interfaces and kills nothing: the caller stops its
