@@ -23,10 +23,10 @@ caller on an operator station gives every call a deadline and ends it once:
 - ``unavailable`` / ``not_run`` when no ``~/call`` of that robot answered a readiness probe in
   time: the request itself was never sent, so a retry cannot act twice;
 - ``answer_lost`` / ``unknown`` when the request was sent and no answer came by the deadline:
-  the robot may have run it (its own audit log says), and a retry with the same ``call_id`` is
-  answered by the robot's dispatcher with the first outcome instead of acting again.
+  the robot may have run it; its own audit log says whether it did.
 
-An answer that arrives after the deadline is dropped: the call already has its one answer. The decisions are in ``PendingCall`` (no ROS); ``RemoteCalls`` wires them to a node.
+An answer that arrives after the deadline is dropped: the call already has its one answer.
+The decisions are in ``PendingCall`` (no ROS); ``RemoteCalls`` wires them to a node.
 """
 
 import dataclasses
@@ -58,7 +58,7 @@ class PendingCall:
                     'error_message': (
                         f'{self.dispatcher}/{names.DISPATCHER_CALL} got the call but no answer '
                         'came back in time (link lost?): the robot may have run it; its audit '
-                        'log says, and a retry with the same call_id returns the first outcome')}
+                        'log says whether it did')}
         return {'success': False, 'call_id': self.call_id, 'content': '',
                 'error_code': errors.UNAVAILABLE, 'outcome': errors.NOT_RUN,
                 'error_message': (
