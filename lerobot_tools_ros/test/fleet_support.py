@@ -25,7 +25,10 @@ with only the echo tool (what lets 8 hosts fit on 2 cores). The operator host ru
 
 - ``multicast``: the switch forwards multicast, ``ROS_AUTOMATIC_DISCOVERY_RANGE=SUBNET``;
 - ``static_peers``: the switch drops multicast; every host has
-  ``ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST`` and ``ROS_STATIC_PEERS`` naming the others.
+  ``ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST`` and ``ROS_STATIC_PEERS`` naming the others;
+- ``discovery_server``: the switch drops multicast; the operator program is Fast DDS discovery
+  server 0 (a profile makes its participant the server), and every other process has
+  ``ROS_DISCOVERY_SERVER`` naming it.
 
 Every participant uses UDP only (``FASTDDS_BUILTIN_TRANSPORTS=UDPv4``): the hosts share one
 kernel and /dev/shm, and Fast DDS would otherwise move data between "hosts" through shared
@@ -46,7 +49,10 @@ import yaml
 
 CONFIG_DIR = PACKAGE_DIR / 'config'
 SAMPLE_INFO = PACKAGE_DIR / 'lerobot_tools_ros' / 'data' / 'sample_dataset' / 'meta' / 'info.json'
-DISCOVERY_MODES = ('multicast', 'static_peers')
+DISCOVERY_MODES = ('multicast', 'static_peers', 'discovery_server')
+DISCOVERY_SERVER_PORT = 11811
+# The GUID prefix of discovery server 0, the one ROS_DISCOVERY_SERVER's first address names.
+DISCOVERY_SERVER_PREFIX = '44.53.00.5f.45.50.52.4f.53.49.4d.41'
 LEASE_S = 3
 ANNOUNCE_S = 1
 
@@ -60,6 +66,32 @@ FAST_DDS_PROFILE = f"""<?xml version="1.0" encoding="UTF-8" ?>
             <leaseDuration><sec>{LEASE_S}</sec></leaseDuration>
             <leaseAnnouncement><sec>{ANNOUNCE_S}</sec></leaseAnnouncement>
           </discovery_config>
+        </builtin>
+      </rtps>
+    </participant>
+  </profiles>
+</dds>
+"""
+
+
+def discovery_server_profile(address: str) -> str:
+    """Return a Fast DDS profile that makes a ROS process discovery server 0 at ``address``."""
+    return f"""<?xml version="1.0" encoding="UTF-8" ?>
+<dds xmlns="http://www.eprosima.com">
+  <profiles>
+    <participant profile_name="fleet_discovery_server" is_default_profile="true">
+      <rtps>
+        <prefix>{DISCOVERY_SERVER_PREFIX}</prefix>
+        <builtin>
+          <discovery_config>
+            <discoveryProtocol>SERVER</discoveryProtocol>
+            <leaseDuration><sec>{LEASE_S}</sec></leaseDuration>
+            <leaseAnnouncement><sec>{ANNOUNCE_S}</sec></leaseAnnouncement>
+          </discovery_config>
+          <metatrafficUnicastLocatorList>
+            <locator><udpv4><address>{address}</address>
+              <port>{DISCOVERY_SERVER_PORT}</port></udpv4></locator>
+          </metatrafficUnicastLocatorList>
         </builtin>
       </rtps>
     </participant>
@@ -144,8 +176,12 @@ class Fleet:
         self.unlisted.update(unlisted)
         self.switch.set_multicast(self.discovery == 'multicast')
 
-    def env(self, host: Host) -> dict:
-        """Return the environment of a process on ``host`` (see the module docstring)."""
+    def env(self, host: Host, server: bool = False) -> dict:
+        """
+        Return the environment of a process on ``host`` (see the module docstring).
+
+        ``server``: the process is the discovery server (``discovery_server`` mode).
+        """
         env = node_env(self.domain, self.root / host.name)
         env['FASTDDS_BUILTIN_TRANSPORTS'] = 'UDPv4'
         env['FASTDDS_DEFAULT_PROFILES_FILE'] = str(self.profile)
@@ -155,6 +191,15 @@ class Fleet:
             env.pop(name, None)
         if self.discovery == 'multicast':
             env['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'SUBNET'
+        elif self.discovery == 'discovery_server':
+            env['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'SUBNET'
+            server_address = self.switch.hosts['operator'].address
+            if server:
+                profile = self.root / 'fast_dds_discovery_server.xml'
+                profile.write_text(discovery_server_profile(server_address), encoding='utf-8')
+                env['FASTDDS_DEFAULT_PROFILES_FILE'] = str(profile)
+            elif host.name not in self.unlisted:
+                env['ROS_DISCOVERY_SERVER'] = f'{server_address}:{DISCOVERY_SERVER_PORT}'
         else:
             env['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
             if host.name not in self.unlisted:
@@ -204,7 +249,10 @@ class Fleet:
         host = self.switch.hosts[host_name]
         log_dir = self.root / host.name
         log_dir.mkdir(parents=True, exist_ok=True)
-        operator = Operator(host.command([]), self.env(host),
+        # In discovery_server mode the operator station's first program is the server.
+        server = (self.discovery == 'discovery_server' and host_name == 'operator'
+                  and self.operator is None)
+        operator = Operator(host.command([]), self.env(host, server),
                             log_dir / f'operator-{len(self.operators)}.log')
         self.operators.append(operator)
         if host_name == 'operator' and self.operator is None:

@@ -76,7 +76,7 @@ class Host:
 class Switch:
     """A bridge in its own namespace, and the hosts cabled to it (see the module docstring)."""
 
-    def __init__(self, subnet_prefix: str = '10.77.0') -> None:
+    def __init__(self, subnet_prefix: str = '10.77.0', igmp_snooping: bool = False) -> None:
         self.tag = f'lt{os.getpid() % 100000}{secrets.token_hex(2)}'
         self.subnet_prefix = subnet_prefix
         self.namespace = f'{self.tag}-switch'
@@ -85,11 +85,9 @@ class Switch:
         ip('netns', 'add', self.namespace)
         self._made.append(self.namespace)
         ip('link', 'set', 'lo', 'up', namespace=self.namespace)
-        # No IGMP snooping: with it and no querier on the segment (as on many real switches), a
-        # host whose port went down and up gets no multicast until it joins its groups again,
-        # so a robot that reconnects is never discovered again by multicast.
-        ip('link', 'add', 'br0', 'type', 'bridge', 'mcast_snooping', '0',
-           namespace=self.namespace)
+        # Like an unmanaged switch: no IGMP snooping unless asked for.
+        ip('link', 'add', 'br0', 'type', 'bridge', 'mcast_snooping',
+           '1' if igmp_snooping else '0', namespace=self.namespace)
         ip('link', 'set', 'br0', 'up', namespace=self.namespace)
 
     def add_host(self, name: str) -> Host:

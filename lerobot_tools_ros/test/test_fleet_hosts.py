@@ -138,13 +138,15 @@ def test_the_operator_sees_each_robots_tools_and_drives_each_robot_from_its_host
                   f"{name}'s speaker wrote its WAV")
 
 
-def test_static_peers_find_robots_where_the_network_drops_multicast(namespaces, tmp_path):
-    # The switch drops multicast: the operator finds the robot only because each names the
-    # other in ROS_STATIC_PEERS (LOCALHOST range: the robot's own processes find each other on
-    # its loopback). A bystander host with no peers finds nothing: multicast really is gone.
+@pytest.mark.parametrize('discovery', ['static_peers', 'discovery_server'])
+def test_robots_are_found_where_the_network_drops_multicast(namespaces, tmp_path, discovery):
+    # The switch drops multicast. static_peers: the operator finds the robot only because each
+    # names the other in ROS_STATIC_PEERS (LOCALHOST range: the robot's own processes find each
+    # other on its computer). discovery_server: every process registers with the operator
+    # station's discovery server (ROS_DISCOVERY_SERVER). A bystander host set up for neither
+    # finds nothing: multicast really is gone.
     with reserve_test_domain() as domain:
-        fleet = _make_fleet(domain, tmp_path, 'static_peers', ['robot_a'],
-                            unlisted=('bystander',))
+        fleet = _make_fleet(domain, tmp_path, discovery, ['robot_a'], unlisted=('bystander',))
         try:
             bystander = fleet.start_operator('bystander')
             seen = fleet.operator.ask('catalogs', robots=['robot_a'], timeout=90.0)
