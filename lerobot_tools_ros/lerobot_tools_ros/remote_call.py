@@ -70,8 +70,9 @@ class RemoteCalls:
     """
     Send ``CallTool`` requests to dispatchers by name, each ending in exactly one answer.
 
-    Driven by the node's executor: ``call()`` returns at once, ``on_answer(response)`` runs on
-    the executor when the call ends. A client per dispatcher is proven once with a probe (an
+    Driven by the node's executor (call ``call()`` from its thread): ``call()`` returns at
+    once, ``on_answer(response)`` runs on the executor when the call ends. A request whose
+    deadline passed is withdrawn from its client, so an outage of any length holds no memory. A client per dispatcher is proven once with a probe (an
     answer sent before the server matched this client would be lost) and again after the
     dispatcher left the graph.
     """
@@ -87,7 +88,6 @@ class RemoteCalls:
         self._probing: dict[str, tuple[Any, float]] = {}  # dispatcher: (probe future, sent at)
         self._waiting: list[tuple[PendingCall, Any, Callable]] = []  # not sent yet
         self._in_flight: list[tuple[PendingCall, Any, Callable]] = []  # (call, future, done)
-        self.late_answers = 0
         self._timer = node.create_timer(tick_s, self.tick)
 
     def _client(self, dispatcher: str) -> Any:
@@ -140,8 +140,7 @@ class RemoteCalls:
 
         def answered(done: Any) -> None:
             if pending.answered:
-                self.late_answers += 1  # the call already ended as answer_lost
-                return
+                return  # the call already ended as answer_lost
             pending.answered = True
             on_answer(done.result())
         future.add_done_callback(answered)
@@ -169,10 +168,6 @@ class RemoteCalls:
     def discovered(self, dispatcher: str) -> bool:
         """Whether a ``~/call`` server of ``dispatcher`` is in this node's graph now."""
         return self._client(dispatcher).service_is_ready()
-
-    def forget(self, dispatcher: str) -> None:
-        """Prove ``dispatcher`` again before its next call (e.g. after its link came back)."""
-        self._proven.discard(dispatcher)
 
     def _response(self, fields: dict) -> Any:
         return self._types.Response(**fields)

@@ -134,7 +134,7 @@ class _Agent:
                 f'{ns.rstrip("/")}/{name}'
                 for name, ns in self.node.get_node_names_and_namespaces()),
                 services=sorted(n for n, _ in self.node.get_service_names_and_types()),
-                late_answers=self.calls.late_answers, pending=self.calls.pending_calls)
+                pending=self.calls.pending_calls)
         elif op == 'wait_discovered':
             # The robot's ~/call server, as endpoint discovery sees it. (Node names are not
             # used: a host that comes back after its lease ran out is talked to again, but
