@@ -72,9 +72,9 @@ class RemoteCalls:
 
     Driven by the node's executor (call ``call()`` from its thread): ``call()`` returns at
     once, ``on_answer(response)`` runs on the executor when the call ends. A request whose
-    deadline passed is withdrawn from its client, so an outage of any length holds no memory. A client per dispatcher is proven once with a probe (an
-    answer sent before the server matched this client would be lost) and again after the
-    dispatcher left the graph.
+    deadline passed is withdrawn from its client, so an outage of any length holds no memory.
+    A client per dispatcher is proven once with a probe (an answer sent before the server
+    matched this client would be lost) and again after the dispatcher left the graph.
     """
 
     def __init__(self, node: Any, tick_s: float = 0.05,
