@@ -122,7 +122,7 @@ class StreamingParser:
                  reasoning_calls: str = 'report', stream_arguments: bool = False) -> None:
         plan = self._plan = get_plan(catalog, formats)
         self._stream_args = bool(stream_arguments) and bool(plan.partials)
-        self._open: list | None = None  # [start, name, argument, format, text, closed]
+        self._open: list | None = None  # [start, name, argument, format, reader, closed]
         self._report = report_reasoning(reasoning_calls)
         self._reasoning: str | None = None  # the closing token of the open reasoning span
         self._limit = max_input_bytes
@@ -376,37 +376,44 @@ class StreamingParser:
         if (self._finished or self._failed or self._overflow or self._reasoning is not None
                 or (opened is not None and opened[5])):  # (closed: its text is all out)
             return events
-        text = self._buf + ''.join(self._chunks) if self._chunks else self._buf
+        chunks = self._chunks
+        if chunks:  # join the pending text once, in place (the scanner reads it the same)
+            text = self._buf
+            self._buf = ''
+            text += ''.join(chunks) if len(chunks) > 1 else chunks[0]
+            self._chunks = []
+            self._buf = text
+        text = self._buf
         if not text:
             return events
         try:
-            found = None
-            fmt = ''
-            for fmt, partial in self._plan.partials:
-                found = partial(text, self._plan.view)
-                if found is not None:
-                    break
+            if opened is None or opened[4] is None:  # the call's header: what the family reads
+                found = None
+                fmt = ''
+                for fmt, partial in self._plan.partials:
+                    found = partial(text, self._plan.view)
+                    if found is not None:
+                        break
+                if found is None:
+                    return events
+                name, reader = found
+                if opened is None:
+                    argument = self._plan.view.streamable.get(name)
+                    if not argument:
+                        return events
+                    opened = self._open = [self._base, name, argument, fmt, None, False]
+                    events = events + [CallStartEvent(self._base, name, argument, fmt)]
+                elif opened[1] != name:
+                    return events
+                if reader is None:
+                    return events
+                opened[4] = reader
+            piece, closed = opened[4].advance(text)  # the value: only what is new
         except Exception as exc:  # noqa: B902 - model text must never take the caller down
             return events + self._fail(exc)
-        if found is None:
-            return events
-        name, prefix, closed = found
-        if opened is None:
-            argument = self._plan.view.streamable.get(name)
-            if not argument:
-                return events
-            opened = self._open = [self._base, name, argument, fmt, '', False]
-            events = events + [CallStartEvent(self._base, name, argument, fmt)]
-        elif opened[1] != name:
-            return events
-        said = opened[4]
-        if prefix is None or not prefix.startswith(said):
-            return events
-        closed = bool(closed)
-        if len(prefix) > len(said) or closed:
-            opened[4] = prefix
+        if piece or closed:
             opened[5] = closed
-            events = events + [ArgumentEvent(opened[0], prefix[len(said):], closed)]
+            events = events + [ArgumentEvent(opened[0], piece, closed)]
         return events
 
     def _fail(self, exc: Exception) -> list:

@@ -135,7 +135,7 @@ def _read_values(text: str, pos: int, k: int, ctx: Ctx):
 
 
 def partial_python_tag(text: str, view):
-    """Read a ``<|python_tag|>{...`` call still arriving: ``(name, text so far)`` or None."""
+    """Read a ``<|python_tag|>{...`` call still arriving: ``(name, value reader)`` or None."""
     return tagged_json_call_prefix(text, TAG, view)
 
 

@@ -143,7 +143,7 @@ def match_mistral(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
 
 
 def partial_mistral(text: str, view):
-    """Read a ``[TOOL_CALLS]`` call still arriving: ``(name, text so far, closed)`` or None."""
+    """Read a ``[TOOL_CALLS]`` call still arriving: ``(name, value reader)`` or None."""
     if not text.startswith(TAG):
         return None
     k = skip_ws(text, len(TAG))
@@ -164,8 +164,8 @@ def partial_mistral(text: str, view):
     if text.startswith(ARGS, i):
         i = skip_ws(text, i + len(ARGS))
     if i >= len(text) or text[i] != '{':
-        return name, None, False
-    return (name,) + member_prefix(text, i, argument_of(name))
+        return name, None
+    return name, member_prefix(text, i, argument_of(name))
 
 
 FAMILY = format_spec(FORMAT, [(TAG, match_mistral)], priority=10, partial=partial_mistral,
