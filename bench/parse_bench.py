@@ -39,6 +39,7 @@ sys.path.insert(0, str(ROOT / 'lerobot_tools_ros' / 'test'))
 from lerobot_tools_ros.catalog import ToolCatalog  # noqa: E402
 from lerobot_tools_ros.parsing import parse, StreamingParser  # noqa: E402
 from lerobot_tools_ros.parsing.registry import get_plan  # noqa: E402
+import parsing_corpus  # noqa: E402
 from results import record  # noqa: E402
 
 TOOLS = [
@@ -62,55 +63,14 @@ def make_cases(speech: str) -> dict[str, tuple[str, str]]:
     """Return format -> (a message with one ``say`` call of ``speech``, its JSON payload)."""
     call = {'name': 'say', 'arguments': {'text': speech}}
     call_json = json.dumps(call)
-    message_json = json.dumps({'role': 'assistant', 'content': PROSE.strip(), 'tool_calls': [
-        {'type': 'function', 'function': call}]})
-    llama_json = json.dumps({'name': 'say', 'parameters': {'text': speech}})
-    mistral_json = json.dumps([call])
-    args_json = json.dumps(call['arguments'])
-    return {
-        'lerobot_marker': (f'{PROSE}\n<say>{speech}</say>', call_json),
-        'openai_json': (message_json, message_json),
-        'hermes': (f'{PROSE}\n<tool_call>\n{call_json}\n</tool_call>', call_json),
-        'llama_json': (f'{PROSE}<|python_tag|>{llama_json}', llama_json),
-        'pythonic': (f'{PROSE}[say(text="{speech}")]', call_json),
-        'mistral': (f'{PROSE}[TOOL_CALLS]{mistral_json}', mistral_json),
-        'qwen3_coder_xml': (f'{PROSE}\n<tool_call>\n<function=say>\n<parameter=text>\n{speech}\n'
-                            '</parameter>\n</function>\n</tool_call>', call_json),
-        'fenced_json': (f'{PROSE}\n```json\n{call_json}\n```', call_json),
-        'deepseek': (f'{PROSE}<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>say<｜tool▁sep｜>'
-                     f'{args_json}<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
-                     call_json),
-        'kimi_k2': (f'{PROSE}<|tool_calls_section_begin|><|tool_call_begin|>functions.say:0'
-                    f'<|tool_call_argument_begin|>{args_json}<|tool_call_end|>'
-                    '<|tool_calls_section_end|>', call_json),
-        'glm45': (f'{PROSE}\n<tool_call>say\n<arg_key>text</arg_key>\n<arg_value>{speech}'
-                  '</arg_value>\n</tool_call>', call_json),
-        'harmony': (f'<|channel|>final<|message|>{PROSE}<|end|><|start|>assistant<|channel|>'
-                    f'commentary to=functions.say <|constrain|>json<|message|>'
-                    f'{args_json}<|call|>', call_json),
-        'minimax_m2': (f'{PROSE}\n<minimax:tool_call>\n<invoke name="say">\n<parameter name="text">'
-                       f'{speech}</parameter>\n</invoke>\n</minimax:tool_call>', call_json),
-        'tool_calls_json': (f'{PROSE}\n<tool_calls>[{call_json}]</tool_calls>', call_json),
-        'seed_oss': (f'{PROSE}<seed:tool_call>\n<function=say>\n<parameter=text>\n{speech}\n'
-                     '</parameter>\n</function>\n</seed:tool_call>', call_json),
-        'step3': (f'{PROSE}<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜>'
-                  f'<steptml:invoke name="say"><steptml:parameter name="text">{speech}'
-                  '</steptml:parameter></steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>',
-                  call_json),
-        'granite': (f'{PROSE}<|tool_call|>[{call_json}]', call_json),
-        'gemma': (f'{PROSE}<start_function_call>call:say{{text:<escape>{speech}<escape>}}'
-                  '<end_function_call>', call_json),
-        'phi4_mini': (f'{PROSE}functools[{call_json}]', call_json),
-        'internlm': (f'{PROSE}<|action_start|><|plugin|>\n{llama_json}<|action_end|>', llama_json),
-        'cohere': (f'{PROSE}<|START_ACTION|>[{{"tool_call_id": "0", "tool_name": "say", '
-                   f'"parameters": {args_json}}}]<|END_ACTION|>', call_json),
-        'longcat': (f'{PROSE}<longcat_tool_call>{call_json}</longcat_tool_call>', call_json),
-        'hunyuan': (f'{PROSE}\n<tool_calls>\n<tool_call>say<tool_sep>\n<arg_key>text</arg_key>\n'
-                    f'<arg_value>{speech}</arg_value>\n</tool_call>\n</tool_calls>', call_json),
-        'deepseek_dsml': (f'{PROSE}\n\n<｜DSML｜function_calls>\n<｜DSML｜invoke name="say">\n'
-                          f'<｜DSML｜parameter name="text" string="true">{speech}</｜DSML｜parameter>\n'
-                          '</｜DSML｜invoke>\n</｜DSML｜function_calls>', call_json),
-    }
+    payloads = {'openai_json': json.dumps({'role': 'assistant', 'content': PROSE.strip(),
+                                           'tool_calls': [{'type': 'function',
+                                                           'function': call}]}),
+                'llama_json': json.dumps({'name': 'say', 'parameters': {'text': speech}}),
+                'mistral': json.dumps([call])}
+    payloads['internlm'] = payloads['llama_json']
+    return {fmt: (text, payloads.get(fmt, call_json))
+            for fmt, text in parsing_corpus.say_calls(speech, PROSE).items()}
 
 
 # format -> (text, the JSON payload json.loads is timed on)
@@ -373,8 +333,6 @@ def _spread(values: list[float]) -> str:
 
 
 def run_fuzz(count: int, seed: int) -> int:
-    import parsing_corpus
-
     catalog = ToolCatalog.from_tools(TOOLS)
     started = time.perf_counter()
     checked, mismatches = parsing_corpus.fuzz(count, seed, catalog)
