@@ -29,10 +29,9 @@ a loaded 2-core machine (process CPU time, the least of five repeats). The bench
 
 import time
 
+from lerobot_tools_ros.parsing import CallEvent, StreamingParser
 import parsing_corpus
 import pytest
-
-from lerobot_tools_ros.parsing import CallEvent, StreamingParser
 
 PENDING = (1024, 49152)  # characters of the argument already fed (untimed)
 TIMED = 1024  # characters of the argument then fed in small deltas, timed
