@@ -17,7 +17,7 @@ Next to them, the floor any streaming parser in Python pays for the same deltas 
 ``floor64``): a ``feed()`` that only tests each delta for a key character of the selected
 families (what delivering a call as soon as its markup is complete requires) and appends it,
 then one ``parse()`` of the whole text at the end. ``vs f4``/``vs f64`` are the streaming
-parser's time over the floor's, both timed in the same round; the targets (issue 35) are at most
+parser's time over the floor's, both timed in the same round; the targets are at most
 2x the floor at 4-character deltas and 1.5x at 64 for every family.
 By default every format is detected (``formats='auto'``, as the dispatcher runs); ``--family``
 selects only the text's own family, for parse and streaming alike.
@@ -79,7 +79,7 @@ CASES = make_cases(SPEECH)
 STREAMED_FAMILIES = ('lerobot_marker', 'openai_json', 'hermes', 'llama_json', 'mistral',
                      'qwen3_coder_xml', 'seed_oss', 'glm45')
 JSON_BASED = ('openai_json', 'hermes', 'llama_json', 'mistral', 'fenced_json')
-TARGET4 = 2.0  # streaming at 4-character deltas, at most this many times the floor (issue 35)
+TARGET4 = 2.0  # streaming at 4-character deltas, at most this many times the floor
 TARGET64 = 1.5  # and at 64-character deltas
 
 
@@ -220,7 +220,7 @@ def run_table(rounds: int, number: int, family: bool) -> int:
           'stream64/16/4: deltas of 64/16/4 characters; s64/s4 us: those streams in µs; '
           'floorN: the append-only floor / parse time; vs fN: StreamingParser / floor, both '
           'timed in the same round (median over rounds)')
-    print(f'streaming against the floor (issue 35): min-median-max {_spread(to_floor4)} at 4 '
+    print(f'streaming against the floor: min-median-max {_spread(to_floor4)} at 4 '
           f'characters (target <= {TARGET4}x: {len(CASES) - len(over4)}/{len(CASES)} families; '
           f'over: {", ".join(over4) or "none"}), {_spread(to_floor64)} at 64 (target <= '
           f'{TARGET64}x: {len(CASES) - len(over64)}/{len(CASES)}; over: '

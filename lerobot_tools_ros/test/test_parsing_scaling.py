@@ -27,6 +27,7 @@ a loaded 2-core machine (process CPU time, the least of five repeats). The bench
 (``bench/parse_bench.py``) holds the whole-call figure, 32 KB against 1 KB, to <= 1.5x.
 """
 
+import json
 import time
 
 from lerobot_tools_ros.parsing import CallEvent, StreamingParser
@@ -80,3 +81,40 @@ def test_work_per_delta_does_not_grow_with_the_pending_call(fmt, stream_argument
         f'{fmt}: feeding {DELTA}-character deltas costs {ratio:.1f}x more per character with '
         f'{PENDING[1]} characters pending than with {PENDING[0]} ({small * 1e9:.0f} -> '
         f'{large * 1e9:.0f} ns per character): a delta rescans what is pending')
+
+
+# texts whose pending part is no streamable argument: a header read again on every delta
+# would make them quadratic with streamed arguments
+LONG_HEADERS = {
+    'bare Llama object': lambda speech: json.dumps(
+        {'name': 'say', 'parameters': {'text': speech}}),
+    'message content before its calls': lambda speech: json.dumps(
+        {'role': 'assistant', 'content': speech, 'tool_calls': [
+            {'type': 'function', 'function': {'name': 'say', 'arguments': {'text': 'hi'}}}]}),
+}
+
+
+def _header_cost(shape: str, pending: int) -> float:
+    speech = _speech(pending + TIMED)
+    text = LONG_HEADERS[shape](speech)
+    at = text.index(speech) + pending
+    timed = [text[i:i + DELTA] for i in range(at, at + TIMED, DELTA)]
+    best = float('inf')
+    for _ in range(REPEATS):
+        parser = StreamingParser(CATALOG, stream_arguments=True)
+        for i in range(0, at, 512):
+            parser.feed(text[i:min(i + 512, at)])
+        feed = parser.feed
+        start = time.process_time()
+        for chunk in timed:
+            feed(chunk)
+        best = min(best, time.process_time() - start)
+        events = parser.feed(text[at + TIMED:]) + parser.finish()
+        assert [event for event in events if isinstance(event, CallEvent)], shape
+    return best / TIMED
+
+
+@pytest.mark.parametrize('shape', sorted(LONG_HEADERS))
+def test_a_long_text_before_any_argument_is_not_read_again_per_delta(shape):
+    ratio = _header_cost(shape, PENDING[1]) / _header_cost(shape, PENDING[0])
+    assert ratio <= LIMIT, f'{shape}: {ratio:.1f}x more per character with 48 KB pending'

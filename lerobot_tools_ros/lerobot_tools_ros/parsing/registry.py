@@ -32,7 +32,7 @@ import weakref
 DEFAULT_MARKERS = {'say': 'text'}  # LeRobot's DEFAULT_TOOLS: say(text: str)
 STREAMABLE_ARGUMENTS = {'say': 'text'}
 """
-Tools whose one string argument may be read while it is still being generated (issue 32).
+Tools whose one string argument may be read while it is still being generated.
 
 The one declaration: the parser reports such an argument as it grows, and the dispatcher (with
 ``stream_speech``) hands it to the tool in segments. Any other catalog tool declares one by

@@ -39,7 +39,7 @@ IssueEvents equal ``parse(text)``'s content, calls and errors (tested with hypot
 exception is input over ``max_input_bytes``: events already emitted stand, one ``too_large``
 issue follows, and the rest of the input is ignored.
 
-With ``stream_arguments`` (issue 32), a call of a tool with a streamable argument
+With ``stream_arguments``, a call of a tool with a streamable argument
 (``registry.STREAMABLE_ARGUMENTS``) that is still arriving is reported early, in the families
 that can read it incrementally (a ``partial`` reader in their ``format_spec``: the LeRobot
 marker, Hermes/Qwen JSON, Llama 3 JSON after its tag, Mistral, OpenAI JSON (the first call of
@@ -51,6 +51,9 @@ with empty text when nothing is left to report), then exactly one CallEvent or I
 whose span starts at the CallStartEvent's ``start`` (a malformed or truncated tail is an
 IssueEvent as usual). Every other event is unchanged; calls completed within one ``feed`` are
 not announced early. The option costs the per-delta fast paths, so it is off by default.
+The call's header is read by the family's ``partial`` until the argument's value begins; from
+then on the value reader it returned (``readers.partial``) keeps its place and reads only the
+new text, so a delta costs in proportion to its length, however long the pending call.
 (JSON lets a later duplicate member replace a value already reported; the complete call then
 does not continue the text, which the dispatcher treats as a failed call.)
 """
@@ -115,7 +118,8 @@ class StreamingParser:
                  '_partial', '_release_at', 'lag_chars',
                  '_plan', '_prev', '_quiet', '_reasoning', '_report', '_room', '_room_base',
                  '_seen', '_size', '_waiting', '_wake', '_wake_search', '_word', '_words',
-                 '_need', '_wake_short', '_stream_args', '_open')
+                 '_need', '_wake_short', '_stream_args', '_open', '_header_base',
+                 '_header_retry')
 
     def __init__(self, catalog=None, formats: str | Sequence[str] = 'auto', *,
                  max_input_bytes: int = DEFAULT_MAX_INPUT_BYTES,
@@ -123,6 +127,12 @@ class StreamingParser:
         plan = self._plan = get_plan(catalog, formats)
         self._stream_args = bool(stream_arguments) and bool(plan.partials)
         self._open: list | None = None  # [start, name, argument, format, reader, closed]
+        # A header (or text that may be one) that is not read yet is read again on every delta
+        # while short; once 256 characters are pending, only when the text has grown by an eighth:
+        # the work stays linear even when a long member precedes the argument (or the text is no
+        # call at all), at the price of announcing such a call a little later.
+        self._header_base = -1  # the buffer start the header was last read at
+        self._header_retry = 0  # read it again once the pending text is this long
         self._report = report_reasoning(reasoning_calls)
         self._reasoning: str | None = None  # the closing token of the open reasoning span
         self._limit = max_input_bytes
@@ -388,6 +398,10 @@ class StreamingParser:
             return events
         try:
             if opened is None or opened[4] is None:  # the call's header: what the family reads
+                if len(text) < self._header_retry and self._header_base == self._base:
+                    return events  # read again once the text has grown by a share of it
+                self._header_base = self._base
+                self._header_retry = len(text) + (len(text) >> 3 if len(text) >= 256 else 1)
                 found = None
                 fmt = ''
                 for fmt, partial in self._plan.partials:

@@ -1,5 +1,5 @@
 """
-Read a call's streamable string argument while the call is still arriving (issue 32).
+Read a call's streamable string argument while the call is still arriving.
 
 A family's ``partial`` reads the call's header (its name, and where the argument's value
 begins) and hands back a *value reader*: an object whose ``advance(text)`` returns
