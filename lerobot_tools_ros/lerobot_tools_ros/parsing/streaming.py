@@ -50,7 +50,7 @@ when the argument's value has certainly ended before the call's markup has (an A
 with empty text when nothing is left to report), then exactly one CallEvent or IssueEvent
 whose span starts at the CallStartEvent's ``start`` (a malformed or truncated tail is an
 IssueEvent as usual). Every other event is unchanged; calls completed within one ``feed`` are
-not announced early. The option costs the per-delta fast paths, so it is off by default.
+not announced early. The option costs some work per delta, so it is off by default.
 The call's header is read by the family's ``partial`` until the argument's value begins; from
 then on the value reader it returned (``readers.partial``) keeps its place and reads only the
 new text, so a delta costs in proportion to its length, however long the pending call.
@@ -126,6 +126,8 @@ class StreamingParser:
                  reasoning_calls: str = 'report', stream_arguments: bool = False) -> None:
         plan = self._plan = get_plan(catalog, formats)
         self._stream_args = bool(stream_arguments) and bool(plan.partials)
+        if self._stream_args:
+            self.__class__ = _ArgumentStreamingParser  # (feed also tracks the pending call)
         self._open: list | None = None  # [start, name, argument, format, reader, closed]
         # A header (or text that may be one) that is not read yet is read again on every delta
         # while short; once 256 characters are pending, only when the text has grown by an eighth:
@@ -180,8 +182,6 @@ class StreamingParser:
         (``<tool_ca``, ``sa``) wait for the next delta. Calls and issues are delivered as soon
         as their markup is complete.
         """
-        if self._stream_args:
-            return self._track(self._slow_feed(delta))
         if type(delta) is str:
             if self._idle:
                 if self._quiet(delta) and delta:
@@ -379,6 +379,7 @@ class StreamingParser:
                                        or self._base > start):
                 # its markup was decided without an event naming it (a parser failure)
                 self._open = None
+                self._settle()
                 return events + [IssueEvent(ParseIssue(
                     INVALID_CALL, f'the {opened[3]} call {opened[1]!r} that began at char '
                     f'{start} could not be read to its end (the parser stopped)',
@@ -584,3 +585,13 @@ class StreamingParser:
         self._buf = ''
         self._chunks = []
         return [IssueEvent(too_large_issue(self._size, self._limit, self._base, self._seen))]
+
+
+class _ArgumentStreamingParser(StreamingParser):
+    """A StreamingParser with ``stream_arguments``: each delta's events also go to ``_track``."""
+
+    __slots__ = ()
+
+    def feed(self, delta: str) -> list:
+        """Add text; return the events it made final, a streamed call's among them."""
+        return self._track(StreamingParser.feed(self, delta))
