@@ -71,7 +71,7 @@ class VerbatimReader:
         self._start = start
         self._tags = tags
         self._longest = max(map(len, tags))
-        self._from = start  # no tag begins before this (searched)
+        self._from = start  # no tag begins before this (searched up to here)
         self._body = -1  # where the value's text begins (-1: the leading newline undecided)
         self._out = start  # given up to here
         self.cut = -1  # where the first tag begins (-1: none yet)
@@ -85,18 +85,24 @@ class VerbatimReader:
             return '', True
         n = len(text)
         cut = self.cut
+        searched = self._from
+        lt = -1
         if cut == -1:
-            for tag in self._tags:
-                found = text.find(tag, self._from)
-                if found != -1 and (cut == -1 or found < cut):
-                    cut = found
+            lt = text.find('<', searched)  # every tag begins with '<'
+            if lt != -1:
+                for tag in self._tags:
+                    found = text.find(tag, lt)
+                    if found != -1 and (cut == -1 or found < cut):
+                        cut = found
             if cut != -1:
                 self.cut = cut
             else:
-                self._from = max(self._from, n - self._longest + 1)
+                self._from = n if lt == -1 else max(lt, n - self._longest + 1)
         end = cut if cut != -1 else n
-        if cut == -1 or self._hold_at_tag:
-            start = text.rfind('<', max(self._start, end - self._longest), end)
+        window = max(self._start, end - self._longest)
+        if (cut == -1 or self._hold_at_tag) and not (lt == -1 and cut == -1
+                                                       and window >= searched):
+            start = text.rfind('<', window, end)  # (none since the last search: no hold)
             if start != -1 and any(tag.startswith(text[start:end]) for tag in self._tags):
                 end = start
         complete = cut != -1 and (self._closes is None or self._closes(text, end))
