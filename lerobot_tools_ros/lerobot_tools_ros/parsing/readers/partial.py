@@ -100,8 +100,8 @@ class VerbatimReader:
                 self._from = n if lt == -1 else max(lt, n - self._longest + 1)
         end = cut if cut != -1 else n
         window = max(self._start, end - self._longest)
-        if (cut == -1 or self._hold_at_tag) and not (lt == -1 and cut == -1
-                                                       and window >= searched):
+        unseen = cut != -1 or lt != -1 or window < searched  # a '<' may be in the window
+        if (cut == -1 or self._hold_at_tag) and unseen:
             start = text.rfind('<', window, end)  # (none since the last search: no hold)
             if start != -1 and any(tag.startswith(text[start:end]) for tag in self._tags):
                 end = start
