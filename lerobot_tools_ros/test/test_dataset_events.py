@@ -204,7 +204,7 @@ def test_add_events_writes_upstream_types_and_leaves_everything_else(tmp_path, c
     assert episodes.read_episode(root, 0).frames[6].events == []  # the source is untouched
 
 
-def test_in_place_keeps_backups_and_a_second_run_adds_nothing(tmp_path, capsys):
+def test_in_place_changes_the_dataset_and_a_second_run_changes_nothing(tmp_path, capsys):
     root = sample_copy(tmp_path)
     original = (root / DATA_FILE).read_bytes()
     log = write_log(tmp_path / 'audit.jsonl', audit(
@@ -213,20 +213,24 @@ def test_in_place_keeps_backups_and_a_second_run_adds_nothing(tmp_path, capsys):
             '--start', '10.0']
     assert cli_main([*args, '--dry-run']) == 0
     assert 'frame      3 (   0.100 s) <- say call' in capsys.readouterr().out
-    assert (root / DATA_FILE).read_bytes() == original and not list(root.rglob('*.bak'))
+    assert (root / DATA_FILE).read_bytes() == original
     assert cli_main([*args, '--in-place']) == 0
-    assert (root / (DATA_FILE + '.bak')).read_bytes() == original
-    assert (root / 'meta' / 'info.json.bak').is_file()
     frame3 = episodes.read_episode(root, 0).frames[3].events
     assert [language.tool_calls(row) for row in frame3] == [[('say', {'text': 'Extra.'})]]
-    # Existing (struct-typed, as upstream's writer stores them) rows are kept, now as JSON.
+    # The stored rows keep the struct type upstream's writer inferred; so does the new one.
+    assert pq.read_table(root / DATA_FILE).schema.field('language_events').type == \
+        pq.read_table(SAMPLE_DATASET / DATA_FILE).schema.field('language_events').type
     frame0 = episodes.read_episode(root, 0).frames[0].events
     assert [language.tool_calls(row) for row in frame0] == [
         [('say', {'text': 'I will put the red cube in the bin.'})]]
+    # Nothing beside the dataset or in it but the dataset: no backups, no staging copies.
+    assert sorted(p.name for p in root.parent.iterdir()) == ['audit.jsonl', 'sample']
+    assert not [p for p in root.rglob('*') if p.name.endswith(('.bak', '.tmp'))]
     capsys.readouterr()
-    assert cli_main([*args, '--in-place']) == 1
-    assert 'info.json.bak exists (a backup from an earlier run)' in \
-        capsys.readouterr().err
+    changed = {p: p.read_bytes() for p in root.rglob('*') if p.is_file()}
+    assert cli_main([*args, '--in-place']) == 0
+    assert 'wrote 0 row(s) into episode 0 of' in capsys.readouterr().out
+    assert {p: p.read_bytes() for p in root.rglob('*') if p.is_file()} == changed
     out = tmp_path / 'again'
     assert cli_main([*args, '--output', str(out)]) == 0
     assert 'wrote 0 row(s)' in capsys.readouterr().out
