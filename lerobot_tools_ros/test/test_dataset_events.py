@@ -26,18 +26,21 @@ loading what add-events wrote.
 import json
 import os
 import pathlib
+import signal
 import subprocess
 import sys
+import time
 
 import annotated_episode
 from conftest import PACKAGE_DIR, spin_until, TEST_DIR
 from lerobot_tools_ros import errors
 from lerobot_tools_ros.catalog import SAMPLE_DATASET, ToolCatalog
 from lerobot_tools_ros.cli import main as cli_main
-from lerobot_tools_ros.dataset import episodes, events, language
+from lerobot_tools_ros.dataset import atomic, episodes, events, language
 from lerobot_tools_ros.dataset.markers import episode_marker_text, parse_episode_marker
 from lerobot_tools_ros.dispatch import read_audit_log
 import pyarrow as pa
+import pyarrow.compute  # noqa: F401 (pa.compute)
 import pyarrow.parquet as pq
 import pytest
 from rclpy.qos import QoSProfile, ReliabilityPolicy
@@ -276,6 +279,189 @@ def test_add_events_errors_name_what_to_fix(tmp_path, capsys):
     assert 'say where to write: --output DIR' in capsys.readouterr().err
     assert cli_main([*base, '--start', '10', '--dry-run', '--catalog', str(tmp_path)]) == 1
     assert f'{tmp_path}: no meta/info.json' in capsys.readouterr().err
+
+
+# -- what add-events keeps ----------------------------------------------------------------------
+
+# Episode 0 as upstream allows it: an OpenAI call id, an argument whose value is null, a style a
+# project registered (EXTENDED_STYLES / EVENT_ONLY_STYLES); episode 1 holds a row of that style
+# on frame 6 too, and otherwise nothing yet.
+SAY_WITH_ID = {'role': 'assistant', 'content': None, 'style': None, 'camera': None,
+               'tool_calls': [{'type': 'function', 'id': 'call_abc123', 'function': {
+                   'name': 'say', 'arguments': {'text': 'On it.', 'voice': None}}}]}
+MOOD = {'role': 'assistant', 'content': 'cheerful', 'style': 'mood', 'camera': None,
+        'tool_calls': None}
+
+
+def two_episodes(tmp_path: pathlib.Path, extra_field: bool = False) -> pathlib.Path:
+    first = {0: [SAY_WITH_ID], 10: [MOOD, annotated_episode.interjection('Faster.')]}
+    if extra_field:  # a row field upstream's declared type has no place for
+        first[20] = [{**MOOD, 'note': 'kept'}]
+    return annotated_episode.write_dataset(
+        tmp_path / 'two', SAMPLE_INFO, {0: (first, []), 1: ({6: [MOOD]}, [])})
+
+
+def by_episode(table: pa.Table, episode: int, keep: bool = True) -> pa.Table:
+    mask = pa.compute.equal(table.column('episode_index'), episode)
+    return table.filter(mask if keep else pa.compute.invert(mask))
+
+
+def test_add_events_rewrites_only_the_target_episodes_rows(tmp_path, capsys):
+    root = two_episodes(tmp_path)
+    before = pq.read_table(root / DATA_FILE)
+    log = write_log(tmp_path / 'audit.jsonl', audit(
+        10.0, ('call', 0.2, 'a', 'say', {'text': 'Hello \ud800 there.'}, True),
+        ('say', 0.21, 'Stop.'), ('call', 1.0, 'b', 'say', {'text': 'Going.'}, True)))
+    args = ['dataset', 'add-events', str(root), '--episode', '1', '--audit', str(log),
+            '--start', '10']
+    assert cli_main([*args, '--in-place']) == 0, capsys.readouterr()
+    assert 'wrote 3 row(s) into episode 1' in capsys.readouterr().out
+    after = pq.read_table(root / DATA_FILE)
+    # Episode 0, every column and cell, types included, compares equal as read before.
+    assert by_episode(after, 1, keep=False).equals(by_episode(before, 1, keep=False))
+    assert after.schema.equals(before.schema)
+    assert after.column('language_events')[0].as_py()[0]['tool_calls'][0]['id'] == \
+        'call_abc123'
+    assert after.column('language_events')[0].as_py()[0]['tool_calls'][0]['function'][
+        'arguments'] == {'text': 'On it.', 'voice': None}
+    # Episode 1: only frames 6 and 30 changed; frame 6 keeps its own row first, as stored.
+    old, new = by_episode(before, 1), by_episode(after, 1)
+    changed = [i for i in range(new.num_rows)
+               if new.column('language_events')[i] != old.column('language_events')[i]]
+    assert [new.column('frame_index')[i].as_py() for i in changed] == [6, 30]
+    frame6 = new.column('language_events')[6].as_py()
+    assert frame6[0] == old.column('language_events')[6].as_py()[0]  # the stored mood row
+    # A lone surrogate the runtime accepted is stored as U+FFFD (UTF-8 has none).
+    assert [language.tool_calls(row) for row in frame6[1:]] == [
+        [('say', {'text': 'Hello \ufffd there.'})], []]
+    assert frame6[2]['content'] == 'Stop.' and frame6[2]['style'] == 'interjection'
+    # Nothing to add the second time: not one byte changes.
+    data = (root / DATA_FILE).read_bytes()
+    assert cli_main([*args, '--in-place']) == 0
+    assert 'wrote 0 row(s)' in capsys.readouterr().out
+    assert (root / DATA_FILE).read_bytes() == data
+
+
+def test_a_row_the_inferred_type_cannot_hold_retypes_the_column_keeping_values(
+        tmp_path, capsys):
+    root = two_episodes(tmp_path)
+    before = pq.read_table(root / DATA_FILE)
+    log = write_log(tmp_path / 'audit.jsonl', audit(
+        10.0, ('call', 0.2, 'a', 'record_observation', {'label': 'cup'}, True)))
+    out = tmp_path / 'out'
+    assert cli_main(['dataset', 'add-events', str(root), '--episode', '1', '--audit', str(log),
+                     '--start', '10', '--output', str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "the column is now in upstream's declared type" in printed, printed
+    after = pq.read_table(out / DATA_FILE)
+    assert after.schema.field('language_events').type == \
+        pa.list_(pa.struct([pa.field('role', pa.string(), nullable=False),
+                            pa.field('content', pa.string()), pa.field('style', pa.string()),
+                            pa.field('camera', pa.string()),
+                            pa.field('tool_calls', pa.list_(pa.json_()))]))
+
+    def decoded(table: pa.Table) -> list:
+        return [[{**row, 'tool_calls': None if row['tool_calls'] is None else [
+            json.loads(c) if isinstance(c, str) else c for c in row['tool_calls']]}
+            for row in cell] for cell in table.column('language_events').to_pylist()]
+    # Every stored value kept: the id, the null argument, the registered style.
+    assert decoded(by_episode(after, 1, keep=False)) == decoded(by_episode(before, 1, False))
+    assert by_episode(after, 1, keep=False).drop_columns(['language_events']).equals(
+        by_episode(before, 1, keep=False).drop_columns(['language_events']))
+    assert [language.tool_calls(r) for r in decoded(after)[90 + 6]] == [
+        [], [('record_observation', {'label': 'cup'})]]
+
+
+def test_a_failed_write_leaves_the_dataset_as_it_was_and_nothing_beside_it(tmp_path, capsys):
+    root = two_episodes(tmp_path, extra_field=True)
+    files = {p: p.read_bytes() for p in root.rglob('*') if p.is_file()}
+    log = write_log(tmp_path / 'audit.jsonl', audit(
+        10.0, ('call', 0.2, 'a', 'record_observation', {'label': 'cup'}, True)))
+    for where in (['--in-place'], ['--output', str(tmp_path / 'out')]):
+        assert cli_main(['dataset', 'add-events', str(root), '--episode', '1', '--audit',
+                         str(log), '--start', '10', *where]) == 1
+        err = capsys.readouterr().err
+        assert 'has field(s) note' in err and 'nothing was written' in err, err
+        assert 'Traceback' not in err
+        assert {p: p.read_bytes() for p in root.rglob('*') if p.is_file()} == files
+        assert sorted(p.name for p in tmp_path.iterdir()) == ['audit.jsonl', 'two']
+
+
+def test_a_language_column_of_the_wrong_type_is_one_line(tmp_path, capsys):
+    root = sample_copy(tmp_path)
+    table = pq.read_table(root / DATA_FILE)
+    table = table.set_column(table.column_names.index('language_events'), 'language_events',
+                             pa.array(range(table.num_rows), pa.int64()))
+    pq.write_table(table, root / DATA_FILE)
+    log = write_log(tmp_path / 'audit.jsonl', audit(10.0, ('say', 0.1, 'hi')))
+    assert cli_main(['dataset', 'add-events', str(root), '--episode', '0', '--audit', str(log),
+                     '--start', '10', '--in-place']) == 1
+    err = capsys.readouterr().err
+    assert err.strip().splitlines() == [
+        f'error: {root / DATA_FILE} column language_events has type int64; LeRobot stores a '
+        'list of rows there (structs with role, content, style, camera, tool_calls)']
+
+
+def test_skipped_audit_lines_are_counted_beyond_the_ones_shown(tmp_path, capsys):
+    root = sample_copy(tmp_path)
+    log = tmp_path / 'audit.jsonl'
+    log.write_text(''.join(f'not json {n}\n' for n in range(8))
+                   + json.dumps({'event': 'interjection', 'wall_time': 10.1, 'text': 'hi'})
+                   + '\n')
+    assert cli_main(['dataset', 'add-events', str(root), '--episode', '0', '--audit', str(log),
+                     '--start', '10', '--dry-run']) == 0
+    err = capsys.readouterr().err
+    assert err.count('warning: skipped') == 5
+    assert '... and 3 more skipped audit line(s) (8 in all)' in err
+
+
+# -- a kill -9 in the middle of a write -------------------------------------------------------
+
+@pytest.mark.parametrize('point,where', [
+    ('data-written', 'in-place'), ('before-commit', 'in-place'), ('after-commit', 'in-place'),
+    ('data-written', 'output'), ('before-commit', 'output')])
+def test_a_write_killed_at_any_point_leaves_old_or_new_and_a_rerun_works(
+        ros_env, tmp_path, point, where):
+    root = two_episodes(tmp_path)
+    log = write_log(tmp_path / 'audit.jsonl', audit(
+        10.0, ('call', 0.2, 'a', 'record_observation', {'label': 'cup'}, True)))
+    before = {p.relative_to(root): p.read_bytes() for p in root.rglob('*') if p.is_file()}
+    out = tmp_path / 'out'
+    command = [sys.executable, '-m', 'lerobot_tools_ros.cli', 'dataset', 'add-events',
+               str(root), '--episode', '1', '--audit', str(log), '--start', '10',
+               *(['--in-place'] if where == 'in-place' else ['--output', str(out)])]
+    ready = tmp_path / 'ready'
+    # The writer stops for good at `point` (dataset.atomic.checkpoint); killed there.
+    proc = subprocess.Popen(command, env={**ros_env, atomic.PAUSE_ENV: f'{point}:{ready}'},
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 60.0
+        while not ready.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)  # polling for the file the writer makes when it stops
+        assert ready.exists(), proc.communicate(timeout=10)[0] if proc.poll() is not None \
+            else 'the writer never reached ' + point
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(30)
+    now = {p.relative_to(root): p.read_bytes() for p in root.rglob('*') if p.is_file()}
+    staged = [p.name for p in tmp_path.iterdir() if '.add-events-' in p.name]
+    assert len(staged) == 1, staged  # the staging copy; never the target itself
+    if point == 'after-commit':
+        assert now != before  # the new version, whole
+        assert 'record_observation' in (root / 'meta' / 'info.json').read_text()
+        assert [language.tool_calls(r) for r in episodes.read_episode(root, 1).frames[6].events
+                ] == [[], [('record_observation', {'label': 'cup'})]]
+    else:
+        assert now == before  # the old version, untouched
+    assert not out.exists()
+    rerun = subprocess.run(command, env=ros_env, capture_output=True, text=True, timeout=120)
+    assert rerun.returncode == 0, rerun.stdout + rerun.stderr
+    assert f'removed {tmp_path / staged[0]}: left by an earlier run' in rerun.stdout
+    result = out if where == 'output' else root
+    assert [language.tool_calls(r) for r in episodes.read_episode(result, 1).frames[6].events
+            ] == [[], [('record_observation', {'label': 'cup'})]]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        ['audit.jsonl', 'two', 'ready', *(['out'] if where == 'output' else [])])
 
 
 # -- the dispatcher records interjections and markers ----------------------------------------

@@ -90,7 +90,7 @@ def _calls_are_text(column_storage: Any) -> bool:
     import pyarrow as pa
 
     row_type = column_storage.value_type
-    index = row_type.get_field_index('tool_calls')
+    index = row_type.get_field_index('tool_calls') if pa.types.is_struct(row_type) else -1
     if index < 0:
         return True
     calls = row_type.field(index).type

@@ -205,10 +205,12 @@ def read_episode(root: pathlib.Path, episode: int, info: dict | None = None) -> 
 
 
 def check_language_type(data_type, where: str) -> None:
-    """Raise DatasetError unless `data_type` is a list of row structs (what LeRobot stores)."""
+    """Raise DatasetError unless `data_type` is a list of row structs (or of nothing yet)."""
     import pyarrow as pa
 
     is_list = pa.types.is_list(data_type) or pa.types.is_large_list(data_type)
+    if is_list and pa.types.is_null(data_type.value_type):
+        return  # every cell empty: pyarrow's inferred type when upstream wrote no rows
     if is_list and pa.types.is_struct(data_type.value_type) \
             and data_type.value_type.get_field_index('role') >= 0:
         return
