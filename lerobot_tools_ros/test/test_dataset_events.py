@@ -30,6 +30,7 @@ import signal
 import subprocess
 import sys
 import time
+from typing import Any
 
 import annotated_episode
 from conftest import PACKAGE_DIR, spin_until, TEST_DIR
@@ -554,22 +555,41 @@ def lerobot_python() -> pathlib.Path | None:
     return venv / 'bin' / 'python' if (venv / '.lerobot-check-ready').exists() else None
 
 
-def test_lerobots_own_readers_load_what_add_events_wrote(ros_env, tmp_path):
+def upstream(tmp_path: pathlib.Path, script: str, *args: str) -> Any:
+    """Run a test script in LeRobot's venv (`make lerobot-venv`); return its last JSON line."""
     python = lerobot_python()
     if python is None:
         pytest.skip('no Python 3.12 venv with lerobot 0.6.1: run `make lerobot-check` (or set '
                     'LEROBOT_CHECK_PYTHON) to check against upstream itself')
-    _, recorded = round_trip(ros_env, tmp_path)
     # LeRobot's venv, not ours: none of the ROS workspace's paths.
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(('PYTHON', 'AMENT', 'COLCON', 'LD_'))}
     env['HF_HUB_OFFLINE'] = '1'
     env['HF_LEROBOT_HOME'] = str(tmp_path / 'lerobot_home')
-    check = subprocess.run([str(python), str(TEST_DIR / 'upstream_language_check.py'),
-                            str(recorded), '0', '45', '50'], env=env, capture_output=True,
-                           text=True, timeout=600)
-    assert check.returncode == 0, check.stdout + check.stderr
-    found = json.loads(check.stdout.strip().splitlines()[-1])
+    run = subprocess.run([str(python), str(TEST_DIR / script), *args], env=env,
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stdout + run.stderr
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+def test_lerobot_opens_the_shipped_sample_dataset(tmp_path):
+    found = upstream(tmp_path, 'upstream_language_check.py', str(SAMPLE_DATASET), '0', '45')
+    assert found['frames'] == 90
+    assert found['image_shapes'] == {'observation.images.front': [3, 48, 64]}
+    assert [t['function']['name'] for t in found['tools']] == [
+        'say', 'record_observation', 'close_gripper']
+    assert sorted(map(int, found['events'])) == [0, 30, 45, 75]
+    assert found['rendered']['45']['messages'][-1] == {'role': 'assistant', 'tool_calls': [
+        {'type': 'function', 'function': {'name': 'say', 'arguments': {
+            'text': 'OK, I will use the blue cube.', 'label': None}}}]}
+
+
+def test_lerobots_own_readers_load_what_add_events_wrote(ros_env, tmp_path):
+    if lerobot_python() is None:
+        upstream(tmp_path, 'none')  # skips, saying how to make the venv
+    _, recorded = round_trip(ros_env, tmp_path)
+    found = upstream(tmp_path, 'upstream_language_check.py', str(recorded), '0', '0', '45',
+                     '50')
     print(json.dumps(found['rendered'], indent=1))  # the closing note quotes this output
     assert found['default_tools'] == [annotated_episode.UPSTREAM_SAY]
     assert [t['function']['name'] for t in found['tools']] == ['say', 'record_observation']
@@ -595,3 +615,66 @@ def test_lerobots_own_readers_load_what_add_events_wrote(ros_env, tmp_path):
             language.call_dict('say', {'text': 'OK, I will use the blue cube.'})]}]
     assert rendered['45']['target_message_indices'] == [2]
     assert rendered['50'] is None  # nothing emitted there: no target message
+
+
+def test_a_dataset_lerobot_made_replays_with_the_defaults_and_takes_events(ros_env, tmp_path):
+    """
+    A dataset made by LeRobot's own writer: replay, add-events, LeRobot reads the result.
+
+    `upstream_make_dataset.py` (in LeRobot's venv): two episodes recorded with
+    `LeRobotDataset`, episode 0 annotated by the steerable pipeline's staging, validator and
+    writer (say only in `tools`; a say with an OpenAI id and a null argument; a registered
+    style; a VQA pair). Episode 0 replays with the packaged parameters; its audit log goes into
+    episode 1; episode 0 stays equal as a pyarrow table; LeRobot finds the new rows on their
+    frames.
+    """
+    root = tmp_path / 'made'
+    stamps = upstream(tmp_path, 'upstream_make_dataset.py', str(root))
+    assert len(stamps) == 20
+    log = tmp_path / 'audit.jsonl'
+    replay = subprocess.run(
+        [sys.executable, '-m', 'lerobot_tools_ros.cli', 'replay', str(root), '--episode', '0',
+         '--tts-backend', 'espeak_ng', '--output-dir', str(tmp_path / 'out'),
+         '--audit-log', str(log)], env=ros_env, capture_output=True, text=True, timeout=240)
+    output = replay.stdout + replay.stderr
+    assert replay.returncode == 0, output
+    assert "[replay] not hosting 'record_observation'" in output
+    assert "style 'mood' is not one of upstream's core styles" in output
+    assert output.count("style 'vqa' has nothing to replay") == 2, output
+    assert '2 result(s) for 2 call(s); 0 failed' in replay.stdout
+    assert 'Traceback' not in output
+    start = next(r['time'] for r in read_audit_log(log)
+                 if r.get('event') == 'episode' and r.get('marker') == 'start')
+    data = root / DATA_FILE
+    before = pq.read_table(data)
+    add = subprocess.run(
+        [sys.executable, '-m', 'lerobot_tools_ros.cli', 'dataset', 'add-events', str(root),
+         '--episode', '1', '--audit', str(log), '--start', repr(start), '--in-place'],
+        env=ros_env, capture_output=True, text=True, timeout=120)
+    assert add.returncode == 0, add.stdout + add.stderr
+    assert 'wrote 3 row(s) into episode 1' in add.stdout, add.stdout
+    after = pq.read_table(data)
+    # Episode 0 (and every column) exactly as LeRobot wrote it; the column keeps its type.
+    assert by_episode(after, 1, keep=False).equals(by_episode(before, 1, keep=False))
+    assert after.schema.equals(before.schema)
+    assert not [p for p in tmp_path.iterdir() if '.add-events-' in p.name]
+    found = upstream(tmp_path, 'upstream_language_check.py', str(root), '1', '0', '10', '11')
+    assert [t['function']['name'] for t in found['tools']] == ['say']
+    say = {int(frame): [c['function']['arguments']['text'] for row in rows
+                        for c in row['tool_calls'] or []]
+           for frame, rows in found['events'].items()}
+    assert say == {0: ['I will put the red cube in the bin.'],
+                   10: ['OK, I will use the blue cube.']}
+    assert {'role': 'user', 'content': 'Use the blue cube instead.', 'style': 'interjection',
+            'camera': None, 'tool_calls': None} in found['events']['10']
+    assert found['rendered']['10']['messages'][1:] == [
+        {'role': 'user', 'content': 'Use the blue cube instead.'},
+        {'role': 'assistant', 'tool_calls': [{'type': 'function', 'id': None, 'function': {
+            'name': 'say', 'arguments': {'text': 'OK, I will use the blue cube.',
+                                         'voice': None}}}]}]
+    assert found['rendered']['11'] is None
+    # Episode 0's say, as LeRobot decodes it: its id and its null argument kept.
+    (call,) = found['other_episodes_events']['0:0'][0]['tool_calls']
+    assert call['id'] == 'call_abc123'
+    assert call['function']['arguments'] == {'text': 'I will put the red cube in the bin.',
+                                             'voice': None}
