@@ -70,7 +70,7 @@ def _pid_alive(pid: int) -> bool:
 def remove_stale(final: pathlib.Path) -> list[pathlib.Path]:
     """Remove staging directories beside `final` left by runs whose process is gone."""
     pattern = re.compile(re.escape(f'.{final.name}.{STAGING_TAG}-') + r'(\d+)-\d+')
-    removed = []
+    removed: list[pathlib.Path] = []
     if not final.parent.is_dir():
         return removed
     for path in final.parent.iterdir():
