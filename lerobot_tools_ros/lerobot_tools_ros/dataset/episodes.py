@@ -223,9 +223,12 @@ def _frame(row: dict, where: str) -> Frame:
     if isinstance(stamp, bool) or not isinstance(stamp, (int, float)) \
             or not math.isfinite(stamp):
         raise DatasetError(f'{where}: timestamp must be a finite number, got {stamp!r}')
+    frame_index = row.get('frame_index')
+    if isinstance(frame_index, bool) or not isinstance(frame_index, int):
+        raise DatasetError(f'{where}: frame_index must be an integer, got {frame_index!r}')
     events = row.get(language.LANGUAGE_EVENTS) or []
     persistent = row.get(language.LANGUAGE_PERSISTENT) or []
-    return Frame(int(row['frame_index']), float(stamp), list(events), list(persistent))
+    return Frame(frame_index, float(stamp), list(events), list(persistent))
 
 
 def tools_of(info: dict) -> list[dict] | None:
