@@ -416,6 +416,32 @@ def test_skipped_audit_lines_are_counted_beyond_the_ones_shown(tmp_path, capsys)
     assert '... and 3 more skipped audit line(s) (8 in all)' in err
 
 
+def test_a_hub_snapshot_keeps_its_blobs_and_a_copy_of_it_stands_alone(tmp_path, capsys):
+    """huggingface_hub's cache: snapshot files are relative symlinks into a shared blob store."""
+    repo = tmp_path / 'hub' / 'datasets--lab--cubes'
+    snapshot = annotated_episode.write_sample(repo / 'snapshots' / 'abc', SAMPLE_INFO)
+    (repo / 'blobs').mkdir()
+    for path in [p for p in snapshot.rglob('*') if p.is_file()]:
+        blob = repo / 'blobs' / path.name.replace('.', '-')
+        path.rename(blob)
+        path.symlink_to(os.path.relpath(blob, path.parent))
+    blobs = {p: p.read_bytes() for p in (repo / 'blobs').iterdir()}
+    log = write_log(tmp_path / 'audit.jsonl', audit(
+        10.0, ('call', 0.1, 'a', 'say', {'text': 'Extra.'}, True)))
+    args = ['dataset', 'add-events', str(snapshot), '--episode', '0', '--audit', str(log),
+            '--start', '10']
+    out = tmp_path / 'copy'
+    assert cli_main([*args, '--output', str(out)]) == 0, capsys.readouterr()
+    assert not [p for p in out.rglob('*') if p.is_symlink()]
+    assert cli_main([*args, '--in-place']) == 0, capsys.readouterr()
+    assert {p: p.read_bytes() for p in (repo / 'blobs').iterdir()} == blobs
+    assert not (snapshot / DATA_FILE).is_symlink()
+    assert (snapshot / 'meta' / 'tasks.parquet').is_symlink()  # unchanged files stay links
+    for root in (out, snapshot):
+        frame3 = episodes.read_episode(root, 0).frames[3].events
+        assert [language.tool_calls(row) for row in frame3] == [[('say', {'text': 'Extra.'})]]
+
+
 # -- a kill -9 in the middle of a write -------------------------------------------------------
 
 @pytest.mark.parametrize('point,where', [

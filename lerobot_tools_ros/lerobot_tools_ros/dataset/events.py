@@ -267,7 +267,8 @@ def write_events(root: pathlib.Path, episode: Episode, placed: dict[int, list[Re
     staging = atomic.staging_dir(final)
     try:
         if output is not None:
-            shutil.copytree(root, staging, symlinks=True)
+            # A copy stands alone: files a symlink points to (a hub snapshot's blobs) are copied.
+            shutil.copytree(root, staging)
         else:
             atomic.link_tree(root, staging)
         changed = []
