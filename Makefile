@@ -18,7 +18,7 @@ lerobot-venv:             ## .venv-lerobot: Python 3.12 with lerobot 0.6.1 (~5 m
 	bash scripts/lerobot_venv.sh
 
 lerobot-check: bootstrap lerobot-venv  ## LeRobot 0.6.1's own datasets: replayed, add-events, read back
-	cd lerobot_tools_ros && ../scripts/with_env.sh python -m pytest -ra -p no:cacheprovider \
+	cd lerobot_tools_ros && ../scripts/with_env.sh python -m pytest -ra -p no:cacheprovider -n 2 \
 	    test/test_dataset_events.py -k lerobot
 
 docs: bootstrap           ## regenerate the reference pages from the code, build the site (warnings fail)
