@@ -538,9 +538,9 @@ def round_trip(ros_env: dict, tmp_path: pathlib.Path) -> tuple[pathlib.Path, pat
     """
     Replay the sample episode (at 5 fps) with an audit log, add the log to a bare copy.
 
-    5 fps leaves 200 ms between frames, so a call recorded a little after its frame (DDS,
-    parsing, a loaded machine) still lands on it. Its events are at frames 0, 30, 45 and 75:
-    0, 6, 9 and 15 s.
+    Its events are at frames 0, 30, 45 and 75: 0, 6, 9 and 15 s. Each comes back on the frame
+    at or just before the time it was recorded, which is its own frame unless the machine
+    held it up for a frame period (200 ms); `logged_frames` says which frame that is.
     """
     annotated = sample_copy(tmp_path, fps=5)
     log = tmp_path / 'audit.jsonl'
@@ -560,15 +560,63 @@ def round_trip(ros_env: dict, tmp_path: pathlib.Path) -> tuple[pathlib.Path, pat
     return annotated, out
 
 
+def event_key(row: dict) -> str:
+    """Return what an event row says (role, style, content, calls), whatever its layout."""
+    return json.dumps([row['role'], row['style'], row['content'], language.tool_calls(row)],
+                      sort_keys=True)
+
+
+def event_text(key: str) -> str:
+    """Return an event's words (event_key): what was said, or its first call's text or label."""
+    role, style, content, calls = json.loads(key)
+    if not calls:
+        return content
+    arguments = calls[0][1]
+    return arguments.get('text') or arguments.get('label')
+
+
+def event_frames(root: pathlib.Path, episode: int) -> dict[str, int]:
+    """Each event of the episode (event_key) with the frame it is on."""
+    found = {}
+    for frame in episodes.read_episode(root, episode).frames:
+        for row in frame.events:
+            assert event_key(row) not in found, 'the test episodes hold each event once'
+            found[event_key(row)] = frame.frame_index
+    return found
+
+
+def logged_frames(log: pathlib.Path, root: pathlib.Path, episode: int) -> dict[str, int]:
+    """
+    Return the frame each recorded event belongs on: the last at or before its recorded time.
+
+    Times count from the replay's start marker (the time it states), as add-events counts.
+    """
+    records = list(read_audit_log(log))
+    start = next(r['time'] for r in records
+                 if r.get('event') == 'episode' and r.get('marker') == 'start')
+    succeeded = {r['call_id'] for r in records if r.get('event') == 'result' and r['success']}
+    stamps = episodes.read_episode(root, episode).timestamps
+    found = {}
+    for record in records:
+        if record.get('event') == 'call' and record['call_id'] in succeeded:
+            row = language.tool_call_row(record['name'], record['arguments'])
+        elif record.get('event') == 'interjection':
+            row = language.interjection_row(record['text'])
+        else:
+            continue
+        time_s = record['wall_time'] - start
+        found[event_key(row)] = max(i for i, t in enumerate(stamps) if t <= time_s + 1e-4)
+    return found
+
+
 def test_replay_then_add_events_gives_the_episodes_events_back(ros_env, tmp_path):
     annotated, recorded = round_trip(ros_env, tmp_path)
-
-    def events_by_frame(root: pathlib.Path) -> dict:
-        return {frame.frame_index: sorted(
-            (row['role'], row['style'], row['content'], language.tool_calls(row))
-            for row in frame.events) for frame in episodes.read_episode(root, 0).frames
-            if frame.events}
-    assert events_by_frame(recorded) == events_by_frame(annotated)
+    replayed, written = event_frames(annotated, 0), event_frames(recorded, 0)
+    assert written.keys() == replayed.keys()
+    # Each on the frame of its recorded time: its own frame, or a later one if held up; never
+    # an earlier one.
+    assert written == logged_frames(tmp_path / 'audit.jsonl', recorded, 0)
+    assert all(written[key] >= replayed[key] for key in written), (written, replayed)
 
 
 def lerobot_python() -> pathlib.Path | None:
@@ -614,33 +662,36 @@ def test_lerobots_own_readers_load_what_add_events_wrote(ros_env, tmp_path):
     if lerobot_python() is None:
         upstream(tmp_path, 'none')  # skips, saying how to make the venv
     _, recorded = round_trip(ros_env, tmp_path)
-    found = upstream(tmp_path, 'upstream_language_check.py', str(recorded), '0', '0', '45',
-                     '50')
+    # Where the rows went (frames 0, 30, 45, 75, unless the machine held a call up; see
+    # round_trip): LeRobot must find them there.
+    frames = event_frames(recorded, 0)
+    texts = {event_text(key): frame for key, frame in frames.items()}
+    answer = texts['OK, I will use the blue cube.']
+    found = upstream(tmp_path, 'upstream_language_check.py', str(recorded), '0',
+                     str(texts['I will put the red cube in the bin.']), str(answer),
+                     str(answer + 5))
     print(json.dumps(found['rendered'], indent=1))  # the closing note quotes this output
     assert found['default_tools'] == [annotated_episode.UPSTREAM_SAY]
     assert [t['function']['name'] for t in found['tools']] == ['say', 'record_observation']
     assert found['has_language_columns']
     assert set(found['language_features']) == set(language.LANGUAGE_COLUMNS)
-    # The frames the calls were replayed from, as LeRobot decodes them.
-    say = {int(frame): [c['function']['arguments']['text'] for row in rows
-                        for c in row['tool_calls'] or [] if c['function']['name'] == 'say']
-           for frame, rows in found['events'].items()}
-    assert say == {0: ['I will put the red cube in the bin.'], 30: [],
-                   45: ['OK, I will use the blue cube.'],
-                   75: ['Done. The blue cube is in the bin.']}
-    interjection = {'role': 'user', 'content': 'Use the blue cube instead.',
-                    'style': 'interjection', 'camera': None, 'tool_calls': None}
-    assert interjection in found['events']['45']
+    # Every row on the frame add-events put it on, as LeRobot decodes it.
+    assert {int(frame): sorted(event_key(row) for row in rows)
+            for frame, rows in found['events'].items()} == {
+        frame: sorted(key for key in frames if frames[key] == frame)
+        for frame in set(frames.values())}
     rendered = found['rendered']
-    assert rendered['0']['messages'][-1] == {'role': 'assistant', 'tool_calls': [
+    first = str(texts['I will put the red cube in the bin.'])
+    assert rendered[first]['messages'][-1] == {'role': 'assistant', 'tool_calls': [
         language.call_dict('say', {'text': 'I will put the red cube in the bin.'})]}
-    assert rendered['45']['messages'] == [
+    heard = texts['Use the blue cube instead.'] == answer  # (unless held up apart)
+    assert rendered[str(answer)]['messages'] == [
         {'role': 'user', 'content': 'task'},
-        {'role': 'user', 'content': 'Use the blue cube instead.'},
+        *([{'role': 'user', 'content': 'Use the blue cube instead.'}] if heard else []),
         {'role': 'assistant', 'tool_calls': [
             language.call_dict('say', {'text': 'OK, I will use the blue cube.'})]}]
-    assert rendered['45']['target_message_indices'] == [2]
-    assert rendered['50'] is None  # nothing emitted there: no target message
+    assert rendered[str(answer)]['target_message_indices'] == [2 if heard else 1]
+    assert rendered[str(answer + 5)] is None  # nothing emitted there: no target message
 
 
 def test_a_dataset_lerobot_made_replays_with_the_defaults_and_takes_events(ros_env, tmp_path):
@@ -684,21 +735,28 @@ def test_a_dataset_lerobot_made_replays_with_the_defaults_and_takes_events(ros_e
     assert by_episode(after, 1, keep=False).equals(by_episode(before, 1, keep=False))
     assert after.schema.equals(before.schema)
     assert not [p for p in tmp_path.iterdir() if '.add-events-' in p.name]
-    found = upstream(tmp_path, 'upstream_language_check.py', str(root), '1', '0', '10', '11')
+    # Each row on the frame of its recorded time (episode 0's frames 0 and 10, unless the
+    # machine held a call up for a frame period), and LeRobot finds it there.
+    frames = event_frames(root, 1)
+    assert frames == logged_frames(log, root, 1)
+    texts = {event_text(key): frame for key, frame in frames.items()}
+    assert sorted(texts) == ['I will put the red cube in the bin.',
+                             'OK, I will use the blue cube.', 'Use the blue cube instead.']
+    answer = texts['OK, I will use the blue cube.']
+    found = upstream(tmp_path, 'upstream_language_check.py', str(root), '1', str(answer),
+                     str(answer + 1))
     assert [t['function']['name'] for t in found['tools']] == ['say']
-    say = {int(frame): [c['function']['arguments']['text'] for row in rows
-                        for c in row['tool_calls'] or []]
-           for frame, rows in found['events'].items()}
-    assert say == {0: ['I will put the red cube in the bin.'],
-                   10: ['OK, I will use the blue cube.']}
-    assert {'role': 'user', 'content': 'Use the blue cube instead.', 'style': 'interjection',
-            'camera': None, 'tool_calls': None} in found['events']['10']
-    assert found['rendered']['10']['messages'][1:] == [
-        {'role': 'user', 'content': 'Use the blue cube instead.'},
+    assert {int(frame): sorted(event_key(row) for row in rows)
+            for frame, rows in found['events'].items()} == {
+        frame: sorted(key for key in frames if frames[key] == frame)
+        for frame in set(frames.values())}
+    heard = texts['Use the blue cube instead.'] == answer
+    assert found['rendered'][str(answer)]['messages'][1:] == [
+        *([{'role': 'user', 'content': 'Use the blue cube instead.'}] if heard else []),
         {'role': 'assistant', 'tool_calls': [{'type': 'function', 'id': None, 'function': {
             'name': 'say', 'arguments': {'text': 'OK, I will use the blue cube.',
                                          'voice': None}}}]}]
-    assert found['rendered']['11'] is None
+    assert found['rendered'][str(answer + 1)] is None
     # Episode 0's say, as LeRobot decodes it: its id and its null argument kept.
     (call,) = found['other_episodes_events']['0:0'][0]['tool_calls']
     assert call['id'] == 'call_abc123'
