@@ -302,9 +302,13 @@ def test_the_replay_node_plays_into_a_runtime_already_running(
     assert stills == ['after_place.png', 'before_grasp.png']
 
 
-def test_an_upstream_annotated_dataset_replays_with_the_packaged_defaults(ros_env, tmp_path):
-    """No `tools` key (LeRobot's DEFAULT_TOOLS: say), a registered style, a vqa row."""
+@pytest.mark.parametrize('tools', ['none', 'say'])
+def test_an_upstream_annotated_dataset_replays_with_the_packaged_defaults(
+        ros_env, tmp_path, tools):
+    """`tools: [say]` (LeRobot's pipeline) or none (DEFAULT_TOOLS), a registered style, VQA."""
     info = {k: v for k, v in SAMPLE_INFO.items() if k != 'tools'}
+    if tools == 'say':
+        info['tools'] = [UPSTREAM_SAY]
     mood = {'role': 'assistant', 'content': 'cheerful', 'style': 'mood', 'camera': None,
             'tool_calls': None}
     vqa = {'role': 'assistant', 'content': '{"count": 1}', 'style': 'vqa', 'camera': 'front',
