@@ -37,7 +37,7 @@ from typing import Any
 from lerobot_tools_interfaces.msg import ApprovalRequest, ToolProgress, ToolResult
 from lerobot_tools_interfaces.srv import Approve, CallTool, CancelCalls
 from lerobot_tools_ros import mcp_core, names
-from lerobot_tools_ros.mcp import wire
+from lerobot_tools_ros.mcp import sdk_adapter, wire
 from lerobot_tools_ros.nodes.params import declare_table
 from lerobot_tools_ros.parameters.declarations import MCP_SERVER
 from lerobot_tools_ros.untrusted import log_text
@@ -77,6 +77,8 @@ class McpServerNode(Node):
         self.max_argument_bytes = values['max_argument_bytes']
         self.max_image_bytes = values['max_image_bytes']
         self.max_request_bytes = values['max_request_bytes']
+        self.http_session_idle_s = values['http_session_idle_s']
+        self.http_max_sessions = values['http_max_sessions']
         self.refresh_s = values['refresh_s']
         self.discovery_wait_s = values['discovery_wait_s']
         self.call_timeout_s = values['call_timeout_s']
@@ -194,8 +196,7 @@ async def serve(node: McpServerNode, stop_requested: threading.Event | None = No
             await asyncio.sleep(RESPONSE_FLUSH_S)
             if http is not None:
                 # Open streams (a client's GET stream) would hold uvicorn's graceful shutdown.
-                manager = getattr(server, '_session_manager', None)
-                for transport in list(getattr(manager, '_server_instances', {}).values()):
+                for transport in sdk_adapter.http_sessions(server).values():
                     with contextlib.suppress(Exception):
                         await transport.terminate()
                 http.should_exit = True
