@@ -114,13 +114,17 @@ def test_hints_titles_schemas_and_output_schemas_in_both_eras(
         for name in ('say', 'close_gripper'):  # nobody declared them harmless
             assert tools[name].annotations.destructive_hint is None, name
             assert tools[name].annotations.read_only_hint is None, name
-        assert tools['record_observation'].annotations.read_only_hint is True
+        hints = tools['record_observation'].annotations  # it writes an image and a sidecar
+        assert hints.read_only_hint is False and hints.idempotent_hint is False
+        assert hints.open_world_hint is False
         assert tools['record_observation'].title == 'Record observation'
         assert tools['say'].output_schema['required'] == ['utterance_id']
         assert 'paths' in tools['record_observation'].output_schema['properties']
         assert tools['close_gripper'].output_schema is None
         camera = tools['record_observation'].input_schema['properties']['camera']
-        assert camera['type'] == ['string', 'null']  # strict mode can leave it out with null
+        # Strict mode can leave it out with null; one type per schema (Inspector --strict).
+        assert camera['anyOf'] == [{'type': 'string', 'description': camera['description']},
+                                   {'type': 'null'}]
         # No tool_server runs here: nothing serves them, and the descriptions say so.
         assert tools['say'].description.startswith('[Unavailable: no executor serves it at '
                                                    '/lerobot_tools/say right now')

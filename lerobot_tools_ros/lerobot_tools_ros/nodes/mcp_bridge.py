@@ -108,6 +108,7 @@ class RosBridge:
         self._listed_with: tuple | None = None  # (view, read-only, overwrite) of the last list
         # tool_server's record_observation output directory ('' unknown): observations served
         self.observation_dir = ''
+        self.http_server: Any = None  # the SDK server, when serving Streamable HTTP
         node.bridge = self
 
     def post(self, function: Callable, *args: Any) -> None:
@@ -577,6 +578,8 @@ class RosBridge:
             'tools': [t.name for t in self.tools],
             'unavailable_tools': [t.name for t in self.tools if not t.available],
             'legacy_connections': len(self.sessions),
+            'http_sessions': (None if self.http_server is None else
+                              len(sdk_adapter.http_sessions(self.http_server))),
             'calls_in_flight': len(self.active),
             'pending_approvals': len(self.approvals),
             'warnings': list(self.warnings.values()),

@@ -217,6 +217,7 @@ async def serve(node: McpServerNode, stop_requested: threading.Event | None = No
                 node.get_logger().info(f'MCP server at {mcp_transports.base_url(node)}'
                                        f'{node.path}: {node.bind_note}')
                 http = mcp_transports.uvicorn_server(mcp_transports.http_app(server, node), node)
+                bridge.http_server = server
                 with serving:
                     await http.serve()
         finally:
