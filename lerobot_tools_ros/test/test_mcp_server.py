@@ -141,9 +141,8 @@ def test_stdio_lists_the_catalog_and_follows_allowlist_and_reloads(
                     hints = {t.name: (t.annotations.read_only_hint, t.annotations.destructive_hint)
                              for t in listed}
                     assert hints['say'] == (None, None)  # nothing declared: no claim
-                    # It writes files (not read-only); no tool_server says whether it may
-                    # replace them, so no destructive claim either way.
-                    assert hints['record_observation'] == (False, None)
+                    # Configured read-only here (--read-only-tools): the operator's word wins.
+                    assert hints['record_observation'] == (True, None)
 
                     # The dispatcher's allowlist narrows the list, at once.
                     set_dispatcher_parameter(ros_node, 'allowed_tools', ['say'])

@@ -52,6 +52,10 @@ CATALOG_WAIT_S = 2.0
 GRAPH_LOOK_S = 0.5
 # Seconds a dispatcher must stay undiscovered before its robot is announced gone.
 ROBOT_GONE_AFTER_S = 1.0
+# Seconds a first tools/list waits, once the dispatcher is discovered, for the executors its
+# catalog names (the robot's other processes are discovered at about the same time; one that
+# is not found by then is listed as unavailable, and a list_changed follows when it comes).
+EXECUTOR_WAIT_S = 3.0
 # Seconds a parked 2026-era call is kept for its retry once its result is in.
 PARKED_AFTER_RESULT_S = 60.0
 # Bytes read from the end of the audit log for the audit resource.
@@ -104,6 +108,7 @@ class RosBridge:
         self.audit_log = ''
         self._told_empty = False
         self._seen_at: float | None = None  # when the dispatcher was seen without a catalog
+        self._found_at: float | None = None  # when the dispatcher and its catalog were found
         self._bindings: tuple | None = None  # (bindings file, mtime, tools bound kind: read)
         self._listed_with: tuple | None = None  # (view, read-only, overwrite) of the last list
         # tool_server's record_observation output directory ('' unknown): observations served
@@ -333,13 +338,17 @@ class RosBridge:
         # whose parameters are not declared yet reads as unset: the default, auto).
         wanted = ['allowed_tools', 'audit_log'] + [
             f'tool.{name}.approval' for name in self.loaded.names]
-        values = await self.get_parameters(self.node.param_client, wanted)
+        if self._found_at is None:
+            self._found_at = self.loop.time()
+        deadline = min(self.started + self.node.discovery_wait_s,
+                       self._found_at + EXECUTOR_WAIT_S)
+        if not self.have_tools.is_set() and self.loop.time() < deadline \
+                and not self.executors_discovered():
+            return  # a first list names no executor as missing that is only not found yet
+        values, (bound_read, overwrite) = await asyncio.gather(  # one round trip's time
+            self.get_parameters(self.node.param_client, wanted), self.tool_server_settings())
         self.audit_log = str(values.get('audit_log') or '')
         view = listing.view_from_parameters(values)
-        if not self.have_tools.is_set() and not self.executors_discovered() \
-                and self.loop.time() < self.started + self.node.discovery_wait_s:
-            return  # a first list names no executor as missing that is only not found yet
-        bound_read, overwrite = await self.tool_server_settings()
         read_only = set(self.node.read_only_tools) | bound_read
         self._listed_with = (view, read_only, overwrite)
         tools = listing.visible_tools(

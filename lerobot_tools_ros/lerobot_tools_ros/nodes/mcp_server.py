@@ -175,13 +175,22 @@ async def serve(node: McpServerNode, stop_requested: threading.Event | None = No
     if stop_requested is not None and stop_requested.is_set():
         on_signal()
     import anyio
-    from lerobot_tools_ros.nodes import mcp_transports
     from lerobot_tools_ros.nodes.mcp_bridge import RosBridge
+
+    bridge = RosBridge(node, loop)  # discovery_wait_s counts from here
+    # The tool list is read from the dispatcher while the SDK is imported in a thread (most of
+    # a cold start: the import is CPU, discovery and parameter reads mostly wait), so a first
+    # tools/list that arrives once the SDK is up finds it ready.
+    refreshing = asyncio.ensure_future(bridge.refresh_forever())
+    try:
+        await anyio.to_thread.run_sync(_import_sdk)
+    except BaseException:
+        refreshing.cancel()
+        raise
+    from lerobot_tools_ros.nodes import mcp_transports
     from lerobot_tools_ros.nodes.mcp_handlers import build_server
 
-    bridge = RosBridge(node, loop)
-    server = build_server(bridge)  # imports the SDK: seconds on a loaded machine
-    bridge.started = loop.time()   # discovery_wait_s counts from here
+    server = build_server(bridge)
     http = None
     async with anyio.create_task_group() as group:
         serving = anyio.CancelScope()
@@ -205,7 +214,6 @@ async def serve(node: McpServerNode, stop_requested: threading.Event | None = No
 
         if signalled:  # during the start
             group.start_soon(stop)
-        group.start_soon(bridge.refresh_forever)
         try:
             if node.transport == 'stdio':
                 node.get_logger().info('MCP server on stdio')
@@ -227,7 +235,15 @@ async def serve(node: McpServerNode, stop_requested: threading.Event | None = No
             with anyio.CancelScope(shield=True):
                 # Calls stopped on the way out: let their cancels reach the dispatcher.
                 await bridge.drain(2.0)
+            refreshing.cancel()
             group.cancel_scope.cancel()
+
+
+def _import_sdk() -> None:
+    """Import what serving needs from the MCP SDK (the slow part of a start)."""
+    import mcp.server.lowlevel  # noqa: F401
+    import mcp.server.subscriptions  # noqa: F401
+    from lerobot_tools_ros.nodes import mcp_handlers, mcp_transports  # noqa: F401
 
 
 def main(args: list[str] | None = None) -> int:

@@ -288,10 +288,11 @@ MCP_SERVER = table(
                   above=0.0,
                   read_only=_MCP_RESTART),
     ParameterSpec('discovery_wait_s', 5.0, 'Seconds after start a first tools/list (or call, '
-                  'prompt, completion) waits for the dispatcher and the executors of its tools '
-                  'to be discovered (a client that connects at launch would otherwise see no '
-                  'tools, or working tools marked unavailable); what is not seen by then is '
-                  'listed as missing, and the clients are told when the list changes.',
+                  'prompt, completion) waits for the dispatcher to be discovered, and then, '
+                  'within the same bound and for at most 3 s more, for the executors of its '
+                  'tools (a client that connects at launch would otherwise see no tools, or '
+                  'working tools marked unavailable); what is not seen by then is listed as '
+                  'missing, and the clients are told when the list changes.',
                   minimum=0.0, read_only=_MCP_RESTART),
     ParameterSpec('call_timeout_s', 600.0, 'Safety net: seconds an MCP call waits for ~/call '
                   "before it is cancelled (the dispatcher's own deadlines come first).",
