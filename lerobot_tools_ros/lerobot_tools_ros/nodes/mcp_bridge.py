@@ -203,6 +203,10 @@ class RosBridge:
 
     async def broadcast_log(self, level: str, text: str) -> None:
         """Send a log notification to every legacy-era connection whose level lets it pass."""
+        if not self.sessions:
+            # Nobody to tell; and while the SDK is still being imported in another thread (the
+            # start), importing it here too deadlocks on its circular imports.
+            return
         import warnings
         from mcp.shared.exceptions import MCPDeprecationWarning
         for key, connection in list(self.sessions.items()):
