@@ -15,7 +15,8 @@
 """
 MCP cost against its floors, in the same run: cold start, a session per call, round trips.
 
-Starts a dispatcher and a tool_server hosting ``echo`` (real processes, an isolated ROS domain).
+Starts a dispatcher whose catalog is ``echo`` and a tool_server hosting it (real processes, an
+isolated ROS domain).
 
 - Cold start (``--cold N``): ``lerobot-tools-ros mcp`` spawned by the SDK's stdio client, timed
   from spawn to the answer of its first ``tools/list`` (checked right: echo listed, not marked
@@ -45,7 +46,7 @@ import sys
 import time
 from typing import Any
 
-from common import bench_domain, catalog_dir, Driver, percentile, Processes, start_echo_stack
+from common import bench_domain, catalog_dir, Driver, percentile, Processes
 from results import record
 
 
@@ -134,7 +135,7 @@ def report(label: str, mcp_times: list[float], direct_times: list[float],
 
 
 def role_ros_bare(tools_file: str) -> None:
-    """The bare server as an rclpy node: lists once the dispatcher and echo are discovered."""
+    """Serve as the bare server, but as an rclpy node listing once the robot is discovered."""
     import threading
     from lerobot_tools_interfaces.srv import CallTool
     import rclpy
@@ -284,6 +285,16 @@ async def run(args, env: dict, direct: DirectCaller) -> None:
         server.wait(10)
 
 
+def start_echo_only(procs: Processes) -> None:
+    """Start a tool_server hosting echo and a dispatcher whose catalog is echo alone."""
+    from lerobot_tools_ros.tools.echo import ECHO_SCHEMA
+    workdir = catalog_dir('mcp_bench_', [ECHO_SCHEMA])  # every tool served: a right first list
+    procs.node('tool_server', 'lerobot_tools_ros.nodes.tool_server', '-p', 'tools:=[echo]',
+               '-p', f'dataset:={workdir}', '--log-level', 'warn')
+    procs.node('dispatcher', 'lerobot_tools_ros.nodes.dispatcher', '-p', f'dataset:={workdir}',
+               '-p', 'max_pending:=100000', '--log-level', 'warn')
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
     parser.add_argument('--round-trips', type=int, default=300,
@@ -297,7 +308,7 @@ def main() -> int:
         (role_ros_bare if args.role[0] == 'ros_bare' else role_bare)(args.role[1])
         return 0
     with bench_domain() as domain, Processes(__file__) as procs:
-        start_echo_stack(procs, 'mcp_bench_')
+        start_echo_only(procs)
         direct = DirectCaller()
         ready = direct.spin_until(lambda: direct.client.service_is_ready() and (
             '/lerobot_tools/echo' in dict(direct.node.get_service_names_and_types())), 60.0)

@@ -52,7 +52,7 @@ def start_robot(start_node, ros_node, tmp_path):
 
 @contextlib.asynccontextmanager
 async def one_shot(ros_env, tmp_path, *options: str, **session_kwargs):
-    """A fresh stdio server for one client, as the Inspector CLI or LangChain start one."""
+    """Start a fresh stdio server for one client, as the Inspector CLI or LangChain do."""
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
     command = server_command(*options)

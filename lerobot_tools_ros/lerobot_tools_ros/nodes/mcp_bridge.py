@@ -55,7 +55,7 @@ ROBOT_GONE_AFTER_S = 1.0
 # Seconds a first tools/list waits, once the dispatcher is discovered, for the executors its
 # catalog names (the robot's other processes are discovered at about the same time; one that
 # is not found by then is listed as unavailable, and a list_changed follows when it comes).
-EXECUTOR_WAIT_S = 3.0
+EXECUTOR_WAIT_S = 4.0
 # Seconds a parked 2026-era call is kept for its retry once its result is in.
 PARKED_AFTER_RESULT_S = 60.0
 # Bytes read from the end of the audit log for the audit resource.
@@ -389,8 +389,9 @@ class RosBridge:
         self.have_tools.set()
         shown = ', '.join(t.name + ('' if t.available else ' (unavailable)') for t in tools)
         if first:
+            source = self.loaded.source if self.loaded is not None else ''
             self.node.get_logger().info(
-                f'serving {len(tools)} tool(s) of {log_text(self.loaded.source)}: {shown}')
+                f'serving {len(tools)} tool(s) of {log_text(source)}: {shown}')
         else:
             self.node.get_logger().info(f'tool list changed: {shown}')
         self.resource_changed(URI_STATUS)

@@ -241,8 +241,10 @@ TOKEN_NEEDED = ('this MCP server needs a bearer token: send the header "Authoriz
 
 class _ResourceMetadataHeader:
     """
-    ASGI wrapper for a 401: it names the protected-resource metadata (RFC 9728 section 5.1)
-    and says in plain words, in the header and the body, that a bearer token is needed.
+    ASGI wrapper for a 401: name the resource metadata, say plainly a bearer token is needed.
+
+    The header names the protected-resource metadata (RFC 9728 section 5.1); the header's
+    error_description and the body say in plain words what to send.
     """
 
     def __init__(self, app: Any, metadata_url: str) -> None:

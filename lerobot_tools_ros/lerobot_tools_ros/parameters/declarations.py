@@ -289,7 +289,7 @@ MCP_SERVER = table(
                   read_only=_MCP_RESTART),
     ParameterSpec('discovery_wait_s', 5.0, 'Seconds after start a first tools/list (or call, '
                   'prompt, completion) waits for the dispatcher to be discovered, and then, '
-                  'within the same bound and for at most 3 s more, for the executors of its '
+                  'within the same bound and for at most 4 s more, for the executors of its '
                   'tools (a client that connects at launch would otherwise see no tools, or '
                   'working tools marked unavailable); what is not seen by then is listed as '
                   'missing, and the clients are told when the list changes.',
