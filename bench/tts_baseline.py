@@ -20,15 +20,15 @@ import threading
 import time
 from typing import Any, Optional
 
+# The tiny model is a fixture of the package's tests (test/tiny_pocket_model.py), not runtime code.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / 'lerobot_tools_ros' / 'test'))
 try:
     from lerobot_tools_ros.tts import make_backend, TtsBackend, TtsUnavailable
-    from lerobot_tools_ros.tts.tiny_pocket_model import build_tiny_model_config
-    from lerobot_tools_ros.tts.tiny_pocket_model import TINY_EOS_THRESHOLD
 except ImportError:  # run from a source checkout without the workspace sourced
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / 'lerobot_tools_ros'))
     from lerobot_tools_ros.tts import make_backend, TtsBackend, TtsUnavailable
-    from lerobot_tools_ros.tts.tiny_pocket_model import build_tiny_model_config
-    from lerobot_tools_ros.tts.tiny_pocket_model import TINY_EOS_THRESHOLD
+from tiny_pocket_model import build_tiny_model_config  # noqa: E402
+from tiny_pocket_model import TINY_EOS_THRESHOLD  # noqa: E402
 
 __all__ = ['measure_backend_first_audio', 'measure_first_audio', 'measure_model_first_audio',
            'measure_program_first_audio', 'percentile', 'tiny_pocket_params']

@@ -257,11 +257,12 @@ def errors_page() -> str:
 # -- model families --------------------------------------------------------------------------
 
 def _module_summary(spec) -> tuple[str, str]:
-    """Return (module name, first line of its docstring) of a format's first matcher."""
+    """Return (source path under the package, first docstring line) of a format's first matcher."""
     matcher = spec.handlers[0][1]
     module = importlib.import_module(matcher.__module__)
     doc = (module.__doc__ or '').strip().splitlines()
-    return module.__name__.rsplit('.', 1)[-1], doc[0].strip() if doc else ''
+    path = module.__name__.split('.', 1)[1].replace('.', '/') + '.py'
+    return path, doc[0].strip() if doc else ''
 
 
 def formats_page() -> str:
@@ -273,7 +274,7 @@ def formats_page() -> str:
     for name, spec in FORMATS.items():
         module, summary = _module_summary(spec)
         rows.append((_code(name), _text(summary), _code(spec.description),
-                     _code(f'parsing/formats/{module}.py'), str(spec.priority)))
+                     _code(module), str(spec.priority)))
     spans = [(_code(opening), _code(closing)) for opening, closing in REASONING.items()]
     return (_banner('the format registry (lerobot_tools_ros/parsing/registry.py) and the '
                     'docstrings of parsing/formats/*.py')

@@ -270,7 +270,7 @@ def test_a_regex_python_cannot_compile_is_a_schema_error(where):
 def test_fast_and_full_schema_checks_agree(monkeypatch):
     # jsonschema-rs (optional) answers the common case fast; jsonschema alone must give the
     # same catalog and the same problems.
-    import lerobot_tools_ros.catalog as catalog_module
+    import lerobot_tools_ros.catalog.tool_catalog as catalog_module
     if catalog_module._jsonschema_rs() is None:
         pytest.skip('jsonschema-rs is not installed: only the full check runs here')
 
@@ -287,7 +287,7 @@ def test_fast_and_full_schema_checks_agree(monkeypatch):
     assert all(names == ['say', 'move_to'] and len(problems) == 1 for names, problems in full)
 
 
-# Argument schemas that use only keywords of the fast path (catalog._FAST_KEYWORDS), and one
+# Argument schemas that use only keywords of the fast path (tool_catalog._FAST_KEYWORDS), and one
 # that does not (pattern, format: jsonschema alone).
 _ARGUMENT_SCHEMAS = [
     {'type': 'object', 'properties': {
@@ -330,7 +330,7 @@ def _outcome(catalog: ToolCatalog, name: str, arguments: dict) -> tuple[bool, st
 def test_fast_and_full_argument_checks_agree(schema, arguments):
     # jsonschema-rs (optional) only ever says "valid" quickly; every call must get exactly the
     # verdict and the message jsonschema alone gives.
-    import lerobot_tools_ros.catalog as catalog_module
+    import lerobot_tools_ros.catalog.tool_catalog as catalog_module
     entry = {'type': 'function', 'function': {'name': 'probe',
                                               'parameters': _ARGUMENT_SCHEMAS[schema]}}
     fast = ToolCatalog.from_tools([entry])
@@ -869,7 +869,7 @@ def test_an_info_json_nested_too_deep_is_one_error(tmp_path, depth):
 def test_the_fast_path_never_matches_patterns():
     # jsonschema-rs (used to say "valid" quickly) matches patterns with a backtracking engine:
     # schemas with pattern or patternProperties never take it.
-    from lerobot_tools_ros import catalog as catalog_module
+    from lerobot_tools_ros.catalog import tool_catalog as catalog_module
     if catalog_module._jsonschema_rs() is None:
         pytest.skip('jsonschema-rs is not installed')
     base = catalog_module._safe_class(catalog_module.jsonschema.Draft202012Validator)

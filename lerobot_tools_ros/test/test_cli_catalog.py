@@ -19,7 +19,7 @@ import pathlib
 import sys
 
 from lerobot_tools_ros.catalog import CatalogError, DEFAULT_TOOLS, SAMPLE_DATASET, ToolCatalog
-from lerobot_tools_ros.catalog_edit import add_tool_schema
+from lerobot_tools_ros.catalog.edit import add_tool_schema
 from lerobot_tools_ros.cli import main
 import pytest
 

@@ -138,3 +138,32 @@ def test_a_declaration_that_breaks_its_own_rules_fails_at_import():
         ParameterSpec('p', 0, 'P.', minimum=1)
     with pytest.raises(TypeError, match='never|must be a bool'):
         ParameterSpec('p', None, 'P.')
+
+
+def test_every_description_reads_as_one_sentence_without_empty_parentheses():
+    for node, specs in node_parameters().items():
+        for spec in specs:
+            text = spec.description
+            assert text.strip(), f'{node} {spec.name}: no description'
+            for accident in ('()', '( ', ' )', '(=', '( =', '  '):
+                assert accident not in text, f'{node} {spec.name}: {accident!r} in {text!r}'
+
+
+def test_no_two_string_literals_touch():
+    """
+    Literals written with nothing between them (`'file ('' = a'`) join into one text.
+
+    Such source reads as one string holding quotes, but Python joins the two and the quotes
+    vanish: a description once read "file ( = a silent prompt)". Literals are joined with a
+    space or a line break between them, and an empty value is spelled out in words.
+    """
+    import io
+    import tokenize
+
+    found = []
+    for path in sorted((PACKAGE_DIR / 'lerobot_tools_ros').rglob('*.py')):
+        tokens = list(tokenize.generate_tokens(io.StringIO(path.read_text()).readline))
+        for first, second in zip(tokens, tokens[1:]):
+            if first.type == second.type == tokenize.STRING and first.end == second.start:
+                found.append(f'{path.relative_to(PACKAGE_DIR)}:{first.start[0]}')
+    assert found == []

@@ -24,7 +24,7 @@ import pathlib
 import subprocess
 import sys
 
-from lerobot_tools_ros import safe_regex
+from lerobot_tools_ros.catalog import safe_regex
 import pytest
 
 PACKAGE_DIR = pathlib.Path(__file__).resolve().parents[1]
@@ -54,7 +54,7 @@ def test_re2_matches_what_backtracks_in_python_re():
 FALLBACK = r"""
 import json, sys
 sys.modules['re2'] = None  # as where google-re2 has no wheel
-from lerobot_tools_ros import safe_regex
+from lerobot_tools_ros.catalog import safe_regex
 from lerobot_tools_ros.catalog import CatalogError, ToolArgumentError, ToolCatalog
 out = {'engine': safe_regex.engine(), 'refused': {}, 'accepted': {}}
 for pattern in ['^(a+)+$', '(a|ab)*c', '(x+x+)+y', r'(a)\1', '(?=a)', '^a*a*a*a*b']:

@@ -224,7 +224,7 @@ def test_shell_metacharacters_are_spoken_not_run(say_stack, ros_node, request):
                     reason='pocket-tts is not installed (bootstrap installs torch and '
                            'pocket-tts==4.0.1)')
 def test_pocket_tts_streams_24khz_chunks_and_stop_cuts_it_short(say_stack, ros_node, tmp_path):
-    from lerobot_tools_ros.tts.tiny_pocket_model import build_tiny_model_config
+    from tiny_pocket_model import build_tiny_model_config
 
     config = build_tiny_model_config(tmp_path / 'tiny_model')
     call, heard, _, server, _ = say_stack(

@@ -29,10 +29,10 @@ import time
 from lerobot_tools_ros.tts import (
     make_backend, PocketTtsBackend, TtsBackend, TtsError, TtsUnavailable,
 )
-from lerobot_tools_ros.tts.tiny_pocket_model import build_tiny_model_config, TINY_EOS_THRESHOLD
 import numpy as np
 import pytest
 import soundfile
+from tiny_pocket_model import build_tiny_model_config, TINY_EOS_THRESHOLD
 
 
 FRAME_SAMPLES = 1920  # one Mimi frame: 24000 Hz / 12.5 Hz

@@ -28,7 +28,7 @@ import sys
 from typing import Any, Callable, Iterator
 
 from lerobot_tools_ros.catalog import CatalogError, ToolCatalog
-from lerobot_tools_ros.catalog_edit import add_tool_schema, local_info_path
+from lerobot_tools_ros.catalog.edit import add_tool_schema, local_info_path
 from lerobot_tools_ros.commands import catalog_interface
 
 HELP = 'Show the tools a dataset declares (meta/info.json["tools"]), check them, or add one.'

@@ -85,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
     """Generate, then print or add; exit 1 for a bad type or catalog, 2 for a bad request."""
     if getattr(args, 'check_bindings', None):
         return _check_bindings(args)
-    from lerobot_tools_ros.catalog_edit import add_tool_schema, local_info_path
+    from lerobot_tools_ros.catalog.edit import add_tool_schema, local_info_path
     from lerobot_tools_ros.tools.bindings.interfaces import InterfaceError
     from lerobot_tools_ros.tools.bindings.schema import interface_tool
     tool_name, type_name = args.from_interface

@@ -92,8 +92,8 @@ DISPATCHER = table(
     ParameterSpec('rate_limit_hz', 0.0,
                   'Calls per second allowed per tool (0: unlimited); per tool: '
                   'tool.<name>.rate_limit_hz.', minimum=0.0),
-    ParameterSpec('burst', 5, 'Calls allowed at once above the rate limit; per tool: '
-                  'tool.<name>.burst.', minimum=0),
+    ParameterSpec('burst', 5, 'Calls allowed at once above the rate limit (0 acts as 1: the '
+                  'bucket always holds one call); per tool: tool.<name>.burst.', minimum=0),
     ParameterSpec('max_pending', 256,
                   'Most calls queued or in flight at once; further calls get busy immediately.',
                   minimum=0),

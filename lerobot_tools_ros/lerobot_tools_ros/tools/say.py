@@ -212,8 +212,8 @@ class SayTool:
                     'pocket_tts or espeak_ng.', choices=KINDS,
             why='the backend is built and warmed up when tool_server starts'),
         'voice': ToolParameter(
-            '', 'pocket_tts: a built-in voice name or a .safetensors/audio file ('' = a '
-                'silent prompt, no download); espeak_ng: a voice such as en-us+f3 ('' = '
+            '', 'pocket_tts: a built-in voice name or a .safetensors/audio file (empty: a '
+                'silent prompt, no download); espeak_ng: a voice such as en-us+f3 (empty: '
                 'en-us). With backend auto it applies to pocket-tts only.'),
         'rate': ToolParameter(175, 'espeak_ng speaking rate in words per minute (80-450).'),
         'language': ToolParameter(

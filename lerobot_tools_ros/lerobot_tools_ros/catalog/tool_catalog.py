@@ -45,10 +45,11 @@ import jsonschema
 from jsonschema import exceptions as jsonschema_exceptions
 from jsonschema import validators as jsonschema_validators
 
-from lerobot_tools_ros import errors, limits, names, safe_regex
+from lerobot_tools_ros import errors, limits, names
+from lerobot_tools_ros.catalog import safe_regex
+from lerobot_tools_ros.catalog.schema_safety import check_schema_safety
 from lerobot_tools_ros.hub import DatasetNotFound, find_dataset_file, hf_lerobot_home
 from lerobot_tools_ros.parsing.values import json_type as _json_type
-from lerobot_tools_ros.schema_safety import check_schema_safety
 
 __all__ = [
     'CatalogError', 'decode_arguments_json', 'DEFAULT_TOOLS', 'SAMPLE_DATASET',
@@ -78,7 +79,8 @@ DEFAULT_TOOLS: list[dict[str, Any]] = [
     },
 ]
 
-SAMPLE_DATASET: pathlib.Path = pathlib.Path(__file__).resolve().parent / 'data' / 'sample_dataset'
+SAMPLE_DATASET: pathlib.Path = (
+    pathlib.Path(__file__).resolve().parents[1] / 'data' / 'sample_dataset')
 
 TOOL_NAME_PATTERN = re.compile(r'[A-Za-z_][A-Za-z0-9_.-]{0,63}')
 _REPO_ID_PATTERN = re.compile(r'[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*')

@@ -42,7 +42,7 @@ it with Python's backtracking ``re``, outside the keywords this package replaces
 from typing import Any
 import urllib.parse
 
-from lerobot_tools_ros import safe_regex
+from lerobot_tools_ros.catalog import safe_regex
 
 __all__ = ['check_schema_safety', 'MAX_IN_PLACE_SCHEMAS']
 

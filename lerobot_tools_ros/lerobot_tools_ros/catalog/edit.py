@@ -21,7 +21,7 @@ import pathlib
 import shutil
 import tempfile
 
-from lerobot_tools_ros.catalog import (
+from lerobot_tools_ros.catalog.tool_catalog import (
     CatalogError, DEFAULT_TOOLS, read_info_json, SAMPLE_DATASET, ToolCatalog,
 )
 

@@ -121,6 +121,6 @@ def build_tiny_model_config(
     path = (directory / _CONFIG_FILE).resolve()
     with open(path, 'w', encoding='utf-8') as stream:
         stream.write('# Tiny random-weight pocket-tts model derived from %s. It produces noise,\n'
-                     '# not speech; written by lerobot_tools_ros.tts.tiny_pocket_model.\n' % base)
+                     '# not speech; written by the test fixture tiny_pocket_model.\n' % base)
         yaml.safe_dump(config, stream, sort_keys=False, allow_unicode=True)
     return path
