@@ -479,9 +479,17 @@ def test_resources_prompts_and_completion_in_both_eras(start_node, ros_node, ros
 
     async def check(client) -> None:
         import mcp_types as types
-        uris = {str(r.uri) for r in (await within(client.list_resources())).resources}
+        listed = {str(r.uri): r.mime_type
+                  for r in (await within(client.list_resources())).resources}
+        uris = set(listed)
         assert {'lerobot-tools://catalog', 'lerobot-tools://approvals/pending',
-                'lerobot-tools://results/recent', 'lerobot-tools://server/status'} <= uris
+                'lerobot-tools://results/recent', 'lerobot-tools://server/status',
+                'lerobot-tools://audit/tail'} <= uris
+        for uri, mime in listed.items():  # each is read back as the type it is listed with
+            (content,) = (await within(client.read_resource(uri))).contents
+            assert content.mime_type == mime, (uri, content.mime_type, mime)
+        templates = (await within(client.list_resource_templates())).resource_templates
+        assert [t.uri_template for t in templates] == ['lerobot-tools://observations/{path}']
         status = json.loads(text_of_resource(
             await within(client.read_resource('lerobot-tools://server/status'))))
         assert status['dispatcher_seen'] and status['pending_approvals'] == 0
