@@ -17,9 +17,9 @@ test:                     ## fresh machine -> colcon build -> colcon test + test
 lerobot-venv:             ## .venv-lerobot: Python 3.12 with lerobot 0.6.1 (~5 min, ~5.4 GB once)
 	bash scripts/lerobot_venv.sh
 
-lerobot-check: bootstrap lerobot-venv  ## LeRobot's own readers load what `dataset add-events` writes
-	cd lerobot_tools_ros && ../scripts/with_env.sh python -m pytest -ra -p no:cacheprovider \
-	    test/test_dataset_events.py -k lerobots_own
+lerobot-check: bootstrap lerobot-venv  ## LeRobot 0.6.1's own datasets: replayed, add-events, read back
+	cd lerobot_tools_ros && ../scripts/with_env.sh python -m pytest -ra -p no:cacheprovider -n 2 \
+	    test/test_dataset_events.py -k lerobot
 
 docs: bootstrap           ## regenerate the reference pages from the code, build the site (warnings fail)
 	scripts/with_env.sh python docs/generate.py

@@ -17,8 +17,12 @@ Next to them, the floor any streaming parser in Python pays for the same deltas 
 ``floor64``): a ``feed()`` that only tests each delta for a key character of the selected
 families (what delivering a call as soon as its markup is complete requires) and appends it,
 then one ``parse()`` of the whole text at the end. ``vs f4``/``vs f64`` are the streaming
-parser's time over the floor's, both timed in the same round; the targets (issue 35) are at most
-2x the floor at 4-character deltas and 1.5x at 64 for every family.
+parser's time over the floor's, both timed in the same round; the targets are at most
+2x the floor at 4-character deltas and 1.5x at 64 (median over the families).
+After the table (and alone with ``--scaling``): CPU per input character streaming a 32 KB
+``say`` argument against a 1 KB one, per family, plain and with ``stream_arguments``, in
+4-character deltas (least process CPU of a few runs); the target is at most 1.5x for every
+family.
 By default every format is detected (``formats='auto'``, as the dispatcher runs); ``--family``
 selects only the text's own family, for parse and streaming alike.
 """
@@ -39,6 +43,7 @@ sys.path.insert(0, str(ROOT / 'lerobot_tools_ros' / 'test'))
 from lerobot_tools_ros.catalog import ToolCatalog  # noqa: E402
 from lerobot_tools_ros.parsing import parse, StreamingParser  # noqa: E402
 from lerobot_tools_ros.parsing.registry import get_plan  # noqa: E402
+import parsing_corpus  # noqa: E402
 from results import record  # noqa: E402
 
 TOOLS = [
@@ -56,60 +61,29 @@ TOOLS = [
 PROSE = ('I can see the red cube on the left side of the table, next to the blue bin and the '
          'mug. I will pick it up, put it in the bin, then go back home. ')
 SPEECH = 'On it: I am picking up the red cube now and will place it in the blue bin next to you.'
-CALL = {'name': 'say', 'arguments': {'text': SPEECH}}
-CALL_JSON = json.dumps(CALL)
-MESSAGE_JSON = json.dumps({'role': 'assistant', 'content': PROSE.strip(), 'tool_calls': [
-    {'type': 'function', 'function': CALL}]})
-LLAMA_JSON = json.dumps({'name': 'say', 'parameters': {'text': SPEECH}})
-MISTRAL_JSON = json.dumps([CALL])
+
+
+def make_cases(speech: str) -> dict[str, tuple[str, str]]:
+    """Return format -> (a message with one ``say`` call of ``speech``, its JSON payload)."""
+    call = {'name': 'say', 'arguments': {'text': speech}}
+    call_json = json.dumps(call)
+    payloads = {'openai_json': json.dumps({'role': 'assistant', 'content': PROSE.strip(),
+                                           'tool_calls': [{'type': 'function',
+                                                           'function': call}]}),
+                'llama_json': json.dumps({'name': 'say', 'parameters': {'text': speech}}),
+                'mistral': json.dumps([call])}
+    payloads['internlm'] = payloads['llama_json']
+    return {fmt: (text, payloads.get(fmt, call_json))
+            for fmt, text in parsing_corpus.say_calls(speech, PROSE).items()}
+
 
 # format -> (text, the JSON payload json.loads is timed on)
-CASES = {
-    'lerobot_marker': (f'{PROSE}\n<say>{SPEECH}</say>', CALL_JSON),
-    'openai_json': (MESSAGE_JSON, MESSAGE_JSON),
-    'hermes': (f'{PROSE}\n<tool_call>\n{CALL_JSON}\n</tool_call>', CALL_JSON),
-    'llama_json': (f'{PROSE}<|python_tag|>{LLAMA_JSON}', LLAMA_JSON),
-    'pythonic': (f'{PROSE}[say(text="{SPEECH}")]', CALL_JSON),
-    'mistral': (f'{PROSE}[TOOL_CALLS]{MISTRAL_JSON}', MISTRAL_JSON),
-    'qwen3_coder_xml': (f'{PROSE}\n<tool_call>\n<function=say>\n<parameter=text>\n{SPEECH}\n'
-                        '</parameter>\n</function>\n</tool_call>', CALL_JSON),
-    'fenced_json': (f'{PROSE}\n```json\n{CALL_JSON}\n```', CALL_JSON),
-    'deepseek': (f'{PROSE}<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>say<｜tool▁sep｜>'
-                 f'{json.dumps(CALL["arguments"])}<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
-                 CALL_JSON),
-    'kimi_k2': (f'{PROSE}<|tool_calls_section_begin|><|tool_call_begin|>functions.say:0'
-                f'<|tool_call_argument_begin|>{json.dumps(CALL["arguments"])}<|tool_call_end|>'
-                '<|tool_calls_section_end|>', CALL_JSON),
-    'glm45': (f'{PROSE}\n<tool_call>say\n<arg_key>text</arg_key>\n<arg_value>{SPEECH}'
-              '</arg_value>\n</tool_call>', CALL_JSON),
-    'harmony': (f'<|channel|>final<|message|>{PROSE}<|end|><|start|>assistant<|channel|>'
-                f'commentary to=functions.say <|constrain|>json<|message|>'
-                f'{json.dumps(CALL["arguments"])}<|call|>', CALL_JSON),
-    'minimax_m2': (f'{PROSE}\n<minimax:tool_call>\n<invoke name="say">\n<parameter name="text">'
-                   f'{SPEECH}</parameter>\n</invoke>\n</minimax:tool_call>', CALL_JSON),
-    'tool_calls_json': (f'{PROSE}\n<tool_calls>[{CALL_JSON}]</tool_calls>', CALL_JSON),
-    'seed_oss': (f'{PROSE}<seed:tool_call>\n<function=say>\n<parameter=text>\n{SPEECH}\n'
-                 '</parameter>\n</function>\n</seed:tool_call>', CALL_JSON),
-    'step3': (f'{PROSE}<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜>'
-              f'<steptml:invoke name="say"><steptml:parameter name="text">{SPEECH}'
-              '</steptml:parameter></steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>',
-              CALL_JSON),
-    'granite': (f'{PROSE}<|tool_call|>[{CALL_JSON}]', CALL_JSON),
-    'gemma': (f'{PROSE}<start_function_call>call:say{{text:<escape>{SPEECH}<escape>}}'
-              '<end_function_call>', CALL_JSON),
-    'phi4_mini': (f'{PROSE}functools[{CALL_JSON}]', CALL_JSON),
-    'internlm': (f'{PROSE}<|action_start|><|plugin|>\n{LLAMA_JSON}<|action_end|>', LLAMA_JSON),
-    'cohere': (f'{PROSE}<|START_ACTION|>[{{"tool_call_id": "0", "tool_name": "say", '
-               f'"parameters": {json.dumps(CALL["arguments"])}}}]<|END_ACTION|>', CALL_JSON),
-    'longcat': (f'{PROSE}<longcat_tool_call>{CALL_JSON}</longcat_tool_call>', CALL_JSON),
-    'hunyuan': (f'{PROSE}\n<tool_calls>\n<tool_call>say<tool_sep>\n<arg_key>text</arg_key>\n'
-                f'<arg_value>{SPEECH}</arg_value>\n</tool_call>\n</tool_calls>', CALL_JSON),
-    'deepseek_dsml': (f'{PROSE}\n\n<｜DSML｜function_calls>\n<｜DSML｜invoke name="say">\n'
-                      f'<｜DSML｜parameter name="text" string="true">{SPEECH}</｜DSML｜parameter>\n'
-                      '</｜DSML｜invoke>\n</｜DSML｜function_calls>', CALL_JSON),
-}
+CASES = make_cases(SPEECH)
+# the families that report a say argument while it arrives (a ``partial`` reader)
+STREAMED_FAMILIES = ('lerobot_marker', 'openai_json', 'hermes', 'llama_json', 'mistral',
+                     'qwen3_coder_xml', 'seed_oss', 'glm45')
 JSON_BASED = ('openai_json', 'hermes', 'llama_json', 'mistral', 'fenced_json')
-TARGET4 = 2.0  # streaming at 4-character deltas, at most this many times the floor (issue 35)
+TARGET4 = 2.0  # streaming at 4-character deltas, at most this many times the floor
 TARGET64 = 1.5  # and at 64-character deltas
 
 
@@ -250,7 +224,7 @@ def run_table(rounds: int, number: int, family: bool) -> int:
           'stream64/16/4: deltas of 64/16/4 characters; s64/s4 us: those streams in µs; '
           'floorN: the append-only floor / parse time; vs fN: StreamingParser / floor, both '
           'timed in the same round (median over rounds)')
-    print(f'streaming against the floor (issue 35): min-median-max {_spread(to_floor4)} at 4 '
+    print(f'streaming against the floor: min-median-max {_spread(to_floor4)} at 4 '
           f'characters (target <= {TARGET4}x: {len(CASES) - len(over4)}/{len(CASES)} families; '
           f'over: {", ".join(over4) or "none"}), {_spread(to_floor64)} at 64 (target <= '
           f'{TARGET64}x: {len(CASES) - len(over64)}/{len(CASES)}; over: '
@@ -264,14 +238,112 @@ def run_table(rounds: int, number: int, family: bool) -> int:
     return 1 if failures else 0
 
 
+SCALE_SIZES = (1024, 32768)  # bytes of the say argument
+SCALE_DELTA = 4  # characters per delta (about one token)
+TARGET_SCALE = 1.5  # CPU per input character, 32 KB against 1 KB, at most this
+
+
+def speech_of(size: int) -> str:
+    """Return a speech text of exactly ``size`` characters (ASCII, safe in every format)."""
+    unit = SPEECH + ' '
+    return (unit * (size // len(unit) + 1))[:size - 1] + '.'
+
+
+def stream_cost(text: str, catalog, stream_arguments: bool, repeats: int) -> float:
+    """Return the least process CPU time of streaming ``text`` in 4-character deltas."""
+    chunks = [text[i:i + SCALE_DELTA] for i in range(0, len(text), SCALE_DELTA)]
+    best = float('inf')
+    for _ in range(repeats):
+        start = time.process_time()
+        parser = StreamingParser(catalog, 'auto', stream_arguments=stream_arguments)
+        feed = parser.feed
+        for chunk in chunks:
+            feed(chunk)
+        parser.finish()
+        best = min(best, time.process_time() - start)
+    return best
+
+
+def check_stream(text: str, catalog, fmt: str, speech: str, stream_arguments: bool) -> None:
+    """Fail unless streaming ``text`` yields the one call (and its whole argument)."""
+    parser = StreamingParser(catalog, 'auto', stream_arguments=stream_arguments)
+    events = [event for i in range(0, len(text), SCALE_DELTA)
+              for event in parser.feed(text[i:i + SCALE_DELTA])] + parser.finish()
+    calls = [event.call for event in events if type(event).__name__ == 'CallEvent']
+    assert [(call.format, call.arguments.get('text')) for call in calls] == [(fmt, speech)], (
+        fmt, stream_arguments, events[-3:])
+    if stream_arguments and fmt in STREAMED_FAMILIES:
+        said = ''.join(event.text for event in events
+                       if type(event).__name__ == 'ArgumentEvent')
+        assert said == speech, (fmt, len(said), len(speech))
+
+
+def run_scaling(repeats: int) -> int:
+    """
+    CPU per input character of a 32 KB ``say`` against a 1 KB one, per family and mode.
+
+    Each message is streamed in 4-character deltas with every format detected (as the
+    dispatcher runs), without and with ``stream_arguments`` (what ``stream_speech`` uses);
+    the least process CPU time of ``repeats`` runs, divided by the message's length. A
+    parser whose work per delta grows with what is pending shows a ratio well above 1.
+    """
+    catalog = ToolCatalog.from_tools(TOOLS)
+    small, large = (make_cases(speech_of(size)) for size in SCALE_SIZES)
+    print(f'\nscaling: CPU per input character streaming a {SCALE_SIZES[1] // 1024} KB say '
+          f'argument / a {SCALE_SIZES[0] // 1024} KB one, {SCALE_DELTA}-character deltas, '
+          f'best of {repeats} (target <= {TARGET_SCALE}x)')
+    header = (f'{"format":<16} {"plain 1K ns/ch":>15} {"32K ns/ch":>10} {"ratio":>6}   '
+              f'{"streamed args 1K":>16} {"32K":>6} {"ratio":>6}')
+    print(header)
+    print('-' * len(header))
+    over: list[str] = []
+    ratios: dict[bool, list[float]] = {False: [], True: []}
+    worst: dict[bool, tuple[float, str, list[float]]] = {}
+    for fmt in CASES:
+        row = []
+        for streamed in (False, True):
+            per_char = []
+            for cases, size in ((small, SCALE_SIZES[0]), (large, SCALE_SIZES[1])):
+                text = cases[fmt][0]
+                check_stream(text, catalog, fmt, speech_of(size), streamed)
+                per_char.append(stream_cost(text, catalog, streamed, repeats) / len(text))
+            ratio = per_char[1] / per_char[0]
+            ratios[streamed].append(ratio)
+            mode = 'streamed' if streamed else 'plain'
+            if ratio > TARGET_SCALE:
+                over.append(f'{fmt} ({mode})')
+            record('parse_bench', f'scale.{mode}.{fmt}', per_char[1] * 1e9, 'ns/char',
+                   floor=per_char[0] * 1e9, floor_label='the same with a 1 KB say',
+                   group=fmt, series=f'{mode} arguments', plot='scaling', table=False,
+                   target_ratio=TARGET_SCALE, target=f'<= {TARGET_SCALE:g}x',
+                   label=f'{fmt}, {mode} arguments: CPU per character, 32 KB say')
+            worst.setdefault(streamed, (0.0, fmt, per_char))
+            if ratio > worst[streamed][0]:
+                worst[streamed] = (ratio, fmt, per_char)
+            row.append((per_char[0] * 1e9, per_char[1] * 1e9, ratio))
+        (a0, a1, ar), (b0, b1, br) = row
+        print(f'{fmt:<16} {a0:>15.0f} {a1:>10.0f} {ar:>5.2f}x   {b0:>16.0f} {b1:>6.0f} '
+              f'{br:>5.2f}x')
+    for streamed, values in ratios.items():
+        mode = 'streamed' if streamed else 'plain'
+        _, fmt, per_char = worst[streamed]
+        record('parse_bench', f'scale.{mode}.max', per_char[1] * 1e9, 'ns/char',
+               floor=per_char[0] * 1e9, floor_label='the same with a 1 KB say',
+               target_ratio=TARGET_SCALE, target=f'<= {TARGET_SCALE:g}x for every family',
+               label=f'CPU per character streaming a 32 KB say in 4-character deltas, '
+                     f'{mode} arguments: the family that grows most of {len(values)} ({fmt})')
+        print(f'{mode} arguments: min-median-max {_spread(values)}')
+    print(f'scaling target <= {TARGET_SCALE}x: '
+          f'{"met by every family" if not over else "NOT met by " + ", ".join(over)}')
+    return 1 if over else 0
+
+
 def _spread(values: list[float]) -> str:
     ordered = sorted(values)
     return f'{ordered[0]:.2f}-{statistics.median(ordered):.2f}-{ordered[-1]:.2f}x'
 
 
 def run_fuzz(count: int, seed: int) -> int:
-    import parsing_corpus
-
     catalog = ToolCatalog.from_tools(TOOLS)
     started = time.perf_counter()
     checked, mismatches = parsing_corpus.fuzz(count, seed, catalog)
@@ -290,12 +362,18 @@ def main() -> int:
                         help="select only each text's own family (default: auto)")
     parser.add_argument('--fuzz', type=int, default=0, metavar='N',
                         help='run the fuzz with N generated inputs instead of the table')
+    parser.add_argument('--scaling', action='store_true',
+                        help='run only the 1 KB / 32 KB scaling table')
     parser.add_argument('--seed', type=int, default=int(os.environ.get('SEED', '1')))
     args = parser.parse_args()
     if args.fuzz:
         return run_fuzz(args.fuzz, args.seed)
     random.seed(args.seed)
-    return run_table(10 if args.quick else 40, 200 if args.quick else 400, args.family)
+    repeats = 3 if args.quick else 5
+    if args.scaling:
+        return run_scaling(repeats)
+    failed = run_table(10 if args.quick else 40, 200 if args.quick else 400, args.family)
+    return run_scaling(repeats) or failed
 
 
 if __name__ == '__main__':

@@ -290,7 +290,38 @@ def formats_page() -> str:
             'Calls written inside a reasoning span are plans, not requests: they become '
             '`call_in_reasoning` issues (a `parse_error` result) and are never dispatched. '
             'An unclosed span runs to the end of the text.\n\n'
-            + _table(('opens', 'closes'), spans))
+            + _table(('opens', 'closes'), spans)
+            + '\n## Broken calls, and where the serving engines differ\n\n'
+            'Our rule: markup that looks like a call but cannot be read is reported as an issue '
+            '(`unparseable_arguments`, `invalid_call`, `truncated`, ...) with its span, and it '
+            'is never content: content may be spoken, a broken call never is. The calls that '
+            'can be read next to it are still read. The parsers of vLLM and SGLang often keep '
+            "a broken call's markup as content instead; there we keep our rule. Streaming gives "
+            'the same calls, issues and content as one parse of the finished text, for every '
+            'split.\n\n'
+            + _table(('family', 'case', 'what we return'), _PEER_CASES))
+
+
+_PEER_CASES = [
+    ('`pythonic`', 'a valid call in a list next to an unparseable one',
+     'the call, and one issue for the broken item (also when the first name is not a tool)'),
+    ('`mistral` (before v11)', '`[TOOL_CALLS] junk [{...}] trailing text`',
+     "the list's calls; the junk words and the trailing text stay content (the engines "
+     'drop them: we never lose text)'),
+    ('`llama_json`', 'a broken object followed by `; {valid}`',
+     'an issue for the broken object, which ends at the `;`, and the valid call'),
+    ('`hunyuan`', 'HY v4 without `<tool_sep>`: `<tool_calls><tool_call>NAME<arg_key>...`',
+     'the calls, one-shot and streamed; tokens with a vocabulary suffix '
+     '(`<tool_call:opensource>`) are not read'),
+    ('`internlm`', 'a complete plugin call at the end of the text',
+     'the call once; its markup is never content, with or without `<|action_end|>`'),
+    ('`kimi_k2`', 'content before and after an invalid call',
+     'both pieces of content and an issue; the invalid markup is not content (an engine '
+     'keeps it as content)'),
+    ('`gemma`', 'a streamed call with two arguments',
+     'the complete call with both arguments typed, in order; FunctionGemma has no reader '
+     'for a partial argument, so its `say` runs when complete'),
+]
 
 
 # -- topics, services, actions ---------------------------------------------------------------

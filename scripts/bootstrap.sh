@@ -20,7 +20,7 @@ LEROBOT_WS="$ROOT"
 # shellcheck source=distro.sh
 . "$ROOT/scripts/distro.sh"
 VENV="$LEROBOT_VENV"
-APT_PACKAGES=(espeak-ng libportaudio2 libxml2-utils cmake g++)
+APT_PACKAGES=(espeak-ng libportaudio2 libxml2-utils cmake g++ iproute2)
 # The installer of the pinned Python requirements (pip is the fallback); see step 2.
 UV_VERSION=0.13.8
 

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Make .venv-lerobot: Python 3.12 with lerobot 0.6.1 (requirements-lerobot-check.txt), for the
-# test that loads our datasets with LeRobot's own readers. Reused when it already holds that
+# tests that make and read datasets with LeRobot's own code. Reused when it already holds that
 # lerobot. Python 3.12 is taken from LEROBOT_PYTHON312, else python3.12 on PATH, else a pyenv
 # install; without one this says so and exits 2 (the test then skips). The venv counts as made
 # only once READY is written at the end (a venv half made, or made by hand, is not used).
-# Measured on a 2-core machine: 4.7 min idle, 13 min under load, ~5.4 GB (torch 2.11 with its
-# CUDA libraries: PyPI's torch for Linux pulls them in; LeRobot's dataset code imports torch).
+# Measured on a 2-core machine: 2-5 min idle or at nice 19 beside other work, 13 min under heavy
+# load; ~5.4 GB (torch 2.11 with its CUDA libraries: PyPI's torch for Linux pulls them in;
+# LeRobot's dataset code imports torch).
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 VENV="$ROOT/.venv-lerobot"

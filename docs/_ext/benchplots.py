@@ -24,6 +24,7 @@ At every build (``builder-inited``) it reads the results file that ``make bench`
 - ``ratios.png``: each figure's ratio to its floor against its target;
 - ``distributions.png``: latency samples of the project path next to its floor's;
 - ``streaming.png``: streaming cost per parser family (ratio to one-shot parse) and the floor;
+- ``scaling.png``: per family, CPU per character of a 32 KB call against a 1 KB one;
 - ``cancel.png``: cancel-to-silence per backend and sink against its bound.
 
 A plot without data says so (``make bench`` fills it) instead of failing the build.
@@ -166,7 +167,7 @@ def plot_distributions(plt, figures: list[dict], path: pathlib.Path) -> None:
 def plot_streaming(plt, figures: list[dict], path: pathlib.Path) -> None:
     """Draw the streaming cost per family: ours and the floor, at each delta size."""
     rows = [f for f in figures if f['bench'] == 'parse_bench' and f.get('group')
-            and f.get('series')]
+            and f.get('series') and f.get('plot', 'streaming') == 'streaming']
     fig, ax = plt.subplots(figsize=(10, 4.5))
     if not rows:
         _empty(ax, 'streaming figures')
@@ -182,6 +183,34 @@ def plot_streaming(plt, figures: list[dict], path: pathlib.Path) -> None:
         ax.set_xticks([i + 0.4 - width / 2 for i in range(len(families))], families,
                       rotation=60, ha='right', fontsize=7)
         ax.set_ylabel('time / one-shot parse of the same text')
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def plot_scaling(plt, figures: list[dict], path: pathlib.Path) -> None:
+    """Draw, per parser family, CPU per character of a 32 KB call over a 1 KB one."""
+    rows = [f for f in figures if f.get('plot') == 'scaling' and f.get('ratio') is not None]
+    fig, ax = plt.subplots(figsize=(10, 4.5))
+    if not rows:
+        _empty(ax, 'scaling figures')
+    else:
+        families = list(dict.fromkeys(f['group'] for f in rows))
+        series = list(dict.fromkeys(f['series'] for f in rows))
+        width = 0.8 / len(series)
+        value = {(f['group'], f['series']): f['ratio'] for f in rows}
+        for index, name in enumerate(series):
+            xs = [i + index * width for i in range(len(families))]
+            ax.bar(xs, [value.get((family, name), 0) for family in families], width,
+                   label=name)
+        targets = {f['target_ratio'] for f in rows if f.get('target_ratio') is not None}
+        for target in targets:
+            ax.axhline(target, color='black', linestyle='--', linewidth=1)
+        ax.axhline(1.0, color='gray', linestyle=':')
+        ax.set_xticks([i + 0.4 - width / 2 for i in range(len(families))], families,
+                      rotation=60, ha='right', fontsize=7)
+        ax.set_ylabel('CPU per character: 32 KB say / 1 KB say')
         ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
@@ -213,6 +242,40 @@ def plot_cancel(plt, figures: list[dict], path: pathlib.Path) -> None:
     plt.close(fig)
 
 
+def plot_fleet(plt, figures: list[dict], path: pathlib.Path) -> None:
+    """Draw the fleet: scaling ratios per robot-host count, and cross-host vs same-host."""
+    rows = [f for f in figures if f['bench'] == 'fleet_bench']
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.5))
+    scaled = [f for f in rows if f.get('robots') and f.get('ratio') is not None]
+    if not scaled:
+        _empty(left, 'fleet scaling figures')
+    else:
+        for group in dict.fromkeys(f['group'] for f in scaled):
+            points = sorted((f['robots'], f['ratio']) for f in scaled if f['group'] == group)
+            left.plot([n for n, _ in points], [r for _, r in points], marker='o', label=group)
+        left.set_xscale('log', base=2)
+        left.set_xticks([1, 2, 4, 8], ['1', '2', '4', '8'])
+        left.set_xlabel('robot hosts')
+        left.set_ylabel('ratio to one robot host')
+        left.legend(fontsize=7)
+    crossing = [f for f in rows if f.get('group') == 'cross host' and f.get('floor')]
+    if not crossing:
+        _empty(right, 'cross-host figures')
+    else:
+        labels = [f['series'] for f in crossing]
+        xs = range(len(crossing))
+        right.bar([x - 0.2 for x in xs], [f['floor'] for f in crossing], 0.4,
+                  label='same host')
+        right.bar([x + 0.2 for x in xs], [f['value'] for f in crossing], 0.4,
+                  label='across hosts')
+        right.set_xticks(list(xs), labels)
+        right.set_ylabel('~/call echo round trip (ms)')
+        right.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
 def write_all(out: pathlib.Path = OUT, results: pathlib.Path = RESULTS) -> list[pathlib.Path]:
     """Write the table, the run list and every plot into ``out``; return the files."""
     import matplotlib
@@ -226,7 +289,8 @@ def write_all(out: pathlib.Path = OUT, results: pathlib.Path = RESULTS) -> list[
         (out / name).write_text(text or '*No run recorded yet.*\n', encoding='utf-8')
         written.append(out / name)
     for name, draw in (('ratios.png', plot_ratios), ('distributions.png', plot_distributions),
-                       ('streaming.png', plot_streaming), ('cancel.png', plot_cancel)):
+                       ('streaming.png', plot_streaming), ('scaling.png', plot_scaling),
+                       ('cancel.png', plot_cancel), ('fleet.png', plot_fleet)):
         draw(plt, figures, out / name)
         written.append(out / name)
     return written

@@ -27,7 +27,9 @@ episode): `meta/info.json`, `meta/tasks.parquet`, `meta/episodes/...` and
 import copy
 import json
 import pathlib
+import struct
 import sys
+import zlib
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -90,6 +92,23 @@ SAMPLE_PERSISTENT = [
 ]
 
 
+# The camera is an image feature (PNG frames in the data file, as LeRobot stores `dtype: image`),
+# not a video one: the dataset then needs no video files to open in LeRobot.
+CAMERA = 'observation.images.front'
+IMAGE_HEIGHT, IMAGE_WIDTH = 48, 64
+
+
+def png(height: int, width: int, rgb: tuple[int, int, int]) -> bytes:
+    """Encode a solid-colour RGB image as PNG (deterministic bytes, no imaging library)."""
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return (struct.pack('>I', len(data)) + kind + data
+                + struct.pack('>I', zlib.crc32(kind + data) & 0xffffffff))
+    rows = b''.join(b'\x00' + bytes(rgb) * width for _ in range(height))
+    return (b'\x89PNG\r\n\x1a\n'
+            + chunk(b'IHDR', struct.pack('>IIBBBBB', width, height, 8, 2, 0, 0, 0))
+            + chunk(b'IDAT', zlib.compress(rows, 9)) + chunk(b'IEND', b''))
+
+
 def frame_timestamps(frames: int = FRAMES, fps: int = FPS) -> list[float]:
     """Frame times as LeRobot stores them (float32 of index / fps)."""
     return pa.array([index / fps for index in range(frames)], pa.float32()).to_pylist()
@@ -101,11 +120,13 @@ def data_table(episodes: dict[int, tuple[dict[int, list[dict]], list[dict]]],
     columns: dict[str, list] = {name: [] for name in (
         'action', 'observation.state', 'timestamp', 'frame_index', 'episode_index', 'index',
         'task_index')}
-    persistent_column, events_column = [], []
+    persistent_column, events_column, images = [], [], []
     stamps = frame_timestamps(frames, fps)
     for episode, (events, persistent_rows) in sorted(episodes.items()):
         for frame in range(frames):
             position = 0.1 * frame / frames
+            images.append({'bytes': png(IMAGE_HEIGHT, IMAGE_WIDTH,
+                                        (200, 40 + frame % 200, 40)), 'path': None})
             columns['action'].append([position] * 6)
             columns['observation.state'].append([position] * 6)
             columns['timestamp'].append(stamps[frame])
@@ -117,6 +138,7 @@ def data_table(episodes: dict[int, tuple[dict[int, list[dict]], list[dict]]],
             events_column.append(copy.deepcopy(events.get(frame, [])))
     arrays = [pa.array(columns['action'], pa.list_(pa.float32(), 6)),
               pa.array(columns['observation.state'], pa.list_(pa.float32(), 6)),
+              pa.array(images, pa.struct([('bytes', pa.binary()), ('path', pa.string())])),
               pa.array(columns['timestamp'], pa.float32()),
               pa.array(columns['frame_index'], pa.int64()),
               pa.array(columns['episode_index'], pa.int64()),
@@ -124,7 +146,9 @@ def data_table(episodes: dict[int, tuple[dict[int, list[dict]], list[dict]]],
               pa.array(columns['task_index'], pa.int64()),
               # Upstream's writer: "We let pyarrow infer struct/list schema".
               pa.array(persistent_column), pa.array(events_column)]
-    return pa.Table.from_arrays(arrays, names=[*columns, 'language_persistent',
+    names = [*columns]
+    names.insert(2, CAMERA)
+    return pa.Table.from_arrays(arrays, names=[*names, 'language_persistent',
                                                'language_events'])
 
 

@@ -57,6 +57,64 @@ def catalog() -> ToolCatalog:
     return ToolCatalog.from_tools(TOOLS)
 
 
+def say_calls(speech: str, prose: str = '') -> dict[str, str]:
+    """
+    Return format family -> a message with one ``say(text=speech)`` call, after ``prose``.
+
+    ``speech`` must need no escaping in any family (plain ASCII prose without quotes, ``<``
+    or backslashes). Used by the scaling tests and ``bench/parse_bench.py``.
+    """
+    call = {'name': 'say', 'arguments': {'text': speech}}
+    call_json = json.dumps(call)
+    message_json = json.dumps({'role': 'assistant', 'content': prose.strip(), 'tool_calls': [
+        {'type': 'function', 'function': call}]})
+    llama_json = json.dumps({'name': 'say', 'parameters': {'text': speech}})
+    mistral_json = json.dumps([call])
+    args_json = json.dumps(call['arguments'])
+    return {
+        'lerobot_marker': f'{prose}\n<say>{speech}</say>',
+        'openai_json': message_json,
+        'hermes': f'{prose}\n<tool_call>\n{call_json}\n</tool_call>',
+        'llama_json': f'{prose}<|python_tag|>{llama_json}',
+        'pythonic': f'{prose}[say(text="{speech}")]',
+        'mistral': f'{prose}[TOOL_CALLS]{mistral_json}',
+        'qwen3_coder_xml': f'{prose}\n<tool_call>\n<function=say>\n<parameter=text>\n{speech}\n'
+                           '</parameter>\n</function>\n</tool_call>',
+        'fenced_json': f'{prose}\n```json\n{call_json}\n```',
+        'deepseek': f'{prose}<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>say<｜tool▁sep｜>'
+                    f'{args_json}<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
+        'kimi_k2': f'{prose}<|tool_calls_section_begin|><|tool_call_begin|>functions.say:0'
+                   f'<|tool_call_argument_begin|>{args_json}<|tool_call_end|>'
+                   '<|tool_calls_section_end|>',
+        'glm45': f'{prose}\n<tool_call>say\n<arg_key>text</arg_key>\n<arg_value>{speech}'
+                 '</arg_value>\n</tool_call>',
+        'harmony': f'<|channel|>final<|message|>{prose}<|end|><|start|>assistant<|channel|>'
+                   f'commentary to=functions.say <|constrain|>json<|message|>'
+                   f'{args_json}<|call|>',
+        'minimax_m2': f'{prose}\n<minimax:tool_call>\n<invoke name="say">\n<parameter name="text">'
+                      f'{speech}</parameter>\n</invoke>\n</minimax:tool_call>',
+        'tool_calls_json': f'{prose}\n<tool_calls>[{call_json}]</tool_calls>',
+        'seed_oss': f'{prose}<seed:tool_call>\n<function=say>\n<parameter=text>\n{speech}\n'
+                    '</parameter>\n</function>\n</seed:tool_call>',
+        'step3': f'{prose}<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜>'
+                 f'<steptml:invoke name="say"><steptml:parameter name="text">{speech}'
+                 '</steptml:parameter></steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>',
+        'granite': f'{prose}<|tool_call|>[{call_json}]',
+        'gemma': f'{prose}<start_function_call>call:say{{text:<escape>{speech}<escape>}}'
+                 '<end_function_call>',
+        'phi4_mini': f'{prose}functools[{call_json}]',
+        'internlm': f'{prose}<|action_start|><|plugin|>\n{llama_json}<|action_end|>',
+        'cohere': f'{prose}<|START_ACTION|>[{{"tool_call_id": "0", "tool_name": "say", '
+                  f'"parameters": {args_json}}}]<|END_ACTION|>',
+        'longcat': f'{prose}<longcat_tool_call>{call_json}</longcat_tool_call>',
+        'hunyuan': f'{prose}\n<tool_calls>\n<tool_call>say<tool_sep>\n<arg_key>text</arg_key>\n'
+                   f'<arg_value>{speech}</arg_value>\n</tool_call>\n</tool_calls>',
+        'deepseek_dsml': f'{prose}\n\n<｜DSML｜function_calls>\n<｜DSML｜invoke name="say">\n'
+                         f'<｜DSML｜parameter name="text" string="true">{speech}</｜DSML｜parameter>\n'
+                         '</｜DSML｜invoke>\n</｜DSML｜function_calls>',
+    }
+
+
 @dataclass
 class Case:
     """One model output and what ``parse`` must return for it."""
@@ -715,6 +773,9 @@ def _fuzz(count: int, seed: int, tools, stream_every: int, cases: list) -> tuple
         if index % stream_every == 0:
             streamed += 1
             cuts = [rng.randrange(len(text) + 1) for _ in range(rng.randrange(0, 12))]
-            if stream(text, cuts, catalog_arg) != result:
+            # every other streamed input also reads streamed arguments (what stream_speech
+            # uses): the calls, issues and content must not change
+            arguments = index % (2 * stream_every) == 0
+            if stream(text, cuts, catalog_arg, stream_arguments=arguments) != result:
                 mismatches.append(text)
     return streamed, mismatches

@@ -161,7 +161,9 @@ def test_sample_dataset():
     assert record['properties']['format']['enum'] == ['png', 'jpg']
     assert catalog.camera_names == ['front']
     front = catalog.info['features']['observation.images.front']
-    assert front['shape'] == [480, 640, 3] and front['names'] == ['height', 'width', 'channels']
+    # An image feature (PNG frames in the data file), so LeRobot opens it without video files.
+    assert front['dtype'] == 'image' and front['shape'] == [48, 64, 3]
+    assert front['names'] == ['height', 'width', 'channels']
     assert catalog.info['codebase_version'] == 'v3.0' and catalog.info['fps'] == 30
     assert catalog.validate('record_observation', {'label': 'cup-1', 'format': 'jpg'})
 

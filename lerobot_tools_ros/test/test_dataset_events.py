@@ -26,18 +26,22 @@ loading what add-events wrote.
 import json
 import os
 import pathlib
+import signal
 import subprocess
 import sys
+import time
+from typing import Any
 
 import annotated_episode
 from conftest import PACKAGE_DIR, spin_until, TEST_DIR
 from lerobot_tools_ros import errors
 from lerobot_tools_ros.catalog import SAMPLE_DATASET, ToolCatalog
 from lerobot_tools_ros.cli import main as cli_main
-from lerobot_tools_ros.dataset import episodes, events, language
+from lerobot_tools_ros.dataset import atomic, episodes, events, language
 from lerobot_tools_ros.dataset.markers import episode_marker_text, parse_episode_marker
 from lerobot_tools_ros.dispatch import read_audit_log
 import pyarrow as pa
+import pyarrow.compute  # noqa: F401 (pa.compute)
 import pyarrow.parquet as pq
 import pytest
 from rclpy.qos import QoSProfile, ReliabilityPolicy
@@ -204,7 +208,7 @@ def test_add_events_writes_upstream_types_and_leaves_everything_else(tmp_path, c
     assert episodes.read_episode(root, 0).frames[6].events == []  # the source is untouched
 
 
-def test_in_place_keeps_backups_and_a_second_run_adds_nothing(tmp_path, capsys):
+def test_in_place_changes_the_dataset_and_a_second_run_changes_nothing(tmp_path, capsys):
     root = sample_copy(tmp_path)
     original = (root / DATA_FILE).read_bytes()
     log = write_log(tmp_path / 'audit.jsonl', audit(
@@ -213,20 +217,24 @@ def test_in_place_keeps_backups_and_a_second_run_adds_nothing(tmp_path, capsys):
             '--start', '10.0']
     assert cli_main([*args, '--dry-run']) == 0
     assert 'frame      3 (   0.100 s) <- say call' in capsys.readouterr().out
-    assert (root / DATA_FILE).read_bytes() == original and not list(root.rglob('*.bak'))
+    assert (root / DATA_FILE).read_bytes() == original
     assert cli_main([*args, '--in-place']) == 0
-    assert (root / (DATA_FILE + '.bak')).read_bytes() == original
-    assert (root / 'meta' / 'info.json.bak').is_file()
     frame3 = episodes.read_episode(root, 0).frames[3].events
     assert [language.tool_calls(row) for row in frame3] == [[('say', {'text': 'Extra.'})]]
-    # Existing (struct-typed, as upstream's writer stores them) rows are kept, now as JSON.
+    # The stored rows keep the struct type upstream's writer inferred; so does the new one.
+    assert pq.read_table(root / DATA_FILE).schema.field('language_events').type == \
+        pq.read_table(SAMPLE_DATASET / DATA_FILE).schema.field('language_events').type
     frame0 = episodes.read_episode(root, 0).frames[0].events
     assert [language.tool_calls(row) for row in frame0] == [
         [('say', {'text': 'I will put the red cube in the bin.'})]]
+    # Nothing beside the dataset or in it but the dataset: no backups, no staging copies.
+    assert sorted(p.name for p in root.parent.iterdir()) == ['audit.jsonl', 'sample']
+    assert not [p for p in root.rglob('*') if p.name.endswith(('.bak', '.tmp'))]
     capsys.readouterr()
-    assert cli_main([*args, '--in-place']) == 1
-    assert 'info.json.bak exists (a backup from an earlier run)' in \
-        capsys.readouterr().err
+    changed = {p: p.read_bytes() for p in root.rglob('*') if p.is_file()}
+    assert cli_main([*args, '--in-place']) == 0
+    assert 'wrote 0 row(s) into episode 0 of' in capsys.readouterr().out
+    assert {p: p.read_bytes() for p in root.rglob('*') if p.is_file()} == changed
     out = tmp_path / 'again'
     assert cli_main([*args, '--output', str(out)]) == 0
     assert 'wrote 0 row(s)' in capsys.readouterr().out
@@ -272,6 +280,215 @@ def test_add_events_errors_name_what_to_fix(tmp_path, capsys):
     assert 'say where to write: --output DIR' in capsys.readouterr().err
     assert cli_main([*base, '--start', '10', '--dry-run', '--catalog', str(tmp_path)]) == 1
     assert f'{tmp_path}: no meta/info.json' in capsys.readouterr().err
+
+
+# -- what add-events keeps ----------------------------------------------------------------------
+
+# Episode 0 as upstream allows it: an OpenAI call id, an argument whose value is null, a style a
+# project registered (EXTENDED_STYLES / EVENT_ONLY_STYLES); episode 1 holds a row of that style
+# on frame 6 too, and otherwise nothing yet.
+SAY_WITH_ID = {'role': 'assistant', 'content': None, 'style': None, 'camera': None,
+               'tool_calls': [{'type': 'function', 'id': 'call_abc123', 'function': {
+                   'name': 'say', 'arguments': {'text': 'On it.', 'voice': None}}}]}
+MOOD = {'role': 'assistant', 'content': 'cheerful', 'style': 'mood', 'camera': None,
+        'tool_calls': None}
+
+
+def two_episodes(tmp_path: pathlib.Path, extra_field: bool = False) -> pathlib.Path:
+    first = {0: [SAY_WITH_ID], 10: [MOOD, annotated_episode.interjection('Faster.')]}
+    if extra_field:  # a row field upstream's declared type has no place for
+        first[20] = [{**MOOD, 'note': 'kept'}]
+    return annotated_episode.write_dataset(
+        tmp_path / 'two', SAMPLE_INFO, {0: (first, []), 1: ({6: [MOOD]}, [])})
+
+
+def by_episode(table: pa.Table, episode: int, keep: bool = True) -> pa.Table:
+    mask = pa.compute.equal(table.column('episode_index'), episode)
+    return table.filter(mask if keep else pa.compute.invert(mask))
+
+
+def test_add_events_rewrites_only_the_target_episodes_rows(tmp_path, capsys):
+    root = two_episodes(tmp_path)
+    before = pq.read_table(root / DATA_FILE)
+    log = write_log(tmp_path / 'audit.jsonl', audit(
+        10.0, ('call', 0.2, 'a', 'say', {'text': 'Hello \ud800 there.'}, True),
+        ('say', 0.21, 'Stop.'), ('call', 1.0, 'b', 'say', {'text': 'Going.'}, True)))
+    args = ['dataset', 'add-events', str(root), '--episode', '1', '--audit', str(log),
+            '--start', '10']
+    assert cli_main([*args, '--in-place']) == 0, capsys.readouterr()
+    assert 'wrote 3 row(s) into episode 1' in capsys.readouterr().out
+    after = pq.read_table(root / DATA_FILE)
+    # Episode 0, every column and cell, types included, compares equal as read before.
+    assert by_episode(after, 1, keep=False).equals(by_episode(before, 1, keep=False))
+    assert after.schema.equals(before.schema)
+    assert after.column('language_events')[0].as_py()[0]['tool_calls'][0]['id'] == \
+        'call_abc123'
+    assert after.column('language_events')[0].as_py()[0]['tool_calls'][0]['function'][
+        'arguments'] == {'text': 'On it.', 'voice': None}
+    # Episode 1: only frames 6 and 30 changed; frame 6 keeps its own row first, as stored.
+    old, new = by_episode(before, 1), by_episode(after, 1)
+    changed = [i for i in range(new.num_rows)
+               if new.column('language_events')[i] != old.column('language_events')[i]]
+    assert [new.column('frame_index')[i].as_py() for i in changed] == [6, 30]
+    frame6 = new.column('language_events')[6].as_py()
+    assert frame6[0] == old.column('language_events')[6].as_py()[0]  # the stored mood row
+    # A lone surrogate the runtime accepted is stored as U+FFFD (UTF-8 has none).
+    assert [language.tool_calls(row) for row in frame6[1:]] == [
+        [('say', {'text': 'Hello \ufffd there.'})], []]
+    assert frame6[2]['content'] == 'Stop.' and frame6[2]['style'] == 'interjection'
+    # Nothing to add the second time: not one byte changes.
+    data = (root / DATA_FILE).read_bytes()
+    assert cli_main([*args, '--in-place']) == 0
+    assert 'wrote 0 row(s)' in capsys.readouterr().out
+    assert (root / DATA_FILE).read_bytes() == data
+
+
+def test_a_row_the_inferred_type_cannot_hold_retypes_the_column_keeping_values(
+        tmp_path, capsys):
+    root = two_episodes(tmp_path)
+    before = pq.read_table(root / DATA_FILE)
+    log = write_log(tmp_path / 'audit.jsonl', audit(
+        10.0, ('call', 0.2, 'a', 'record_observation', {'label': 'cup'}, True)))
+    out = tmp_path / 'out'
+    assert cli_main(['dataset', 'add-events', str(root), '--episode', '1', '--audit', str(log),
+                     '--start', '10', '--output', str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "the column is now in upstream's declared type" in printed, printed
+    after = pq.read_table(out / DATA_FILE)
+    assert after.schema.field('language_events').type == \
+        pa.list_(pa.struct([pa.field('role', pa.string(), nullable=False),
+                            pa.field('content', pa.string()), pa.field('style', pa.string()),
+                            pa.field('camera', pa.string()),
+                            pa.field('tool_calls', pa.list_(pa.json_()))]))
+
+    def decoded(table: pa.Table) -> list:
+        return [[{**row, 'tool_calls': None if row['tool_calls'] is None else [
+            json.loads(c) if isinstance(c, str) else c for c in row['tool_calls']]}
+            for row in cell] for cell in table.column('language_events').to_pylist()]
+    # Every stored value kept: the id, the null argument, the registered style.
+    assert decoded(by_episode(after, 1, keep=False)) == decoded(by_episode(before, 1, False))
+    assert by_episode(after, 1, keep=False).drop_columns(['language_events']).equals(
+        by_episode(before, 1, keep=False).drop_columns(['language_events']))
+    assert [language.tool_calls(r) for r in decoded(after)[90 + 6]] == [
+        [], [('record_observation', {'label': 'cup'})]]
+
+
+def test_a_failed_write_leaves_the_dataset_as_it_was_and_nothing_beside_it(tmp_path, capsys):
+    root = two_episodes(tmp_path, extra_field=True)
+    files = {p: p.read_bytes() for p in root.rglob('*') if p.is_file()}
+    log = write_log(tmp_path / 'audit.jsonl', audit(
+        10.0, ('call', 0.2, 'a', 'record_observation', {'label': 'cup'}, True)))
+    for where in (['--in-place'], ['--output', str(tmp_path / 'out')]):
+        assert cli_main(['dataset', 'add-events', str(root), '--episode', '1', '--audit',
+                         str(log), '--start', '10', *where]) == 1
+        err = capsys.readouterr().err
+        assert 'has field(s) note' in err and 'nothing was written' in err, err
+        assert 'Traceback' not in err
+        assert {p: p.read_bytes() for p in root.rglob('*') if p.is_file()} == files
+        assert sorted(p.name for p in tmp_path.iterdir()) == ['audit.jsonl', 'two']
+
+
+def test_a_language_column_of_the_wrong_type_is_one_line(tmp_path, capsys):
+    root = sample_copy(tmp_path)
+    table = pq.read_table(root / DATA_FILE)
+    table = table.set_column(table.column_names.index('language_events'), 'language_events',
+                             pa.array(range(table.num_rows), pa.int64()))
+    pq.write_table(table, root / DATA_FILE)
+    log = write_log(tmp_path / 'audit.jsonl', audit(10.0, ('say', 0.1, 'hi')))
+    assert cli_main(['dataset', 'add-events', str(root), '--episode', '0', '--audit', str(log),
+                     '--start', '10', '--in-place']) == 1
+    err = capsys.readouterr().err
+    assert err.strip().splitlines() == [
+        f'error: {root / DATA_FILE} column language_events has type int64; LeRobot stores a '
+        'list of rows there (structs with role, content, style, camera, tool_calls)']
+
+
+def test_skipped_audit_lines_are_counted_beyond_the_ones_shown(tmp_path, capsys):
+    root = sample_copy(tmp_path)
+    log = tmp_path / 'audit.jsonl'
+    log.write_text(''.join(f'not json {n}\n' for n in range(8))
+                   + json.dumps({'event': 'interjection', 'wall_time': 10.1, 'text': 'hi'})
+                   + '\n')
+    assert cli_main(['dataset', 'add-events', str(root), '--episode', '0', '--audit', str(log),
+                     '--start', '10', '--dry-run']) == 0
+    err = capsys.readouterr().err
+    assert err.count('warning: skipped') == 5
+    assert '... and 3 more skipped audit line(s) (8 in all)' in err
+
+
+def test_a_hub_snapshot_keeps_its_blobs_and_a_copy_of_it_stands_alone(tmp_path, capsys):
+    """huggingface_hub's cache: snapshot files are relative symlinks into a shared blob store."""
+    repo = tmp_path / 'hub' / 'datasets--lab--cubes'
+    snapshot = annotated_episode.write_sample(repo / 'snapshots' / 'abc', SAMPLE_INFO)
+    (repo / 'blobs').mkdir()
+    for path in [p for p in snapshot.rglob('*') if p.is_file()]:
+        blob = repo / 'blobs' / path.name.replace('.', '-')
+        path.rename(blob)
+        path.symlink_to(os.path.relpath(blob, path.parent))
+    blobs = {p: p.read_bytes() for p in (repo / 'blobs').iterdir()}
+    log = write_log(tmp_path / 'audit.jsonl', audit(
+        10.0, ('call', 0.1, 'a', 'say', {'text': 'Extra.'}, True)))
+    args = ['dataset', 'add-events', str(snapshot), '--episode', '0', '--audit', str(log),
+            '--start', '10']
+    out = tmp_path / 'copy'
+    assert cli_main([*args, '--output', str(out)]) == 0, capsys.readouterr()
+    assert not [p for p in out.rglob('*') if p.is_symlink()]
+    assert cli_main([*args, '--in-place']) == 0, capsys.readouterr()
+    assert {p: p.read_bytes() for p in (repo / 'blobs').iterdir()} == blobs
+    assert not (snapshot / DATA_FILE).is_symlink()
+    assert (snapshot / 'meta' / 'tasks.parquet').is_symlink()  # unchanged files stay links
+    for root in (out, snapshot):
+        frame3 = episodes.read_episode(root, 0).frames[3].events
+        assert [language.tool_calls(row) for row in frame3] == [[('say', {'text': 'Extra.'})]]
+
+
+# -- a kill -9 in the middle of a write -------------------------------------------------------
+
+@pytest.mark.parametrize('point,where', [
+    ('data-written', 'in-place'), ('before-commit', 'in-place'), ('after-commit', 'in-place'),
+    ('data-written', 'output'), ('before-commit', 'output')])
+def test_a_write_killed_at_any_point_leaves_old_or_new_and_a_rerun_works(
+        ros_env, tmp_path, point, where):
+    root = two_episodes(tmp_path)
+    log = write_log(tmp_path / 'audit.jsonl', audit(
+        10.0, ('call', 0.2, 'a', 'record_observation', {'label': 'cup'}, True)))
+    before = {p.relative_to(root): p.read_bytes() for p in root.rglob('*') if p.is_file()}
+    out = tmp_path / 'out'
+    command = [sys.executable, '-m', 'lerobot_tools_ros.cli', 'dataset', 'add-events',
+               str(root), '--episode', '1', '--audit', str(log), '--start', '10',
+               *(['--in-place'] if where == 'in-place' else ['--output', str(out)])]
+    ready = tmp_path / 'ready'
+    # The writer stops for good at `point` (dataset.atomic.checkpoint); killed there.
+    proc = subprocess.Popen(command, env={**ros_env, atomic.PAUSE_ENV: f'{point}:{ready}'},
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 60.0
+        while not ready.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)  # polling for the file the writer makes when it stops
+        assert ready.exists(), proc.communicate(timeout=10)[0] if proc.poll() is not None \
+            else 'the writer never reached ' + point
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(30)
+    now = {p.relative_to(root): p.read_bytes() for p in root.rglob('*') if p.is_file()}
+    staged = [p.name for p in tmp_path.iterdir() if '.add-events-' in p.name]
+    assert len(staged) == 1, staged  # the staging copy; never the target itself
+    if point == 'after-commit':
+        assert now != before  # the new version, whole
+        assert 'record_observation' in (root / 'meta' / 'info.json').read_text()
+        assert [language.tool_calls(r) for r in episodes.read_episode(root, 1).frames[6].events
+                ] == [[], [('record_observation', {'label': 'cup'})]]
+    else:
+        assert now == before  # the old version, untouched
+    assert not out.exists()
+    rerun = subprocess.run(command, env=ros_env, capture_output=True, text=True, timeout=120)
+    assert rerun.returncode == 0, rerun.stdout + rerun.stderr
+    assert f'removed {tmp_path / staged[0]}: left by an earlier run' in rerun.stdout
+    result = out if where == 'output' else root
+    assert [language.tool_calls(r) for r in episodes.read_episode(result, 1).frames[6].events
+            ] == [[], [('record_observation', {'label': 'cup'})]]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        ['audit.jsonl', 'two', 'ready', *(['out'] if where == 'output' else [])])
 
 
 # -- the dispatcher records interjections and markers ----------------------------------------
@@ -321,9 +538,9 @@ def round_trip(ros_env: dict, tmp_path: pathlib.Path) -> tuple[pathlib.Path, pat
     """
     Replay the sample episode (at 5 fps) with an audit log, add the log to a bare copy.
 
-    5 fps leaves 200 ms between frames, so a call recorded a little after its frame (DDS,
-    parsing, a loaded machine) still lands on it. Its events are at frames 0, 30, 45 and 75:
-    0, 6, 9 and 15 s.
+    Its events are at frames 0, 30, 45 and 75: 0, 6, 9 and 15 s. Each comes back on the frame
+    at or just before the time it was recorded, which is its own frame unless the machine
+    held it up for a frame period (200 ms); `logged_frames` says which frame that is.
     """
     annotated = sample_copy(tmp_path, fps=5)
     log = tmp_path / 'audit.jsonl'
@@ -343,15 +560,63 @@ def round_trip(ros_env: dict, tmp_path: pathlib.Path) -> tuple[pathlib.Path, pat
     return annotated, out
 
 
+def event_key(row: dict) -> str:
+    """Return what an event row says (role, style, content, calls), whatever its layout."""
+    return json.dumps([row['role'], row['style'], row['content'], language.tool_calls(row)],
+                      sort_keys=True)
+
+
+def event_text(key: str) -> str:
+    """Return an event's words (event_key): what was said, or its first call's text or label."""
+    role, style, content, calls = json.loads(key)
+    if not calls:
+        return content
+    arguments = calls[0][1]
+    return arguments.get('text') or arguments.get('label')
+
+
+def event_frames(root: pathlib.Path, episode: int) -> dict[str, int]:
+    """Each event of the episode (event_key) with the frame it is on."""
+    found = {}
+    for frame in episodes.read_episode(root, episode).frames:
+        for row in frame.events:
+            assert event_key(row) not in found, 'the test episodes hold each event once'
+            found[event_key(row)] = frame.frame_index
+    return found
+
+
+def logged_frames(log: pathlib.Path, root: pathlib.Path, episode: int) -> dict[str, int]:
+    """
+    Return the frame each recorded event belongs on: the last at or before its recorded time.
+
+    Times count from the replay's start marker (the time it states), as add-events counts.
+    """
+    records = list(read_audit_log(log))
+    start = next(r['time'] for r in records
+                 if r.get('event') == 'episode' and r.get('marker') == 'start')
+    succeeded = {r['call_id'] for r in records if r.get('event') == 'result' and r['success']}
+    stamps = episodes.read_episode(root, episode).timestamps
+    found = {}
+    for record in records:
+        if record.get('event') == 'call' and record['call_id'] in succeeded:
+            row = language.tool_call_row(record['name'], record['arguments'])
+        elif record.get('event') == 'interjection':
+            row = language.interjection_row(record['text'])
+        else:
+            continue
+        time_s = record['wall_time'] - start
+        found[event_key(row)] = max(i for i, t in enumerate(stamps) if t <= time_s + 1e-4)
+    return found
+
+
 def test_replay_then_add_events_gives_the_episodes_events_back(ros_env, tmp_path):
     annotated, recorded = round_trip(ros_env, tmp_path)
-
-    def events_by_frame(root: pathlib.Path) -> dict:
-        return {frame.frame_index: sorted(
-            (row['role'], row['style'], row['content'], language.tool_calls(row))
-            for row in frame.events) for frame in episodes.read_episode(root, 0).frames
-            if frame.events}
-    assert events_by_frame(recorded) == events_by_frame(annotated)
+    replayed, written = event_frames(annotated, 0), event_frames(recorded, 0)
+    assert written.keys() == replayed.keys()
+    # Each on the frame of its recorded time: its own frame, or a later one if held up; never
+    # an earlier one.
+    assert written == logged_frames(tmp_path / 'audit.jsonl', recorded, 0)
+    assert all(written[key] >= replayed[key] for key in written), (written, replayed)
 
 
 def lerobot_python() -> pathlib.Path | None:
@@ -364,44 +629,136 @@ def lerobot_python() -> pathlib.Path | None:
     return venv / 'bin' / 'python' if (venv / '.lerobot-check-ready').exists() else None
 
 
-def test_lerobots_own_readers_load_what_add_events_wrote(ros_env, tmp_path):
+def upstream(tmp_path: pathlib.Path, script: str, *args: str) -> Any:
+    """Run a test script in LeRobot's venv (`make lerobot-venv`); return its last JSON line."""
     python = lerobot_python()
     if python is None:
         pytest.skip('no Python 3.12 venv with lerobot 0.6.1: run `make lerobot-check` (or set '
                     'LEROBOT_CHECK_PYTHON) to check against upstream itself')
-    _, recorded = round_trip(ros_env, tmp_path)
     # LeRobot's venv, not ours: none of the ROS workspace's paths.
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(('PYTHON', 'AMENT', 'COLCON', 'LD_'))}
     env['HF_HUB_OFFLINE'] = '1'
     env['HF_LEROBOT_HOME'] = str(tmp_path / 'lerobot_home')
-    check = subprocess.run([str(python), str(TEST_DIR / 'upstream_language_check.py'),
-                            str(recorded), '0', '45', '50'], env=env, capture_output=True,
-                           text=True, timeout=600)
-    assert check.returncode == 0, check.stdout + check.stderr
-    found = json.loads(check.stdout.strip().splitlines()[-1])
+    run = subprocess.run([str(python), str(TEST_DIR / script), *args], env=env,
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stdout + run.stderr
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+def test_lerobot_opens_the_shipped_sample_dataset(tmp_path):
+    found = upstream(tmp_path, 'upstream_language_check.py', str(SAMPLE_DATASET), '0', '45')
+    assert found['frames'] == 90
+    assert found['image_shapes'] == {'observation.images.front': [3, 48, 64]}
+    assert [t['function']['name'] for t in found['tools']] == [
+        'say', 'record_observation', 'close_gripper']
+    assert sorted(map(int, found['events'])) == [0, 30, 45, 75]
+    assert found['rendered']['45']['messages'][-1] == {'role': 'assistant', 'tool_calls': [
+        {'type': 'function', 'function': {'name': 'say', 'arguments': {
+            'text': 'OK, I will use the blue cube.', 'label': None}}}]}
+
+
+def test_lerobots_own_readers_load_what_add_events_wrote(ros_env, tmp_path):
+    if lerobot_python() is None:
+        upstream(tmp_path, 'none')  # skips, saying how to make the venv
+    _, recorded = round_trip(ros_env, tmp_path)
+    # Where the rows went (frames 0, 30, 45, 75, unless the machine held a call up; see
+    # round_trip): LeRobot must find them there.
+    frames = event_frames(recorded, 0)
+    texts = {event_text(key): frame for key, frame in frames.items()}
+    answer = texts['OK, I will use the blue cube.']
+    found = upstream(tmp_path, 'upstream_language_check.py', str(recorded), '0',
+                     str(texts['I will put the red cube in the bin.']), str(answer),
+                     str(answer + 5))
     print(json.dumps(found['rendered'], indent=1))  # the closing note quotes this output
     assert found['default_tools'] == [annotated_episode.UPSTREAM_SAY]
     assert [t['function']['name'] for t in found['tools']] == ['say', 'record_observation']
     assert found['has_language_columns']
     assert set(found['language_features']) == set(language.LANGUAGE_COLUMNS)
-    # The frames the calls were replayed from, as LeRobot decodes them.
-    say = {int(frame): [c['function']['arguments']['text'] for row in rows
-                        for c in row['tool_calls'] or [] if c['function']['name'] == 'say']
-           for frame, rows in found['events'].items()}
-    assert say == {0: ['I will put the red cube in the bin.'], 30: [],
-                   45: ['OK, I will use the blue cube.'],
-                   75: ['Done. The blue cube is in the bin.']}
-    interjection = {'role': 'user', 'content': 'Use the blue cube instead.',
-                    'style': 'interjection', 'camera': None, 'tool_calls': None}
-    assert interjection in found['events']['45']
+    # Every row on the frame add-events put it on, as LeRobot decodes it.
+    assert {int(frame): sorted(event_key(row) for row in rows)
+            for frame, rows in found['events'].items()} == {
+        frame: sorted(key for key in frames if frames[key] == frame)
+        for frame in set(frames.values())}
     rendered = found['rendered']
-    assert rendered['0']['messages'][-1] == {'role': 'assistant', 'tool_calls': [
+    first = str(texts['I will put the red cube in the bin.'])
+    assert rendered[first]['messages'][-1] == {'role': 'assistant', 'tool_calls': [
         language.call_dict('say', {'text': 'I will put the red cube in the bin.'})]}
-    assert rendered['45']['messages'] == [
+    heard = texts['Use the blue cube instead.'] == answer  # (unless held up apart)
+    assert rendered[str(answer)]['messages'] == [
         {'role': 'user', 'content': 'task'},
-        {'role': 'user', 'content': 'Use the blue cube instead.'},
+        *([{'role': 'user', 'content': 'Use the blue cube instead.'}] if heard else []),
         {'role': 'assistant', 'tool_calls': [
             language.call_dict('say', {'text': 'OK, I will use the blue cube.'})]}]
-    assert rendered['45']['target_message_indices'] == [2]
-    assert rendered['50'] is None  # nothing emitted there: no target message
+    assert rendered[str(answer)]['target_message_indices'] == [2 if heard else 1]
+    assert rendered[str(answer + 5)] is None  # nothing emitted there: no target message
+
+
+def test_a_dataset_lerobot_made_replays_with_the_defaults_and_takes_events(ros_env, tmp_path):
+    """
+    A dataset made by LeRobot's own writer: replay, add-events, LeRobot reads the result.
+
+    `upstream_make_dataset.py` (in LeRobot's venv): two episodes recorded with
+    `LeRobotDataset`, episode 0 annotated by the steerable pipeline's staging, validator and
+    writer (say only in `tools`; a say with an OpenAI id and a null argument; a registered
+    style; a VQA pair). Episode 0 replays with the packaged parameters; its audit log goes into
+    episode 1; episode 0 stays equal as a pyarrow table; LeRobot finds the new rows on their
+    frames.
+    """
+    root = tmp_path / 'made'
+    stamps = upstream(tmp_path, 'upstream_make_dataset.py', str(root))
+    assert len(stamps) == 20
+    log = tmp_path / 'audit.jsonl'
+    replay = subprocess.run(
+        [sys.executable, '-m', 'lerobot_tools_ros.cli', 'replay', str(root), '--episode', '0',
+         '--tts-backend', 'espeak_ng', '--output-dir', str(tmp_path / 'out'),
+         '--audit-log', str(log)], env=ros_env, capture_output=True, text=True, timeout=240)
+    output = replay.stdout + replay.stderr
+    assert replay.returncode == 0, output
+    assert "[replay] not hosting 'record_observation'" in output
+    assert "style 'mood' is not one of upstream's core styles" in output
+    assert output.count("style 'vqa' has nothing to replay") == 2, output
+    assert '2 result(s) for 2 call(s); 0 failed' in replay.stdout
+    assert 'Traceback' not in output
+    start = next(r['time'] for r in read_audit_log(log)
+                 if r.get('event') == 'episode' and r.get('marker') == 'start')
+    data = root / DATA_FILE
+    before = pq.read_table(data)
+    add = subprocess.run(
+        [sys.executable, '-m', 'lerobot_tools_ros.cli', 'dataset', 'add-events', str(root),
+         '--episode', '1', '--audit', str(log), '--start', repr(start), '--in-place'],
+        env=ros_env, capture_output=True, text=True, timeout=120)
+    assert add.returncode == 0, add.stdout + add.stderr
+    assert 'wrote 3 row(s) into episode 1' in add.stdout, add.stdout
+    after = pq.read_table(data)
+    # Episode 0 (and every column) exactly as LeRobot wrote it; the column keeps its type.
+    assert by_episode(after, 1, keep=False).equals(by_episode(before, 1, keep=False))
+    assert after.schema.equals(before.schema)
+    assert not [p for p in tmp_path.iterdir() if '.add-events-' in p.name]
+    # Each row on the frame of its recorded time (episode 0's frames 0 and 10, unless the
+    # machine held a call up for a frame period), and LeRobot finds it there.
+    frames = event_frames(root, 1)
+    assert frames == logged_frames(log, root, 1)
+    texts = {event_text(key): frame for key, frame in frames.items()}
+    assert sorted(texts) == ['I will put the red cube in the bin.',
+                             'OK, I will use the blue cube.', 'Use the blue cube instead.']
+    answer = texts['OK, I will use the blue cube.']
+    found = upstream(tmp_path, 'upstream_language_check.py', str(root), '1', str(answer),
+                     str(answer + 1))
+    assert [t['function']['name'] for t in found['tools']] == ['say']
+    assert {int(frame): sorted(event_key(row) for row in rows)
+            for frame, rows in found['events'].items()} == {
+        frame: sorted(key for key in frames if frames[key] == frame)
+        for frame in set(frames.values())}
+    heard = texts['Use the blue cube instead.'] == answer
+    assert found['rendered'][str(answer)]['messages'][1:] == [
+        *([{'role': 'user', 'content': 'Use the blue cube instead.'}] if heard else []),
+        {'role': 'assistant', 'tool_calls': [{'type': 'function', 'id': None, 'function': {
+            'name': 'say', 'arguments': {'text': 'OK, I will use the blue cube.',
+                                         'voice': None}}}]}]
+    assert found['rendered'][str(answer + 1)] is None
+    # Episode 0's say, as LeRobot decodes it: its id and its null argument kept.
+    (call,) = found['other_episodes_events']['0:0'][0]['tool_calls']
+    assert call['id'] == 'call_abc123'
+    assert call['function']['arguments'] == {'text': 'I will put the red cube in the bin.',
+                                             'voice': None}

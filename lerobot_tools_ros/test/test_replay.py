@@ -35,6 +35,7 @@ from lerobot_tools_ros.dataset.language import LanguageRowError
 from lerobot_tools_ros.dataset.render import FORMATS, render, RenderError
 from lerobot_tools_ros.dataset.replay import plan_replay, ResultBook, Schedule
 from lerobot_tools_ros.parsing import parse
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -299,3 +300,53 @@ def test_the_replay_node_plays_into_a_runtime_already_running(
         run.stdout
     stills = sorted(p.name for p in (tmp_path / 'out' / 'observations').glob('*.png'))
     assert stills == ['after_place.png', 'before_grasp.png']
+
+
+@pytest.mark.parametrize('tools', ['none', 'say'])
+def test_an_upstream_annotated_dataset_replays_with_the_packaged_defaults(
+        ros_env, tmp_path, tools):
+    """`tools: [say]` (LeRobot's pipeline) or none (DEFAULT_TOOLS), a registered style, VQA."""
+    info = {k: v for k, v in SAMPLE_INFO.items() if k != 'tools'}
+    if tools == 'say':
+        info['tools'] = [UPSTREAM_SAY]
+    mood = {'role': 'assistant', 'content': 'cheerful', 'style': 'mood', 'camera': None,
+            'tool_calls': None}
+    vqa = {'role': 'assistant', 'content': '{"count": 1}', 'style': 'vqa', 'camera': 'front',
+           'tool_calls': None}
+    events = {0: [annotated_episode.speech('Starting.'), mood],
+              3: [annotated_episode.interjection('Faster.'), vqa,
+                  annotated_episode.speech('Sure.')]}
+    root = annotated_episode.write_dataset(tmp_path / 'upstream', info, {0: (events, [])},
+                                           frames=6)
+    run, _ = run_replay(tmp_path, ros_env, str(root), '--rate', '4')
+    assert run.returncode == 0, run.stdout + run.stderr
+    output = run.stdout + run.stderr
+    assert output.count("[replay] not hosting 'record_observation': the dataset's catalog "
+                        'does not declare it (declared: say)') == 1, output
+    rows = table_rows(run.stdout)
+    assert [(frame, result) for frame, _, result in rows] == [
+        (0, 'ok'), (3, 'published'), (3, 'ok')], run.stdout
+    assert "style 'mood' is not one of upstream's core styles" in output
+    assert "role 'assistant' style 'vqa' has nothing to replay" in output
+    assert '2 result(s) for 2 call(s); 0 failed' in run.stdout
+    assert 'Traceback' not in output
+
+
+def test_a_malformed_or_unannotated_episode_is_one_line_with_a_hint(ros_env, tmp_path):
+    root = annotated_episode.write_sample(tmp_path / 'wrong', SAMPLE_INFO)
+    data = root / 'data' / 'chunk-000' / 'file-000.parquet'
+    table = pq.read_table(data)
+    column = table.column_names.index('language_events')
+    pq.write_table(table.set_column(column, 'language_events', pa.array(
+        range(table.num_rows), pa.int64())), data)
+    run, _ = run_replay(tmp_path, ros_env, str(root), timeout=60.0)
+    assert run.returncode == errors.EXIT_CONFIGURATION_ERROR, run.stdout + run.stderr
+    assert f'{data} column language_events has type int64; LeRobot stores a list of rows' in \
+        run.stderr
+    assert 'Traceback' not in run.stderr
+    pq.write_table(table.drop_columns(['language_events', 'language_persistent']), data)
+    run, _ = run_replay(tmp_path, ros_env, str(root), timeout=60.0)
+    assert run.returncode == errors.EXIT_CONFIGURATION_ERROR, run.stdout + run.stderr
+    assert 'has no language columns (language_persistent or language_events): nothing to ' \
+        'replay. Annotate it first' in run.stderr
+    assert 'dataset add-events' in run.stderr and 'Traceback' not in run.stderr

@@ -15,12 +15,13 @@
 """
 Read a dataset with LeRobot's own code (run by the Python 3.12 venv holding lerobot 0.6.1).
 
-`python upstream_language_check.py ROOT FRAME...` loads ROOT with `LeRobotDatasetMetadata`,
-its data with LeRobot's `load_nested_dataset` and the HF features LeRobot derives from
-info.json (as `LeRobotDataset` does), and renders each FRAME's chat messages with
-`language_render.render_sample`. Prints one JSON object: the tools, the language features,
-each frame's events as LeRobot decodes them, and the rendered messages. Used by
-test_dataset_events.py; never imported by the package.
+`python upstream_language_check.py ROOT EPISODE FRAME...` opens ROOT with `LeRobotDataset` (as a
+user would: metadata, data files, image features decoded), takes EPISODE's frames, and renders
+each FRAME's chat messages with `language_render.render_sample`. Prints one JSON object: the
+tools, the language features, each frame's events as LeRobot decodes them (and those of the
+other episodes, keyed `episode:frame`), the shape of each camera image, and the rendered
+messages. Used by test_dataset_events.py; never imported by the
+package.
 """
 
 import json
@@ -28,17 +29,14 @@ import pathlib
 import sys
 
 
-def main(root: pathlib.Path, frames: list[int]) -> dict:
+def main(root: pathlib.Path, episode: int, frames: list[int]) -> dict:
     from lerobot.configs.recipe import MessageTurn, TrainingRecipe
-    from lerobot.datasets.dataset_metadata import LeRobotDatasetMetadata
-    from lerobot.datasets.feature_utils import get_hf_features_from_features
-    from lerobot.datasets.io_utils import load_nested_dataset
     from lerobot.datasets.language import DEFAULT_TOOLS
     from lerobot.datasets.language_render import render_sample
+    from lerobot.datasets.lerobot_dataset import LeRobotDataset
 
-    meta = LeRobotDatasetMetadata('local/checked', root=root)
-    data = load_nested_dataset(root / 'data', features=get_hf_features_from_features(
-        meta.features))
+    dataset = LeRobotDataset('local/checked', root=root)
+    meta = dataset.meta
     # The speech turn of upstream's own recipes: the user's interjection, then the target
     # assistant message carrying the say call emitted at this frame.
     recipe = TrainingRecipe(messages=[
@@ -48,25 +46,33 @@ def main(root: pathlib.Path, frames: list[int]) -> dict:
         MessageTurn(role='assistant', content=None, stream='high_level', target=True,
                     if_present='speech', tool_calls_from='speech'),
     ])
-    by_frame = {}
-    for index in range(len(data)):
-        row = data[index]
-        by_frame[int(row['frame_index'])] = row
-    out = {'tools': meta.tools, 'default_tools': DEFAULT_TOOLS,
+    cameras = [key for key in meta.features if key.startswith('observation.images.')]
+    by_frame, other_events = {}, {}
+    for index in range(len(dataset)):
+        item = dataset[index]
+        if int(item['episode_index']) == episode:
+            by_frame[int(item['frame_index'])] = item
+        elif item['language_events']:
+            other_events[f"{int(item['episode_index'])}:{int(item['frame_index'])}"] = \
+                item['language_events']
+    out = {'tools': meta.tools, 'default_tools': DEFAULT_TOOLS, 'frames': len(by_frame),
            'has_language_columns': meta.has_language_columns,
            'language_features': {k: v for k, v in meta.features.items()
                                  if v['dtype'] == 'language'},
-           'events': {}, 'rendered': {}}
-    for frame, row in sorted(by_frame.items()):
-        if row['language_events']:
-            out['events'][frame] = row['language_events']
+           'image_shapes': {key: list(by_frame[0][key].shape) for key in cameras},
+           'events': {}, 'rendered': {}, 'other_episodes_events': other_events}
+    for frame, item in sorted(by_frame.items()):
+        if item['language_events']:
+            out['events'][frame] = item['language_events']
     for frame in frames:
-        row = by_frame[frame]
+        item = by_frame[frame]
         out['rendered'][frame] = render_sample(
-            recipe=recipe, persistent=row['language_persistent'],
-            events=row['language_events'], t=row['timestamp'], sample_idx=frame, task='task')
+            recipe=recipe, persistent=item['language_persistent'],
+            events=item['language_events'], t=float(item['timestamp']), sample_idx=frame,
+            task='task')
     return out
 
 
 if __name__ == '__main__':
-    print(json.dumps(main(pathlib.Path(sys.argv[1]), [int(f) for f in sys.argv[2:]])))
+    print(json.dumps(main(pathlib.Path(sys.argv[1]), int(sys.argv[2]),
+                          [int(f) for f in sys.argv[3:]])))

@@ -20,8 +20,8 @@ other call) and the interjections it heard, from the dispatcher's audit log, int
 `language_events`, each on the frame at or just before its time since the episode began (given
 with ``--start``, or read from the episode marker the dispatcher recorded with
 `record_events`). Declares both language features and the tools used in `meta/info.json`;
-every other column and file stays as it was. Into a copy (``--output DIR``) or in place with a
-``.bak`` backup of each file replaced (``--in-place``).
+every other cell, column and file stays as it was. Into a copy (``--output DIR``) or in place
+(``--in-place``); either way the data files and info.json change together or not at all.
 """
 
 import argparse
@@ -30,6 +30,7 @@ import sys
 
 from lerobot_tools_ros.untrusted import log_text
 
+_SHOWN_BAD_LINES = 5
 HELP = 'Write what the robot did (from an audit log) into a LeRobot dataset episode.'
 
 
@@ -53,7 +54,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     where.add_argument('--output', type=pathlib.Path, metavar='DIR',
                        help='write a copy of the dataset to DIR (a new or empty directory)')
     where.add_argument('--in-place', action='store_true',
-                       help='change the dataset itself, keeping <file>.bak of each file replaced')
+                       help='change the dataset itself (data files and info.json swapped in '
+                            'together, in one step)')
     add.add_argument('--catalog', action='append', default=[], metavar='SOURCE',
                      help='where to find the schemas of tools the dataset does not declare '
                           "(dataset, info.json or repo id; repeatable; default: the package's "
@@ -69,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     from lerobot_tools_ros.dispatch import read_audit_log
 
     if not (args.output or args.in_place or args.dry_run):
-        print('error: say where to write: --output DIR (a copy) or --in-place (with backups), '
+        print('error: say where to write: --output DIR (a copy) or --in-place, '
               'or --dry-run to only show where each event would go', file=sys.stderr)
         return 2
     try:
@@ -88,8 +90,11 @@ def run(args: argparse.Namespace) -> int:
         except (OSError, ValueError) as exc:
             raise ds_episodes.DatasetError(f'cannot read audit log {args.audit}: '
                                            f'{log_text(exc)}') from None
-        for problem in bad_lines[:5]:
+        for problem in bad_lines[:_SHOWN_BAD_LINES]:
             print(f'warning: skipped {log_text(problem)}', file=sys.stderr)
+        if len(bad_lines) > _SHOWN_BAD_LINES:
+            print(f'warning: ... and {len(bad_lines) - _SHOWN_BAD_LINES} more skipped audit '
+                  f'line(s) ({len(bad_lines)} in all)', file=sys.stderr)
         start = ds_events.parse_start(args.start) if args.start is not None else None
         window = ds_events.episode_window(records, args.episode, start)
         found = ds_events.recorded_events(records, window)
@@ -126,18 +131,22 @@ def run(args: argparse.Namespace) -> int:
         print('dry run: nothing written')
         return 0
     try:
-        target, added = ds_events.write_events(root, episode, placed, tools,
-                                               None if args.in_place else args.output)
-    except ds_events.DatasetError as exc:
-        print(f'error: {exc}', file=sys.stderr)
+        report = ds_events.write_events(root, episode, placed, tools,
+                                        None if args.in_place else args.output)
+    except (ds_events.DatasetError, LanguageRowError) as exc:
+        print(f'error: {exc} (nothing was written)', file=sys.stderr)
         return 1
     except OSError as exc:
-        print(f'error: cannot write: {exc.strerror or exc}', file=sys.stderr)
+        print(f'error: cannot write {exc.filename or ""}: {exc.strerror or exc} (nothing was '
+              'written)', file=sys.stderr)
         return 1
-    already = sum(len(rows) for rows in placed.values()) - added
-    print(f'wrote {added} row(s) into episode {args.episode} of {target}'
-          + (f' ({already} already there)' if already else '')
-          + ('; backups: <file>.bak' if args.in_place else ''))
+    for path in report.removed_leftovers:
+        print(f'removed {log_text(path)}: left by an earlier run that was stopped', flush=True)
+    for note in report.notes:
+        print(f'note: {log_text(note, 400)}', flush=True)
+    already = sum(len(rows) for rows in placed.values()) - report.added
+    print(f'wrote {report.added} row(s) into episode {args.episode} of {report.target}'
+          + (f' ({already} already there)' if already else ''))
     return 0
 
 

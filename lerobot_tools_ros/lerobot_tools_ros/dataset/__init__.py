@@ -19,5 +19,7 @@ LeRobot datasets without ROS: language columns, episodes, replay plans and recor
 rows; `episodes` opens a v3 dataset and reads one episode's frames with pyarrow; `render`
 writes calls as model text in a chosen format; `replay` turns an episode into timed
 generations and matches their results; `events` turns an audit log into rows on frames and
-writes them back into the dataset. pyarrow is imported only by `episodes` and `events`.
+writes them back into the dataset, through `columns` (adds rows to one episode's cells, every
+other cell as it was) and `atomic` (every changed file put in place at once). pyarrow is
+imported only by `episodes` and `columns`, inside the functions that read and write.
 """

@@ -59,6 +59,9 @@ class Episode:
     frames: list[Frame]
     files: list[str]
     fps: float
+    # Whether the episode's data file(s) have a language column at all (an episode that was
+    # never annotated has none: nothing to replay).
+    has_language: bool = True
 
     @property
     def timestamps(self) -> list[float]:
@@ -171,14 +174,17 @@ def read_episode(root: pathlib.Path, episode: int, info: dict | None = None) -> 
                            'has metadata only')
     frames: list[Frame] = []
     used: list[str] = []
+    has_language = False
     for path in files:
         try:
             schema = pq.read_schema(path)
             missing = [name for name in _READ_COLUMNS if name not in schema.names]
             if missing:
                 raise DatasetError(f'{path}: no column {", ".join(missing)}')
-            columns = [*_READ_COLUMNS, *(name for name in language.LANGUAGE_COLUMNS
-                                         if name in schema.names)]
+            present = [name for name in language.LANGUAGE_COLUMNS if name in schema.names]
+            for name in present:
+                check_language_type(schema.field(name).type, f'{path} column {name}')
+            columns = [*_READ_COLUMNS, *present]
             table = pq.read_table(path, columns=columns,
                                   filters=pc.field('episode_index') == episode)
         except (OSError, pa.ArrowException) as exc:
@@ -186,6 +192,7 @@ def read_episode(root: pathlib.Path, episode: int, info: dict | None = None) -> 
         if not table.num_rows:
             continue
         used.append(path.relative_to(root).as_posix())
+        has_language = has_language or bool(present)
         for number, row in enumerate(table.to_pylist()):
             frames.append(_frame(row, f'{path.name} episode {episode} row {number}'))
     if not frames:
@@ -194,7 +201,21 @@ def read_episode(root: pathlib.Path, episode: int, info: dict | None = None) -> 
                            f'{total if total is not None else "an unknown number of"} '
                            'episode(s), numbered from 0)')
     frames.sort(key=lambda frame: frame.frame_index)
-    return Episode(episode, frames, used, float(fps))
+    return Episode(episode, frames, used, float(fps), has_language)
+
+
+def check_language_type(data_type, where: str) -> None:
+    """Raise DatasetError unless `data_type` is a list of row structs (or of nothing yet)."""
+    import pyarrow as pa
+
+    is_list = pa.types.is_list(data_type) or pa.types.is_large_list(data_type)
+    if is_list and pa.types.is_null(data_type.value_type):
+        return  # every cell empty: pyarrow's inferred type when upstream wrote no rows
+    if is_list and pa.types.is_struct(data_type.value_type) \
+            and data_type.value_type.get_field_index('role') >= 0:
+        return
+    raise DatasetError(f'{where} has type {data_type}; LeRobot stores a list of rows there '
+                       '(structs with role, content, style, camera, tool_calls)')
 
 
 def _frame(row: dict, where: str) -> Frame:
@@ -202,9 +223,12 @@ def _frame(row: dict, where: str) -> Frame:
     if isinstance(stamp, bool) or not isinstance(stamp, (int, float)) \
             or not math.isfinite(stamp):
         raise DatasetError(f'{where}: timestamp must be a finite number, got {stamp!r}')
+    frame_index = row.get('frame_index')
+    if isinstance(frame_index, bool) or not isinstance(frame_index, int):
+        raise DatasetError(f'{where}: frame_index must be an integer, got {frame_index!r}')
     events = row.get(language.LANGUAGE_EVENTS) or []
     persistent = row.get(language.LANGUAGE_PERSISTENT) or []
-    return Frame(int(row['frame_index']), float(stamp), list(events), list(persistent))
+    return Frame(frame_index, float(stamp), list(events), list(persistent))
 
 
 def tools_of(info: dict) -> list[dict] | None:

@@ -19,30 +19,27 @@ Recording what the robot did back into a dataset: audit log in, `language_events
 per `say`, an assistant tool-call row per other call) and the interjections heard, each with
 its time since the episode began (`episode_window` reads that start from the episode marker the
 dispatcher recorded, or takes it given). `place_on_frames` puts each on the frame at or just
-before its time. `write_events` rewrites the episode's data file(s) with upstream's Arrow types
-(tool calls as JSON values), declares both language features and the tools used in
-`meta/info.json`, and leaves every other column and file as it was: into a copy of the dataset,
-or in place with a backup of each file it replaces.
+before its time. `write_events` adds them to the episode's cells of its data file(s) (every
+other cell as it was, see `columns`), declares both language features and the tools used in
+`meta/info.json`, and puts all of it in place at once (see `atomic`): into a copy of the
+dataset, or in place.
 """
 
 import bisect
-import contextlib
 import copy
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 import datetime
 import json
 import os
 import pathlib
 import shutil
-import tempfile
 from typing import Any, Iterable
 
-from . import language
+from . import atomic, columns, language
 from .episodes import DatasetError, Episode, INFO_PATH, read_info
 from .markers import AUDIT_EVENT, INTERJECTION_EVENT
 from ..catalog import DEFAULT_TOOLS
 
-BACKUP_SUFFIX = '.bak'
 # Frame timestamps are float32: an event at a frame's time must land on that frame.
 _TIME_TOLERANCE_S = 1e-4
 
@@ -220,110 +217,14 @@ def tools_for(info: dict, used: Iterable[str], catalogs: Iterable[Any]) -> list[
 
 # -- writing -----------------------------------------------------------------------------------
 
-def _arrow_types():
-    """Upstream's Arrow types of the two columns (tool calls as JSON values), and storage."""
-    import pyarrow as pa
+@dataclass
+class WriteReport:
+    """What `write_events` did: where, how many rows, and anything the user should know."""
 
-    json_type = pa.json_() if hasattr(pa, 'json_') else pa.string()
-
-    def row(with_timestamp: bool, call_type) -> Any:
-        fields = [pa.field('role', pa.string(), nullable=False),
-                  pa.field('content', pa.string()), pa.field('style', pa.string())]
-        if with_timestamp:
-            fields.append(pa.field('timestamp', pa.float32(), nullable=False))
-        fields += [pa.field('camera', pa.string()),
-                   pa.field('tool_calls', pa.list_(call_type))]
-        return pa.list_(pa.struct(fields))
-
-    return {'events': row(False, json_type), 'events_storage': row(False, pa.string()),
-            'persistent': row(True, json_type), 'persistent_storage': row(True, pa.string())}
-
-
-def _stored_row(row: dict, where: str) -> dict:
-    """Return an event row ready for Arrow: EVENT_ROW_FIELDS, tool calls as JSON text."""
-    row = language.event_row(row, where)
-    calls = language.tool_calls(row, where)
-    row['tool_calls'] = [json.dumps(language.call_dict(name, arguments), ensure_ascii=False)
-                         for name, arguments in calls] if row.get('tool_calls') is not None \
-        else None
-    return row
-
-
-def _episode_bounds(values: list[int]) -> list[tuple[int, int]]:
-    bounds, start = [], 0
-    for index in range(1, len(values) + 1):
-        if index == len(values) or values[index] != values[start]:
-            bounds.append((start, index))
-            start = index
-    return bounds
-
-
-def _rewrite_file(path: pathlib.Path, episode: int, placed: dict[int, list[RecordedEvent]],
-                  target: pathlib.Path) -> int:
-    """Write `path` with the events added to `episode`'s frames into `target`; return rows."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    types = _arrow_types()
-    table = pq.read_table(path)
-    episodes = table.column('episode_index').to_pylist()
-    frames = table.column('frame_index').to_pylist()
-    if language.LANGUAGE_EVENTS in table.column_names:
-        existing = table.column(language.LANGUAGE_EVENTS).to_pylist()
-    else:
-        existing = [None] * table.num_rows
-    added = 0
-    column = []
-    for index, (ep, frame, rows) in enumerate(zip(episodes, frames, existing)):
-        where = f'{path.name} row {index} language_events'
-        stored = [_stored_row(row, f'{where}[{n}]') for n, row in enumerate(rows or [])]
-        if ep == episode:
-            for event in placed.get(frame, []):
-                new = _stored_row(event.row, f'{where} (new)')
-                if new not in stored:  # running add-events twice adds nothing the second time
-                    stored.append(new)
-                    added += 1
-        column.append(stored)
-    events = pa.array(column, type=types['events_storage']).cast(types['events'])
-    if language.LANGUAGE_EVENTS in table.column_names:
-        table = table.set_column(table.column_names.index(language.LANGUAGE_EVENTS),
-                                 language.LANGUAGE_EVENTS, events)
-    else:
-        table = table.append_column(language.LANGUAGE_EVENTS, events)
-    if language.LANGUAGE_PERSISTENT not in table.column_names:
-        empty = pa.array([[] for _ in range(table.num_rows)],
-                         type=types['persistent_storage']).cast(types['persistent'])
-        table = table.append_column(language.LANGUAGE_PERSISTENT, empty)
-    metadata = dict(table.schema.metadata or {})
-    # A `huggingface` features entry written by `datasets` lists the old columns only; readers
-    # get the features from info.json (LeRobot) or from the Arrow schema without it.
-    metadata.pop(b'huggingface', None)
-    table = table.replace_schema_metadata(metadata or None)
-    _atomic(target, lambda tmp: _write_table(table, episodes, tmp))
-    return added
-
-
-def _write_table(table: Any, episodes: list[int], path: pathlib.Path) -> None:
-    """One row group per episode, as LeRobot writes its data files."""
-    import pyarrow.parquet as pq
-
-    with pq.ParquetWriter(str(path), table.schema, compression='snappy',
-                          use_dictionary=True) as writer:
-        for start, stop in _episode_bounds(episodes):
-            writer.write_table(table.slice(start, stop - start))
-
-
-def _atomic(target: pathlib.Path, write) -> None:
-    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f'.{target.name}.',
-                                         suffix='.tmp')
-    os.close(handle)
-    try:
-        write(pathlib.Path(temporary))
-        os.replace(temporary, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
+    target: pathlib.Path
+    added: int
+    notes: list[str] = field(default_factory=list)
+    removed_leftovers: list[pathlib.Path] = field(default_factory=list)
 
 
 def updated_info(info: dict, tools: list[dict]) -> dict:
@@ -338,49 +239,66 @@ def updated_info(info: dict, tools: list[dict]) -> dict:
 
 def check_output(root: pathlib.Path, output: pathlib.Path) -> pathlib.Path:
     """Return `output` expanded if a copy of `root` can go there (new or an empty dir)."""
-    output = output.expanduser()
+    output = output.expanduser().absolute()
     if output.resolve() == root.resolve():
         raise DatasetError('--output is the dataset itself; use --in-place to change it')
+    if output.resolve().is_relative_to(root.resolve()):
+        raise DatasetError(f'--output {output} is inside the dataset {root}; give a directory '
+                           'outside it')
     if output.exists() and not (output.is_dir() and not any(output.iterdir())):
         raise DatasetError(f'{output} exists and is not empty; give a new directory')
     return output
 
 
-def prepare_target(root: pathlib.Path, output: pathlib.Path | None,
-                   files: list[str]) -> pathlib.Path:
-    """
-    Return the root to write into: a fresh copy at `output`, or `root` after backing up.
-
-    In place, each file about to be replaced (info.json and the episode's data files) is
-    copied to `<name>.bak` first; an existing backup is never overwritten.
-    """
-    if output is not None:
-        output = check_output(root, output)
-        if output.is_dir():
-            output.rmdir()  # an empty directory given as the place for the copy
-        shutil.copytree(root, output, symlinks=True)
-        return output
-    for relative in [str(INFO_PATH), *files]:
-        backup = root / (relative + BACKUP_SUFFIX)
-        if backup.exists():
-            raise DatasetError(f'{backup} exists (a backup from an earlier run); move it away '
-                               'or write a copy with --output')
-    for relative in [str(INFO_PATH), *files]:
-        shutil.copy2(root / relative, root / (relative + BACKUP_SUFFIX))
-    return root
-
-
 def write_events(root: pathlib.Path, episode: Episode, placed: dict[int, list[RecordedEvent]],
-                 tools: list[dict], output: pathlib.Path | None = None) -> tuple[pathlib.Path,
-                                                                                 int]:
-    """Write the placed events and the info.json changes; return (dataset written, rows)."""
+                 tools: list[dict], output: pathlib.Path | None = None) -> WriteReport:
+    """
+    Write the placed events and the info.json changes, all at once (see `atomic`).
+
+    Into a new copy at `output`, or into `root` itself. Only the episode's data file(s) and
+    info.json change; every other file is the same file (in place) or a copy of it.
+    """
     info = read_info(root)
-    target = prepare_target(root, output, episode.files)
-    added = 0
-    for relative in episode.files:
-        added += _rewrite_file(root / relative if output is None else target / relative,
-                               episode.index, placed, target / relative)
     new_info = updated_info(info, tools)
-    text = json.dumps(new_info, indent=4, ensure_ascii=False) + '\n'
-    _atomic(target / INFO_PATH, lambda tmp: tmp.write_text(text, encoding='utf-8'))
-    return target, added
+    final = check_output(root, output) if output is not None else root
+    report = WriteReport(final, 0, removed_leftovers=atomic.remove_stale(final))
+    rows_by_frame = {frame: [language.storable(event.row) for event in events]
+                     for frame, events in placed.items()}
+    staging = atomic.staging_dir(final)
+    try:
+        if output is not None:
+            # A copy stands alone: files a symlink points to (a hub snapshot's blobs) are copied.
+            shutil.copytree(root, staging)
+        else:
+            atomic.link_tree(root, staging)
+        changed = []
+        for relative in episode.files:
+            written = columns.add_event_rows(root / relative, episode.index, rows_by_frame,
+                                             staging / relative)
+            report.added += written.added
+            report.notes += written.notes
+            if written.written:
+                changed.append(staging / relative)
+            atomic.checkpoint('data-written')
+        if new_info != info:
+            text = json.dumps(new_info, indent=4, ensure_ascii=False) + '\n'
+            atomic.replace_file(staging / INFO_PATH,
+                                lambda path: path.write_text(text, encoding='utf-8'))
+            changed.append(staging / INFO_PATH)
+        if output is None and not changed:
+            shutil.rmtree(staging)  # nothing to change: the dataset stays exactly as it was
+            return report
+        for directory in {path.parent for path in changed}:
+            atomic.sync_dir(directory)
+        atomic.checkpoint('before-commit')
+        if output is not None:
+            os.rename(staging, final)  # (an empty directory given as the place is replaced)
+            atomic.sync_dir(final.parent)
+        else:
+            atomic.exchange(staging, root)  # staging now holds the old version
+            atomic.sync_dir(root.parent)
+            atomic.checkpoint('after-commit')
+    finally:
+        if os.path.lexists(staging):
+            shutil.rmtree(staging, ignore_errors=True)
+    return report

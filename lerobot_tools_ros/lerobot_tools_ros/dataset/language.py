@@ -26,6 +26,7 @@ here accept both, and dicts or JSON strings alike. Both columns are declared in
 
 import json
 import math
+import re
 from typing import Any
 
 LANGUAGE_PERSISTENT = 'language_persistent'
@@ -43,8 +44,36 @@ PROSE_STYLES = ('plan', 'subtask')
 LANGUAGE_FEATURE = {'dtype': 'language', 'shape': [1], 'names': None}
 
 
+_SURROGATE = re.compile('[\ud800-\udfff]')
+
+
 class LanguageRowError(ValueError):
     """A language row (or one of its tool calls) that does not follow upstream's schema."""
+
+
+def is_known_style(style: Any) -> bool:
+    """Whether `style` is one of upstream's core styles or None (a tool-call atom)."""
+    return style is None or style in PERSISTENT_STYLES or style in EVENT_ONLY_STYLES
+
+
+def storable(value: Any) -> Any:
+    r"""
+    Return `value` with all its text (dict keys too) storable in a dataset.
+
+    Arrow and parquet hold UTF-8, which has no encoding for a lone surrogate (`"\ud800"`, as
+    JSON lets a caller or a model write it and the runtime accepts it). Such a code point is
+    stored as U+FFFD, the replacement character; a surrogate pair becomes the character it
+    encodes. Everything else is kept as it is.
+    """
+    if isinstance(value, str):
+        if not _SURROGATE.search(value):
+            return value
+        return value.encode('utf-16', 'surrogatepass').decode('utf-16', 'replace')
+    if isinstance(value, dict):
+        return {storable(key): storable(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [storable(item) for item in value]
+    return value
 
 
 def column_for_style(style: str | None) -> str:

@@ -79,9 +79,10 @@ def plan_replay(episode: Episode, catalog: Any, fmt: str = 'auto', *,
 
     Assistant event rows with tool calls become calls (in stored order); user rows of style
     `interjection` become interjections; other event rows (vqa, trace, assistant rows without
-    calls) are listed in `skipped`. With `prose`, each `plan`/`subtask` row is written before
-    the calls of the frame where it becomes active. Raises `LanguageRowError` for a row that
-    does not follow upstream's schema and `RenderError` for a call `fmt` cannot express.
+    calls, styles a project registered upstream) are listed in `skipped`. With `prose`, each
+    `plan`/`subtask` row is written before the calls of the frame where it becomes active.
+    Raises `LanguageRowError` for a row that does not follow upstream's schema and
+    `RenderError` for a call `fmt` cannot express.
     """
     steps: dict[int, Step] = {}
     skipped: list[str] = []
@@ -95,6 +96,11 @@ def plan_replay(episode: Episode, catalog: Any, fmt: str = 'auto', *,
     for frame in episode.frames:
         for number, raw in enumerate(frame.events):
             where = f'episode {episode.index} frame {frame.frame_index} language_events[{number}]'
+            if isinstance(raw, dict) and not language.is_known_style(raw.get('style')):
+                # A style a project registered upstream (EXTENDED_STYLES): not ours to play.
+                skipped.append(f'{where}: style {raw.get("style")!r} is not one of upstream\'s '
+                               'core styles (a project-registered style?); not replayed')
+                continue
             row = language.event_row(raw, where)
             calls = language.tool_calls(row, where)
             if row['role'] == 'assistant' and calls:

@@ -35,7 +35,7 @@ from lerobot_tools_interfaces.msg import TextChunk, ToolResult
 from lerobot_tools_ros import errors, names
 from lerobot_tools_ros.catalog import CatalogError, ToolCatalog
 from lerobot_tools_ros.dataset import episodes as dataset_episodes
-from lerobot_tools_ros.dataset.language import LanguageRowError
+from lerobot_tools_ros.dataset.language import LANGUAGE_COLUMNS, LanguageRowError
 from lerobot_tools_ros.dataset.markers import episode_marker_text
 from lerobot_tools_ros.dataset.render import FORMATS, RenderError
 from lerobot_tools_ros.dataset.replay import plan_replay, ReplayPlan, ResultBook, Row, Schedule
@@ -66,6 +66,12 @@ def load_plan(dataset: str, episode: int, fmt: str, prose: bool) -> ReplayPlan:
         root = dataset_episodes.dataset_root(dataset)
         catalog = ToolCatalog.load(root)
         found = dataset_episodes.read_episode(root, episode)
+        if not found.has_language:
+            raise errors.ConfigurationError(
+                f'episode {episode} of {root} has no language columns ('
+                f'{" or ".join(LANGUAGE_COLUMNS)}): nothing to replay. Annotate it first '
+                "(LeRobot's annotation pipeline), or record a run into it with "
+                '`lerobot-tools-ros dataset add-events`')
         return plan_replay(found, catalog, fmt, prose=prose)
     except (dataset_episodes.DatasetError, LanguageRowError, RenderError, CatalogError) as exc:
         raise errors.ConfigurationError(str(exc)) from None

@@ -32,7 +32,7 @@ import weakref
 DEFAULT_MARKERS = {'say': 'text'}  # LeRobot's DEFAULT_TOOLS: say(text: str)
 STREAMABLE_ARGUMENTS = {'say': 'text'}
 """
-Tools whose one string argument may be read while it is still being generated (issue 32).
+Tools whose one string argument may be read while it is still being generated.
 
 The one declaration: the parser reports such an argument as it grows, and the dispatcher (with
 ``stream_speech``) hands it to the tool in segments. Any other catalog tool declares one by
@@ -118,13 +118,16 @@ def format_spec(name: str, handlers: Sequence[tuple[Trigger, Callable]], *,
     ``partial(text, view)`` (optional) reads a call of this family that is still arriving:
     ``text`` starts at the call's markup (a pending trigger); it returns None while the call's
     name is not known or the text is not certainly such a call (the matcher must end it with a
-    call or an issue), else ``(name, prefix, closed)``: ``prefix`` is the decoded text of the
-    tool's streamable argument so far (``view.streamable``), or None when it has not begun or
-    cannot be read incrementally; ``closed`` is True once that value has certainly ended (a
+    call or an issue), else ``(name, reader)``: ``reader`` is None while the tool's streamable
+    argument (``view.streamable``) has not begun or cannot be read incrementally, else a value
+    reader whose ``advance(text)`` returns ``(piece, closed)``: the argument's decoded text
+    that became final since its last call, and True once that value has certainly ended (a
     JSON string's closing quote, a closing tag no later text can turn into text inside the
-    value), so ``prefix`` is all of it, though the rest of the call's markup may not have
-    arrived. A prefix must only grow as the text grows and be a prefix of the argument the
-    matcher finally reads (``readers.partial`` has the shared pieces).
+    value), though the rest of the call's markup may not have arrived. The stream calls the
+    reader, not ``partial``, on every later delta, with the same text grown at its end: a
+    reader keeps its place, so a delta costs in proportion to its length. The pieces joined
+    must be a prefix of the argument the matcher finally reads (``readers.partial`` has the
+    shared readers).
     """
     if partial is not None and not callable(partial):
         raise ValueError(f'{name}: partial must be callable, got {partial!r}')

@@ -39,7 +39,7 @@ IssueEvents equal ``parse(text)``'s content, calls and errors (tested with hypot
 exception is input over ``max_input_bytes``: events already emitted stand, one ``too_large``
 issue follows, and the rest of the input is ignored.
 
-With ``stream_arguments`` (issue 32), a call of a tool with a streamable argument
+With ``stream_arguments``, a call of a tool with a streamable argument
 (``registry.STREAMABLE_ARGUMENTS``) that is still arriving is reported early, in the families
 that can read it incrementally (a ``partial`` reader in their ``format_spec``: the LeRobot
 marker, Hermes/Qwen JSON, Llama 3 JSON after its tag, Mistral, OpenAI JSON (the first call of
@@ -50,7 +50,10 @@ when the argument's value has certainly ended before the call's markup has (an A
 with empty text when nothing is left to report), then exactly one CallEvent or IssueEvent
 whose span starts at the CallStartEvent's ``start`` (a malformed or truncated tail is an
 IssueEvent as usual). Every other event is unchanged; calls completed within one ``feed`` are
-not announced early. The option costs the per-delta fast paths, so it is off by default.
+not announced early. The option costs some work per delta, so it is off by default.
+The call's header is read by the family's ``partial`` until the argument's value begins; from
+then on the value reader it returned (``readers.partial``) keeps its place and reads only the
+new text, so a delta costs in proportion to its length, however long the pending call.
 (JSON lets a later duplicate member replace a value already reported; the complete call then
 does not continue the text, which the dispatcher treats as a failed call.)
 """
@@ -115,14 +118,23 @@ class StreamingParser:
                  '_partial', '_release_at', 'lag_chars',
                  '_plan', '_prev', '_quiet', '_reasoning', '_report', '_room', '_room_base',
                  '_seen', '_size', '_waiting', '_wake', '_wake_search', '_word', '_words',
-                 '_need', '_wake_short', '_stream_args', '_open')
+                 '_need', '_wake_short', '_stream_args', '_open', '_header_base',
+                 '_header_retry')
 
     def __init__(self, catalog=None, formats: str | Sequence[str] = 'auto', *,
                  max_input_bytes: int = DEFAULT_MAX_INPUT_BYTES,
                  reasoning_calls: str = 'report', stream_arguments: bool = False) -> None:
         plan = self._plan = get_plan(catalog, formats)
         self._stream_args = bool(stream_arguments) and bool(plan.partials)
-        self._open: list | None = None  # [start, name, argument, format, text, closed]
+        if self._stream_args:
+            self.__class__ = _ArgumentStreamingParser  # (feed also tracks the pending call)
+        self._open: list | None = None  # [start, name, argument, format, reader, closed]
+        # A header (or text that may be one) that is not read yet is read again on every delta
+        # while short; once 256 characters are pending, only when the text has grown by an eighth:
+        # the work stays linear even when a long member precedes the argument (or the text is no
+        # call at all), at the price of announcing such a call a little later.
+        self._header_base = -1  # the buffer start the header was last read at
+        self._header_retry = 0  # read it again once the pending text is this long
         self._report = report_reasoning(reasoning_calls)
         self._reasoning: str | None = None  # the closing token of the open reasoning span
         self._limit = max_input_bytes
@@ -170,8 +182,6 @@ class StreamingParser:
         (``<tool_ca``, ``sa``) wait for the next delta. Calls and issues are delivered as soon
         as their markup is complete.
         """
-        if self._stream_args:
-            return self._track(self._slow_feed(delta))
         if type(delta) is str:
             if self._idle:
                 if self._quiet(delta) and delta:
@@ -369,6 +379,7 @@ class StreamingParser:
                                        or self._base > start):
                 # its markup was decided without an event naming it (a parser failure)
                 self._open = None
+                self._settle()
                 return events + [IssueEvent(ParseIssue(
                     INVALID_CALL, f'the {opened[3]} call {opened[1]!r} that began at char '
                     f'{start} could not be read to its end (the parser stopped)',
@@ -376,37 +387,48 @@ class StreamingParser:
         if (self._finished or self._failed or self._overflow or self._reasoning is not None
                 or (opened is not None and opened[5])):  # (closed: its text is all out)
             return events
-        text = self._buf + ''.join(self._chunks) if self._chunks else self._buf
+        chunks = self._chunks
+        if chunks:  # join the pending text once, in place (the scanner reads it the same)
+            text = self._buf
+            self._buf = ''
+            text += ''.join(chunks) if len(chunks) > 1 else chunks[0]
+            self._chunks = []
+            self._buf = text
+        text = self._buf
         if not text:
             return events
         try:
-            found = None
-            fmt = ''
-            for fmt, partial in self._plan.partials:
-                found = partial(text, self._plan.view)
-                if found is not None:
-                    break
+            if opened is None or opened[4] is None:  # the call's header: what the family reads
+                if len(text) < self._header_retry and self._header_base == self._base:
+                    return events  # read again once the text has grown by a share of it
+                self._header_base = self._base
+                self._header_retry = len(text) + (len(text) >> 3 if len(text) >= 256 else 1)
+                found = None
+                fmt = ''
+                for fmt, partial in self._plan.partials:
+                    found = partial(text, self._plan.view)
+                    if found is not None:
+                        break
+                if found is None:
+                    return events
+                name, reader = found
+                if opened is None:
+                    argument = self._plan.view.streamable.get(name)
+                    if not argument:
+                        return events
+                    opened = self._open = [self._base, name, argument, fmt, None, False]
+                    events = events + [CallStartEvent(self._base, name, argument, fmt)]
+                elif opened[1] != name:
+                    return events
+                if reader is None:
+                    return events
+                opened[4] = reader
+            piece, closed = opened[4].advance(text)  # the value: only what is new
         except Exception as exc:  # noqa: B902 - model text must never take the caller down
             return events + self._fail(exc)
-        if found is None:
-            return events
-        name, prefix, closed = found
-        if opened is None:
-            argument = self._plan.view.streamable.get(name)
-            if not argument:
-                return events
-            opened = self._open = [self._base, name, argument, fmt, '', False]
-            events = events + [CallStartEvent(self._base, name, argument, fmt)]
-        elif opened[1] != name:
-            return events
-        said = opened[4]
-        if prefix is None or not prefix.startswith(said):
-            return events
-        closed = bool(closed)
-        if len(prefix) > len(said) or closed:
-            opened[4] = prefix
+        if piece or closed:
             opened[5] = closed
-            events = events + [ArgumentEvent(opened[0], prefix[len(said):], closed)]
+            events = events + [ArgumentEvent(opened[0], piece, closed)]
         return events
 
     def _fail(self, exc: Exception) -> list:
@@ -563,3 +585,13 @@ class StreamingParser:
         self._buf = ''
         self._chunks = []
         return [IssueEvent(too_large_issue(self._size, self._limit, self._base, self._seen))]
+
+
+class _ArgumentStreamingParser(StreamingParser):
+    """A StreamingParser with ``stream_arguments``: each delta's events also go to ``_track``."""
+
+    __slots__ = ()
+
+    def feed(self, delta: str) -> list:
+        """Add text; return the events it made final, a streamed call's among them."""
+        return self._track(StreamingParser.feed(self, delta))

@@ -96,7 +96,7 @@ def _nameless(text: str, pos: int, key: int, ctx: Ctx):
 
 
 def partial_glm(text: str, view):
-    """Read a ``<tool_call>NAME<arg_key>...`` call still arriving: ``(name, text, closed)``."""
+    """Read a ``<tool_call>NAME<arg_key>...`` call still arriving: ``(name, value reader)``."""
     if not text.startswith(OPEN):
         return None
     found = _NAME.match(text, skip_ws(text, len(OPEN)))
@@ -106,7 +106,7 @@ def partial_glm(text: str, view):
     argument = view.streamable.get(found.group())
     if not argument or not text.startswith(KEY, k):
         return None  # not a streamable tool, a name still growing, or not GLM markup
-    return (found.group(),) + key_value_prefix(text, k, argument)
+    return found.group(), key_value_prefix(text, k, argument)
 
 
 FAMILY = format_spec(FORMAT, [(OPEN, match_glm)], priority=18, partial=partial_glm,

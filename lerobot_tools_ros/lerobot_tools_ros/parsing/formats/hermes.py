@@ -171,7 +171,7 @@ def _own_close(text: str, body: int, ctx: Ctx) -> tuple[int, int]:
 
 
 def partial_hermes(text: str, view):
-    """Read a ``<tool_call>{...`` call still arriving: ``(name, text so far)`` or None."""
+    """Read a ``<tool_call>{...`` call still arriving: ``(name, value reader)`` or None."""
     return tagged_json_call_prefix(text, OPEN, view)
 
 

@@ -27,8 +27,9 @@ another family's span.
 
 from ..answers import Match, MatchResult, NEED_ANY, need_closing, NeedMore
 from ..context import after_tag, Ctx
-from ..readers.json_calls import add_value_calls, describe_non_call, match_json
-from ..readers.json_values import (guess_name, invalid_end, READ_INVALID, READ_NEED,
+from ..readers.json_calls import (add_value_calls, broken_before_next, broken_message,
+                                  describe_non_call, match_json)
+from ..readers.json_values import (guess_name, invalid_end, READ_NEED, READ_OK,
                                    READ_TRUNCATED, read_value)
 from ..readers.partial import tagged_json_call_prefix
 from ..readers.pythonic_calls import finish, read_named_call
@@ -106,18 +107,24 @@ def _read_values(text: str, pos: int, k: int, ctx: Ctx):
         status, value, end, note = read_value(text, k, ctx)
         if status == READ_NEED:
             return NeedMore(('}', ']'))
-        if status == READ_TRUNCATED:
-            problems.append((TRUNCATED, f'{TAG} at char {ctx.base + pos}: the text ended '
-                             f'inside the call ({note})', guess_name(text[k:])))
-            return values, problems, n
-        if status == READ_INVALID:
-            stop = invalid_end(text, k, end, note, ctx)  # the whole malformed value
+        if status != READ_OK:
+            stop = n if status == READ_TRUNCATED else invalid_end(text, k, end, note, ctx)
             if stop is None:
                 return NeedMore(('}', ']'))
-            problems.append((UNPARSEABLE_ARGUMENTS, f'{TAG} at char {ctx.base + pos}: the call '
-                             f'at char {ctx.base + k} is {note}; expected a JSON object like '
-                             '{"name": "say", "parameters": {"text": "hi"}}',
-                             guess_name(text[k:stop])))
+            cut = broken_before_next(text, k, stop, ctx)  # the next call begins inside it
+            if cut != -1:
+                problems.append((UNPARSEABLE_ARGUMENTS, broken_message(k, cut, note, ctx),
+                                 guess_name(text[k:cut])))
+                stop = cut
+            elif status == READ_TRUNCATED:
+                problems.append((TRUNCATED, f'{TAG} at char {ctx.base + pos}: the text ended '
+                                 f'inside the call ({note})', guess_name(text[k:])))
+                return values, problems, n
+            else:
+                problems.append((UNPARSEABLE_ARGUMENTS, f'{TAG} at char {ctx.base + pos}: the '
+                                 f'call at char {ctx.base + k} is {note}; expected a JSON '
+                                 'object like {"name": "say", "parameters": {"text": "hi"}}',
+                                 guess_name(text[k:stop])))
             end = stop
         else:
             values.append(value)
@@ -135,7 +142,7 @@ def _read_values(text: str, pos: int, k: int, ctx: Ctx):
 
 
 def partial_python_tag(text: str, view):
-    """Read a ``<|python_tag|>{...`` call still arriving: ``(name, text so far)`` or None."""
+    """Read a ``<|python_tag|>{...`` call still arriving: ``(name, value reader)`` or None."""
     return tagged_json_call_prefix(text, TAG, view)
 
 

@@ -26,7 +26,7 @@ reasoning span.
 
 from ..answers import Match, MatchResult, NeedMore
 from ..context import Ctx
-from ..readers.partial import hold_partial_tag, verbatim_prefix
+from ..readers.partial import VerbatimReader
 from ..readers.text import strip_one_newline
 from ..registry import CatalogView, format_spec
 from ..results import TRUNCATED
@@ -57,7 +57,7 @@ def match_marker(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
 
 
 def partial_marker(text: str, view: CatalogView):
-    """Read a ``<NAME>...`` marker still arriving: ``(name, text so far, closed)`` or None."""
+    """Read a ``<NAME>...`` marker still arriving: ``(name, value reader)`` or None."""
     if not text.startswith('<'):
         return None
     gt = text.find('>', 1)
@@ -65,12 +65,7 @@ def partial_marker(text: str, view: CatalogView):
     argument = view.markers.get(name)
     if not argument or view.streamable.get(name) != argument:
         return None
-    close = f'</{name}>'
-    raw = text[gt + 1:]
-    end = raw.find(close)
-    if end != -1:
-        return name, verbatim_prefix(raw[:end], True), True  # (the call is complete, too)
-    return name, verbatim_prefix(hold_partial_tag(raw, (close,)), False), False
+    return name, VerbatimReader(gt + 1, (f'</{name}>',))  # closed at the closing tag
 
 
 FAMILY = format_spec(FORMAT, [(_triggers, match_marker)], priority=15,

@@ -91,6 +91,31 @@ def _salvaged_items(salvaged: list, ctx: Ctx, pos: int, end: int) -> list:
     return items
 
 
+_LIST_START = re.compile(r'\[\s*\{')
+
+
+def _list_after_junk(text: str, k: int, ctx: Ctx, pos: int):
+    """
+    Read a pre-v11 call list that follows a few words of junk after the tag, or None.
+
+    ``[TOOL_CALLS] junk [{"name": ...}]``: models before the v11 tokenizer sometimes write
+    text between the tag and the list. The list's calls count (the serving engines find them
+    too); the junk is text that is not a call, so it stays in the content. Only a ``[`` that
+    opens a list of objects counts, before the next ``[TOOL_CALLS]``. None: no such list (yet:
+    a later ``{`` may complete one, so the caller waits for it as well as for the next tag).
+    """
+    following = ctx.find(text, TAG, k)
+    found = _LIST_START.search(text, k, following if following != -1 else len(text))
+    if found is None:
+        if not ctx.final and following == -1:
+            return NeedMore((TAG, '{'))
+        return None
+    answer = _read_payload(text, found.start(), ctx, pos, '')
+    if isinstance(answer, Match):
+        answer.content = text[k:found.start()]  # (k: after the whitespace that follows the tag)
+    return answer
+
+
 def _malformed(text: str, pos: int, ctx: Ctx, reason: str, name: str):
     """
     Report a ``[TOOL_CALLS]`` block that is not a call; the block is all of it.
@@ -118,6 +143,9 @@ def match_mistral(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
         return _read_payload(text, k, ctx, pos, '')
     found = _NAME.match(text, k)
     if found is None:
+        listed = _list_after_junk(text, k, ctx, pos)
+        if listed is not None:
+            return listed
         return _malformed(text, pos, ctx, f'expected a JSON list or name{{...}} after the tag, '
                           f'found {text[k]!r}', '')
     name = found.group()
@@ -137,13 +165,16 @@ def match_mistral(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
                                    f'the text ended before the arguments '
                                    f'of {name!r} (expected {{...}})', pos, n, FORMAT, name)])
     if text[i] != '{':
+        listed = _list_after_junk(text, k, ctx, pos)
+        if listed is not None:
+            return listed
         return _malformed(text, pos, ctx, f'expected the arguments of {name!r} as a JSON '
                           f'object at char {ctx.base + i}, found {text[i]!r}', name)
     return _read_payload(text, i, ctx, pos, name)
 
 
 def partial_mistral(text: str, view):
-    """Read a ``[TOOL_CALLS]`` call still arriving: ``(name, text so far, closed)`` or None."""
+    """Read a ``[TOOL_CALLS]`` call still arriving: ``(name, value reader)`` or None."""
     if not text.startswith(TAG):
         return None
     k = skip_ws(text, len(TAG))
@@ -164,8 +195,8 @@ def partial_mistral(text: str, view):
     if text.startswith(ARGS, i):
         i = skip_ws(text, i + len(ARGS))
     if i >= len(text) or text[i] != '{':
-        return name, None, False
-    return (name,) + member_prefix(text, i, argument_of(name))
+        return name, None
+    return name, member_prefix(text, i, argument_of(name))
 
 
 FAMILY = format_spec(FORMAT, [(TAG, match_mistral)], priority=10, partial=partial_mistral,

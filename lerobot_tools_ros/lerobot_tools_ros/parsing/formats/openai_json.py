@@ -37,7 +37,7 @@ FORMAT = 'openai_json'
 
 def partial_json(text: str, view):
     """
-    Read a JSON call value still arriving: ``(name, text so far, closed)`` or None.
+    Read a JSON call value still arriving: ``(name, value reader)`` or None.
 
     Only a value that is certainly call-shaped is reported (``{"name", "arguments"`` once the
     arguments begin, ``"function": {"name"``, ``"tool_calls"``), and only its first call: a

@@ -64,7 +64,7 @@ def match_function(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
 
 
 def partial_function(text: str, view):
-    """Read a ``<function=NAME>`` call still arriving: ``(name, text so far, closed)`` or None."""
+    """Read a ``<function=NAME>`` call still arriving: ``(name, value reader)`` or None."""
     if text.startswith(OPEN):
         return function_prefix(text, skip_ws(text, len(OPEN)), view, CLOSE)
     return function_prefix(text, 0, view, '')

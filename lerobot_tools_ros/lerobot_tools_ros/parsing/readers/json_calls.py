@@ -22,6 +22,8 @@ list of them; ``arguments`` may be a dict, a JSON string, or a double-encoded JS
 ``;``-separated). ``match_json`` is registered by both ``openai_json`` and ``llama_json``.
 """
 
+import re
+
 from .json_values import guess_name, invalid_end, READ_NEED, READ_OK, READ_TRUNCATED, read_value
 from .text import json_type, short, skip_ws
 from ..answers import Match, MatchResult, NEED_ANY, NeedMore, Skip
@@ -32,6 +34,7 @@ OPENAI = 'openai_json'
 LLAMA = 'llama_json'
 _CALLISH = ('"name"', "'name'", 'tool_calls', '"function"', "'function'")
 _WAKE = ('}', ']')
+_SEPARATED_OBJECT = re.compile(r';\s*\{')
 
 
 def is_entry(obj: object, explicit: bool = False) -> bool:
@@ -204,6 +207,31 @@ def guess_format(fragment: str) -> str:
     return OPENAI
 
 
+def broken_before_next(text: str, start: int, stop: int, ctx: Ctx) -> int:
+    """
+    Where a broken Llama call object at ``start`` ends when the next call begins inside it.
+
+    ``{"name": "a", "parameters": {"x": 1}; {"name": "b", ...}}``: the first object lacks a
+    brace, so by its brackets it runs over the ``;`` and the whole next call. When a ``;``
+    inside ``text[start:stop]`` is followed by a complete, valid call object, the broken
+    object ends at that ``;`` (returned) and the call after it is read as usual; -1 when
+    there is none.
+    """
+    for found in _SEPARATED_OBJECT.finditer(text, start + 1, stop):
+        status, value, _, _ = read_value(text, found.end() - 1, ctx)
+        if status == READ_OK and is_entry(value):
+            return found.start()
+    return -1
+
+
+def broken_message(start: int, cut: int, note: str, ctx: Ctx) -> str:
+    """Describe a Llama call object that ``broken_before_next`` cut at a ``;``."""
+    detail = note if note.startswith('not valid') else f'not closed ({note})'
+    return (f'the {LLAMA} call at chars {ctx.base + start}-{ctx.base + cut} is {detail}: the '
+            'next ;-separated call begins before it is closed; expected a JSON object like '
+            '{"name": "say", "parameters": {"text": "hi"}}')
+
+
 def read_sequence(text: str, end: int, entries: list, ctx: Ctx, problems: list | None = None):
     """
     Extend ``entries`` with ``; {...}`` call objects after ``end`` (Llama's separator).
@@ -236,14 +264,20 @@ def read_sequence(text: str, end: int, entries: list, ctx: Ctx, problems: list |
         fragment = text[k2:stop]
         if problems is None or not looks_like_call(fragment):
             return end  # the scanner reports that value on its own
+        bad_end = n if status == READ_TRUNCATED else invalid_end(text, k2, stop, note, ctx)
+        if bad_end is None:
+            return None
+        cut = broken_before_next(text, k2, bad_end, ctx)
+        if cut != -1:
+            problems.append((UNPARSEABLE_ARGUMENTS, broken_message(k2, cut, note, ctx),
+                             guess_name(text[k2:cut])))
+            end = cut
+            continue
         if status == READ_TRUNCATED:
             problems.append((TRUNCATED, f'the {LLAMA} call starting at char {ctx.base + k2} is '
                              f'truncated: the text ended inside it ({note})',
                              guess_name(fragment)))
             return n
-        bad_end = invalid_end(text, k2, stop, note, ctx)
-        if bad_end is None:
-            return None
         problems.append((UNPARSEABLE_ARGUMENTS, f'the {LLAMA} call at chars {ctx.base + k2}-'
                          f'{ctx.base + bad_end} is {note}; expected a JSON object like '
                          '{"name": "say", "parameters": {"text": "hi"}}', guess_name(fragment)))
@@ -290,6 +324,13 @@ def match_json(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     fmt = guess_format(fragment)
     if not looks_like_call(fragment) or fmt not in ctx.plan.formats:
         return Skip(end)
+    if fmt == LLAMA:
+        bad_end = n if status == READ_TRUNCATED else invalid_end(text, pos, end, note, ctx)
+        if bad_end is None:
+            return NeedMore(_WAKE)
+        cut = broken_before_next(text, pos, bad_end, ctx)
+        if cut != -1:  # a good call after a broken one survives it
+            return _after_broken(text, pos, cut, note, ctx)
     if status == READ_TRUNCATED:
         return Match(n, [ctx.issue(TRUNCATED, f'the {fmt} call starting at char '
                                    f'{ctx.base + pos} is truncated: the text ended inside it '
@@ -309,4 +350,19 @@ def match_json(text: str, pos: int, trigger: str, ctx: Ctx) -> MatchResult:
     add_entries(entries, fmt, ctx, pos, stop, items)
     for code, reason, name in problems:
         items.append(ctx.issue(code, reason, pos, stop, fmt, name))
+    return Match(stop, items)
+
+
+def _after_broken(text: str, pos: int, cut: int, note: str, ctx: Ctx) -> MatchResult:
+    """Report the broken Llama object before ``cut`` and read the calls after it."""
+    entries: list = []
+    problems = [(UNPARSEABLE_ARGUMENTS, broken_message(pos, cut, note, ctx),
+                 guess_name(text[pos:cut]))]
+    stop = read_sequence(text, cut, entries, ctx, problems)
+    if stop is None:
+        return NEED_ANY
+    items: list = []
+    add_entries(entries, LLAMA, ctx, pos, stop, items)
+    for code, reason, name in problems:
+        items.append(ctx.issue(code, reason, pos, stop, LLAMA, name))
     return Match(stop, items)

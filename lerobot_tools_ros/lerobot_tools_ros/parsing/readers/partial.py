@@ -13,16 +13,26 @@
 # limitations under the License.
 
 """
-Read a call's streamable string argument while the call is still arriving (issue 32).
+Read a call's streamable string argument while the call is still arriving.
 
-Each helper returns the decoded text *known to be final so far*: it only grows as the text
-grows, and is a prefix of the value the family's matcher reads once the call is complete.
-Anything that may still change meaning is held back: the start of a closing tag, a newline
-the markup may drop, an unfinished escape sequence, a high surrogate whose pair is not there.
-Most also say whether the value is *closed*: its end (a JSON string's closing quote, a closing
-tag that no later text can turn into text inside the value) has arrived, so the text is all of
-it (``registry.format_spec``'s ``partial`` contract). JSON objects may repeat a member, and the
-last one wins: a value reported from the first is then not the call's (the dispatcher checks).
+A family's ``partial`` reads the call's header (its name, and where the argument's value
+begins) and hands back a *value reader*: an object whose ``advance(text)`` returns
+``(piece, closed)``, the decoded text that became final since its last call and whether the
+value has certainly ended. A reader keeps its place between calls (``text`` only grows and
+its start never moves while the call is pending), so a delta costs work in proportion to the
+delta, not to the value pending before it: the stream tracker calls ``advance`` on every later
+delta and never reads the header again. What a reader has given, joined, only grows and is a
+prefix of the value the family's matcher reads once the call is complete. Anything that may
+still change meaning is held back: the start of a closing tag, a newline the markup may drop,
+an unfinished escape sequence, a high surrogate whose pair is not there. ``closed``: the
+value's end (a JSON string's closing quote, a closing tag that no later text can turn into
+text inside the value) has arrived, so all of it has been given (``registry.format_spec``'s
+``partial`` contract). JSON objects may repeat a member, and the last one wins: a value
+reported from the first is then not the call's (the dispatcher checks).
+
+The readers: ``StringReader`` (a JSON string), ``EncodedReader`` (arguments given as a JSON
+string holding the object, possibly encoded again) and ``VerbatimReader`` (a value running to
+the first of some tags, losing one leading and one trailing newline).
 """
 
 import json
@@ -39,40 +49,92 @@ _HEX = frozenset('0123456789abcdefABCDEF')
 _QUOTE_OR_ESCAPE = re.compile(r'["\\]').search
 
 
-def hold_partial_tag(raw: str, tags: tuple[str, ...]) -> str:
-    """Cut ``raw`` before the first of ``tags`` or before a trailing start of one of them."""
-    cut = len(raw)
-    for tag in tags:
-        found = raw.find(tag)
-        if found != -1 and found < cut:
-            cut = found
-    raw = raw[:cut]
-    start = raw.rfind('<', max(0, len(raw) - max(map(len, tags))))
-    if start != -1 and any(tag.startswith(raw[start:]) for tag in tags):
-        raw = raw[:start]
-    return raw
-
-
-def verbatim_prefix(raw: str, complete: bool) -> str:
+class VerbatimReader:
     """
-    Return what is final of a verbatim value that loses one leading and one trailing newline.
+    A verbatim value from ``start`` to the first of ``tags``, read as it arrives.
 
-    ``complete``: ``raw`` is the whole value (``readers.text.strip_one_newline`` applies);
-    otherwise a leading newline not yet whole and any trailing newline are held back.
+    The value loses one leading and one trailing newline (``readers.text.strip_one_newline``)
+    once it is complete; until then a leading newline not yet whole, a trailing newline and a
+    trailing start of one of the tags are held back. ``closes(text, end)`` decides, once a tag
+    is there (``end``: where the value stops), whether the value has certainly ended there
+    (None: always); ``hold_at_tag``: a start of a tag just before that tag is held back too
+    (the value then never closes before the call is complete). The tags are searched for only
+    in the text that arrived since the last call (and the few characters before it a tag may
+    begin in), so each call costs the new text's length.
     """
-    if raw.startswith('\r\n'):
-        raw = raw[2:]
-    elif raw.startswith('\n'):
-        raw = raw[1:]
-    elif raw == '\r' and not complete:
-        return ''
-    if complete:
-        if raw.endswith('\r\n'):
-            return raw[:-2]
-        return raw[:-1] if raw.endswith('\n') else raw
-    if raw.endswith('\n'):
-        raw = raw[:-1]
-    return raw[:-1] if raw.endswith('\r') else raw
+
+    __slots__ = ('_start', '_tags', '_longest', '_from', '_body', '_out', 'cut', '_closes',
+                 '_hold_at_tag', 'closed')
+
+    def __init__(self, start: int, tags: tuple[str, ...], closes=None,
+                 hold_at_tag: bool = False) -> None:
+        self._start = start
+        self._tags = tags
+        self._longest = max(map(len, tags))
+        self._from = start  # no tag begins before this (searched up to here)
+        self._body = -1  # where the value's text begins (-1: the leading newline undecided)
+        self._out = start  # given up to here
+        self.cut = -1  # where the first tag begins (-1: none yet)
+        self._closes = closes
+        self._hold_at_tag = hold_at_tag
+        self.closed = False
+
+    def advance(self, text: str) -> tuple[str, bool]:
+        """Return the text that became final since the last call, and whether it is closed."""
+        if self.closed:
+            return '', True
+        n = len(text)
+        cut = self.cut
+        searched = self._from
+        lt = -1
+        if cut == -1:
+            lt = text.find('<', searched)  # every tag begins with '<'
+            if lt != -1:
+                for tag in self._tags:
+                    found = text.find(tag, lt)
+                    if found != -1 and (cut == -1 or found < cut):
+                        cut = found
+            if cut != -1:
+                self.cut = cut
+            else:
+                self._from = n if lt == -1 else max(lt, n - self._longest + 1)
+        end = cut if cut != -1 else n
+        window = max(self._start, end - self._longest)
+        unseen = cut != -1 or lt != -1 or window < searched  # a '<' may be in the window
+        if (cut == -1 or self._hold_at_tag) and unseen:
+            start = text.rfind('<', window, end)  # (none since the last search: no hold)
+            if start != -1 and any(tag.startswith(text[start:end]) for tag in self._tags):
+                end = start
+        complete = cut != -1 and (self._closes is None or self._closes(text, end))
+        body = self._body
+        if body == -1:
+            a = self._start
+            if text.startswith('\r\n', a, end):
+                body = a + 2
+            elif text.startswith('\n', a, end):
+                body = a + 1
+            elif not complete and (end == a or (end == a + 1 and text[a] == '\r')):
+                return '', False  # (a leading newline may still be stripped)
+            else:
+                body = a
+            self._body = self._out = body
+        stop = end
+        if complete:
+            if stop - 2 >= body and text.startswith('\r\n', stop - 2, stop):
+                stop -= 2
+            elif stop - 1 >= body and text[stop - 1] == '\n':
+                stop -= 1
+        else:
+            if stop > body and text[stop - 1] == '\n':
+                stop -= 1
+            if stop > body and text[stop - 1] == '\r':
+                stop -= 1
+        out = self._out
+        self.closed = complete
+        if stop <= out:
+            return '', complete
+        self._out = stop
+        return text[out:stop], complete
 
 
 def function_prefix(text: str, k: int, view, close: str):
@@ -80,13 +142,13 @@ def function_prefix(text: str, k: int, view, close: str):
     Read ``<function=NAME>...`` at ``k`` (``readers.xml_parameters``) still arriving.
 
     ``close`` is the wrapper's closing tag ('' for a bare function). Returns None until the
-    name is known (or for a tool without a streamable argument), else ``(name, text so far,
-    closed)``. The streamed value is the text after ``<parameter=ARG>`` up to the first tag
-    that may end it or open a literal nested call; a ``</parameter>`` that turns out to be
-    text inside the value holds the rest back until the call is complete (the complete call
-    carries it). The value is closed at a ``</parameter>`` before any other tag once the
-    markup certainly continues after it: ``</function>``, the wrapper's closing tag, or a
-    whole ``<parameter=NAME>`` of a parameter the tool's schema has.
+    name is known (or for a tool without a streamable argument), else ``(name, reader)``, the
+    reader None until the argument's value begins. The streamed value is the text after
+    ``<parameter=ARG>`` up to the first tag that may end it or open a literal nested call; a
+    ``</parameter>`` that turns out to be text inside the value holds the rest back until the
+    call is complete (the complete call carries it). The value is closed at a ``</parameter>``
+    before any other tag once the markup certainly continues after it: ``</function>``, the
+    wrapper's closing tag, or a whole ``<parameter=NAME>`` of a parameter the tool's schema has.
     """
     if not text.startswith(FUNC, k):
         return None
@@ -103,21 +165,21 @@ def function_prefix(text: str, k: int, view, close: str):
     while True:
         i = skip_ws(text, i)
         if not text.startswith(PARAM, i):
-            return name, None, False
+            return name, None
         j = i + len(PARAM)
         e = match_end(NAME, text, j)
         if e >= len(text) or text[e] != '>':
-            return name, None, False
+            return name, None
         if text[j:e].strip() == argument:
-            raw = hold_partial_tag(text[e + 1:], tags)
-            end = e + 1 + len(raw)
-            if text.startswith(PARAM_END, end) and _continues(
-                    text, end + len(PARAM_END), close, view.properties(name)):
-                return name, verbatim_prefix(raw, True), True
-            return name, verbatim_prefix(raw, False), False
+            props = view.properties(name)
+
+            def closes(text: str, end: int) -> bool:
+                return text.startswith(PARAM_END, end) and _continues(
+                    text, end + len(PARAM_END), close, props)
+            return name, VerbatimReader(e + 1, tags, closes, hold_at_tag=True)
         end = text.find(PARAM_END, e)
         if end == -1:
-            return name, None, False
+            return name, None
         i = end + len(PARAM_END)
 
 
@@ -137,84 +199,100 @@ def _continues(text: str, a: int, close: str, props) -> bool:
         not props or text[a + len(PARAM):e].strip() in props)
 
 
-def key_value_prefix(text: str, k: int, argument: str) -> tuple[str | None, bool]:
+def key_value_prefix(text: str, k: int, argument: str):
     """
-    Read ``argument`` from GLM-style pairs at ``k`` (``readers.key_values``) so far.
+    Find ``argument`` in GLM-style pairs at ``k`` (``readers.key_values``): its reader or None.
 
-    Returns ``(prefix or None, closed)``. The first ``</arg_value>`` ends a value, so the value
-    is closed there; until then a trailing newline (which the complete value loses) and a
-    trailing start of ``</arg_value>`` are held back.
+    The first ``</arg_value>`` ends a value, so the value is closed there; until then a
+    trailing newline (which the complete value loses) and a trailing start of
+    ``</arg_value>`` are held back (``VerbatimReader``). None while the value has not begun.
     """
     n = len(text)
     while text.startswith(KEY, k):
         key_end = text.find(KEY_END, k)
         close = text.find(CLOSE, k)
         if key_end == -1 or (close != -1 and close < key_end):
-            return None, False  # the key still arriving, or a malformed pair
+            return None  # the key still arriving, or a malformed pair
         key = text[k + len(KEY):key_end].strip()
         v = skip_ws(text, key_end + len(KEY_END))
         if not text.startswith(VALUE, v):
             if v >= n or VALUE.startswith(text[v:v + len(VALUE)]) or key == argument:
-                return None, False  # undecided yet, or a key without a value ('')
+                return None  # undecided yet, or a key without a value ('')
             k = v  # a key without a value
             continue
         v += len(VALUE)
-        end = text.find(VALUE_END, v)
         if key == argument:
-            if end != -1:
-                return verbatim_prefix(text[v:end], True), True
-            return verbatim_prefix(hold_partial_tag(text[v:], (VALUE_END,)), False), False
+            return VerbatimReader(v, (VALUE_END,))
+        end = text.find(VALUE_END, v)
         if end == -1:
-            return None, False
+            return None
         k = skip_ws(text, end + len(VALUE_END))
-    return None, False
+    return None
+
+
+class StringReader:
+    r"""
+    The JSON string whose opening quote is at ``start``, decoded as it arrives.
+
+    Decoding stops before an unfinished or invalid escape (the complete call then reports the
+    problem) and before a ``\u`` high surrogate whose low half has not arrived; the next call
+    resumes there.
+    """
+
+    __slots__ = ('_k', 'closed')
+
+    def __init__(self, start: int) -> None:
+        self._k = start + 1  # decoded up to here
+        self.closed = False
+
+    def advance(self, text: str) -> tuple[str, bool]:
+        """Return the text decoded since the last call, and whether the closing quote came."""
+        if self.closed:
+            return '', True
+        out = []
+        n = len(text)
+        k = start = self._k
+        while k < n:
+            found = _QUOTE_OR_ESCAPE(text, k)
+            if found is None:
+                break
+            k = found.start()
+            out.append(text[start:k])
+            if text[k] == '"':
+                self._k = k + 1
+                self.closed = True
+                return ''.join(out), True
+            self._k = k  # (an escape that is not whole resumes here)
+            if k + 1 >= n:
+                return ''.join(out), False
+            code = text[k + 1]
+            if code in _ESCAPES:
+                out.append(_ESCAPES[code])
+                k += 2
+            elif code == 'u':
+                unit = _unit(text, k)
+                if unit is None:
+                    return ''.join(out), False
+                k += 6
+                if 0xD800 <= unit < 0xDC00:
+                    if k + 6 > n and text.startswith('\\u'[:n - k], k):
+                        return ''.join(out), False  # the low half may still come
+                    low = _unit(text, k) if text.startswith('\\u', k) else None
+                    if low is not None and 0xDC00 <= low < 0xE000:
+                        unit = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00)
+                        k += 6
+                out.append(chr(unit))
+            else:
+                return ''.join(out), False  # an invalid escape: the complete call reports it
+            start = k
+        out.append(text[start:])
+        self._k = n
+        return ''.join(out), False
 
 
 def json_string_prefix(text: str, i: int) -> tuple[str, bool]:
-    r"""
-    Decode the JSON string whose opening quote is at ``text[i]`` as far as it is final.
-
-    Returns ``(decoded, closed)``. Decoding stops before an unfinished or invalid escape (the
-    complete call then reports the problem) and before a ``\u`` high surrogate whose low half
-    has not arrived.
-    """
-    out = []
-    n = len(text)
-    k = i + 1
-    start = k
-    while k < n:
-        found = _QUOTE_OR_ESCAPE(text, k)
-        if found is None:
-            break
-        k = found.start()
-        if text[k] == '"':
-            out.append(text[start:k])
-            return ''.join(out), True
-        out.append(text[start:k])
-        if k + 1 >= n:
-            return ''.join(out), False
-        code = text[k + 1]
-        if code in _ESCAPES:
-            out.append(_ESCAPES[code])
-            k += 2
-        elif code == 'u':
-            unit = _unit(text, k)
-            if unit is None:
-                return ''.join(out), False
-            k += 6
-            if 0xD800 <= unit < 0xDC00:
-                if k + 6 > n and text.startswith('\\u'[:n - k], k):
-                    return ''.join(out), False  # the low half may still come
-                low = _unit(text, k) if text.startswith('\\u', k) else None
-                if low is not None and 0xDC00 <= low < 0xE000:
-                    unit = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00)
-                    k += 6
-            out.append(chr(unit))
-        else:
-            return ''.join(out), False  # an invalid escape: the complete call reports it
-        start = k
-    out.append(text[start:])
-    return ''.join(out), False
+    """Decode the JSON string whose opening quote is at ``text[i]`` as far as it is final."""
+    return StringReader(i).advance(text)
 
 
 def _unit(text: str, k: int) -> int | None:
@@ -278,7 +356,7 @@ def tagged_json_call_prefix(text: str, tag: str, view):
     """
     Read ``TAG {"name": ..., "arguments": {...`` still arriving (``TAG [...`` too).
 
-    Returns None or ``(name, prefix, closed)`` (see ``json_value_call_prefix``);
+    Returns None or ``(name, reader)`` (see ``json_value_call_prefix``);
     ``view.streamable`` maps a tool name to its streamable argument.
     """
     if not text.startswith(tag):
@@ -299,7 +377,7 @@ def json_value_call_prefix(text: str, i: int, argument_of, explicit: bool):
     ``explicit``: the value sits where only calls go (a call tag), so ``{"name": ...}`` is a
     call before its arguments begin, and ``parameters`` may stand for ``arguments``; in prose
     (``openai_json``) an object is reported once its ``arguments`` begin (before, it may be
-    prose; with ``parameters`` it is Llama's). Returns None or ``(name, prefix, closed)``.
+    prose; with ``parameters`` it is Llama's). Returns None or ``(name, reader)``.
     """
     keys = ('arguments', 'parameters') if explicit else ('arguments',)
     if text[i] == '[':
@@ -334,8 +412,8 @@ def json_call_prefix(text: str, i: int, argument_of,
     holding the object (see ``arguments_prefix``). ``argument_of(name)`` gives the tool's
     streamable argument ('' for none). Returns None until the name is known (it must come
     before the arguments) and, unless ``explicit``, until the arguments begin; else
-    ``(name, prefix, closed)`` with ``prefix`` None until that argument's string value begins
-    and ``closed`` once its closing quote is there (see ``member_prefix``).
+    ``(name, reader)`` with ``reader`` None until that argument's string value begins (see
+    ``member_prefix``).
     """
     name = None
     members = _members(text, i)
@@ -355,7 +433,7 @@ def json_call_prefix(text: str, i: int, argument_of,
             elif key in argument_keys:
                 if name is None or not argument_of(name):
                     return None
-                return (name,) + arguments_prefix(text, k, argument_of(name))
+                return name, arguments_prefix(text, k, argument_of(name))
             else:
                 skipped = _skip_value(text, k)
                 if skipped is None:
@@ -366,38 +444,80 @@ def json_call_prefix(text: str, i: int, argument_of,
         pass
     if name is None or not explicit or not argument_of(name):
         return None
-    return name, None, False
+    return name, None
 
 
 _MAX_ENCODINGS = 3  # JSON strings inside JSON strings (as readers.json_values.decode_arguments)
 
 
-def arguments_prefix(text: str, k: int, argument: str) -> tuple[str | None, bool]:
+def arguments_prefix(text: str, k: int, argument: str, encodings: int = 0):
     r"""
-    Read ``argument`` of the arguments value at ``k`` so far: ``(prefix or None, closed)``.
+    Find ``argument`` in the arguments value at ``k``: its reader, or None (not begun).
 
     The value is an object, or a JSON string holding one (``"{\"text\": \"Hi"``, possibly
-    encoded again): the string's decoded prefix is itself a prefix of the object's text, so
-    the object is read from it the same way.
+    encoded again, ``encodings`` times so far): the string's decoded prefix is itself a prefix
+    of the object's text, so the object is read from it the same way (``EncodedReader``).
     """
-    for _ in range(_MAX_ENCODINGS + 1):
-        if text[k] == '{':
-            return member_prefix(text, k, argument)
-        if text[k] != '"':
-            return None, False
-        text = json_string_prefix(text, k)[0].lstrip()  # decode_arguments strips the string
-        if not text:
-            return None, False
-        k = 0
-    return None, False
+    if text[k] == '{':
+        return member_prefix(text, k, argument)
+    if text[k] != '"' or encodings >= _MAX_ENCODINGS:
+        return None
+    return EncodedReader(k, argument, encodings + 1)
 
 
-def member_prefix(text: str, i: int, argument: str) -> tuple[str | None, bool]:
+class EncodedReader:
     """
-    Decode the string member ``argument`` of the object at ``i`` so far.
+    Arguments given as a JSON string at ``start`` holding the object: decoded as it arrives.
 
-    Returns ``(prefix, closed)``: prefix None while the member has not begun; ``closed`` once
-    its string's closing quote is there (its whole value is known).
+    The decoded text grows in place; the argument is read from it by the reader
+    ``arguments_prefix`` finds there once its value begins (until then the object's header is
+    read again per call, which costs the header's length, not the value's).
+    """
+
+    __slots__ = ('_outer', '_decoded', '_inner', '_argument', '_encodings', '_at')
+
+    def __init__(self, start: int, argument: str, encodings: int) -> None:
+        self._outer = StringReader(start)
+        self._decoded = ''
+        self._inner = None
+        self._argument = argument
+        self._encodings = encodings
+        self._at = -1  # where the decoded object begins (-1: not yet known)
+
+    @property
+    def closed(self) -> bool:
+        """Whether the argument's value has ended (in the decoded object)."""
+        return self._inner is not None and self._inner.closed
+
+    def advance(self, text: str) -> tuple[str, bool]:
+        """Return the argument's text decoded since the last call, and whether it is closed."""
+        piece = self._outer.advance(text)[0]
+        decoded = self._decoded
+        self._decoded = ''
+        decoded += piece  # (grows in place: this is its only reference)
+        self._decoded = decoded
+        inner = self._inner
+        if inner is None:
+            at = self._at
+            if at == -1:
+                body = decoded.lstrip()  # decode_arguments strips the string
+                if not body:
+                    return '', False
+                at = self._at = len(decoded) - len(body)
+            if decoded[at] not in '{"':
+                return '', False  # not an object: nothing to stream (the matcher reports it)
+            inner = self._inner = arguments_prefix(decoded, at, self._argument,
+                                                   self._encodings)
+            if inner is None:
+                return '', False
+        return inner.advance(decoded)
+
+
+def member_prefix(text: str, i: int, argument: str):
+    """
+    Find the string member ``argument`` of the object at ``i``: its ``StringReader`` or None.
+
+    None while the member has not begun (or when its value is not a string).
     """
     members = _members(text, i)
     try:
@@ -405,11 +525,11 @@ def member_prefix(text: str, i: int, argument: str) -> tuple[str | None, bool]:
         while True:
             if key == argument:
                 if text[k] != '"':
-                    return None, False
-                return json_string_prefix(text, k)
+                    return None
+                return StringReader(k)
             end = _skip_value(text, k)
             if end is None:
-                return None, False
+                return None
             key, k = members.send(end)
     except StopIteration:
-        return None, False
+        return None

@@ -112,7 +112,10 @@ def read_list(text: str, pos: int, ctx: Ctx, report_all: bool):
     Read ``[name(...), ...]`` at ``pos`` (known to start with ``[ name(``).
 
     Returns ``(end, parts)``, NeedMore, or Skip when it is not a call list and nothing needs
-    reporting (a first name outside the catalog, unless ``report_all``).
+    reporting (a first name outside the catalog, unless ``report_all``). A broken list whose
+    first name is outside the catalog is still read item by item when its brackets close and
+    another item is a valid call of a catalog tool: that call survives its unparseable
+    sibling.
     """
     n = len(text)
     first = name_at(text, skip_ws(text, pos + 1))
@@ -142,6 +145,8 @@ def read_list(text: str, pos: int, ctx: Ctx, report_all: bool):
         node = parse_expression(text[pos:end])
     except LiteralError as exc:
         if not report:
+            if _has_call(text, pos, end, ctx):
+                return end, _salvage(text, pos, end, ctx)
             return Skip(end)
         at = f' at char {ctx.base + pos + exc.offset}' if exc.offset >= 0 else ''
         return end, _salvage(text, pos, end, ctx) or [
@@ -182,6 +187,11 @@ def _salvage(text: str, pos: int, end: int, ctx: Ctx) -> list:
             reason = f'item {index} of the list: {reason}'
         parts.append((code, name or (found.group() if found else ''), arguments, reason))
     return parts if any(not part[0] for part in parts) else []
+
+
+def _has_call(text: str, pos: int, end: int, ctx: Ctx) -> bool:
+    """Whether an item of the broken list ``text[pos:end]`` is a valid call of a known tool."""
+    return bool(_salvage(text, pos, end, ctx))
 
 
 def list_start(text: str, pos: int, ctx: Ctx):

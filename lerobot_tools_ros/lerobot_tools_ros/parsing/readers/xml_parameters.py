@@ -45,6 +45,8 @@ PARAM = '<parameter='
 PARAM_END = '</parameter>'
 NAME = re.compile(r'[^<>\n]*')  # a function or parameter name (stripped)
 _NAME = NAME
+# a name still arriving: only a character that ends it can change the answer
+_NAME_ENDS = NeedMore(('<', '>', '\n'))
 _WAKE = (PARAM_END, PARAM, FUNC_END, CLOSE)
 
 
@@ -128,7 +130,7 @@ def _read_header(call: _Call, func: int):
     i = func + len(FUNC)
     e = match_end(_NAME, text, i)
     if e >= len(text):  # the next character decides: more name, '>', or a malformed tag
-        return NEED_ANY if not ctx.final else call.truncated('inside the <function=NAME> tag')
+        return _NAME_ENDS if not ctx.final else call.truncated('inside the <function=NAME> tag')
     name = text[i:e].strip()
     if text[e] != '>' or not name:
         if not call.close:
@@ -182,7 +184,7 @@ def _read_parameter(call: _Call, i: int):
     j = i + len(PARAM)
     e = match_end(_NAME, text, j)
     if e >= len(text):  # the next character decides: more name, '>', or a malformed tag
-        return NEED_ANY if not ctx.final else call.truncated('inside a <parameter=NAME> tag')
+        return _NAME_ENDS if not ctx.final else call.truncated('inside a <parameter=NAME> tag')
     if text[e] != '>':
         return Match(e, [ctx.issue(
             UNPARSEABLE_ARGUMENTS, f'<parameter= at char {ctx.base + i} in '
