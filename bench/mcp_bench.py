@@ -15,13 +15,18 @@
 """
 MCP cost against its floors, in the same run: cold start, a session per call, round trips.
 
-Starts a dispatcher and a tool_server hosting ``echo`` (real processes, an isolated ROS domain).
+Starts a dispatcher whose catalog is ``echo`` and a tool_server hosting it (real processes, an
+isolated ROS domain).
 
 - Cold start (``--cold N``): ``lerobot-tools-ros mcp`` spawned by the SDK's stdio client, timed
-  from spawn to the answer of its first ``tools/list``; and a session per call (what
-  langchain-mcp-adapters does by default): spawn, initialize, one ``tools/call``, exit. The
-  floor is a bare SDK server (this script, ``--role bare``) that lists the same tools from a
-  file and answers ``echo`` itself, spawned the same way; runs are interleaved.
+  from spawn to the answer of its first ``tools/list`` (checked right: echo listed, not marked
+  unavailable); and a session per call (what langchain-mcp-adapters does by default): spawn,
+  initialize, one ``tools/call``, exit. Two floors, spawned the same way, runs interleaved: a
+  bare SDK server (this script, ``--role bare``) that lists the same tools from a file and
+  answers ``echo`` itself; and the same bare server as an rclpy node (``--role ros_bare``: rclpy
+  imported and initialised first, its list answered once the dispatcher's ``~/call`` and the
+  echo executor are discovered), the least any ROS-backed server whose first list is right
+  can do.
 - Round trips (``--round-trips``): batches of MCP ``tools/call`` on one session and of direct
   ``~/call`` requests from an rclpy node in this process, interleaved; with ``--http`` the
   Streamable HTTP transport on 127.0.0.1 too.
@@ -39,8 +44,9 @@ import statistics
 import subprocess
 import sys
 import time
+from typing import Any
 
-from common import bench_domain, catalog_dir, Driver, percentile, Processes, start_echo_stack
+from common import bench_domain, catalog_dir, Driver, percentile, Processes
 from results import record
 
 
@@ -128,7 +134,25 @@ def report(label: str, mcp_times: list[float], direct_times: list[float],
               f'{m50 - d50 - p50:6.3f} ms')
 
 
-def role_bare(tools_file: str) -> None:
+def role_ros_bare(tools_file: str) -> None:
+    """Serve as the bare server, but as an rclpy node listing once the robot is discovered."""
+    import threading
+    from lerobot_tools_interfaces.srv import CallTool
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+    rclpy.init()
+    node = rclpy.create_node('mcp_bench_ros_bare')
+    dispatcher = node.create_client(CallTool, '/dispatcher/call')
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
+    threading.Thread(target=executor.spin, daemon=True).start()
+
+    def discovered() -> bool:
+        return dispatcher.service_is_ready() and node.count_services('/lerobot_tools/echo') > 0
+    role_bare(tools_file, discovered)
+
+
+def role_bare(tools_file: str, ready: Any = None) -> None:
     """Serve the tools of a file over stdio with the bare SDK, echo answered here (the floor)."""
     import anyio
     from mcp.server.lowlevel import Server
@@ -143,6 +167,8 @@ def role_bare(tools_file: str) -> None:
                             input_schema=e['function']['parameters']) for e in entries]
 
         async def list_tools(ctx, params):
+            while ready is not None and not ready():
+                await anyio.sleep(0.005)
             return types.ListToolsResult(tools=tools)
 
         async def call_tool(ctx, params):
@@ -174,20 +200,24 @@ async def spawn_and_use(command: list[str], env: dict, call: bool) -> tuple[floa
                 else:
                     tools = await session.list_tools()
                     listed = time.perf_counter() - start
-                    if 'echo' not in [t.name for t in tools.tools]:
-                        raise RuntimeError(f'echo not listed: {tools}')
+                    if [t.name for t in tools.tools] != ['echo'] or \
+                            tools.tools[0].description.startswith('[Unavailable'):
+                        raise RuntimeError(f'the first list is wrong: {tools}')
     return listed, called
 
 
 async def cold_start(args, env: dict, tools_file: str) -> None:
     ours = [sys.executable, '-m', 'lerobot_tools_ros.cli', 'mcp', '--log-level', 'warn']
     bare = [sys.executable, __file__, '--role', 'bare', tools_file]
-    first: dict[str, list[float]] = {'ours': [], 'bare': []}
+    ros_bare = [sys.executable, __file__, '--role', 'ros_bare', tools_file]
+    servers = (('bare', bare), ('ros_bare', ros_bare), ('ours', ours))
+    first: dict[str, list[float]] = {name: [] for name, _ in servers}
     per_call: dict[str, list[float]] = {'ours': [], 'bare': []}
-    for _ in range(args.cold):  # interleaved: both see the same load
-        for name, command in (('bare', bare), ('ours', ours)):
+    for _ in range(args.cold):  # interleaved: all see the same load
+        for name, command in servers:
             first[name].append((await spawn_and_use(command, env, call=False))[0])
-            per_call[name].append((await spawn_and_use(command, env, call=True))[1])
+            if name in per_call:
+                per_call[name].append((await spawn_and_use(command, env, call=True))[1])
     print(f'cold start: {args.cold} spawns each (s)' + ' ' * 18 + 'p50      min      max')
 
     def row(label: str, times: list[float]) -> float:
@@ -195,11 +225,26 @@ async def cold_start(args, env: dict, tools_file: str) -> None:
         print(f'  {label:<48}{p50:7.3f}  {min(times):7.3f}  {max(times):7.3f}')
         return p50
     b50 = row('bare SDK server: spawn -> first tools/list', first['bare'])
+    r50 = row('bare SDK server as an rclpy node: -> first list', first['ros_bare'])
     o50 = row('lerobot-tools-ros mcp: spawn -> first tools/list', first['ours'])
     c50 = row('bare SDK server: spawn -> one tools/call', per_call['bare'])
     d50 = row('lerobot-tools-ros mcp: spawn -> one tools/call', per_call['ours'])
-    print(f'  first tools/list: {o50 / b50:.2f}x the bare server (target: within 2x); '
-          f'a session per call: {d50 / c50:.2f}x')
+    print(f'  first tools/list: {o50 / b50:.2f}x the bare server (target: within 2x), '
+          f'{o50 / r50:.2f}x the bare server as an rclpy node (whose own floor is '
+          f'{r50 / b50:.2f}x); a session per call: {d50 / c50:.2f}x')
+    record('mcp_bench', 'cold_first_list', o50, 's', floor=b50, target_ratio=2.0,
+           floor_label='a bare one-tool MCP SDK server (no ROS)',
+           label=f'cold start to a right first tools/list, p50 of {args.cold}',
+           samples=first['ours'], floor_samples=first['bare'])
+    record('mcp_bench', 'cold_first_list_ros_floor', r50, 's', floor=b50,
+           floor_label='a bare one-tool MCP SDK server (no ROS)',
+           label='the same bare server as an rclpy node that lists once the dispatcher and '
+                 'echo are discovered (the floor of any ROS-backed server)',
+           samples=first['ros_bare'], floor_samples=first['bare'])
+    record('mcp_bench', 'cold_session_per_call', d50, 's', floor=c50,
+           floor_label='a bare one-tool MCP SDK server answering echo itself',
+           label=f'spawn, initialize, one tools/call (echo), p50 of {args.cold}',
+           samples=per_call['ours'], floor_samples=per_call['bare'])
 
 
 def free_port() -> int:
@@ -240,6 +285,16 @@ async def run(args, env: dict, direct: DirectCaller) -> None:
         server.wait(10)
 
 
+def start_echo_only(procs: Processes) -> None:
+    """Start a tool_server hosting echo and a dispatcher whose catalog is echo alone."""
+    from lerobot_tools_ros.tools.echo import ECHO_SCHEMA
+    workdir = catalog_dir('mcp_bench_', [ECHO_SCHEMA])  # every tool served: a right first list
+    procs.node('tool_server', 'lerobot_tools_ros.nodes.tool_server', '-p', 'tools:=[echo]',
+               '-p', f'dataset:={workdir}', '--log-level', 'warn')
+    procs.node('dispatcher', 'lerobot_tools_ros.nodes.dispatcher', '-p', f'dataset:={workdir}',
+               '-p', 'max_pending:=100000', '--log-level', 'warn')
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
     parser.add_argument('--round-trips', type=int, default=300,
@@ -250,10 +305,10 @@ def main() -> int:
     parser.add_argument('--http', action='store_true', help='also measure Streamable HTTP')
     args = parser.parse_args()
     if args.role:
-        role_bare(args.role[1])
+        (role_ros_bare if args.role[0] == 'ros_bare' else role_bare)(args.role[1])
         return 0
     with bench_domain() as domain, Processes(__file__) as procs:
-        start_echo_stack(procs, 'mcp_bench_')
+        start_echo_only(procs)
         direct = DirectCaller()
         ready = direct.spin_until(lambda: direct.client.service_is_ready() and (
             '/lerobot_tools/echo' in dict(direct.node.get_service_names_and_types())), 60.0)

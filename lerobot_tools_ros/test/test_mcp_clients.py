@@ -114,13 +114,17 @@ def test_hints_titles_schemas_and_output_schemas_in_both_eras(
         for name in ('say', 'close_gripper'):  # nobody declared them harmless
             assert tools[name].annotations.destructive_hint is None, name
             assert tools[name].annotations.read_only_hint is None, name
-        assert tools['record_observation'].annotations.read_only_hint is True
+        hints = tools['record_observation'].annotations  # it writes an image and a sidecar
+        assert hints.read_only_hint is False and hints.idempotent_hint is False
+        assert hints.open_world_hint is False
         assert tools['record_observation'].title == 'Record observation'
         assert tools['say'].output_schema['required'] == ['utterance_id']
         assert 'paths' in tools['record_observation'].output_schema['properties']
         assert tools['close_gripper'].output_schema is None
         camera = tools['record_observation'].input_schema['properties']['camera']
-        assert camera['type'] == ['string', 'null']  # strict mode can leave it out with null
+        # Strict mode can leave it out with null; one type per schema (Inspector --strict).
+        assert camera['anyOf'] == [{'type': 'string', 'description': camera['description']},
+                                   {'type': 'null'}]
         # No tool_server runs here: nothing serves them, and the descriptions say so.
         assert tools['say'].description.startswith('[Unavailable: no executor serves it at '
                                                    '/lerobot_tools/say right now')
@@ -475,9 +479,17 @@ def test_resources_prompts_and_completion_in_both_eras(start_node, ros_node, ros
 
     async def check(client) -> None:
         import mcp_types as types
-        uris = {str(r.uri) for r in (await within(client.list_resources())).resources}
+        listed = {str(r.uri): r.mime_type
+                  for r in (await within(client.list_resources())).resources}
+        uris = set(listed)
         assert {'lerobot-tools://catalog', 'lerobot-tools://approvals/pending',
-                'lerobot-tools://results/recent', 'lerobot-tools://server/status'} <= uris
+                'lerobot-tools://results/recent', 'lerobot-tools://server/status',
+                'lerobot-tools://audit/tail'} <= uris
+        for uri, mime in listed.items():  # each is read back as the type it is listed with
+            (content,) = (await within(client.read_resource(uri))).contents
+            assert content.mime_type == mime, (uri, content.mime_type, mime)
+        templates = (await within(client.list_resource_templates())).resource_templates
+        assert [t.uri_template for t in templates] == ['lerobot-tools://observations/{path}']
         status = json.loads(text_of_resource(
             await within(client.read_resource('lerobot-tools://server/status'))))
         assert status['dispatcher_seen'] and status['pending_approvals'] == 0

@@ -54,8 +54,63 @@ def test_no_hint_is_claimed_that_nobody_declared(catalog):
     for name in ('say', 'close_gripper', 'move_arm', 'read_joints'):
         assert 'destructiveHint' not in tools[name].annotations, name
         assert 'readOnlyHint' not in tools[name].annotations, name
-    assert tools['record_observation'].annotations['readOnlyHint'] is True
-    assert 'destructiveHint' not in tools['record_observation'].annotations
+    # record_observation writes an image and a sidecar on every call: not read-only, and not
+    # idempotent; whether it replaces files is tool_server's to say (unknown here: no claim).
+    hints = tools['record_observation'].annotations
+    assert hints['readOnlyHint'] is False and hints['idempotentHint'] is False
+    assert hints['openWorldHint'] is False and 'destructiveHint' not in hints
+    assert tools['say'].annotations['idempotentHint'] is False
+
+
+def test_record_observation_is_destructive_only_when_tool_server_lets_it_overwrite(catalog):
+    def hints(overwrite: bool) -> dict:
+        tools = listing.visible_tools(catalog, listing.DispatcherView(),
+                                      overwrite={'record_observation': overwrite})
+        return dict(next(t for t in tools if t.name == 'record_observation').annotations)
+    assert hints(False)['destructiveHint'] is False and hints(False)['readOnlyHint'] is False
+    assert hints(True)['destructiveHint'] is True
+
+
+def test_a_robot_that_left_is_listed_unavailable_and_presence_says_when(catalog):
+    from lerobot_tools_ros.mcp.presence import ARRIVED, LEFT, Presence
+    tools = listing.visible_tools(catalog, listing.DispatcherView(), gone='/robot1/dispatcher')
+    assert [t.name for t in tools] == catalog.names and not any(t.available for t in tools)
+    assert all(t.description.startswith('[Unavailable: the robot (its dispatcher '
+                                        '/robot1/dispatcher) is not reachable') for t in tools)
+    presence = Presence(gone_after_s=1.0)
+    assert presence.observe(False, 0.0) is None and not presence.ever_seen
+    assert presence.observe(True, 0.1) == ARRIVED and presence.present
+    assert presence.observe(True, 0.2) is None
+    # A moment unseen is not a departure; staying unseen is, announced once.
+    assert presence.observe(False, 1.0) is None and presence.present
+    assert presence.observe(True, 1.5) is None
+    assert presence.observe(False, 2.0) is None
+    assert presence.observe(False, 3.1) == LEFT and not presence.present
+    assert presence.observe(False, 9.0) is None
+    assert presence.observe(True, 9.5) == ARRIVED and presence.changes == 3
+
+
+def test_observation_uris_stay_inside_the_output_directory(tmp_path):
+    from lerobot_tools_ros.mcp import observations
+    root = tmp_path / 'out'
+    (root / 'day').mkdir(parents=True)
+    image = root / 'day' / 'cup front.png'
+    image.write_bytes(b'\x89PNG\r\n\x1a\n')
+    secret = tmp_path / 'secret.png'
+    secret.write_bytes(b'\x89PNG\r\n\x1a\n')
+    (root / 'link.png').symlink_to(secret)
+    uri = observations.uri_for(str(image), str(root))
+    assert uri == 'lerobot-tools://observations/day/cup%20front.png'
+    assert observations.path_for(uri, str(root)) == str(image.resolve())
+    assert observations.uri_for(str(secret), str(root)) is None     # outside the directory
+    assert observations.uri_for(str(root / 'link.png'), str(root)) is None  # points out
+    assert observations.uri_for(str(image), '') is None              # directory unknown
+    for bad in ('day/../../secret.png', '%2E%2E/secret.png', '/etc/passwd', 'link.png',
+                'day/missing.png', '', 'day/cup%20front.png%00'):
+        with pytest.raises(observations.NotAnObservation):
+            observations.path_for(observations.PREFIX + bad, str(root))
+    with pytest.raises(observations.NotAnObservation, match='not known'):
+        observations.path_for(uri, '')
 
 
 def test_hints_a_catalog_entry_declares_are_listed_and_bad_ones_reported():
@@ -80,6 +135,23 @@ def test_allowlist_and_disabled_tools_are_hidden(catalog):
     for every in (['*'], []):
         view = listing.view_from_parameters({'allowed_tools': every})
         assert len(listing.visible_tools(catalog, view)) == len(catalog.names)
+
+
+def test_optional_arguments_are_nullable_with_one_type_per_schema(catalog):
+    (record,) = [t for t in listing.visible_tools(catalog, listing.DispatcherView())
+                 if t.name == 'record_observation']
+
+    def types_in(node) -> list:
+        if isinstance(node, dict):
+            return [node.get('type')] + [t for v in node.values() for t in types_in(v)]
+        if isinstance(node, list):
+            return [t for v in node for t in types_in(v)]
+        return []
+    # "type": [X, "null"] is refused by strict validators (MCP Inspector --strict): anyOf.
+    assert not any(isinstance(t, list) for t in types_in(record.input_schema))
+    camera = record.input_schema['properties']['camera']
+    assert camera['anyOf'][1] == {'type': 'null'} and camera['anyOf'][0]['type'] == 'string'
+    assert not any(isinstance(t, list) for t in types_in(results.BUILTIN_OUTPUT_SCHEMAS))
 
 
 def test_hints_follow_approval_and_the_servers_settings(catalog):

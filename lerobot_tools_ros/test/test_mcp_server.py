@@ -141,6 +141,7 @@ def test_stdio_lists_the_catalog_and_follows_allowlist_and_reloads(
                     hints = {t.name: (t.annotations.read_only_hint, t.annotations.destructive_hint)
                              for t in listed}
                     assert hints['say'] == (None, None)  # nothing declared: no claim
+                    # Configured read-only here (--read-only-tools): the operator's word wins.
                     assert hints['record_observation'] == (True, None)
 
                     # The dispatcher's allowlist narrows the list, at once.
@@ -161,7 +162,8 @@ def test_stdio_lists_the_catalog_and_follows_allowlist_and_reloads(
                     listed = (await client.list_tools()).tools
                     assert [t.name for t in listed] == ['say', 'record_observation', 'wave']
                     assert listed[2].input_schema == WAVE['function']['parameters'] | {
-                        'properties': {'times': {'type': ['integer', 'null']}}}
+                        'properties': {'times': {'anyOf': [{'type': 'integer'},
+                                                           {'type': 'null'}]}}}
 
     asyncio.run(session())
 
@@ -236,13 +238,19 @@ def test_http_with_a_token_rejects_missing_and_wrong_tokens_and_huge_requests(
         async with httpx2.AsyncClient() as raw:
             missing = await raw.post(url, json=initialize, headers=headers)
             assert missing.status_code == 401
-            # RFC 9728: the 401 names metadata saying "a bearer token in the header", no OAuth.
+            # RFC 9728: the 401 names metadata saying "a bearer token in the header", no OAuth,
+            # and says plainly, to a user reading the client's error, what is needed.
             metadata_url = f'http://127.0.0.1:{port}/.well-known/oauth-protected-resource/mcp'
-            assert missing.headers['www-authenticate'] == \
-                f'Bearer resource_metadata="{metadata_url}"'
+            challenge = missing.headers['www-authenticate']
+            assert challenge.startswith('Bearer ') and 'a bearer token is needed' in challenge
+            assert challenge.endswith(f'resource_metadata="{metadata_url}"')
+            assert 'needs a bearer token' in missing.json()['error_description']
+            assert 'Authorization: Bearer <token>' in missing.json()['error_description']
             metadata = (await raw.get(metadata_url)).json()
             assert metadata['resource'] == url and metadata['bearer_methods_supported'] == [
                 'header'] and 'authorization_servers' not in metadata
+            # resource_documentation is a URL when present (RFC 9728), never prose.
+            assert metadata.get('resource_documentation', 'http://').startswith('http')
             wrong = await raw.post(url, json=initialize, headers={
                 **headers, 'Authorization': 'Bearer ' + TOKEN[:-1] + 'X'})
             assert wrong.status_code == 401
@@ -386,9 +394,25 @@ def test_say_record_observation_pause_and_bad_input_through_mcp(
             assert len(images) == len(saved) == 1
             assert images[0].mime_type == 'image/png'
             assert base64.b64decode(images[0].data) == pathlib.Path(saved[0]).read_bytes()
-            links = [c for c in seen.content if c.type == 'resource_link']
-            assert [str(link.uri) for link in links] == [f'file://{saved[0]}']
             assert seen.structured_content['paths'] == saved
+            # The link is a resource of this server (not a file:// path): read it back.
+            (link,) = [c for c in seen.content if c.type == 'resource_link']
+            assert str(link.uri).startswith('lerobot-tools://observations/')
+            assert str(link.uri).endswith('/' + pathlib.Path(saved[0]).name)
+            assert link.mime_type == 'image/png'
+            (blob,) = (await within(client.read_resource(link.uri))).contents
+            assert blob.mime_type == 'image/png'
+            assert base64.b64decode(blob.blob) == pathlib.Path(saved[0]).read_bytes()
+            from mcp.shared.exceptions import MCPError
+            for outside in ('lerobot-tools://observations/../../../../etc/passwd',
+                            'lerobot-tools://observations/%2E%2E/%2E%2E/etc/hostname',
+                            'lerobot-tools://observations//etc/passwd'):
+                with pytest.raises(MCPError):
+                    await within(client.read_resource(outside))
+            # Writes files (not read-only); never replaces one here (overwrite is false).
+            listed = {t.name: t for t in (await within(client.list_tools())).tools}
+            hints = listed['record_observation'].annotations
+            assert (hints.read_only_hint, hints.destructive_hint) == (False, False)
 
             # OpenAI strict mode sends every argument; null means "the default" (all cameras).
             strict = await within(client.call_tool('record_observation', {

@@ -52,8 +52,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help='tools to list with destructiveHint (approval confirm/deny tools '
                         'always are)')
     parser.add_argument('--discovery-wait-s', type=float, default=None, metavar='SECONDS',
-                        help='how long after start a tools/list waits for the dispatcher to '
-                        'be discovered (default 5)')
+                        help='how long after start a first tools/list waits for the '
+                        'dispatcher and its executors to be discovered (default 5)')
+    parser.add_argument('--http-session-idle-s', type=float, default=None, metavar='SECONDS',
+                        help='an HTTP session without a request in flight for this long ends '
+                        '(default 600)')
+    parser.add_argument('--http-max-sessions', type=int, default=None, metavar='N',
+                        help='most HTTP sessions open at once; at the cap the longest idle one '
+                        'ends for a new client (default 100)')
     parser.add_argument('--params', type=pathlib.Path, default=None, metavar='FILE',
                         help='ROS parameters file for the mcp_server node')
     parser.add_argument('--log-level', default='info', choices=['debug', 'info', 'warn', 'error'])
@@ -82,6 +88,10 @@ def ros_arguments(args: argparse.Namespace) -> list[str]:
         param('dispatcher', args.dispatcher)
     if args.discovery_wait_s is not None:
         param('discovery_wait_s', float(args.discovery_wait_s))
+    if args.http_session_idle_s is not None:
+        param('http_session_idle_s', float(args.http_session_idle_s))
+    if args.http_max_sessions is not None:
+        param('http_max_sessions', int(args.http_max_sessions))
     for name in ('read_only_tools', 'actuating_tools'):
         tools = getattr(args, name)
         if tools is not None:

@@ -13,11 +13,19 @@
 # limitations under the License.
 
 """
-The MCP server's decisions, without ROS or the MCP SDK (the node is ``nodes/mcp_server.py``).
+The MCP server's decisions, without ROS (the node is ``nodes/mcp_server.py``).
+
+Only ``sdk_adapter`` touches the MCP SDK's internals; the rest does not import the SDK at all.
 
 - ``listing``: which tools an MCP client is offered (exactly those the dispatcher runs, from the
   catalog it publishes), with which schema, title and hints;
 - ``results``: how a dispatcher answer becomes an MCP result (text, structured content, images);
 - ``progress``: progress notifications that only ever increase;
-- ``wire``: JSON-RPC text the SDK refuses before a handler sees it, and host names.
+- ``wire``: JSON-RPC text the SDK refuses before a handler sees it, and host names;
+- ``presence``: whether a robot (its dispatcher) is there, and when it arrives or leaves (one per
+  robot: reusable by an endpoint serving a fleet);
+- ``observations``: saved observations as resources under the server's own URI scheme, bounded
+  to record_observation's output directory;
+- ``sdk_adapter``: the only place that reaches into the MCP SDK's private names (pinned by
+  ``test_mcp_sdk_adapter.py``).
 """

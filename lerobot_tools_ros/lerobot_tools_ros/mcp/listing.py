@@ -20,7 +20,7 @@ The list is exactly what the dispatcher would run: the catalog it loaded (its la
 tools its ``allowed_tools`` leaves out. Hints are only what someone declared or what the runtime
 can vouch for (MCP reads an absent ``destructiveHint`` as "may be destructive", so a ``false`` is
 a claim): a catalog entry's optional ``annotations`` object, tools bound with ``kind: read``,
-``record_observation`` (reads cameras), the MCP server's own ``read_only_tools`` /
+the built-in tools (``BUILTIN_HINTS``), the MCP server's own ``read_only_tools`` /
 ``actuating_tools`` settings, and operator approval (``confirm``/``deny``: destructive).
 
 Optional top-level arguments are listed as nullable (``null`` meaning "the default") and a
@@ -40,10 +40,17 @@ from lerobot_tools_ros import limits, names
 GATED_APPROVALS = ('confirm', 'deny')
 # MCP tool annotations a catalog entry may declare (its optional "annotations" object).
 HINTS = ('readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint')
-# Built-in tools whose behaviour this package knows: record_observation only reads cameras.
+# Built-in tools whose behaviour this package knows. record_observation writes an image and a
+# JSON sidecar on every call (not read-only, not idempotent: each call adds files) in its own
+# output directory (a closed world); it replaces files only when tool_server's
+# tool.record_observation.overwrite allows it (see ``hints_for``). say speaks again on each call.
 BUILTIN_HINTS: Mapping[str, Mapping[str, bool]] = {
-    'record_observation': {'readOnlyHint': True},
+    'record_observation': {'readOnlyHint': False, 'idempotentHint': False,
+                           'openWorldHint': False},
+    'say': {'idempotentHint': False},
 }
+# Built-in tools that replace files when their tool_server setting ``overwrite`` is true.
+OVERWRITING_TOOLS = ('record_observation',)
 
 
 class CatalogMessageError(ValueError):
@@ -179,9 +186,17 @@ def default_title(name: str) -> str:
 
 
 def hints_for(name: str, entry: Mapping[str, Any], *, approval: str = 'auto',
-              read_only: Iterable[str] = (), actuating: Iterable[str] = ()) -> dict:
-    """Return the annotations (wire names, title included) a tool is listed with."""
+              read_only: Iterable[str] = (), actuating: Iterable[str] = (),
+              overwrite: Mapping[str, bool] | None = None) -> dict:
+    """
+    Return the annotations (wire names, title included) a tool is listed with.
+
+    ``overwrite``: tool -> its tool_server ``overwrite`` setting, where it was read. A tool that
+    replaces files is destructive; one that never does is not; unknown: no claim.
+    """
     hints: dict[str, Any] = dict(BUILTIN_HINTS.get(name, {}))
+    if name in OVERWRITING_TOOLS and overwrite is not None and name in overwrite:
+        hints['destructiveHint'] = bool(overwrite[name])
     if name in set(read_only):
         hints['readOnlyHint'] = True
     if name in set(actuating):
@@ -229,21 +244,13 @@ def nullable_optionals(schema: dict) -> dict:
     for key, prop in list(properties.items()):
         if key in required or not isinstance(prop, dict) or accepts_null(prop):
             continue
-        kind = prop.get('type')
-        if isinstance(kind, str) and not ({'anyOf', 'oneOf', 'allOf', '$ref'} & set(prop)):
-            prop = dict(prop, type=[kind, 'null'])
-            if 'enum' in prop:
-                prop['enum'] = [*prop['enum'], None]
-        elif isinstance(kind, list) and not ({'anyOf', 'oneOf', 'allOf', '$ref'} & set(prop)):
-            prop = dict(prop, type=[*kind, 'null'])
-            if 'enum' in prop:
-                prop['enum'] = [*prop['enum'], None]
-        else:
-            description = prop.get('description')
-            prop = {'anyOf': [prop, {'type': 'null'}]}
-            if description:
-                prop['description'] = description
-        properties[key] = prop
+        # anyOf, not "type": [X, "null"]: both are JSON Schema, but strict validators (the MCP
+        # Inspector's --strict, some model providers) accept only a single type per schema.
+        nullable: dict[str, Any] = {'anyOf': [prop, {'type': 'null'}]}
+        for annotation in ('title', 'description'):
+            if annotation in prop:
+                nullable[annotation] = prop[annotation]
+        properties[key] = nullable
     return listed
 
 
@@ -267,15 +274,24 @@ def unavailable_note(executor: str) -> str:
             'now; a call waits for one up to its timeout.] ')
 
 
+def gone_note(dispatcher: str) -> str:
+    """Return the sentence put before every description while the robot is not reachable."""
+    return (f'[Unavailable: the robot (its dispatcher {dispatcher}) is not reachable right now; '
+            'a call is refused until it is back.] ')
+
+
 def visible_tools(catalog: LoadedCatalog, view: DispatcherView, *,
                   read_only: Iterable[str] = (), actuating: Iterable[str] = (),
-                  available: Callable[[str], bool] | None = None) -> list[McpTool]:
+                  available: Callable[[str], bool] | None = None,
+                  overwrite: Mapping[str, bool] | None = None,
+                  gone: str | None = None) -> list[McpTool]:
     """
     List the catalog's tools an MCP client may call, in catalog order.
 
     A tool outside a non-empty ``allowed_tools`` or with ``enabled`` false is left out (the
     dispatcher would refuse it). ``available(executor)`` tells whether an executor serves the
-    tool now; one that does not is still listed, its description saying so.
+    tool now; one that does not is still listed, its description saying so. ``gone``: the
+    dispatcher that is no longer reachable (every tool is listed as unavailable, saying so).
     """
     allowed = set(view.allowed_tools)
     approvals = dict(view.approvals or {})
@@ -287,14 +303,17 @@ def visible_tools(catalog: LoadedCatalog, view: DispatcherView, *,
         if (allowed and name not in allowed) or name in view.disabled:
             continue
         hints = hints_for(name, entry, approval=approvals.get(name, 'auto'),
-                          read_only=read_only, actuating=actuating)
+                          read_only=read_only, actuating=actuating, overwrite=overwrite)
         executor = catalog.executors.get(name, '')
         up = True if available is None or not executor else available(executor)
         description = function.get('description', '')
+        if gone is not None:
+            up, description = False, gone_note(gone) + description
+        elif not up:
+            description = unavailable_note(executor) + description
         schema = function['parameters']
         tools.append(McpTool(
-            name=name, title=hints['title'],
-            description=description if up else unavailable_note(executor) + description,
+            name=name, title=hints['title'], description=description,
             input_schema=nullable_optionals(schema), annotations=hints,
             schema=copy.deepcopy(schema), executor=executor, available=up))
     return tools

@@ -24,7 +24,7 @@ newer tool adding a field does not break clients that validate against them.
 import json
 from typing import Any, Mapping
 
-_NUMBER_OR_NULL = {'type': ['number', 'null']}
+_NUMBER_OR_NULL = {'anyOf': [{'type': 'number'}, {'type': 'null'}]}  # one type per schema
 
 BUILTIN_OUTPUT_SCHEMAS: Mapping[str, dict] = {
     'say': {

@@ -30,7 +30,8 @@ from typing import Any, Callable
 
 from lerobot_tools_interfaces.srv import Approve, CallTool, CancelCalls
 from lerobot_tools_ros import names
-from lerobot_tools_ros.mcp import listing
+from lerobot_tools_ros.mcp import listing, sdk_adapter
+from lerobot_tools_ros.mcp.presence import LEFT, Presence
 from lerobot_tools_ros.untrusted import log_text
 from rclpy.parameter import parameter_value_to_python
 from rclpy.task import Future
@@ -45,6 +46,16 @@ MAX_PENDING_APPROVALS = 1000
 MAX_SESSIONS = 1000
 # Seconds a seen dispatcher's latched catalog may take to arrive before we subscribe again.
 CATALOG_WAIT_S = 2.0
+# Seconds between cheap looks at the ROS graph (is the dispatcher there, which executors are):
+# a robot that leaves or comes back, or a tool whose executor does, is announced within about
+# ROBOT_GONE_AFTER_S + GRAPH_LOOK_S.
+GRAPH_LOOK_S = 0.5
+# Seconds a dispatcher must stay undiscovered before its robot is announced gone.
+ROBOT_GONE_AFTER_S = 1.0
+# Seconds a first tools/list waits, once the dispatcher is discovered, for the executors its
+# catalog names (the robot's other processes are discovered at about the same time; one that
+# is not found by then is listed as unavailable, and a list_changed follows when it comes).
+EXECUTOR_WAIT_S = 4.0
 # Seconds a parked 2026-era call is kept for its retry once its result is in.
 PARKED_AFTER_RESULT_S = 60.0
 # Bytes read from the end of the audit log for the audit resource.
@@ -78,7 +89,8 @@ class RosBridge:
         self.tools: list[listing.McpTool] = []
         self.loaded: listing.LoadedCatalog | None = None
         self.have_tools = asyncio.Event()
-        self.dispatcher_seen = asyncio.Event()  # its parameter services were discovered
+        self.dispatcher_seen = asyncio.Event()  # its parameter services were discovered once
+        self.presence = Presence(ROBOT_GONE_AFTER_S)  # and whether they are there now
         self.changed = asyncio.Event()
         self.closing = asyncio.Event()
         self.active: dict[str, ActiveCall] = {}
@@ -96,7 +108,12 @@ class RosBridge:
         self.audit_log = ''
         self._told_empty = False
         self._seen_at: float | None = None  # when the dispatcher was seen without a catalog
+        self._found_at: float | None = None  # when the dispatcher and its catalog were found
         self._bindings: tuple | None = None  # (bindings file, mtime, tools bound kind: read)
+        self._listed_with: tuple | None = None  # (view, read-only, overwrite) of the last list
+        # tool_server's record_observation output directory ('' unknown): observations served
+        self.observation_dir = ''
+        self.http_server: Any = None  # the SDK server, when serving Streamable HTTP
         node.bridge = self
 
     def post(self, function: Callable, *args: Any) -> None:
@@ -186,10 +203,14 @@ class RosBridge:
 
     async def broadcast_log(self, level: str, text: str) -> None:
         """Send a log notification to every legacy-era connection whose level lets it pass."""
+        if not self.sessions:
+            # Nobody to tell; and while the SDK is still being imported in another thread (the
+            # start), importing it here too deadlocks on its circular imports.
+            return
         import warnings
         from mcp.shared.exceptions import MCPDeprecationWarning
         for key, connection in list(self.sessions.items()):
-            if not _level_passes(level, connection.state.get('log_level', 'info')):
+            if not sdk_adapter.level_passes(level, connection.state.get('log_level', 'info')):
                 continue
             try:
                 with warnings.catch_warnings():
@@ -211,7 +232,7 @@ class RosBridge:
     def remember(self, ctx: Any) -> None:
         """Keep a legacy-era connection (told about changes) until it closes."""
         from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-        connection = getattr(ctx.session, '_connection', None)
+        connection = sdk_adapter.connection_of(ctx)
         if connection is None or connection.protocol_version in MODERN_PROTOCOL_VERSIONS:
             return  # 2026-era: one connection per request; changes go on listen streams
         key = id(connection)
@@ -260,29 +281,52 @@ class RosBridge:
         return next((t for t in self.tools if t.name == name), None)
 
     async def refresh_forever(self) -> None:
-        """Keep ``tools`` equal to what the dispatcher lets MCP clients call."""
+        """
+        Keep ``tools`` equal to what the dispatcher lets MCP clients call.
+
+        The dispatcher's settings are read every ``refresh_s`` and at once when they change; in
+        between, every ``GRAPH_LOOK_S`` a look at the ROS graph (no request) finds a robot that
+        left or came back and executors that went or came, and refreshes then.
+        """
+        next_full = 0.0
         while not self.closing.is_set():
-            try:
-                await self.refresh()
-                self.clear_warning('refresh')
-            except (ValueError, TimeoutError, asyncio.TimeoutError) as exc:
-                self.warn('refresh', f'tool list not refreshed: {exc or type(exc).__name__}')
-            except Exception as exc:  # noqa: B902 - a bug must not end the server: say it
-                self.warn('refresh', f'tool list not refreshed: {exc!r}')
-            self.changed.clear()
-            # Until the list is known, look again soon (clients are waiting).
-            pause = self.node.refresh_s if self.have_tools.is_set() else 0.1
+            if self.changed.is_set() or self.loop.time() >= next_full or self.graph_moved():
+                self.changed.clear()
+                try:
+                    await self.refresh()
+                    self.clear_warning('refresh')
+                except (ValueError, TimeoutError, asyncio.TimeoutError) as exc:
+                    self.warn('refresh', f'tool list not refreshed: {exc or type(exc).__name__}')
+                except Exception as exc:  # noqa: B902 - a bug must not end the server: say it
+                    self.warn('refresh', f'tool list not refreshed: {exc!r}')
+                # Until the list is known, look again soon (clients are waiting).
+                next_full = self.loop.time() + (
+                    self.node.refresh_s if self.have_tools.is_set() else 0.1)
+            pause = max(0.0, min(GRAPH_LOOK_S, next_full - self.loop.time()))
             try:
                 await asyncio.wait_for(self.changed.wait(), pause)
             except asyncio.TimeoutError:
                 pass
 
+    def graph_moved(self) -> bool:
+        """Return whether the graph disagrees with the list: robot or executors came or went."""
+        seen = self.node.param_client.services_are_ready()
+        if seen != self.presence.present:
+            return True
+        return seen and any(self.offered(t.executor) != t.available
+                            for t in self.tools if t.executor)
+
     async def refresh(self) -> None:
         if not self.node.call_client.service_is_ready():
             self.call_proven = False  # gone: a dispatcher that comes back is proven again
         params = self.node.param_client
-        if not params.services_are_ready():
-            return  # keep the last list: calls answer unavailable until the dispatcher is back
+        change = self.presence.observe(params.services_are_ready(), self.loop.time())
+        if not self.presence.present:
+            if change == LEFT:
+                await self.robot_left()
+            return  # calls answer unavailable until the dispatcher is back
+        if self.dispatcher_seen.is_set() and change is not None:
+            self.node.get_logger().info(f'the dispatcher {self.node.dispatcher_fqn} is back')
         self.dispatcher_seen.set()
         if self.loaded is None:
             now = self.loop.time()
@@ -298,25 +342,59 @@ class RosBridge:
         # whose parameters are not declared yet reads as unset: the default, auto).
         wanted = ['allowed_tools', 'audit_log'] + [
             f'tool.{name}.approval' for name in self.loaded.names]
-        values = await self.get_parameters(wanted)
+        if self._found_at is None:
+            self._found_at = self.loop.time()
+        deadline = min(self.started + self.node.discovery_wait_s,
+                       self._found_at + EXECUTOR_WAIT_S)
+        if not self.have_tools.is_set() and self.loop.time() < deadline \
+                and not self.executors_discovered():
+            return  # a first list names no executor as missing that is only not found yet
+        values, (bound_read, overwrite) = await asyncio.gather(  # one round trip's time
+            self.get_parameters(self.node.param_client, wanted), self.tool_server_settings())
         self.audit_log = str(values.get('audit_log') or '')
         view = listing.view_from_parameters(values)
-        read_only = set(self.node.read_only_tools) | await self.bound_read_tools()
+        read_only = set(self.node.read_only_tools) | bound_read
+        self._listed_with = (view, read_only, overwrite)
         tools = listing.visible_tools(
             self.loaded, view, read_only=read_only, actuating=self.node.actuating_tools,
-            available=self.offered)
+            available=self.offered, overwrite=overwrite)
+        self.clear_warning('no_dispatcher')
+        await self.publish(tools)
+
+    def executors_discovered(self) -> bool:
+        """Return whether every executor of the catalog, and tool_server's settings, are found."""
+        executors = [e for e in (self.loaded.executors.values() if self.loaded else ()) if e]
+        return all(self.offered(e) for e in executors) and (
+            not executors or self.node.server_param_client.services_are_ready())
+
+    async def robot_left(self) -> None:
+        """List every tool as unavailable: the dispatcher is no longer discovered."""
+        self.call_proven = False
+        self.warn('no_dispatcher', f'the dispatcher {self.node.dispatcher_fqn} is gone (not '
+                  f'discovered for {ROBOT_GONE_AFTER_S:g} s): every tool is listed as '
+                  'unavailable until it is back')
+        if self.loaded is None or self._listed_with is None:
+            return
+        view, read_only, overwrite = self._listed_with
+        await self.publish(listing.visible_tools(
+            self.loaded, view, read_only=read_only, actuating=self.node.actuating_tools,
+            overwrite=overwrite, gone=self.node.dispatcher_fqn))
+
+    async def publish(self, tools: list) -> None:
+        """Make ``tools`` the list; announce a change to the clients (list_changed, status)."""
         if tools == self.tools and self.have_tools.is_set():
             return
         self.tools = tools
         first = not self.have_tools.is_set()
         self.have_tools.set()
-        self.clear_warning('no_dispatcher')
-        shown = ', '.join(t.name for t in tools)
+        shown = ', '.join(t.name + ('' if t.available else ' (unavailable)') for t in tools)
         if first:
+            source = self.loaded.source if self.loaded is not None else ''
             self.node.get_logger().info(
-                f'serving {len(tools)} tool(s) of {log_text(self.loaded.source)}: {shown}')
+                f'serving {len(tools)} tool(s) of {log_text(source)}: {shown}')
         else:
             self.node.get_logger().info(f'tool list changed: {shown}')
+        self.resource_changed(URI_STATUS)
         if self.served or not first:
             await self.notify_list_changed()
 
@@ -359,14 +437,29 @@ class RosBridge:
                       'running, in this ROS domain and namespace?); clients are told when the '
                       'list changes')
 
-    async def bound_read_tools(self) -> frozenset[str]:
-        """Tools the tool_server binds with ``kind: read`` (its bindings file, if it has one)."""
+    async def tool_server_settings(self) -> tuple[frozenset[str], dict[str, bool] | None]:
+        """
+        Read what tool_server says of its tools: read-only bindings, which tools replace files.
+
+        Returns the tools bound with ``kind: read`` and, per file-writing tool, its
+        ``tool.<name>.overwrite`` (None: tool_server is not found, no claim is made). Also keeps
+        ``observation_dir`` (record_observation's output directory) up to date.
+        """
         params = self.node.server_param_client
         if not params.services_are_ready():
-            return frozenset()  # seen on a later refresh; clients are told the list changed
-        got = await asyncio.wait_for(self.wait(params.get_parameters(['bindings_file'])), 5.0)
-        path = parameter_value_to_python(got.values[0]) if got.values else None
-        if not path:
+            return frozenset(), None  # seen on a later refresh; clients are told of the change
+        writers = listing.OVERWRITING_TOOLS
+        wanted = ['bindings_file', 'tool.record_observation.output_dir'] + [
+            f'tool.{name}.overwrite' for name in writers]
+        values = await self.get_parameters(params, wanted)
+        self.observation_dir = str(values.get('tool.record_observation.output_dir') or '')
+        overwrite = {name: values[f'tool.{name}.overwrite'] for name in writers
+                     if isinstance(values.get(f'tool.{name}.overwrite'), bool)}
+        return await self.bound_read_tools(values.get('bindings_file')), overwrite
+
+    async def bound_read_tools(self, path: Any) -> frozenset[str]:
+        """Tools the tool_server binds with ``kind: read`` (its bindings file ``path``)."""
+        if not path or not isinstance(path, str):
             return frozenset()
         path = os.path.expanduser(path)
         cached = self._bindings
@@ -381,15 +474,14 @@ class RosBridge:
         self._bindings = (path, _mtime(path), tools)
         return tools
 
-    async def get_parameters(self, wanted: list[str]) -> dict[str, Any]:
+    async def get_parameters(self, params: Any, wanted: list[str]) -> dict[str, Any]:
         """
-        Read the dispatcher's parameters ``wanted``; unset ones are ``None``.
+        Read the parameters ``wanted`` through the parameter client ``params``; unset: ``None``.
 
         A parameter declared without a value (e.g. ``allowed_tools`` left empty) makes
         ``get_parameters`` answer nothing for the whole request, so when the batch comes back
         short, each one is asked for on its own.
         """
-        params = self.node.param_client
         got = await asyncio.wait_for(self.wait(params.get_parameters(wanted)), 5.0)
         if len(got.values) == len(wanted):
             return {name: parameter_value_to_python(value)
@@ -456,9 +548,15 @@ class RosBridge:
                                                    note=decided_by))
         self.cancels.append(future)
         answer = await asyncio.wait_for(self.wait(future), 5.0)
-        self.node.get_logger().info(
-            f'call {call_id} {"approved" if approve else "denied"} by {log_text(decided_by)} '
-            f'(MCP elicitation): {log_text(answer.message)}')
+        if answer.success:
+            self.node.get_logger().info(
+                f'call {call_id} {"approved" if approve else "denied"} by '
+                f'{log_text(decided_by)} (MCP elicitation): {log_text(answer.message)}')
+        else:  # too late (decided, timed out or ended): nothing was approved or denied
+            self.node.get_logger().info(
+                f'call {call_id}: the {"approval" if approve else "denial"} by '
+                f'{log_text(decided_by)} (MCP elicitation) came too late and was not applied: '
+                f'{log_text(answer.message)}')
         return answer.message
 
     def park(self, call_id: str, parked: Any) -> None:
@@ -489,11 +587,13 @@ class RosBridge:
     def status(self) -> dict:
         return {
             'dispatcher': self.node.dispatcher_fqn,
-            'dispatcher_seen': self.dispatcher_seen.is_set(),
+            'dispatcher_seen': self.presence.present,
             'catalog_source': self.loaded.source if self.loaded else None,
             'tools': [t.name for t in self.tools],
             'unavailable_tools': [t.name for t in self.tools if not t.available],
             'legacy_connections': len(self.sessions),
+            'http_sessions': (None if self.http_server is None else
+                              len(sdk_adapter.http_sessions(self.http_server))),
             'calls_in_flight': len(self.active),
             'pending_approvals': len(self.approvals),
             'warnings': list(self.warnings.values()),
@@ -516,16 +616,6 @@ class RosBridge:
         if size > AUDIT_TAIL_BYTES:
             text = text.partition('\n')[2]  # drop the partial first line
         return '\n'.join(text.splitlines()[-lines:])
-
-
-_LEVELS = ('debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency')
-
-
-def _level_passes(level: str, minimum: str) -> bool:
-    try:
-        return _LEVELS.index(level) >= _LEVELS.index(minimum)
-    except ValueError:
-        return True
 
 
 def _mtime(path: str) -> int | None:

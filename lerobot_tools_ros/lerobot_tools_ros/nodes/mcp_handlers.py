@@ -31,7 +31,7 @@ import warnings
 
 from lerobot_tools_interfaces.srv import CallTool
 from lerobot_tools_ros import errors, mcp_core, names
-from lerobot_tools_ros.mcp import listing, results as mcp_results
+from lerobot_tools_ros.mcp import listing, observations, results as mcp_results, sdk_adapter
 from lerobot_tools_ros.mcp.progress import ProgressTrack
 from lerobot_tools_ros.nodes import mcp_bridge
 from lerobot_tools_ros.nodes.mcp_bridge import ActiveCall, RosBridge
@@ -49,14 +49,18 @@ APPROVAL_SCHEMA = {
         'description': 'true: let the robot run this call; false: refuse it.'}},
     'required': ['approve'],
 }
+JSON = 'application/json'
+JSON_LINES = 'application/x-ndjson'
+# (uri, name, description, MIME type): listed and read back with the same type.
 RESOURCES = (
-    (mcp_bridge.URI_CATALOG, 'catalog', 'The tool catalog the dispatcher runs (JSON).'),
+    (mcp_bridge.URI_CATALOG, 'catalog', 'The tool catalog the dispatcher runs (JSON).', JSON),
     (mcp_bridge.URI_APPROVALS, 'pending approvals',
-     'Calls waiting for an operator decision (JSON).'),
+     'Calls waiting for an operator decision (JSON).', JSON),
     (mcp_bridge.URI_RESULTS, 'recent results',
-     f'The last {mcp_bridge.RECENT_RESULTS} call results of the dispatcher (JSON).'),
-    (mcp_bridge.URI_AUDIT, 'audit tail', "The end of the dispatcher's audit log (JSON lines)."),
-    (mcp_bridge.URI_STATUS, 'server status', 'What this MCP server sees (JSON).'),
+     f'The last {mcp_bridge.RECENT_RESULTS} call results of the dispatcher (JSON).', JSON),
+    (mcp_bridge.URI_AUDIT, 'audit tail', "The end of the dispatcher's audit log (JSON lines).",
+     JSON_LINES),
+    (mcp_bridge.URI_STATUS, 'server status', 'What this MCP server sees (JSON).', JSON),
 )
 PROMPTS = {
     'describe_scene': ('Describe what the robot sees', [
@@ -379,10 +383,14 @@ class ToolHandlers:
             items += [types.ImageContent(type='image', data=_b64(image.data),
                                          mime_type=image.mime_type) for image in images]
             items += [_text(note) for note in notes]
+            # Links under this server's own scheme (resources/read serves them); a file outside
+            # record_observation's output directory, or on another host, gets no link.
             for path in mcp_results.saved_files(mcp_results.structured_content(content)):
-                items.append(types.ResourceLink(
-                    type='resource_link', uri=f'file://{path}', name=path.rsplit('/', 1)[-1],
-                    mime_type=('image/png' if path.endswith('.png') else 'image/jpeg')))
+                uri = observations.uri_for(path, self.bridge.observation_dir)
+                if uri is not None:
+                    items.append(types.ResourceLink(
+                        type='resource_link', uri=uri, name=path.rsplit('/', 1)[-1],
+                        mime_type=observations.mime_type(path)))
         return types.CallToolResult(content=items, structured_content=structured,
                                     is_error=False)
 
@@ -397,9 +405,15 @@ class ResourceHandlers:
         import mcp_types as types
         self.bridge.remember(ctx)
         return types.ListResourcesResult(resources=[
-            types.Resource(uri=uri, name=name, description=description,
-                           mime_type='application/json')
-            for uri, name, description in RESOURCES])
+            types.Resource(uri=uri, name=name, description=description, mime_type=mime)
+            for uri, name, description, mime in RESOURCES])
+
+    async def list_templates(self, ctx: Any, params: Any) -> Any:
+        import mcp_types as types
+        return types.ListResourceTemplatesResult(resource_templates=[types.ResourceTemplate(
+            uri_template=observations.TEMPLATE, name='observation',
+            description='An image (or its JSON sidecar) record_observation saved, by its path '
+                        "in record_observation's output directory (as its result links it).")])
 
     async def read_resource(self, ctx: Any, params: Any) -> Any:
         import mcp_types as types
@@ -419,25 +433,47 @@ class ResourceHandlers:
             data = bridge.status()
         elif uri == mcp_bridge.URI_AUDIT:
             return types.ReadResourceResult(contents=[types.TextResourceContents(
-                uri=uri, mime_type='application/x-ndjson', text=bridge.audit_tail())])
+                uri=uri, mime_type=JSON_LINES, text=bridge.audit_tail())])
+        elif uri.startswith(observations.PREFIX):
+            return self.read_observation(uri)
         else:
             from mcp.shared.exceptions import MCPError
             raise MCPError(code=-32002, message=f'unknown resource {uri[:200]}')
         return types.ReadResourceResult(contents=[types.TextResourceContents(
-            uri=uri, mime_type='application/json', text=json.dumps(data, ensure_ascii=False))])
+            uri=uri, mime_type=JSON, text=json.dumps(data, ensure_ascii=False))])
+
+    def read_observation(self, uri: str) -> Any:
+        """Read a saved observation (only under record_observation's output directory)."""
+        from mcp.shared.exceptions import MCPError
+        import mcp_types as types
+        try:
+            path = observations.path_for(uri, self.bridge.observation_dir)
+            with open(path, 'rb') as handle:
+                data = handle.read(self.bridge.node.max_image_bytes + 1)
+        except (observations.NotAnObservation, OSError) as exc:
+            raise MCPError(code=-32002, message=str(exc)) from None
+        if len(data) > self.bridge.node.max_image_bytes:
+            raise MCPError(code=-32002, message=f'{uri[:200]} is larger than max_image_bytes '
+                           f'({self.bridge.node.max_image_bytes})')
+        mime = observations.mime_type(path)
+        if mime == JSON:
+            return types.ReadResourceResult(contents=[types.TextResourceContents(
+                uri=uri, mime_type=mime, text=data.decode('utf-8', 'replace'))])
+        return types.ReadResourceResult(contents=[types.BlobResourceContents(
+            uri=uri, mime_type=mime, blob=_b64(data))])
 
     async def subscribe(self, ctx: Any, params: Any) -> Any:
         import mcp_types as types
         bridge = self.bridge
         bridge.remember(ctx)
-        connection = getattr(ctx.session, '_connection', None)
+        connection = sdk_adapter.connection_of(ctx)
         if connection is not None and id(connection) in bridge.sessions:
             bridge.subscriptions.setdefault(id(connection), set()).add(str(params.uri))
         return types.EmptyResult()
 
     async def unsubscribe(self, ctx: Any, params: Any) -> Any:
         import mcp_types as types
-        connection = getattr(ctx.session, '_connection', None)
+        connection = sdk_adapter.connection_of(ctx)
         if connection is not None:
             self.bridge.subscriptions.get(id(connection), set()).discard(str(params.uri))
         return types.EmptyResult()
@@ -447,11 +483,11 @@ class ResourceHandlers:
         import mcp_types as types
         bridge = self.bridge
         bridge.remember(ctx)
-        connection = getattr(ctx.session, '_connection', None)
+        connection = sdk_adapter.connection_of(ctx)
         if connection is not None:
             connection.state['log_level'] = params.level
             for text in list(bridge.warnings.values()):  # what is wrong now, at once
-                if mcp_bridge._level_passes('warning', params.level):
+                if sdk_adapter.level_passes('warning', params.level):
                     await bridge.broadcast_one(connection, text)
         return types.EmptyResult()
 
@@ -481,6 +517,7 @@ class PromptHandlers:
             if required and not str(arguments.get(arg, '')).strip():
                 raise MCPError(code=-32602, message=f'prompt {params.name} needs the '
                                f'argument {arg!r}')
+        await self.bridge.wait_for_first_list()  # a session's first request: the robot's tools
         text = self.prompt_text(params.name, arguments)
         return types.GetPromptResult(
             description=PROMPTS[params.name][0],
@@ -502,8 +539,9 @@ class PromptHandlers:
         if tool is None:
             return (f'The robot has no tool {str(arguments.get("tool"))[:100]!r} right now; '
                     f'its tools are: {", ".join(t.name for t in bridge.tools) or "none"}.')
+        description = tool.description.rstrip().rstrip('.')
         return (f'Explain what the robot tool {tool.name!r} does and what each argument means, '
-                f'before using it. Description: {tool.description}. Argument schema: '
+                f'before using it. Description: {description}. Argument schema: '
                 f'{json.dumps(tool.schema)}. Hints: {json.dumps(dict(tool.annotations))}.')
 
     async def complete(self, ctx: Any, params: Any) -> Any:
@@ -511,6 +549,7 @@ class PromptHandlers:
         ref = params.ref
         argument = params.argument
         values: list[str] = []
+        await self.bridge.wait_for_first_list()  # a session's first request: the robot's tools
         if getattr(ref, 'type', '') == 'ref/prompt':
             if argument.name == 'camera':
                 values = list(self.bridge.loaded.cameras) if self.bridge.loaded else []
@@ -549,6 +588,7 @@ def build_server(bridge: RosBridge) -> Any:
             on_list_tools=tools.list_tools, on_call_tool=tools.call_tool,
             get_tool_input_schema=tools.input_schema,
             on_list_resources=resources.list_resources,
+            on_list_resource_templates=resources.list_templates,
             on_read_resource=resources.read_resource,
             on_subscribe_resource=resources.subscribe,
             on_unsubscribe_resource=resources.unsubscribe,

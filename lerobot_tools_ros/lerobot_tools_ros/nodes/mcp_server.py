@@ -37,7 +37,7 @@ from typing import Any
 from lerobot_tools_interfaces.msg import ApprovalRequest, ToolProgress, ToolResult
 from lerobot_tools_interfaces.srv import Approve, CallTool, CancelCalls
 from lerobot_tools_ros import mcp_core, names
-from lerobot_tools_ros.mcp import wire
+from lerobot_tools_ros.mcp import sdk_adapter, wire
 from lerobot_tools_ros.nodes.params import declare_table
 from lerobot_tools_ros.parameters.declarations import MCP_SERVER
 from lerobot_tools_ros.untrusted import log_text
@@ -77,6 +77,8 @@ class McpServerNode(Node):
         self.max_argument_bytes = values['max_argument_bytes']
         self.max_image_bytes = values['max_image_bytes']
         self.max_request_bytes = values['max_request_bytes']
+        self.http_session_idle_s = values['http_session_idle_s']
+        self.http_max_sessions = values['http_max_sessions']
         self.refresh_s = values['refresh_s']
         self.discovery_wait_s = values['discovery_wait_s']
         self.call_timeout_s = values['call_timeout_s']
@@ -173,13 +175,22 @@ async def serve(node: McpServerNode, stop_requested: threading.Event | None = No
     if stop_requested is not None and stop_requested.is_set():
         on_signal()
     import anyio
-    from lerobot_tools_ros.nodes import mcp_transports
     from lerobot_tools_ros.nodes.mcp_bridge import RosBridge
+
+    bridge = RosBridge(node, loop)  # discovery_wait_s counts from here
+    # The tool list is read from the dispatcher while the SDK is imported in a thread (most of
+    # a cold start: the import is CPU, discovery and parameter reads mostly wait), so a first
+    # tools/list that arrives once the SDK is up finds it ready.
+    refreshing = asyncio.ensure_future(bridge.refresh_forever())
+    try:
+        await anyio.to_thread.run_sync(_import_sdk)
+    except BaseException:
+        refreshing.cancel()
+        raise
+    from lerobot_tools_ros.nodes import mcp_transports
     from lerobot_tools_ros.nodes.mcp_handlers import build_server
 
-    bridge = RosBridge(node, loop)
-    server = build_server(bridge)  # imports the SDK: seconds on a loaded machine
-    bridge.started = loop.time()   # discovery_wait_s counts from here
+    server = build_server(bridge)
     http = None
     async with anyio.create_task_group() as group:
         serving = anyio.CancelScope()
@@ -194,8 +205,7 @@ async def serve(node: McpServerNode, stop_requested: threading.Event | None = No
             await asyncio.sleep(RESPONSE_FLUSH_S)
             if http is not None:
                 # Open streams (a client's GET stream) would hold uvicorn's graceful shutdown.
-                manager = getattr(server, '_session_manager', None)
-                for transport in list(getattr(manager, '_server_instances', {}).values()):
+                for transport in sdk_adapter.http_sessions(server).values():
                     with contextlib.suppress(Exception):
                         await transport.terminate()
                 http.should_exit = True
@@ -204,7 +214,6 @@ async def serve(node: McpServerNode, stop_requested: threading.Event | None = No
 
         if signalled:  # during the start
             group.start_soon(stop)
-        group.start_soon(bridge.refresh_forever)
         try:
             if node.transport == 'stdio':
                 node.get_logger().info('MCP server on stdio')
@@ -216,6 +225,7 @@ async def serve(node: McpServerNode, stop_requested: threading.Event | None = No
                 node.get_logger().info(f'MCP server at {mcp_transports.base_url(node)}'
                                        f'{node.path}: {node.bind_note}')
                 http = mcp_transports.uvicorn_server(mcp_transports.http_app(server, node), node)
+                bridge.http_server = server
                 with serving:
                     await http.serve()
         finally:
@@ -225,7 +235,15 @@ async def serve(node: McpServerNode, stop_requested: threading.Event | None = No
             with anyio.CancelScope(shield=True):
                 # Calls stopped on the way out: let their cancels reach the dispatcher.
                 await bridge.drain(2.0)
+            refreshing.cancel()
             group.cancel_scope.cancel()
+
+
+def _import_sdk() -> None:
+    """Import what serving needs from the MCP SDK (the slow part of a start)."""
+    import mcp.server.lowlevel  # noqa: F401
+    import mcp.server.subscriptions  # noqa: F401
+    from lerobot_tools_ros.nodes import mcp_handlers, mcp_transports  # noqa: F401
 
 
 def main(args: list[str] | None = None) -> int:

@@ -20,8 +20,10 @@ How the MCP server meets its clients: stdio and Streamable HTTP, and how it stop
   nested deeper than its parser takes, or no valid JSON-RPC) is answered with an error carrying
   its id instead of being dropped;
 - HTTP: uvicorn without its own signal handling (it re-raised the signal after shutdown: exit 1
-  with a traceback), IPv6 hosts in brackets, and RFC 9728 protected-resource metadata so a
-  client that gets 401 learns the server wants a bearer token in the header (no OAuth server).
+  with a traceback), IPv6 hosts in brackets, a session table that abandoned sessions cannot fill
+  (an idle timeout, a cap, and the longest-idle session ended for a new client at the cap), and
+  RFC 9728 protected-resource metadata naming no authorization server, with a 401 that says in
+  plain words that a bearer token is needed (there is no OAuth flow to start).
 """
 
 import asyncio
@@ -32,7 +34,7 @@ import stat
 from typing import Any, AsyncIterator, IO
 
 from lerobot_tools_ros import mcp_core
-from lerobot_tools_ros.mcp import wire
+from lerobot_tools_ros.mcp import sdk_adapter, wire
 
 # Longest stdio message line accepted (a larger one is answered with an error).
 MAX_LINE_BYTES = 64 * 1024 * 1024
@@ -117,15 +119,14 @@ async def stdio_streams() -> AsyncIterator[tuple[Any, Any]]:
     """Yield the (read, write) streams of an MCP connection over this process's stdin/stdout."""
     import anyio
     import mcp_types as types
-    from mcp.shared._context_streams import create_context_streams
     from mcp.shared.message import SessionMessage
 
     wire_out = os.dup(1)
     os.dup2(2, 1)  # stray prints go to stderr, never onto the wire
     lines = _LineReader(0)
     await lines.start()
-    read_writer, read_stream = create_context_streams[SessionMessage | Exception](0)
-    write_stream, write_reader = create_context_streams[SessionMessage](0)
+    read_writer, read_stream = sdk_adapter.context_streams(SessionMessage | Exception)
+    write_stream, write_reader = sdk_adapter.context_streams(SessionMessage)
     write_lock = anyio.Lock()
 
     async def write(text: str) -> None:
@@ -203,12 +204,12 @@ def http_app(server: Any, node: Any) -> Any:
         resource = f'{base_url(node)}{node.path}'
         kwargs['auth'] = AuthSettings(issuer_url=base_url(node), resource_server_url=None)
         kwargs['token_verifier'] = _StaticToken(node.token)
+        # No authorization_servers (there is none: the token is configured on the robot) and
+        # no resource_documentation (RFC 9728: a URL; the 401's body says what to do).
         metadata = {
             'resource': resource,
             'bearer_methods_supported': ['header'],
-            'resource_name': 'lerobot_tools_ros MCP server',
-            'resource_documentation': 'Send "Authorization: Bearer <token>"; the token is '
-                                      'configured on the robot (no OAuth server).',
+            'resource_name': 'lerobot_tools_ros MCP server (needs a bearer token)',
         }
 
         async def protected_resource(request: Any) -> Any:
@@ -219,31 +220,60 @@ def http_app(server: Any, node: Any) -> Any:
     host = wire.bind_host(node.host)
     app = server.streamable_http_app(
         streamable_http_path=node.path, host=host,
-        max_request_body_size=node.max_request_bytes, custom_starlette_routes=routes, **kwargs)
+        max_request_body_size=node.max_request_bytes, custom_starlette_routes=routes,
+        session_idle_timeout=node.http_session_idle_s, max_sessions=node.http_max_sessions,
+        **kwargs)
+    sdk_adapter.evict_idle_at_capacity(server, lambda session_id: node.get_logger().info(
+        f'{node.http_max_sessions} HTTP sessions open: ended the one idle the longest '
+        f'({session_id[:8]}...) for a new client'))
     if node.token:
         app = _ResourceMetadataHeader(app, f'{base_url(node)}/.well-known/'
                                       f'oauth-protected-resource{node.path}')
     return app
 
 
+# The body of every 401: what a user reading a client's error needs to do.
+TOKEN_NEEDED = ('this MCP server needs a bearer token: send the header "Authorization: Bearer '
+                '<token>" with every request. The token is configured on the robot (its '
+                'token_env variable or token_file); there is no OAuth authorization server '
+                'to sign in with.')
+
+
 class _ResourceMetadataHeader:
-    """ASGI wrapper: a 401 names the protected-resource metadata (RFC 9728 section 5.1)."""
+    """
+    ASGI wrapper for a 401: name the resource metadata, say plainly a bearer token is needed.
+
+    The header names the protected-resource metadata (RFC 9728 section 5.1); the header's
+    error_description and the body say in plain words what to send.
+    """
 
     def __init__(self, app: Any, metadata_url: str) -> None:
         self._app = app
-        self._value = f'Bearer resource_metadata="{metadata_url}"'.encode()
+        self._value = (f'Bearer error="invalid_token", error_description="a bearer token is '
+                       f'needed (configured on the robot; no OAuth server)", '
+                       f'resource_metadata="{metadata_url}"').encode()
+        self._body = json.dumps({'error': 'invalid_token',
+                                 'error_description': TOKEN_NEEDED}).encode()
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope.get('type') != 'http':
             await self._app(scope, receive, send)
             return
+        unauthorized = False
 
         async def patched(message: dict) -> None:
+            nonlocal unauthorized
             if message.get('type') == 'http.response.start' and message.get('status') == 401:
+                unauthorized = True
                 headers = [(k, v) for k, v in message.get('headers', [])
-                           if k.lower() != b'www-authenticate']
-                headers.append((b'www-authenticate', self._value))
+                           if k.lower() not in (b'www-authenticate', b'content-length')]
+                headers += [(b'www-authenticate', self._value),
+                            (b'content-length', str(len(self._body)).encode())]
                 message = dict(message, headers=headers)
+            elif unauthorized and message.get('type') == 'http.response.body':
+                if message.get('more_body'):
+                    return  # the SDK's own body is replaced by ours, sent whole at its end
+                message = {'type': 'http.response.body', 'body': self._body}
             await send(message)
         await self._app(scope, receive, patched)
 

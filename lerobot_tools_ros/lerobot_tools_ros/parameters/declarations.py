@@ -278,14 +278,24 @@ MCP_SERVER = table(
                   read_only=_MCP_RESTART),
     ParameterSpec('max_request_bytes', 1024 * 1024, 'Largest HTTP request body accepted.',
                   minimum=1, read_only=_MCP_RESTART),
+    ParameterSpec('http_session_idle_s', 600.0, 'Seconds an HTTP session may stay without a '
+                  'request in flight before it ends (its client then opens a new one).',
+                  above=0.0, read_only=_MCP_RESTART),
+    ParameterSpec('http_max_sessions', 100, 'Most HTTP sessions open at once. At the cap, the '
+                  'session idle the longest is ended for a new client, so abandoned sessions '
+                  'never lock clients out; only when every session is busy is a new one '
+                  'refused (503).', minimum=1, read_only=_MCP_RESTART),
     ParameterSpec('refresh_s', 5.0, 'Seconds between re-reads of the dispatcher settings and '
                   'of which executors are up (catalog and parameter changes are seen at once).',
                   above=0.0,
                   read_only=_MCP_RESTART),
-    ParameterSpec('discovery_wait_s', 5.0, 'Seconds after start a tools/list waits for the '
-                  'dispatcher to be discovered (a client that connects at launch would '
-                  'otherwise see no tools); if it is not seen by then, the list is empty and '
-                  'the clients are told when it changes.', minimum=0.0, read_only=_MCP_RESTART),
+    ParameterSpec('discovery_wait_s', 5.0, 'Seconds after start a first tools/list (or call, '
+                  'prompt, completion) waits for the dispatcher to be discovered, and then, '
+                  'within the same bound and for at most 4 s more, for the executors of its '
+                  'tools (a client that connects at launch would otherwise see no tools, or '
+                  'working tools marked unavailable); what is not seen by then is listed as '
+                  'missing, and the clients are told when the list changes.',
+                  minimum=0.0, read_only=_MCP_RESTART),
     ParameterSpec('call_timeout_s', 600.0, 'Safety net: seconds an MCP call waits for ~/call '
                   "before it is cancelled (the dispatcher's own deadlines come first).",
                   above=0.0, read_only=_MCP_RESTART),
