@@ -16,9 +16,8 @@
 
 import json
 
-from lerobot_tools_ros import mcp_core
 from lerobot_tools_ros.catalog import ToolCatalog
-from lerobot_tools_ros.mcp import listing, results, wire
+from lerobot_tools_ros.mcp import access, listing, progress, results, wire
 from lerobot_tools_ros.mcp.progress import ProgressTrack
 from lerobot_tools_ros.nodes.dispatcher_topics import catalog_message
 import pytest
@@ -233,8 +232,8 @@ def test_the_id_of_a_request_too_deep_to_parse_is_found():
     assert wire.request_id_of('{"id": "a\\"b", "x": 1}') == (True, 'a"b')
     assert wire.request_id_of('{"method": "notifications/x"}') == (False, None)
     assert wire.request_id_of('[1, 2]') == (False, None)
-    assert wire.bind_host('[::1]') == '::1' and wire.url_host('::') == '[::]'
-    assert wire.url_host('127.0.0.1') == '127.0.0.1'
+    assert access.bind_host('[::1]') == '::1' and access.url_host('::') == '[::]'
+    assert access.url_host('127.0.0.1') == '127.0.0.1'
 
 
 def test_structured_output_of_built_in_tools():
@@ -248,21 +247,21 @@ def test_structured_output_of_built_in_tools():
 
 
 def test_arguments_are_encoded_capped_and_finite():
-    assert json.loads(mcp_core.encode_arguments({'text': 'héllo'}, 100)) == {'text': 'héllo'}
-    assert mcp_core.encode_arguments(None, 10) == '{}'
-    with pytest.raises(mcp_core.ArgumentsTooLarge, match='at most 20'):
-        mcp_core.encode_arguments({'text': 'x' * 30}, 20)
+    assert json.loads(results.encode_arguments({'text': 'héllo'}, 100)) == {'text': 'héllo'}
+    assert results.encode_arguments(None, 10) == '{}'
+    with pytest.raises(results.ArgumentsTooLarge, match='at most 20'):
+        results.encode_arguments({'text': 'x' * 30}, 20)
     with pytest.raises(ValueError, match='NaN and Infinity'):
-        mcp_core.encode_arguments({'x': float('nan')}, 100)
+        results.encode_arguments({'x': float('nan')}, 100)
 
 
 def test_error_text_and_codes():
-    assert mcp_core.error_text('paused', 'tool use is paused') == 'paused: tool use is paused'
-    assert mcp_core.result_code(False, '') == 'execution_failed'
-    assert mcp_core.result_code(True, '') == ''
-    assert mcp_core.progress_value(-1.0) is None
-    assert mcp_core.progress_value(float('nan')) is None
-    assert mcp_core.progress_value(1.5) == 1.0
+    assert results.error_text('paused', 'tool use is paused') == 'paused: tool use is paused'
+    assert results.result_code(False, '') == 'execution_failed'
+    assert results.result_code(True, '') == ''
+    assert progress.progress_value(-1.0) is None
+    assert progress.progress_value(float('nan')) is None
+    assert progress.progress_value(1.5) == 1.0
 
 
 def test_images_are_read_only_when_png_or_jpeg_and_small_enough(tmp_path):
@@ -276,41 +275,41 @@ def test_images_are_read_only_when_png_or_jpeg_and_small_enough(tmp_path):
     big.write_bytes(b'\x89PNG\r\n\x1a\n' + b'\0' * 100)
     content = json.dumps({'paths': [str(png), str(jpg), str(fake), str(big),
                                     str(tmp_path / 'gone.png')]})
-    images, notes = mcp_core.images_in_result(content, 50)
+    images, notes = results.images_in_result(content, 50)
     assert [(i.path, i.mime_type, i.data) for i in images] == [
         (str(png), 'image/png', png.read_bytes()), (str(jpg), 'image/jpeg', jpg.read_bytes())]
     assert len(notes) == 3
     assert 'not a PNG or JPEG' in notes[0] and 'image cap' in notes[1]
     assert 'not readable' in notes[2]
-    assert mcp_core.images_in_result('not json', 50) == ([], [])
-    assert mcp_core.images_in_result('{"paths": "x"}', 50) == ([], [])
+    assert results.images_in_result('not json', 50) == ([], [])
+    assert results.images_in_result('{"paths": "x"}', 50) == ([], [])
 
 
 def test_non_loopback_bind_needs_a_token():
-    assert mcp_core.is_loopback('127.0.0.1') and mcp_core.is_loopback('::1')
-    assert mcp_core.is_loopback('localhost') and mcp_core.is_loopback('127.0.0.2')
-    assert not mcp_core.is_loopback('0.0.0.0') and not mcp_core.is_loopback('robot.local')
-    assert 'no token' in mcp_core.check_bind('127.0.0.1', None, 'T')
+    assert access.is_loopback('127.0.0.1') and access.is_loopback('::1')
+    assert access.is_loopback('localhost') and access.is_loopback('127.0.0.2')
+    assert not access.is_loopback('0.0.0.0') and not access.is_loopback('robot.local')
+    assert 'no token' in access.check_bind('127.0.0.1', None, 'T')
     with pytest.raises(ValueError, match='needs a bearer token.*variable T'):
-        mcp_core.check_bind('0.0.0.0', None, 'T')
-    assert '401' in mcp_core.check_bind('0.0.0.0', 'x' * 20, 'T')
+        access.check_bind('0.0.0.0', None, 'T')
+    assert '401' in access.check_bind('0.0.0.0', 'x' * 20, 'T')
 
 
 def test_token_comes_from_a_file_or_the_environment(tmp_path):
-    assert mcp_core.read_token('T', '', {}) is None
-    assert mcp_core.read_token('T', '', {'T': '  ' + 'a' * 20 + '\n'}) == 'a' * 20
+    assert access.read_token('T', '', {}) is None
+    assert access.read_token('T', '', {'T': '  ' + 'a' * 20 + '\n'}) == 'a' * 20
     token_file = tmp_path / 'token'
     token_file.write_text('b' * 24 + '\n')
-    assert mcp_core.read_token('T', str(token_file), {'T': 'a' * 20}) == 'b' * 24
+    assert access.read_token('T', str(token_file), {'T': 'a' * 20}) == 'b' * 24
     with pytest.raises(ValueError, match='shorter than 16'):
-        mcp_core.read_token('T', '', {'T': 'short'})
+        access.read_token('T', '', {'T': 'short'})
     with pytest.raises(ValueError, match='cannot read'):
-        mcp_core.read_token('T', str(tmp_path / 'missing'), {})
+        access.read_token('T', str(tmp_path / 'missing'), {})
     (tmp_path / 'empty').write_text('\n')
     with pytest.raises(ValueError, match='is empty'):
-        mcp_core.read_token('T', str(tmp_path / 'empty'), {})
-    assert mcp_core.token_matches('a' * 20, 'a' * 20)
-    assert not mcp_core.token_matches('a' * 20, 'a' * 19 + 'b')
+        access.read_token('T', str(tmp_path / 'empty'), {})
+    assert access.token_matches('a' * 20, 'a' * 20)
+    assert not access.token_matches('a' * 20, 'a' * 19 + 'b')
 
 
 def test_bridge_hands_rclpy_futures_to_asyncio_and_tolerates_cancelled_waiters():
@@ -318,7 +317,7 @@ def test_bridge_hands_rclpy_futures_to_asyncio_and_tolerates_cancelled_waiters()
     import threading
     import types
 
-    from lerobot_tools_ros.nodes.mcp_bridge import RosBridge
+    from lerobot_tools_ros.mcp.bridge import RosBridge
     from rclpy.task import Future
 
     async def main() -> None:

@@ -182,7 +182,7 @@ def test_node_executable_refuses_a_short_token_from_its_parameters(start_node, t
     # As a launch file starts it: the mcp_server node with ROS parameters.
     token_file = tmp_path / 'token'
     token_file.write_text('guessable')
-    proc = start_node('lerobot_tools_ros.nodes.mcp_server', '-p', 'transport:=http', '-p',
+    proc = start_node('lerobot_tools_ros.mcp.server', '-p', 'transport:=http', '-p',
                       f'port:={free_port()}', '-p', f'token_file:={token_file}')
     assert proc.proc.wait(30) == 1
     assert 'shorter than 16 characters' in proc.output()
@@ -191,7 +191,7 @@ def test_node_executable_refuses_a_short_token_from_its_parameters(start_node, t
 def test_ctrl_c_while_the_server_starts_stops_it_cleanly(start_node, ros_node):
     # Ctrl-C (or a launch shutdown) once the node is up, while the MCP SDK still loads: once,
     # asyncio's own handler cancelled the start half way and the process never ended.
-    proc = start_node('lerobot_tools_ros.nodes.mcp_server', '-p', 'transport:=http', '-p',
+    proc = start_node('lerobot_tools_ros.mcp.server', '-p', 'transport:=http', '-p',
                       f'port:={free_port()}')
     from rcl_interfaces.srv import ListParameters
     # Answered by this process's node: it is up (the SDK loads after the node starts).

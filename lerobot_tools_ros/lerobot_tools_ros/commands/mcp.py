@@ -15,7 +15,7 @@
 """
 ``lerobot-tools-ros mcp``: the robot's tools for MCP clients (desktop assistants, agent SDKs).
 
-Starts the ``mcp_server`` node (``nodes/mcp_server.py``) with these options turned into ROS
+Starts the ``mcp_server`` node (``mcp/server.py``) with these options turned into ROS
 parameters, so the command and a launch file configure the same thing. The bearer token for a
 network-reachable HTTP server is read from an environment variable or a file, never taken as an
 argument (command lines are visible to every user of the machine).
@@ -24,7 +24,7 @@ argument (command lines are visible to every user of the machine).
 import argparse
 import pathlib
 
-from lerobot_tools_ros import mcp_core
+from lerobot_tools_ros.mcp import access
 
 HELP = 'Serve the catalog tools over MCP (stdio or Streamable HTTP), gated by the dispatcher.'
 
@@ -38,9 +38,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         'anything but loopback needs a token)')
     parser.add_argument('--port', type=int, default=8765, help='HTTP port (default 8765)')
     parser.add_argument('--path', default='/mcp', help='HTTP endpoint path (default /mcp)')
-    parser.add_argument('--token-env', default=mcp_core.DEFAULT_TOKEN_ENV, metavar='NAME',
+    parser.add_argument('--token-env', default=access.DEFAULT_TOKEN_ENV, metavar='NAME',
                         help='environment variable holding the HTTP bearer token '
-                        f'(default {mcp_core.DEFAULT_TOKEN_ENV})')
+                        f'(default {access.DEFAULT_TOKEN_ENV})')
     parser.add_argument('--token-file', type=pathlib.Path, default=None, metavar='FILE',
                         help='file holding the HTTP bearer token (wins over --token-env)')
     parser.add_argument('--dispatcher', default=None, metavar='NAME',
@@ -101,5 +101,5 @@ def ros_arguments(args: argparse.Namespace) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from lerobot_tools_ros.nodes import mcp_server
+    from lerobot_tools_ros.mcp import server as mcp_server
     return mcp_server.main(['lerobot-tools-ros-mcp', *ros_arguments(args)])

@@ -13,15 +13,19 @@
 # limitations under the License.
 
 """
-The MCP server's decisions, without ROS (the node is ``nodes/mcp_server.py``).
+Everything MCP: the server's decisions without ROS, the SDK adapter, the node and transports.
 
-Only ``sdk_adapter`` touches the MCP SDK's internals; the rest does not import the SDK at all.
+The pure modules import neither rclpy nor the MCP SDK; only ``sdk_adapter`` touches the SDK's
+internals; ``server`` (the node), ``bridge`` (its ROS side), ``handlers`` (the MCP requests)
+and ``transports`` (stdio, HTTP) wire them.
 
 - ``listing``: which tools an MCP client is offered (exactly those the dispatcher runs, from the
   catalog it publishes), with which schema, title and hints;
-- ``results``: how a dispatcher answer becomes an MCP result (text, structured content, images);
+- ``results``: a client's arguments as a ~/call request, and how a dispatcher answer becomes an
+  MCP result (text, structured content, images);
 - ``progress``: progress notifications that only ever increase;
-- ``wire``: JSON-RPC text the SDK refuses before a handler sees it, and host names;
+- ``access``: who may connect over HTTP (bind address, bearer token);
+- ``wire``: JSON-RPC text the SDK refuses before a handler sees it;
 - ``presence``: whether a robot (its dispatcher) is there, and when it arrives or leaves (one per
   robot: reusable by an endpoint serving a fleet);
 - ``observations``: saved observations as resources under the server's own URI scheme, bounded

@@ -56,3 +56,10 @@ class ProgressTrack:
         self.last = stepped
         self.sent += 1
         return stepped, (1.0 if value is not None else None)
+
+
+def progress_value(progress: float) -> float | None:
+    """MCP progress (0..1) from a ``ToolProgress.progress``; ``None`` when it is unknown (-1)."""
+    if progress is None or not math.isfinite(progress) or progress < 0:
+        return None
+    return min(float(progress), 1.0)

@@ -13,6 +13,11 @@
 # limitations under the License.
 
 """
+How a dispatcher answer becomes an MCP result, and a client's arguments a ~/call request.
+
+Arguments are encoded once, bounded; a ``CallTool`` response becomes text (an error text that
+names its code), images of ``record_observation`` and structured output.
+
 Structured output: ``outputSchema`` of tools with a known result shape, ``structuredContent``.
 
 The built-in tools' results are JSON objects of a known shape; a catalog entry may declare the
@@ -21,8 +26,12 @@ object). The schemas list what is always there as required and leave the rest op
 newer tool adding a field does not break clients that validate against them.
 """
 
+from dataclasses import dataclass
 import json
+import pathlib
 from typing import Any, Mapping
+
+from lerobot_tools_ros import errors
 
 _NUMBER_OR_NULL = {'anyOf': [{'type': 'number'}, {'type': 'null'}]}  # one type per schema
 
@@ -80,3 +89,98 @@ def saved_files(structured: Mapping[str, Any] | None) -> list[str]:
     if not isinstance(paths, list):
         return []
     return [p for p in paths if isinstance(p, str) and p]
+
+
+# Image files whose bytes are returned as MCP image content, by their first bytes.
+_IMAGE_MAGIC = {
+    b'\x89PNG\r\n\x1a\n': 'image/png',
+    b'\xff\xd8\xff': 'image/jpeg',
+}
+
+
+class ArgumentsTooLarge(ValueError):
+    """The arguments of an MCP call are larger than the server accepts."""
+
+
+def encode_arguments(arguments: Mapping[str, Any] | None, max_bytes: int) -> str:
+    """
+    Return the JSON text sent as ``CallTool.Request.arguments``.
+
+    NaN and Infinity are refused here (they are not JSON; the dispatcher would refuse them too)
+    and so is anything longer than ``max_bytes`` once encoded.
+    """
+    try:
+        text = json.dumps(dict(arguments or {}), ensure_ascii=False, allow_nan=False)
+    except ValueError as exc:
+        raise ValueError(f'arguments are not valid JSON: {exc} (NaN and Infinity are not '
+                         'JSON numbers)') from exc
+    except RecursionError:
+        raise ValueError('arguments are nested too deeply to encode') from None
+    size = len(text.encode('utf-8', 'surrogatepass'))
+    if size > max_bytes:
+        raise ArgumentsTooLarge(
+            f'arguments are {size} bytes encoded; this server accepts at most {max_bytes}')
+    return text
+
+
+def error_text(code: str, message: str) -> str:
+    """Return the text of an ``isError`` result: code first, so a model can branch on it."""
+    return f'{code}: {message}' if message else code
+
+
+@dataclass(frozen=True)
+class Image:
+    """An image a tool saved, ready to be returned as MCP image content."""
+
+    path: str
+    mime_type: str
+    data: bytes
+
+
+def images_in_result(content: str, max_bytes: int) -> tuple[list[Image], list[str]]:
+    """
+    Read the images a ``record_observation`` result names; return them and notes on skipped ones.
+
+    Only regular files whose first bytes are PNG or JPEG and whose size is at most ``max_bytes``
+    are read; anything else (missing on this host, too large, another format) gets a note instead,
+    so the text result still tells the client where the file is.
+    """
+    try:
+        result = json.loads(content)
+    except ValueError:
+        return [], []
+    paths = result.get('paths') if isinstance(result, dict) else None
+    if not isinstance(paths, list):
+        return [], []
+    images: list[Image] = []
+    notes: list[str] = []
+    for raw in paths:
+        if not isinstance(raw, str) or not raw:
+            continue
+        path = pathlib.Path(raw)
+        try:
+            if not path.is_file():
+                notes.append(f'{raw}: not readable on the MCP server host')
+                continue
+            size = path.stat().st_size
+            if size > max_bytes:
+                notes.append(f'{raw}: {size} bytes, over the {max_bytes}-byte image cap; '
+                             'not attached')
+                continue
+            data = path.read_bytes()
+        except OSError as exc:
+            notes.append(f'{raw}: could not be read ({exc.strerror or exc})')
+            continue
+        mime = next((m for magic, m in _IMAGE_MAGIC.items() if data.startswith(magic)), None)
+        if mime is None:
+            notes.append(f'{raw}: not a PNG or JPEG file; not attached')
+            continue
+        images.append(Image(raw, mime, data))
+    return images, notes
+
+
+def result_code(success: bool, error_code: str) -> str:
+    """Return the error code to report: a failure without a code is ``execution_failed``."""
+    if success:
+        return ''
+    return error_code or errors.EXECUTION_FAILED

@@ -13,14 +13,13 @@
 # limitations under the License.
 
 """
-JSON-RPC text the MCP SDK refuses before any handler runs, and host names in URLs.
+JSON-RPC text the MCP SDK refuses before any handler runs.
 
 The SDK parses each message with a nesting limit (about 200 levels) and, when a message cannot
 be parsed, answers nothing: the client waits forever. ``request_id_of`` finds the ``id`` of
 such a message without parsing its body, so the transport can answer it with an error.
 """
 
-import ipaddress
 import json
 from typing import Any
 
@@ -118,22 +117,3 @@ def error_response(request_id: Any, code: int, message: str) -> str:
     """Return a JSON-RPC error response line (no newline)."""
     return json.dumps({'jsonrpc': '2.0', 'id': request_id,
                        'error': {'code': code, 'message': message}})
-
-
-def bind_host(host: str) -> str:
-    """Return ``host`` as a socket binds it: ``[::1]`` -> ``::1`` (brackets are URL syntax)."""
-    host = host.strip()
-    if host.startswith('[') and host.endswith(']'):
-        return host[1:-1]
-    return host
-
-
-def url_host(host: str) -> str:
-    """Return ``host`` as it appears in a URL: an IPv6 address in brackets."""
-    bare = bind_host(host)
-    try:
-        if ipaddress.ip_address(bare).version == 6:
-            return f'[{bare}]'
-    except ValueError:
-        pass
-    return bare

@@ -21,7 +21,7 @@ results; each MCP ``tools/call`` goes to the dispatcher's ``~/call`` with source
 validation, pause, allowlist, approval, repeat suppression and rate limits apply as for policy
 text. The MCP side runs on the official ``mcp`` SDK's low-level ``Server`` in the main thread
 (asyncio): ``mcp_bridge`` hands ROS over to it, ``mcp_handlers`` answers the clients,
-``mcp_transports`` carries stdio and Streamable HTTP. SIGINT and SIGTERM stop it cleanly: calls
+``transports`` carries stdio and Streamable HTTP. SIGINT and SIGTERM stop it cleanly: calls
 in flight are cancelled and answered, then it exits 0.
 
 Run with ``lerobot-tools-ros mcp`` or as the ``mcp_server`` executable (parameters below).
@@ -36,8 +36,8 @@ from typing import Any
 
 from lerobot_tools_interfaces.msg import ApprovalRequest, ToolProgress, ToolResult
 from lerobot_tools_interfaces.srv import Approve, CallTool, CancelCalls
-from lerobot_tools_ros import mcp_core, names
-from lerobot_tools_ros.mcp import sdk_adapter, wire
+from lerobot_tools_ros import names
+from lerobot_tools_ros.mcp import access, sdk_adapter
 from lerobot_tools_ros.nodes.params import declare_table
 from lerobot_tools_ros.parameters.declarations import MCP_SERVER
 from lerobot_tools_ros.untrusted import log_text
@@ -65,7 +65,7 @@ class McpServerNode(Node):
         super().__init__(names.MCP_SERVER_NODE, **kwargs)
         values = declare_table(self, MCP_SERVER)  # each checked against its declaration
         self.transport = values['transport']
-        self.host = wire.bind_host(values['host'])
+        self.host = access.bind_host(values['host'])
         self.port = values['port']
         self.path = values['path']
         self.token_env = values['token_env']
@@ -84,8 +84,8 @@ class McpServerNode(Node):
         self.call_timeout_s = values['call_timeout_s']
         self.token = None
         if self.transport == 'http':
-            self.token = mcp_core.read_token(self.token_env, self.token_file)
-            self.bind_note = mcp_core.check_bind(self.host, self.token, self.token_env)
+            self.token = access.read_token(self.token_env, self.token_file)
+            self.bind_note = access.check_bind(self.host, self.token, self.token_env)
 
         base = self.dispatcher.rstrip('/')
         self.dispatcher_fqn = (base if base.startswith('/') else
@@ -175,7 +175,7 @@ async def serve(node: McpServerNode, stop_requested: threading.Event | None = No
     if stop_requested is not None and stop_requested.is_set():
         on_signal()
     import anyio
-    from lerobot_tools_ros.nodes.mcp_bridge import RosBridge
+    from lerobot_tools_ros.mcp.bridge import RosBridge
 
     bridge = RosBridge(node, loop)  # discovery_wait_s counts from here
     # The tool list is read from the dispatcher while the SDK is imported in a thread (most of
@@ -187,8 +187,8 @@ async def serve(node: McpServerNode, stop_requested: threading.Event | None = No
     except BaseException:
         refreshing.cancel()
         raise
-    from lerobot_tools_ros.nodes import mcp_transports
-    from lerobot_tools_ros.nodes.mcp_handlers import build_server
+    from lerobot_tools_ros.mcp import transports as mcp_transports
+    from lerobot_tools_ros.mcp.handlers import build_server
 
     server = build_server(bridge)
     http = None
@@ -243,7 +243,7 @@ def _import_sdk() -> None:
     """Import what serving needs from the MCP SDK (the slow part of a start)."""
     import mcp.server.lowlevel  # noqa: F401
     import mcp.server.subscriptions  # noqa: F401
-    from lerobot_tools_ros.nodes import mcp_handlers, mcp_transports  # noqa: F401
+    from lerobot_tools_ros.mcp import handlers, transports  # noqa: F401
 
 
 def main(args: list[str] | None = None) -> int:

@@ -33,8 +33,7 @@ import os
 import stat
 from typing import Any, AsyncIterator, IO
 
-from lerobot_tools_ros import mcp_core
-from lerobot_tools_ros.mcp import sdk_adapter, wire
+from lerobot_tools_ros.mcp import access, sdk_adapter, wire
 
 # Longest stdio message line accepted (a larger one is answered with an error).
 MAX_LINE_BYTES = 64 * 1024 * 1024
@@ -184,13 +183,13 @@ class _StaticToken:
 
     async def verify_token(self, token: str):
         from mcp.server.auth.provider import AccessToken
-        if not mcp_core.token_matches(self._token, token):
+        if not access.token_matches(self._token, token):
             return None
         return AccessToken(token='<configured>', client_id='bearer', scopes=[])
 
 
 def base_url(node: Any) -> str:
-    return f'http://{wire.url_host(node.host)}:{node.port}'
+    return f'http://{access.url_host(node.host)}:{node.port}'
 
 
 def http_app(server: Any, node: Any) -> Any:
@@ -217,7 +216,7 @@ def http_app(server: Any, node: Any) -> Any:
         # RFC 9728: the well-known URI with the resource's path appended, and without it.
         routes = [Route(f'/.well-known/oauth-protected-resource{node.path}', protected_resource),
                   Route('/.well-known/oauth-protected-resource', protected_resource)]
-    host = wire.bind_host(node.host)
+    host = access.bind_host(node.host)
     app = server.streamable_http_app(
         streamable_http_path=node.path, host=host,
         max_request_body_size=node.max_request_bytes, custom_starlette_routes=routes,
@@ -287,6 +286,6 @@ def uvicorn_server(app: Any, node: Any) -> Any:
         def capture_signals(self):  # noqa: D102 - ours handle SIGINT/SIGTERM
             yield
 
-    config = uvicorn.Config(app, host=wire.bind_host(node.host), port=node.port,
+    config = uvicorn.Config(app, host=access.bind_host(node.host), port=node.port,
                             log_level='warning', lifespan='on', timeout_graceful_shutdown=1)
     return _Server(config)

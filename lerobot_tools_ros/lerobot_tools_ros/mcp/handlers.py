@@ -30,11 +30,11 @@ import uuid
 import warnings
 
 from lerobot_tools_interfaces.srv import CallTool
-from lerobot_tools_ros import errors, mcp_core, names
+from lerobot_tools_ros import errors, names
+from lerobot_tools_ros.mcp import bridge as mcp_bridge
 from lerobot_tools_ros.mcp import listing, observations, results as mcp_results, sdk_adapter
-from lerobot_tools_ros.mcp.progress import ProgressTrack
-from lerobot_tools_ros.nodes import mcp_bridge
-from lerobot_tools_ros.nodes.mcp_bridge import ActiveCall, RosBridge
+from lerobot_tools_ros.mcp.bridge import ActiveCall, RosBridge
+from lerobot_tools_ros.mcp.progress import progress_value, ProgressTrack
 from lerobot_tools_ros.untrusted import ros_string
 
 IMAGE_TOOLS = ('record_observation',)
@@ -79,7 +79,7 @@ def _text(text: str):
 
 def _error(code: str, message: str):
     import mcp_types as types
-    return types.CallToolResult(content=[_text(mcp_core.error_text(code, message))],
+    return types.CallToolResult(content=[_text(mcp_results.error_text(code, message))],
                                 is_error=True)
 
 
@@ -171,7 +171,7 @@ class CallRunner:
             event = await self.active.events.get()
             if event[0] == 'progress':
                 _, stage, progress, detail = event
-                await self.report(mcp_core.progress_value(progress),
+                await self.report(progress_value(progress),
                                   f'{stage}: {detail}' if detail else stage)
             elif event[0] == 'approval':
                 _, reason, timeout_s = event
@@ -301,7 +301,7 @@ class ToolHandlers:
         try:
             given = listing.drop_null_optionals(params.arguments, tool.schema) if tool \
                 else params.arguments
-            arguments = mcp_core.encode_arguments(given, node.max_argument_bytes)
+            arguments = mcp_results.encode_arguments(given, node.max_argument_bytes)
         except (ValueError, RecursionError) as exc:
             return _error(errors.INVALID_ARGUMENTS, str(exc))
         if not await bridge.call_service_ready(5.0):
@@ -367,7 +367,7 @@ class ToolHandlers:
             bridge.cancel(call_id, 'no answer in time')
             return _error(errors.TIMEOUT, f'no answer from the dispatcher within '
                           f'{self.node.call_timeout_s:g} s; asked it to cancel call {call_id}')
-        code = mcp_core.result_code(response.success, response.error_code)
+        code = mcp_results.result_code(response.success, response.error_code)
         if code:
             return _error(code, f'{response.error_message} (call {call_id})')
         return self.result_of(name, response.content, runner.tool)
@@ -379,7 +379,7 @@ class ToolHandlers:
         if tool is not None and mcp_results.output_schema(name, _entry(self.bridge, name)):
             structured = mcp_results.structured_content(content)
         if name in IMAGE_TOOLS:
-            images, notes = mcp_core.images_in_result(content, self.node.max_image_bytes)
+            images, notes = mcp_results.images_in_result(content, self.node.max_image_bytes)
             items += [types.ImageContent(type='image', data=_b64(image.data),
                                          mime_type=image.mime_type) for image in images]
             items += [_text(note) for note in notes]

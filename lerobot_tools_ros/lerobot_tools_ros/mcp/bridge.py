@@ -19,7 +19,7 @@ The MCP server's ROS side seen from its asyncio loop: tool list, calls, approval
 its own thread and hands everything over with ``post`` (``call_soon_threadsafe``), so nothing
 here blocks ROS or the other way round. The tool list comes from the dispatcher's latched
 catalog message plus its live parameters (``allowed_tools``, ``tool.<name>.approval``); calls go
-to its gated ``~/call``. Decisions are in ``lerobot_tools_ros.mcp`` and ``mcp_core``.
+to its gated ``~/call``. Decisions are in the pure modules of ``lerobot_tools_ros.mcp``.
 """
 
 import asyncio
