@@ -61,6 +61,7 @@ from lerobot_tools_ros.nodes.dispatcher_params import DispatcherParameters
 from lerobot_tools_ros.nodes.dispatcher_topics import DispatcherTopics
 from lerobot_tools_ros.nodes.group_work import GroupWork
 from lerobot_tools_ros.nodes.runner import run_node
+from lerobot_tools_ros.parameters.spec import MAX_SECONDS
 from lerobot_tools_ros.parsing import parse
 from lerobot_tools_ros.untrusted import log_text
 from rcl_interfaces.msg import SetParametersResult
@@ -178,6 +179,15 @@ class Dispatcher(Node):
             self.get_logger().info(f'parameters changed: {log_text(updates, 500)}')
         return SetParametersResult(successful=True)
 
+    def handles_parameter(self, name: str) -> bool:
+        """tool.<name>.<setting> overrides are checked by DispatcherParameters at start."""
+        return name.startswith('tool.')
+
+    def explain_parameter(self, name: str) -> str:
+        """Say why a `ros2 param set` name is not a parameter ('' to use the general text)."""
+        core = getattr(self, '_core', None)
+        return self.params.explain(name, core.catalog if core is not None else None)
+
     def _service_name(self, name: str) -> str:
         """Return the fully resolved name of a tool's service, for messages people read."""
         return self.resolve_service_name(names.tool_service_name(self.params.service_prefix,
@@ -262,8 +272,11 @@ class Dispatcher(Node):
             self._arm(due)
 
     def _arm(self, due: float) -> None:
+        # Bounded both ways: parameters are bounded (MAX_SECONDS), and a deadline further out
+        # than that still only wakes the core early, which re-arms; never an int64 overflow.
         self._armed_for = due
-        self._wake.timer_period_ns = max(1_000_000, int((due - time.monotonic()) * 1e9))
+        wait_s = min(max(due - time.monotonic(), 0.001), MAX_SECONDS)
+        self._wake.timer_period_ns = int(wait_s * 1e9)
         self._wake.reset()
 
     def _submit(self, request: CallTool.Request, source: str, waiter: Waiter) -> None:

@@ -28,6 +28,7 @@ dispatcher starts from its own dump.
 """
 
 from collections import OrderedDict
+import difflib
 from typing import Any, NamedTuple
 
 from lerobot_tools_ros import errors
@@ -128,6 +129,26 @@ class DispatcherParameters:
             self._tool_overrides[f'tool.{key}'] = value
         self.overridden_tools = frozenset(
             name[len('tool.'):].rpartition('.')[0] for name in self._tool_overrides)
+
+    def explain(self, name: str, catalog: ToolCatalog | None) -> str:
+        """Say why `name` is no parameter of the dispatcher ('' when it is not a tool.* name)."""
+        if not name.startswith('tool.'):
+            return ''
+        tool, _, setting = name[len('tool.'):].rpartition('.')
+        shown = log_text(name, 200)
+        if setting in _NOT_SETTINGS:
+            return f"parameter '{shown}': {_NOT_SETTINGS[setting]}"
+        if not tool or setting not in PER_TOOL_SETTINGS:
+            close = difflib.get_close_matches(setting, PER_TOOL_SETTINGS, n=1)
+            hint = f"; did you mean 'tool.{log_text(tool, 100)}.{close[0]}'?" if close else ''
+            return (f"parameter '{shown}' does not exist: a tool's settings are "
+                    f'tool.<name>.{{{",".join(PER_TOOL_SETTINGS)}}}{hint}')
+        tools = catalog.names if catalog is not None else []
+        close = difflib.get_close_matches(tool, tools, n=1)
+        hint = f"; did you mean 'tool.{close[0]}.{setting}'?" if close else ''
+        return (f"parameter '{shown}' does not exist: the dispatcher's catalog has no tool "
+                f"'{log_text(tool, 100)}' (tools: {', '.join(tools) or 'none'}){hint}. A "
+                "tool's settings exist while it is in the catalog (~/reload_catalog adds them)")
 
     def core_settings(self) -> DispatchSettings:
         """Return the core's settings from the current values."""

@@ -310,6 +310,11 @@ class ToolServer(Node):
         self.get_logger().info(f"hosting '{tool_name}' ({type(hosted.tool).__name__}) at "
                                f'{service_name} (CallTool service and RunTool action)')
 
+    def handles_parameter(self, name: str) -> bool:
+        """tool.<name>.* of a registered tool not hosted here: for another configuration."""
+        tool = name[len('tool.'):].split('.', 1)[0] if name.startswith('tool.') else ''
+        return bool(tool) and tool not in self._hosted and tool in TOOL_REGISTRY
+
     def _refuse_unknown(self, tool_name: str, tool_class: type) -> None:
         """Refuse a tool.<name>.<key> the tool does not declare (a typo would be ignored)."""
         prefix = f'tool.{tool_name}.'
