@@ -111,7 +111,9 @@ def run_node(make_node: Callable[[], Node], name: str, args: list[str] | None = 
                 node.destroy_node()
         finally:
             rclpy.try_shutdown()
-            stop.restore()
+            # Asked to stop: the process only exits now, and a late second signal (a supervisor
+            # signals the group and then the node) must not turn that exit into death by signal.
+            stop.restore(ignore=stop.event.is_set())
     return 0
 
 
@@ -153,10 +155,10 @@ class StopOnSignal:
         self.event.set()
         self._guards = []
 
-    def restore(self) -> None:
-        """Put back the signal handlers that were there before."""
+    def restore(self, ignore: bool = False) -> None:
+        """Put back the signal handlers that were there before (`ignore`: ignore signals)."""
         for signum, handler in self._previous.items():
-            signal.signal(signum, handler)
+            signal.signal(signum, signal.SIG_IGN if ignore else handler)
 
 
 def spin_until(executor: Executor, stop: threading.Event, name: str) -> None:
