@@ -237,7 +237,7 @@ def refuse_unknown_parameters(node: Node) -> None:
                                            for name in sorted(unknown)))
 
 
-def _explain_undeclared(node_ref: 'weakref.ref[Node]') -> None:
+def _explain_undeclared(node_ref: Callable[[], Any]) -> None:
     """
     Answer `ros2 param set` of a name the node does not have with what is wrong.
 
@@ -261,4 +261,4 @@ def _explain_undeclared(node_ref: 'weakref.ref[Node]') -> None:
             return SetParametersResult(successful=False, reason='; '.join(
                 unknown_parameter_message(owner, name) for name in missing))
 
-    node.set_parameters_atomically = set_parameters_atomically  # type: ignore[method-assign]
+    setattr(node, 'set_parameters_atomically', set_parameters_atomically)  # noqa: B010

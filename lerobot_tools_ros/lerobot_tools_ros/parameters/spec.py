@@ -183,7 +183,7 @@ class ParameterSpec:
             low += f' and above {number_text(self.above)}'
         high = f'at most {number_text(self.maximum)}' if self.maximum is not None else ''
         if low.startswith('from') and high:
-            parts.append(f'{low} to {number_text(self.maximum)}')
+            parts.append(f'{low} to {high[len("at most "):]}')
         elif low or high:
             parts.append(' and '.join(part for part in (low, high) if part))
         if self.special and parts:
