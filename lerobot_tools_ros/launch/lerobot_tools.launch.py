@@ -23,7 +23,8 @@ Usage: ros2 launch lerobot_tools_ros lerobot_tools.launch.py [dataset:=/data/my_
 Respawn (`lerobot_tools_ros.respawn`): a node named in `respawn` that crashes after running
 fine (10 s) is restarted `respawn_delay` seconds later, at most `respawn_max` times. A node
 that refuses its configuration exits with status 78 after one line saying what to change: it
-is never restarted, and the launch stops.
+is never restarted, and the launch stops with a non-zero exit status (1: launch's status for
+an error), so a supervisor or CI can tell it from a normal stop.
 
 `lerobot-tools-ros bringup` starts the same nodes with the same parameters file in one process.
 """
@@ -33,13 +34,12 @@ import time
 
 from ament_index_python.packages import get_package_share_directory
 from launch import LaunchContext, LaunchDescription
-from launch.actions import (DeclareLaunchArgument, EmitEvent, GroupAction, LogInfo,
-                            OpaqueFunction, RegisterEventHandler, TimerAction)
+from launch.actions import (DeclareLaunchArgument, GroupAction, LogInfo, OpaqueFunction,
+                            RegisterEventHandler, TimerAction)
 from launch.event_handlers import OnProcessExit, OnProcessStart
-from launch.events import Shutdown
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
-from lerobot_tools_ros.respawn import RespawnPolicy
+from lerobot_tools_ros.respawn import LaunchRefused, RespawnPolicy
 
 
 NODES = ('dispatcher', 'tool_server', 'speaker')
@@ -75,6 +75,10 @@ def _number(text: str, name: str, kind: type):
     return value
 
 
+def _refuse_launch(_context: LaunchContext, message: str) -> None:
+    raise LaunchRefused(message)
+
+
 def _supervised(make_node, name: str, policy: RespawnPolicy | None) -> list:
     """
     Start a node and decide, when it exits, whether to restart it (`policy`) or stop the launch.
@@ -97,8 +101,9 @@ def _supervised(make_node, name: str, policy: RespawnPolicy | None) -> list:
             decision = (policy or RespawnPolicy(max_restarts=0)).decide(
                 name, event.returncode, time.monotonic() - started[0], restarts[0])
             if decision.shutdown:
-                return [LogInfo(msg=decision.message),
-                        EmitEvent(event=Shutdown(reason=decision.message))]
+                # Raised from an action: launch logs it, shuts down with it as the reason and
+                # returns non-zero, so `ros2 launch` exits 1 (a Shutdown event alone gives 0).
+                return [OpaqueFunction(function=_refuse_launch, args=[decision.message])]
             if policy is None:
                 return None  # not respawned: launch reports the exit itself
             if not decision.restart:

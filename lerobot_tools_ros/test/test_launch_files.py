@@ -80,11 +80,21 @@ def _launch_command(path, **arguments) -> list[str]:
             *(f'{name}:={value}' for name, value in arguments.items())]
 
 
-def _run_launch(ros_env, path, timeout: float = 90, **arguments) -> str:
-    """Run a launch to its end; return its output (the launch must end by itself)."""
+def _run_launch(ros_env, path, timeout: float = 90, *, refused: bool = False,
+                **arguments) -> str:
+    """
+    Run a launch to its end; return its output (the launch must end by itself).
+
+    `refused`: a node refuses its configuration, and the launch must say so with a non-zero
+    exit status (it exited 0, which a supervisor cannot tell from a normal stop).
+    """
     done = subprocess.run(_launch_command(path, **arguments), capture_output=True, text=True,
                           timeout=timeout, env=ros_env)
-    return done.stdout + done.stderr
+    output = done.stdout + done.stderr
+    if refused:
+        assert done.returncode != 0, output
+        assert 'Caught exception in launch' in output and 'refused its configuration' in output
+    return output
 
 
 def _starts(output: str, node: str) -> int:
@@ -99,9 +109,9 @@ def test_every_documented_argument_is_declared(launch_file, demo_launch_file):
 
 
 def test_a_configuration_error_stops_the_launch_and_is_never_restarted(launch_file, ros_env):
-    output = _run_launch(ros_env, LAUNCH_FILE, dataset='/nonexistent', respawn='all',
-                         respawn_delay='0.5', tts_backend='espeak_ng', namespace='robot_ns',
-                         log_level='debug')
+    output = _run_launch(ros_env, LAUNCH_FILE, refused=True, dataset='/nonexistent',
+                         respawn='all', respawn_delay='0.5', tts_backend='espeak_ng',
+                         namespace='robot_ns', log_level='debug')
     # namespace and log_level reached the nodes' command lines.
     assert '-r __ns:=/robot_ns' in output and '--log-level robot_ns.tool_server:=debug' in output
     assert _starts(output, 'tool_server') == 1, output
@@ -118,8 +128,8 @@ def test_bindings_file_reaches_tool_server(launch_file, ros_env, tmp_path, path)
     bad = tmp_path / 'my_bindings.yaml'
     bad.write_text('bindings:\n  close_gripper: {kind: servce, service: /g, '
                    'type: std_srvs/srv/Trigger}\n')
-    output = _run_launch(ros_env, path, bindings_file=str(bad), tts_backend='espeak_ng',
-                         output_dir=str(tmp_path / 'out'))
+    output = _run_launch(ros_env, path, refused=True, bindings_file=str(bad),
+                         tts_backend='espeak_ng', output_dir=str(tmp_path / 'out'))
     assert f'[tool_server] error: bindings file {bad}' in output, output
     assert "got 'servce'" in output and 'stopping the launch' in output, output
 

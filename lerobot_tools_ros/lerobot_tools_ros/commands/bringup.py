@@ -166,10 +166,18 @@ def run(args: argparse.Namespace) -> int:
     from lerobot_tools_ros.errors import EXIT_CONFIGURATION_ERROR
     from lerobot_tools_ros.nodes.runner import CONFIGURATION_ERRORS, StopOnSignal
 
+    from lerobot_tools_ros.errors import ConfigurationError
+    from lerobot_tools_ros.parameters.files import check_params_file
+
     params = args.params or default_params_file()
     if not params.is_file():
         print(f'error: parameters file {params} does not exist', file=sys.stderr)
         return 1
+    try:
+        check_params_file(str(params))
+    except ConfigurationError as exc:
+        print(f'[bringup] error: {exc}', file=sys.stderr)
+        return 78
     started_wall = time.time()
     # Ctrl-C and SIGTERM only set a flag the loop below checks, so the nodes are destroyed in
     # order while the context is still valid (the speaker finishes WAVs of whole utterances).
@@ -216,6 +224,7 @@ def _create_nodes(nodes: list, params: pathlib.Path, args: argparse.Namespace):
     still destroyed by the caller.
     """
     from lerobot_tools_ros.nodes.dispatcher import Dispatcher
+    from lerobot_tools_ros.nodes.params import refuse_unknown_parameters
     from lerobot_tools_ros.nodes.speaker import Speaker
     from lerobot_tools_ros.nodes.tool_server import ToolServer
 
@@ -225,19 +234,23 @@ def _create_nodes(nodes: list, params: pathlib.Path, args: argparse.Namespace):
     def cli_args(node: str) -> list[str]:
         return _node_args(params, args.log_level, overrides.get(node, {}), namespace)
 
-    nodes.append(Dispatcher(cli_args=cli_args('dispatcher')))
-    nodes.append(ToolServer(cli_args=cli_args('tool_server')))
-    nodes.append(Speaker(cli_args=cli_args('speaker')))
+    def add(node: Any) -> Any:
+        nodes.append(node)
+        refuse_unknown_parameters(node)  # a misspelled name in the file would be ignored
+        return node
+
+    add(Dispatcher(cli_args=cli_args('dispatcher')))
+    add(ToolServer(cli_args=cli_args('tool_server')))
+    add(Speaker(cli_args=cli_args('speaker')))
     policy = None
     if args.demo or args.demo_camera:
         from lerobot_tools_ros.nodes.demo_camera import DemoCamera
-        nodes.append(DemoCamera(cli_args=cli_args('demo_camera')))
+        add(DemoCamera(cli_args=cli_args('demo_camera')))
     if args.demo:
         from lerobot_tools_ros.nodes.demo_gripper import DemoGripper
-        nodes.append(DemoGripper(cli_args=cli_args('demo_gripper')))
+        add(DemoGripper(cli_args=cli_args('demo_gripper')))
         from lerobot_tools_ros.nodes.scripted_policy import ScriptedPolicy
-        policy = ScriptedPolicy(cli_args=cli_args('scripted_policy'))
-        nodes.append(policy)
+        policy = add(ScriptedPolicy(cli_args=cli_args('scripted_policy')))
     return policy
 
 
