@@ -80,6 +80,7 @@ _MESSAGE_INFO = hasattr(Subscription, 'CallbackType')
 class Dispatcher(Node):
     """Turn policy output into tool calls on executor services, one result per call."""
 
+    accepting = True  # false while a managed dispatcher is not active (set_accepting)
     # Set in __init__; destroy_node (of a half-built dispatcher) and the parameter callback
     # (run while parameters are declared, before the core exists) use getattr(..., None).
     _core: DispatchCore
@@ -91,6 +92,10 @@ class Dispatcher(Node):
         # Set first: destroy_node must work on a dispatcher whose construction failed.
         self._audit: AuditLog | None = None
         self._lock = threading.Lock()
+        self._build()
+
+    def _build(self) -> None:
+        """Make everything the dispatcher runs with (a managed one does it at configure)."""
         self.params = params = DispatcherParameters(self)
         # Write failures are reported by the log itself, at most once per 10 s.
         self._audit = AuditLog(params.audit_log_path, on_error=self.get_logger().error) \
@@ -178,6 +183,20 @@ class Dispatcher(Node):
         if updates:
             self.get_logger().info(f'parameters changed: {log_text(updates, 500)}')
         return SetParametersResult(successful=True)
+
+    def set_accepting(self, accepting: bool) -> None:
+        """
+        Resume (a managed dispatcher's activate) or pause (its deactivate) tool use.
+
+        Pausing answers every open call paused (running ones are cancelled on their executor,
+        so speech stops) and answers new calls paused; ~/set_enabled cannot resume it.
+        """
+        self.accepting = accepting
+
+        def event(core: DispatchCore, now: float) -> tuple[None, list | None]:
+            return None, (core.set_enabled(accepting, now) if core.enabled != accepting
+                          else None)
+        self._enter(event)
 
     def handles_parameter(self, name: str) -> bool:
         """tool.<name>.<setting> overrides are checked by DispatcherParameters at start."""
@@ -403,6 +422,11 @@ class Dispatcher(Node):
         return core.pending_calls if core is not None else 0
 
     def destroy_node(self) -> None:
+        self._release()
+        super().destroy_node()
+
+    def _release(self) -> None:
+        """Answer every accepted call, close ~/call and the audit log (shutdown, cleanup)."""
         # Every accepted call still gets its one result, even at shutdown.
         try:
             # A constructor that failed half-way (a bad audit_log) has no calls to answer.
@@ -421,7 +445,6 @@ class Dispatcher(Node):
                 calls.close()
             if self._audit:
                 self._audit.close()
-            super().destroy_node()
 
 
 def main(args: list[str] | None = None) -> int:

@@ -38,6 +38,7 @@ from rclpy.executors import Executor, ExternalShutdownException, SingleThreadedE
 from rclpy.impl.implementation_singleton import rclpy_implementation
 from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
+from rclpy.utilities import remove_ros_args
 
 # What a node's constructor raises on purpose for bad parameters, names, catalogs, bindings or
 # tools: our one type (ConfigurationError; CatalogError, BindingsError and ToolLoadError are
@@ -47,6 +48,8 @@ from rclpy.signals import SignalHandlerOptions
 CONFIGURATION_ERRORS = (ConfigurationError, NameValidationException, ParameterException)
 # rcl's error for ROS arguments it cannot take (a parameters file it cannot parse, a bad remap).
 RCLError = rclpy_implementation.RCLError
+# On a node's command line (before --ros-args): run it as a managed (lifecycle) node.
+MANAGED_FLAG = '--managed'
 
 
 def report_start_failure(name: str, exc: BaseException) -> int:
@@ -78,9 +81,12 @@ def run_node(make_node: Callable[[], Node], name: str, args: list[str] | None = 
     """
     stop = StopOnSignal(name)
     node = None
+    command_line = sys.argv if args is None else args
+    if MANAGED_FLAG in remove_ros_args(command_line):
+        make_node = _managed(make_node, name)
     try:
         try:
-            check_params_files(sys.argv if args is None else args)
+            check_params_files(command_line)
             rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
         except (ConfigurationError, RCLError) as exc:
             return report_start_failure(name, ConfigurationError(
@@ -88,7 +94,8 @@ def run_node(make_node: Callable[[], Node], name: str, args: list[str] | None = 
                 else f'the ROS arguments were refused: {exc}'))
         try:
             node = make_node()
-            refuse_unknown_parameters(node)
+            if not hasattr(node, 'lifecycle_state'):  # a managed node checks at configure
+                refuse_unknown_parameters(node)
         except Exception as exc:  # noqa: B902 - every start failure is reported, then exits
             # Only the constructor's errors can be configuration errors; once spinning, an
             # exception is a bug and keeps its traceback.
@@ -115,6 +122,16 @@ def run_node(make_node: Callable[[], Node], name: str, args: list[str] | None = 
             # signals the group and then the node) must not turn that exit into death by signal.
             stop.restore(ignore=stop.event.is_set())
     return 0
+
+
+def _managed(make_node: Callable[[], Node], name: str) -> Callable[[], Node]:
+    """Return the managed (lifecycle) variant of a node class (`--managed`)."""
+    from lerobot_tools_ros.nodes.managed_node import managed_class
+    from lerobot_tools_ros.parameters.declarations import NODES
+
+    if not isinstance(make_node, type) or name not in NODES:
+        raise SystemExit(f'[{name}] error: {name} cannot run as a managed node')
+    return managed_class(make_node, NODES[name])
 
 
 class StopOnSignal:
