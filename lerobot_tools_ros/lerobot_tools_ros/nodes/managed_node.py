@@ -50,7 +50,7 @@ _ENTITIES = (('_publishers', 'destroy_publisher'), ('_subscriptions', 'destroy_s
              ('_timers', 'destroy_timer'), ('_guards', 'destroy_guard_condition'))
 _CALLBACK_LISTS = ('_on_set_parameters_callbacks', '_pre_set_parameters_callbacks',
                    '_post_set_parameters_callbacks')
-_KEEP_ATTRIBUTES = frozenset({'_parameter_overrides'})
+_KEEP_ATTRIBUTES = frozenset({'_parameter_overrides', '_last_failure', '_built', '_building'})
 
 
 class _Built:
