@@ -28,7 +28,7 @@ import sys
 
 from conftest import PACKAGE_DIR, prove_service, spin_until
 from diagnostic_msgs.msg import DiagnosticArray
-from lerobot_tools_interfaces.msg import ErrorCodes, SpeakerStatus
+from lerobot_tools_interfaces.msg import ErrorCodes
 from lerobot_tools_interfaces.srv import CallTool
 from lerobot_tools_ros import managed, names
 from lifecycle_msgs.msg import Transition
@@ -73,7 +73,7 @@ class Lifecycle:
                                GetAvailableTransitions.Request(), 30.0, self.output)
         return {t.transition.label for t in answer.available_transitions}
 
-    def set(self, label: str) -> bool:
+    def change_to(self, label: str) -> bool:
         self.state()  # proves answers reach us before a request that must go once
         future = self.change.call_async(ChangeState.Request(transition=Transition(label=label)))
         assert spin_until(self.ros_node, future.done, 60.0), self.output()
@@ -127,26 +127,26 @@ def test_every_transition_over_dds(start_managed, ros_node, tmp_path, node):
     assert {'configure', 'shutdown'} <= lifecycle.available()
     lifecycle.diagnosis('configure, then activate')
     for round_ in (1, 2):  # cleanup releases everything: the node configures again
-        assert lifecycle.set('configure'), proc.output()
+        assert lifecycle.change_to('configure'), proc.output()
         assert lifecycle.state() == 'inactive'
         assert {'activate', 'cleanup'} <= lifecycle.available()
         lifecycle.diagnosis('is inactive')
         if node in PROBE_CALLS:
             answer = _call(ros_node, *PROBE_CALLS[node])
             assert answer.error_code == ErrorCodes.PAUSED, (answer, proc.output())
-        assert lifecycle.set('activate'), proc.output()
+        assert lifecycle.change_to('activate'), proc.output()
         assert lifecycle.state() == 'active'
         lifecycle.diagnosis('is active')
         if node in PROBE_CALLS:
             answer = _call(ros_node, *PROBE_CALLS[node])
             assert answer.error_code not in ('', ErrorCodes.PAUSED), answer
-        assert lifecycle.set('deactivate'), proc.output()
+        assert lifecycle.change_to('deactivate'), proc.output()
         assert lifecycle.state() == 'inactive'
         if node in PROBE_CALLS:
             assert _call(ros_node, *PROBE_CALLS[node]).error_code == ErrorCodes.PAUSED
-        assert lifecycle.set('cleanup'), proc.output()
+        assert lifecycle.change_to('cleanup'), proc.output()
         assert lifecycle.state() == 'unconfigured'
-    assert lifecycle.set('shutdown')
+    assert lifecycle.change_to('shutdown')
     assert lifecycle.state() == 'finalized'
     assert proc.stop() == 0, proc.output()
     assert 'Traceback' not in proc.output()
@@ -163,7 +163,7 @@ def test_configure_fails_on_a_bad_dataset_and_succeeds_once_it_is_fixed(start_ma
                                                                         ros_node, tmp_path):
     proc = start_managed('dispatcher', f'dataset:={tmp_path}/missing')
     lifecycle = Lifecycle(ros_node, 'dispatcher', proc.output)
-    assert not lifecycle.set('configure')
+    assert not lifecycle.change_to('configure')
     assert lifecycle.state() == 'unconfigured'
     assert proc.proc.poll() is None, proc.output()  # no exit, so nothing respawns it
     message = lifecycle.diagnosis('missing')
@@ -171,8 +171,8 @@ def test_configure_fails_on_a_bad_dataset_and_succeeds_once_it_is_fixed(start_ma
     assert 'configure failed, still unconfigured' in proc.output()
     # The start parameters stay settable while unconfigured: fix it, configure again.
     assert _set_string(ros_node, 'dispatcher', 'dataset', '').successful
-    assert lifecycle.set('configure'), proc.output()
-    assert lifecycle.set('activate')
+    assert lifecycle.change_to('configure'), proc.output()
+    assert lifecycle.change_to('activate')
     lifecycle.diagnosis('is active')
     # Configured, the dataset is read-only again (re-read with ~/reload_catalog).
     assert not _set_string(ros_node, 'dispatcher', 'dataset', '/elsewhere').successful
@@ -182,7 +182,7 @@ def test_configure_fails_on_a_bad_dataset_and_succeeds_once_it_is_fixed(start_ma
 def test_a_misspelled_parameter_fails_configure_without_exiting(start_managed, ros_node):
     proc = start_managed('dispatcher', 'timeout_sec:=5.0')
     lifecycle = Lifecycle(ros_node, 'dispatcher', proc.output)
-    assert not lifecycle.set('configure')
+    assert not lifecycle.change_to('configure')
     assert "did you mean 'timeout_s'?" in lifecycle.diagnosis('timeout_sec')
     assert lifecycle.state() == 'unconfigured' and proc.proc.poll() is None
 
@@ -201,7 +201,7 @@ def test_deactivate_during_a_playing_say_silences_it_with_one_result(start_manag
 
     lifecycle = Lifecycle(ros_node, 'dispatcher', output)
     for transition in managed.AUTOSTART:
-        assert lifecycle.set(transition), output()
+        assert lifecycle.change_to(transition), output()
     ear = Ear(ros_node)
     text = ros_node.create_publisher(String, '/policy/text', RELIABLE)
     assert spin_until(ros_node, lambda: (
@@ -212,7 +212,7 @@ def test_deactivate_during_a_playing_say_silences_it_with_one_result(start_manag
             ros_node.get_service_names_and_types())), 60.0), output()
     spin_until(ros_node, lambda: False, 1.0)  # every subscription matched both ways
     call_id, uid = Policy(ros_node, ear, output).speak(LONG['pause'])
-    assert lifecycle.set('deactivate'), output()
+    assert lifecycle.change_to('deactivate'), output()
     assert spin_until(ros_node, lambda: ear.result(call_id) is not None, 30.0), output()
     assert ear.result(call_id).error_code == ErrorCodes.PAUSED  # one result (ear checks it)
     assert_silenced(ear, ros_node, uid, out, output)
@@ -224,7 +224,7 @@ def test_deactivate_during_a_playing_say_silences_it_with_one_result(start_manag
     spin_until(ros_node, lambda: False, 1.0)
     assert set(ear.statuses) == known
     # Activate again: speech runs.
-    assert lifecycle.set('activate')
+    assert lifecycle.change_to('activate')
     text.publish(String(data='<say>Back again.</say>'))
     assert spin_until(ros_node, lambda: len(ear.results) >= 3, 60.0), output()
     assert ear.results[-1].success, ear.results[-1].error_message

@@ -322,7 +322,8 @@ def test_a_live_tool_parameter_takes_effect_when_set(params_of, ros_node):
     assert 'at most 10' in refused.error_message and 'tool.say.max_chars' in refused.error_message
     # A value the declaration refuses is refused with the reason, and changes nothing.
     result = client.set_value('tool.say.max_chars', _integer(0))
-    assert not result.successful and 'tool.say.max_chars' in result.reason and 'Min: 1' in result.reason
+    assert not result.successful
+    assert 'tool.say.max_chars' in result.reason and 'Min: 1' in result.reason
     (value,) = client.get(['tool.say.max_chars'])
     assert value.integer_value == 10
     # while_speaking too: one of its choices is taken, anything else refused with them.

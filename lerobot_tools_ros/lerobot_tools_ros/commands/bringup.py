@@ -74,6 +74,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help='put every node (and so every relative topic and service) under '
                              "NS, like the launch file's namespace:=NS")
     parser.add_argument('--log-level', default='info', choices=['debug', 'info', 'warn', 'error'])
+    parser.add_argument('--managed', action='store_true',
+                        help='run dispatcher, tool_server and speaker as managed (lifecycle) '
+                             'nodes, configured and activated here; a lifecycle manager or '
+                             '`ros2 lifecycle set` drives them afterwards')
 
 
 def _node_args(params: pathlib.Path, log_level: str, overrides: dict,
@@ -197,7 +201,9 @@ def run(args: argparse.Namespace) -> int:
         for node in nodes:
             executor.add_node(node)
         dispatcher = nodes[0]
-        text_topic = dispatcher.resolve_topic_name(dispatcher.params.input_topic)
+        params = getattr(dispatcher, 'params', None)  # None: a managed one not configured
+        text_topic = (dispatcher.resolve_topic_name(params.input_topic) if params
+                      else '(nowhere: the dispatcher is not configured)')
         print(f'[bringup] ready: {", ".join(n.get_name() for n in nodes[:-1])}; policy text '
               f'goes to {text_topic}', flush=True)
         _spin(executor, monitor, dispatcher, policy, args.duration, stop.event)
@@ -239,9 +245,12 @@ def _create_nodes(nodes: list, params: pathlib.Path, args: argparse.Namespace):
         refuse_unknown_parameters(node)  # a misspelled name in the file would be ignored
         return node
 
-    add(Dispatcher(cli_args=cli_args('dispatcher')))
-    add(ToolServer(cli_args=cli_args('tool_server')))
-    add(Speaker(cli_args=cli_args('speaker')))
+    if args.managed:
+        _add_managed(nodes, cli_args)
+    else:
+        add(Dispatcher(cli_args=cli_args('dispatcher')))
+        add(ToolServer(cli_args=cli_args('tool_server')))
+        add(Speaker(cli_args=cli_args('speaker')))
     policy = None
     if args.demo or args.demo_camera:
         from lerobot_tools_ros.nodes.demo_camera import DemoCamera
@@ -252,6 +261,35 @@ def _create_nodes(nodes: list, params: pathlib.Path, args: argparse.Namespace):
         from lerobot_tools_ros.nodes.scripted_policy import ScriptedPolicy
         policy = add(ScriptedPolicy(cli_args=cli_args('scripted_policy')))
     return policy
+
+
+def _add_managed(nodes: list, cli_args: Any) -> None:
+    """
+    Add the three nodes as managed nodes and take each through AUTOSTART (configure, activate).
+
+    A node whose configure fails stays unconfigured (its reason is printed and on
+    /diagnostics), as under a lifecycle manager: bringup keeps running, so the parameter can be
+    fixed and the node configured with `ros2 lifecycle set`.
+    """
+    from lerobot_tools_ros.managed import AUTOSTART
+    from lerobot_tools_ros.nodes.dispatcher import Dispatcher
+    from lerobot_tools_ros.nodes.managed_node import managed_class
+    from lerobot_tools_ros.nodes.speaker import Speaker
+    from lerobot_tools_ros.nodes.tool_server import ToolServer
+    from lerobot_tools_ros.parameters.declarations import NODES
+
+    for name, plain in (('dispatcher', Dispatcher), ('tool_server', ToolServer),
+                        ('speaker', Speaker)):
+        node = managed_class(plain, NODES[name])(cli_args=cli_args(name))
+        nodes.append(node)
+        for transition in AUTOSTART:
+            getattr(node, f'trigger_{transition}')()
+            if node.lifecycle_state == 'unconfigured':
+                print(f'[bringup] {name} stays unconfigured ({node.last_failure}); fix it, '
+                      f'then: ros2 lifecycle set {node.get_fully_qualified_name()} configure',
+                      file=sys.stderr, flush=True)
+                break
+        print(f'[bringup] {name}: {node.lifecycle_state} (managed)', flush=True)
 
 
 def _add_monitor(nodes: list, table: '_Table', namespace: str) -> Any:

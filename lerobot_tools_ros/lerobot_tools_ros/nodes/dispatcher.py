@@ -27,11 +27,9 @@ measured fastest for this work. Work that starts on other threads is posted into
 group-less tasks) whenever the node spins on a multi-threaded executor. The group, not only the
 lock, is what makes this safe: the executor clients (rclpy 7's ActionClient keeps its goal
 tables unlocked) are touched only from it.
-The executor-facing code is `_send`, `_stop_on_executor`, `_on_outcome`, `_on_feedback` and
-`_poll_executors`: through `executors.ToolClients` each tool's executor is called as a `RunTool`
-action when it offers one (feedback relayed on lerobot_tools/progress, cancel, timeouts that
-stop the goal), as a `CallTool` service otherwise, and only once its answers are proven to
-reach us; a tool_server in this process is called directly instead (`executors.inprocess`).
+The executor-facing code (`_send` ... `_poll_executors`) calls each tool through
+`executors.ToolClients`: a `RunTool` action when offered, else a `CallTool` service, once its
+answers are proven to reach us; a tool_server in this process directly (`executors.inprocess`).
 
 The node holds the rest as objects it calls: its parameters (`dispatcher_params`), publishers
 (`dispatcher_topics`), ~/set_enabled, ~/approve and ~/cancel (`dispatcher_operator`), the
@@ -131,8 +129,8 @@ class Dispatcher(Node):
             fx.StopOnExecutor: self._stop_on_executor,
             fx.PublishCall: topics.call, fx.PublishResult: self._publish_result,
             fx.PublishChat: topics.chat, fx.Audit: self._write_audit, fx.Log: self._log,
-            fx.PublishProgress: topics.progress, fx.RequestApproval: self._request_approval,
-            fx.ApprovalClosed: self._close_approval}
+            fx.PublishProgress: topics.progress, fx.RequestApproval: topics.request_approval,
+            fx.ApprovalClosed: topics.close_approval}
         self._input_loss = InputLoss()
         on_text, on_chunk = (self._on_text, self._on_chunk) if _MESSAGE_INFO else (  # Humble:
             lambda msg: self._on_text(msg, None), lambda msg: self._on_chunk(msg, None))  # no info
@@ -150,13 +148,9 @@ class Dispatcher(Node):
         self._reloads.start_clients(catalog)  # a small catalog's now, a large one's when called
         self._calls = CallService(self, submit=self._submit, post=work.post,
                                   reload=self._reloads.on_reload)
-        allowed = ', '.join(params.allowed_tools) or 'all catalog tools'
         services = self.resolve_service_name(names.tool_service_name(params.service_prefix, 'x'))
-        self.get_logger().info(
-            f'dispatching {", ".join(catalog.names)} from {text_sub.topic_name} and '
-            f'{stream_sub.topic_name} to {services[:-1]}<tool> (allowed: '
-            f'{allowed}; formats: {", ".join(params.formats)}; in-process executors: '
-            f'{"on" if params.in_process_executors else "off"})')
+        self.get_logger().info(params.summary(catalog, text_sub.topic_name,
+                                              stream_sub.topic_name, services[:-1] + '<tool>'))
 
     @property
     def catalog(self) -> ToolCatalog:
@@ -185,27 +179,9 @@ class Dispatcher(Node):
         return SetParametersResult(successful=True)
 
     def set_accepting(self, accepting: bool) -> None:
-        """
-        Resume (a managed dispatcher's activate) or pause (its deactivate) tool use.
-
-        Pausing answers every open call paused (running ones are cancelled on their executor,
-        so speech stops) and answers new calls paused; ~/set_enabled cannot resume it.
-        """
+        """Resume (a managed dispatcher's activate) or pause (deactivate): dispatcher_operator."""
         self.accepting = accepting
-
-        def event(core: DispatchCore, now: float) -> tuple[None, list | None]:
-            return None, (core.set_enabled(accepting, now) if core.enabled != accepting
-                          else None)
-        self._enter(event)
-
-    def handles_parameter(self, name: str) -> bool:
-        """tool.<name>.<setting> overrides are checked by DispatcherParameters at start."""
-        return name.startswith('tool.')
-
-    def explain_parameter(self, name: str) -> str:
-        """Say why a `ros2 param set` name is not a parameter ('' to use the general text)."""
-        core = getattr(self, '_core', None)
-        return self.params.explain(name, core.catalog if core is not None else None)
+        self._operator.set_accepting(accepting)
 
     def _service_name(self, name: str) -> str:
         """Return the fully resolved name of a tool's service, for messages people read."""
@@ -291,8 +267,7 @@ class Dispatcher(Node):
             self._arm(due)
 
     def _arm(self, due: float) -> None:
-        # Bounded both ways: parameters are bounded (MAX_SECONDS), and a deadline further out
-        # than that still only wakes the core early, which re-arms; never an int64 overflow.
+        # At most MAX_SECONDS (a later deadline wakes the core early; it re-arms): no overflow.
         self._armed_for = due
         wait_s = min(max(due - time.monotonic(), 0.001), MAX_SECONDS)
         self._wake.timer_period_ns = int(wait_s * 1e9)
@@ -381,18 +356,6 @@ class Dispatcher(Node):
                 f'{log_text(call.name)} [{log_text(call.call_id)}] {effect.error_code}: '
                 f'{log_text(effect.error_message, 500)}')
 
-    def _request_approval(self, effect: fx.RequestApproval) -> None:
-        call = effect.call
-        self._topics.approval(call, effect.reason, effect.timeout_s)
-        self.get_logger().info(
-            f'{log_text(call.name)} [{log_text(call.call_id)}] waits for approval '
-            f'({log_text(effect.reason)}); decide with ~/approve within {effect.timeout_s:g} s')
-
-    def _close_approval(self, effect: fx.ApprovalClosed) -> None:
-        # timeout_s 0: nothing left to decide. The topic keeps recent requests (transient
-        # local), so a tool started later sees which requests are closed.
-        self._topics.approval(effect.call, f'closed: {effect.outcome}', 0.0)
-
     def _write_audit(self, effect: fx.Audit) -> None:
         if self._audit:
             self._audit.write(effect.event, self._clock.now().nanoseconds, **effect.fields)
@@ -427,9 +390,7 @@ class Dispatcher(Node):
 
     def _release(self) -> None:
         """Answer every accepted call, close ~/call and the audit log (shutdown, cleanup)."""
-        # Every accepted call still gets its one result, even at shutdown.
-        try:
-            # A constructor that failed half-way (a bad audit_log) has no calls to answer.
+        try:  # every accepted call gets its one result; a half-built dispatcher has none
             core = getattr(self, '_core', None)
             if core is not None and hasattr(self, '_handlers') and self.context.ok():
                 with self._lock:

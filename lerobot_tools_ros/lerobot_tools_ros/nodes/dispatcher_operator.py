@@ -73,6 +73,18 @@ class OperatorServices:
         self._logger.info(response.message)
         return response
 
+    def set_accepting(self, accepting: bool) -> None:
+        """
+        Resume or pause tool use for a managed dispatcher's activate or deactivate.
+
+        Pausing answers every open call paused (running ones are cancelled on their executor,
+        so speech stops) and answers new calls paused; ~/set_enabled cannot resume it then.
+        """
+        def event(core: DispatchCore, now: float) -> tuple[None, list | None]:
+            return None, (core.set_enabled(accepting, now) if core.enabled != accepting
+                          else None)
+        self._enter(event)
+
     def _on_cancel(self, request: CancelCalls.Request, response: CancelCalls.Response):
         """Cancel one call, or every call of a generation (a policy that changed its mind)."""
         if not request.call_id and not request.generation_id:

@@ -88,6 +88,10 @@ class DispatcherParameters:
 
     def __init__(self, node: Node) -> None:
         self._node = node
+        # For nodes.params: tool.<name>.<setting> overrides are checked here, and a set of a
+        # tool.* name the dispatcher does not have is explained here.
+        setattr(node, 'checks_its_own', ('tool.',))  # noqa: B010
+        setattr(node, 'explain_parameter', self.explain)  # noqa: B010
         values = declare_table(node, DISPATCHER)
         self.dataset = values['dataset']
         self.input_topic = values['input_topic']
@@ -130,7 +134,15 @@ class DispatcherParameters:
         self.overridden_tools = frozenset(
             name[len('tool.'):].rpartition('.')[0] for name in self._tool_overrides)
 
-    def explain(self, name: str, catalog: ToolCatalog | None) -> str:
+    def summary(self, catalog: ToolCatalog, text_topic: str, stream_topic: str,
+                executors: str) -> str:
+        """Return the line the dispatcher logs once it runs: what goes where, with what."""
+        allowed = ', '.join(self.allowed_tools) or 'all catalog tools'
+        return (f'dispatching {", ".join(catalog.names)} from {text_topic} and {stream_topic} '
+                f'to {executors} (allowed: {allowed}; formats: {", ".join(self.formats)}; '
+                f'in-process executors: {"on" if self.in_process_executors else "off"})')
+
+    def explain(self, name: str) -> str:
         """Say why `name` is no parameter of the dispatcher ('' when it is not a tool.* name)."""
         if not name.startswith('tool.'):
             return ''
@@ -143,7 +155,8 @@ class DispatcherParameters:
             hint = f"; did you mean 'tool.{log_text(tool, 100)}.{close[0]}'?" if close else ''
             return (f"parameter '{shown}' does not exist: a tool's settings are "
                     f'tool.<name>.{{{",".join(PER_TOOL_SETTINGS)}}}{hint}')
-        tools = catalog.names if catalog is not None else []
+        tools = sorted({key[len('tool.'):].rpartition('.')[0] for key in
+                        getattr(self._node, '_parameters', {}) if key.startswith('tool.')})
         close = difflib.get_close_matches(tool, tools, n=1)
         hint = f"; did you mean 'tool.{close[0]}.{setting}'?" if close else ''
         return (f"parameter '{shown}' does not exist: the dispatcher's catalog has no tool "

@@ -113,6 +113,11 @@ class _Managed(Node):
         self.create_timer(1.0, self._publish_state)
 
     @property
+    def last_failure(self) -> str:
+        """Return why the last transition failed ('' when it did not)."""
+        return self._last_failure
+
+    @property
     def lifecycle_state(self) -> str:
         """Return the current lifecycle state's label (unconfigured, inactive, active, ...)."""
         return self._state_machine.current_state[1]

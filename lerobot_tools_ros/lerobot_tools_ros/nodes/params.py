@@ -223,10 +223,11 @@ def refuse_unknown_parameters(node: Node) -> None:
     overrides = getattr(node, '_parameter_overrides', None) or {}
     declared = getattr(node, '_parameters', {})
     handles = getattr(node, 'handles_parameter', None)
+    own = tuple(getattr(node, 'checks_its_own', ()))
     unknown = []
     for name in overrides:
         if (name in declared or name in _ROS_OWN or name.startswith(_ROS_OWN_PREFIXES)
-                or (handles is not None and handles(name))):
+                or (own and name.startswith(own)) or (handles is not None and handles(name))):
             continue
         parent = name.rpartition('.')[0]  # a map given with nested keys (cameras.front)
         if parent in declared and declared[parent].type_ == Parameter.Type.STRING_ARRAY:
