@@ -228,3 +228,40 @@ def test_deactivate_during_a_playing_say_silences_it_with_one_result(start_manag
     text.publish(String(data='<say>Back again.</say>'))
     assert spin_until(ros_node, lambda: len(ear.results) >= 3, 60.0), output()
     assert ear.results[-1].success, ear.results[-1].error_message
+
+
+def test_tool_server_deactivate_during_a_playing_say_silences_it(
+        start_managed, start_node, ros_node, tmp_path):
+    from conftest import prove_action
+    from lerobot_tools_interfaces.action import RunTool
+    from rclpy.action import ActionClient
+    from test_say_stop import Goal, SAY_ACTION
+
+    out = tmp_path / 'audio'
+    procs = [start_node('lerobot_tools_ros.nodes.speaker', *packaged('sink:=wav',
+                                                                     f'output_dir:={out}')),
+             start_managed('tool_server', 'tools:=[say]', 'tool.say.backend:=espeak_ng')]
+
+    def output() -> str:
+        return '\n'.join(proc.output()[-3000:] for proc in procs)
+
+    lifecycle = Lifecycle(ros_node, 'tool_server', output)
+    for transition in managed.AUTOSTART:
+        assert lifecycle.change_to(transition), output()
+    ear = Ear(ros_node)
+    client = ActionClient(ros_node, RunTool, SAY_ACTION)
+    prove_action(ros_node, client, RunTool.Goal(name=names.READINESS_PROBE))
+    assert spin_until(ros_node, lambda: ros_node.count_subscribers('/speaker/audio') > 0, 30.0)
+    spin_until(ros_node, lambda: False, 1.0)
+    goal = Goal(ros_node, client, LONG['pause'])
+    assert spin_until(ros_node, lambda: ear.playing(set(), 1.0), 30.0), output()
+    uid = ear.playing(set(), 1.0)
+    assert lifecycle.change_to('deactivate'), output()
+    assert spin_until(ros_node, goal.done, 30.0), output()
+    assert goal.outcome().error_code == ErrorCodes.CANCELLED, goal.outcome()
+    assert_silenced(ear, ros_node, uid, out, output)
+    # Inactive: a new goal is answered paused and nothing is spoken.
+    later = Goal(ros_node, client, 'Not now.')
+    assert spin_until(ros_node, later.done, 30.0)
+    assert later.outcome().error_code == ErrorCodes.PAUSED
+    assert set(ear.statuses) == {uid}

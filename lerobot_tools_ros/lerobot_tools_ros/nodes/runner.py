@@ -38,7 +38,6 @@ from rclpy.executors import Executor, ExternalShutdownException, SingleThreadedE
 from rclpy.impl.implementation_singleton import rclpy_implementation
 from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
-from rclpy.utilities import remove_ros_args
 
 # What a node's constructor raises on purpose for bad parameters, names, catalogs, bindings or
 # tools: our one type (ConfigurationError; CatalogError, BindingsError and ToolLoadError are
@@ -82,7 +81,7 @@ def run_node(make_node: Callable[[], Node], name: str, args: list[str] | None = 
     stop = StopOnSignal(name)
     node = None
     command_line = sys.argv if args is None else args
-    if MANAGED_FLAG in remove_ros_args(command_line):
+    if MANAGED_FLAG in _outside_ros_args(command_line):
         make_node = _managed(make_node, name)
     try:
         try:
@@ -122,6 +121,19 @@ def run_node(make_node: Callable[[], Node], name: str, args: list[str] | None = 
             # signals the group and then the node) must not turn that exit into death by signal.
             stop.restore(ignore=stop.event.is_set())
     return 0
+
+
+def _outside_ros_args(args: list[str]) -> list[str]:
+    """Return the arguments outside `--ros-args ... [--]` (without rcl, which reads files)."""
+    outside, inside = [], False
+    for arg in args:
+        if arg == '--ros-args':
+            inside = True
+        elif arg == '--' and inside:
+            inside = False
+        elif not inside:
+            outside.append(arg)
+    return outside
 
 
 def _managed(make_node: Callable[[], Node], name: str) -> Callable[[], Node]:
