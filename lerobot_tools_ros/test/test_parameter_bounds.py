@@ -126,6 +126,16 @@ def test_live_extremes_are_refused_over_dds(started, node):
         (after,) = client.get([spec.name])
         assert after == before, spec.name
     assert proc.proc.poll() is None, proc.output()
+    if node == 'dispatcher':  # `ros2 param describe` shows the bounds as ROS ranges
+        timeout, pending, per_tool = client.describe(['timeout_s', 'max_pending',
+                                                      'tool.say.timeout_s'])
+        (float_range,) = timeout.floating_point_range
+        assert (float_range.from_value, float_range.to_value) == (0.0, MAX_SECONDS)
+        (int_range,) = pending.integer_range
+        assert (int_range.from_value, int_range.to_value) == (1, 1_000_000)
+        # -1 (the global value) lies outside the range: the rule is told in words instead.
+        assert not per_tool.floating_point_range
+        assert 'or -1' in per_tool.additional_constraints
 
 
 def test_the_dispatcher_survives_the_largest_timeouts_and_keeps_answering(started, ros_node):
