@@ -188,3 +188,18 @@ def test_an_extreme_in_a_parameters_file_stops_the_node(start_node, tmp_path):
     proc = start_node('lerobot_tools_ros.nodes.dispatcher', '--params-file', str(path))
     assert proc.proc.wait(60) == EXIT_CONFIGURATION_ERROR, proc.output()
     assert "'timeout_s' must be above 0 and at most 604800" in proc.output()
+
+
+@pytest.mark.parametrize('key, value', [('timeout_s', '1.0e+308'), ('timeout_s', '.inf'),
+                                        ('timeout_s', '1.0e+12'), ('server_timeout_s', '.nan'),
+                                        ('cancel_timeout_s', '-1')])
+def test_a_bindings_file_refuses_extreme_durations(tmp_path, key, value):
+    from lerobot_tools_ros.catalog import ToolCatalog
+    from lerobot_tools_ros.tools.bindings.loader import load_bindings
+
+    path = tmp_path / 'bindings.yaml'
+    path.write_text('bindings:\n  close_gripper:\n    kind: action\n    action: /gripper\n'
+                    '    type: lerobot_tools_interfaces/action/CloseGripper\n'
+                    f'    {key}: {value}\n')
+    with pytest.raises(ValueError, match=rf'close_gripper.*{key}: must be a number'):
+        load_bindings(str(path), ToolCatalog.load(None))
