@@ -472,6 +472,33 @@ def parameters_page() -> str:
     return ''.join(parts)
 
 
+def lifecycle_page() -> str:
+    """Return the managed-node reference: each transition and what it does on each node."""
+    from lerobot_tools_ros.managed import AUTOSTART, MANAGED_NODES, TRANSITIONS
+
+    parts = [_banner('lerobot_tools_ros/managed.py (TRANSITIONS)'),
+             '# Managed nodes\n\n',
+             f'{", ".join(f"`{node}`" for node in MANAGED_NODES)} run as ROS 2 managed '
+             '(lifecycle) nodes when started with `--managed` (`ros2 run lerobot_tools_ros '
+             '<node> --managed`), with `managed:=true` for `lerobot_tools.launch.py`, or with '
+             '`lerobot-tools-ros bringup --managed`; plain nodes are the default. Each offers '
+             'the standard services `~/change_state`, `~/get_state`, '
+             '`~/get_available_states`, `~/get_available_transitions` and '
+             '`~/get_transition_graph`, so `ros2 lifecycle set` or a lifecycle manager drives '
+             f'it. The launch file and bringup take each node through {" then ".join(AUTOSTART)}. '
+             "While unconfigured, a node's own parameters (not the per-tool ones) can be "
+             'set; they are read at configure. A failed configure leaves the node unconfigured '
+             'and running (no exit, no respawn): the reason is logged and on `/diagnostics` '
+             '(`<node>: lifecycle`, which shows the state every second); `~/change_state` '
+             'answers only success or failure.\n']
+    for transition in TRANSITIONS:
+        parts.append(f'\n## {transition.name}\n\n{transition.start} -> {transition.goal}\n\n'
+                     '| node | what it does |\n|---|---|\n')
+        for node in MANAGED_NODES:
+            parts.append(f'| `{node}` | {_text(transition.does[node])} |\n')
+    return ''.join(parts)
+
+
 PAGES: dict[str, Callable[[], str]] = {
     'errors.md': errors_page,
     'formats.md': formats_page,
@@ -479,6 +506,7 @@ PAGES: dict[str, Callable[[], str]] = {
     'topics.md': topics_page,
     'launch.md': launch_page,
     'parameters.md': parameters_page,
+    'lifecycle.md': lifecycle_page,
 }
 
 

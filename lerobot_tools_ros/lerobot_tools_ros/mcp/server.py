@@ -38,7 +38,7 @@ from lerobot_tools_interfaces.msg import ApprovalRequest, ToolProgress, ToolResu
 from lerobot_tools_interfaces.srv import Approve, CallTool, CancelCalls
 from lerobot_tools_ros import names
 from lerobot_tools_ros.mcp import access, sdk_adapter
-from lerobot_tools_ros.nodes.params import declare_table
+from lerobot_tools_ros.nodes.params import declare_table, refuse_unknown_parameters
 from lerobot_tools_ros.parameters.declarations import MCP_SERVER
 from lerobot_tools_ros.untrusted import log_text
 from rcl_interfaces.msg import ParameterEvent
@@ -273,6 +273,7 @@ def main(args: list[str] | None = None) -> int:
     try:
         try:
             node = McpServerNode()
+            refuse_unknown_parameters(node)  # a misspelled name would be ignored
         except (ValueError, TypeError, LookupError, ParameterException) as exc:
             print(f'[{names.MCP_SERVER_NODE}] error: {exc}', file=sys.stderr)
             return 1

@@ -24,6 +24,7 @@ threads the dispatch thread keeps answering calls meanwhile; see `catalog_reload
 
 from collections.abc import Callable
 import threading
+import time
 from typing import Any
 
 from lerobot_tools_interfaces.srv import CallTool
@@ -40,6 +41,8 @@ from std_srvs.srv import Trigger
 # Threads of ~/call and ~/reload_catalog: requests waiting at once (more wait in the queue).
 _CALL_THREADS = 16
 _CALL_SOURCE_DEFAULT = 'call_service'
+# How long the answers given at shutdown get to leave before the node is destroyed.
+_ANSWER_LINGER_S = 0.3
 
 
 class Waiter:
@@ -149,11 +152,16 @@ class CallService:
 
     def release(self) -> None:
         """At shutdown: let every waiting request answer (unavailable if it has no result)."""
+        self._released = bool(self._waiters or self._waiting)
         for waiter in [*self._waiters.values(), *self._waiting]:
             waiter.answered.set()
 
     def close(self) -> None:
         """Stop serving: the threads end, the node is destroyed."""
-        self._executor.shutdown(timeout_sec=2.0)
+        self._executor.shutdown(timeout_sec=2.0)  # the answering callbacks end first
+        if getattr(self, '_released', False):
+            # The middleware sends answers from a thread of its own: a node destroyed (a
+            # process that exits) at once can drop the answers just written.
+            time.sleep(_ANSWER_LINGER_S)
         self._node.destroy_node()
         self._thread.join(2.0)

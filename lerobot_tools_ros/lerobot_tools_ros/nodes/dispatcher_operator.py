@@ -40,6 +40,7 @@ class OperatorServices:
     def __init__(self, node: Node, group: Any, enter: Enter) -> None:
         self._logger = node.get_logger()
         self._enter = enter
+        self._node = node
         node.create_service(SetBool, '~/set_enabled', self._on_set_enabled,
                             callback_group=group)
         node.create_service(Approve, '~/approve', self._on_approve, callback_group=group)
@@ -47,6 +48,11 @@ class OperatorServices:
 
     def _on_set_enabled(self, request: SetBool.Request, response: SetBool.Response):
         wanted = bool(request.data)
+        if wanted and not getattr(self._node, 'accepting', True):
+            response.success = False
+            response.message = ('the dispatcher is not active (managed node): activate it '
+                                'through its lifecycle to resume tool use')
+            return response
 
         def event(core: DispatchCore, now: float) -> tuple[list | None, list | None]:
             if wanted == core.enabled:
@@ -66,6 +72,18 @@ class OperatorServices:
             'executor while running)' if answered else '')
         self._logger.info(response.message)
         return response
+
+    def set_accepting(self, accepting: bool) -> None:
+        """
+        Resume or pause tool use for a managed dispatcher's activate or deactivate.
+
+        Pausing answers every open call paused (running ones are cancelled on their executor,
+        so speech stops) and answers new calls paused; ~/set_enabled cannot resume it then.
+        """
+        def event(core: DispatchCore, now: float) -> tuple[None, list | None]:
+            return None, (core.set_enabled(accepting, now) if core.enabled != accepting
+                          else None)
+        self._enter(event)
 
     def _on_cancel(self, request: CancelCalls.Request, response: CancelCalls.Response):
         """Cancel one call, or every call of a generation (a policy that changed its mind)."""

@@ -53,6 +53,7 @@ _AUDIO_DEPTH = 200
 _STATUS_DEPTH = 50
 _LAST_STATUS_ACK_S = 2.0  # at most this long at shutdown for subscribers to take the last status
 STOPPED_BY_SERVICE = "cancelled by the speaker's ~/stop"
+STOPPED_INACTIVE = 'cancelled: the speaker is not active (managed node)'
 
 
 def _reliable(depth: int) -> QoSProfile:
@@ -65,6 +66,11 @@ class Speaker(Node):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(names.SPEAKER_NODE, **kwargs)
+        self.accepting = True  # false while a managed speaker is not active
+        self._build()
+
+    def _build(self) -> None:
+        """Open the sink, subscribe to the audio (a managed speaker does it at configure)."""
         params = self._declare_parameters()
         logger = self.get_logger()
         sink_kind = params['sink']
@@ -113,6 +119,8 @@ class Speaker(Node):
             utterance_id=message.utterance_id, sample_rate=message.sample_rate,
             channels=message.channels, data=message.data.tobytes(), final=message.final,
             cancelled=message.cancelled, encoding=message.encoding))
+        if not self.accepting:  # a managed speaker not active: reported, never played
+            self.player.stop_all(STOPPED_INACTIVE)
         if self._progress_timer.is_canceled():  # idle until now: report progress again
             self._progress_timer.reset()
 
@@ -157,11 +165,27 @@ class Speaker(Node):
         message.header.stamp.nanosec = int((status.stamp - seconds) * 1e9)
         self._status_publisher.publish(message)
 
-    def destroy_node(self) -> None:
-        self.player.close()
+    def set_accepting(self, accepting: bool) -> None:
+        """Take calls (a managed node's activate) or stop every call (its deactivate)."""
+        self.accepting = accepting
+        if not accepting:
+            self.stop_calls()
+
+    def stop_calls(self) -> int:
+        """Silence the utterance playing and drop the queued ones; return how many."""
+        return len(self.player.stop_all(STOPPED_INACTIVE))
+
+    def _release(self) -> None:
+        player = getattr(self, 'player', None)
+        if player is None:
+            return  # a managed speaker never configured
+        player.close()
         # The last statuses (an utterance finished on Ctrl-C) reach the say tools before this
         # node leaves the graph, so a clean stop is never mistaken for a crash.
         self._status_publisher.wait_for_all_acked(Duration(seconds=_LAST_STATUS_ACK_S))
+
+    def destroy_node(self) -> None:
+        self._release()
         super().destroy_node()
 
 

@@ -184,6 +184,12 @@ class ToolServer(Node):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(names.TOOL_SERVER_NODE, **kwargs)
+        self._hosted: dict[str, _HostedTool] = {}
+        self.accepting = True  # false while a managed tool_server is not active
+        self._build()
+
+    def _build(self) -> None:
+        """Load the catalog and bindings, build and offer every tool (managed: configure)."""
         values = declare_table(self, TOOL_SERVER)
         tool_names = values['tools']
         self.service_prefix = values['service_prefix']
@@ -197,7 +203,6 @@ class ToolServer(Node):
         if not tool_names:
             raise ConfigurationError(
                 "parameter 'tools' is empty: name at least one tool to host")
-        self._hosted: dict[str, _HostedTool] = {}
         try:
             for tool_name in tool_names:
                 self._host(tool_name)
@@ -309,6 +314,11 @@ class ToolServer(Node):
         hosted.offer.offer()
         self.get_logger().info(f"hosting '{tool_name}' ({type(hosted.tool).__name__}) at "
                                f'{service_name} (CallTool service and RunTool action)')
+
+    def handles_parameter(self, name: str) -> bool:
+        """tool.<name>.* of a registered tool not hosted here: for another configuration."""
+        tool = name[len('tool.'):].split('.', 1)[0] if name.startswith('tool.') else ''
+        return bool(tool) and tool not in self._hosted and tool in TOOL_REGISTRY
 
     def _refuse_unknown(self, tool_name: str, tool_class: type) -> None:
         """Refuse a tool.<name>.<key> the tool does not declare (a typo would be ignored)."""
@@ -472,6 +482,11 @@ class ToolServer(Node):
                 answer.set_result((errors.UNAVAILABLE, (
                     f"the tool_server hosting '{name}' is shutting down; the call did not run")))
                 return answer
+            if not self.accepting:
+                answer.set_result((errors.PAUSED, (
+                    f"the tool_server hosting '{name}' is not active (managed node); the call "
+                    'did not run')))
+                return answer
             waits = hosted.pending > 0
             hosted.pending += 1
             hosted.contexts.add(context)
@@ -618,8 +633,28 @@ class ToolServer(Node):
                 hosted.node.destroy_node()
         self._hosted.clear()
 
-    def destroy_node(self) -> None:
+    def set_accepting(self, accepting: bool) -> None:
+        """Take calls (a managed node's activate) or stop every call (its deactivate)."""
+        self.accepting = accepting
+        if not accepting:
+            self.stop_calls()
+
+    def stop_calls(self) -> int:
+        """Cancel every queued and running call (each answers cancelled); return how many."""
+        stopped = 0
+        for hosted in list(self._hosted.values()):
+            with hosted.lock:
+                contexts = list(hosted.contexts)
+            for context in contexts:
+                context.cancel()
+            stopped += len(contexts)
+        return stopped
+
+    def _release(self) -> None:
         self.close_tools()
+
+    def destroy_node(self) -> None:
+        self._release()
         super().destroy_node()
 
 

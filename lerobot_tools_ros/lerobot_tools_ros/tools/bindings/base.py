@@ -31,6 +31,7 @@ from typing import Any, Callable, Iterator
 
 from lerobot_tools_ros import errors
 from lerobot_tools_ros.errors import ToolError
+from lerobot_tools_ros.parameters.spec import MAX_SECONDS
 from lerobot_tools_ros.tools.base import CallContext, tool_name_from_schema
 from lerobot_tools_ros.tools.bindings.interfaces import (
     ConversionError, fields_of, InterfaceError, message_to_json, resolve_type, type_name,
@@ -95,11 +96,14 @@ class ConfigReader:
         return name
 
     def number(self, key: str, default: float, *, minimum: float = 0.0,
-               positive: bool = False) -> float:
+               positive: bool = False, maximum: float = MAX_SECONDS) -> float:
+        # Bounded above too: a duration becomes a timer period in int64 nanoseconds.
         value = self.config.get(key, default)
         if isinstance(value, bool) or not isinstance(value, (int, float)) \
-                or value != value or value < minimum or (positive and value <= 0):
-            need = 'a number > 0' if positive else f'a number >= {minimum}'
+                or value != value or value < minimum or (positive and value <= 0) \
+                or value > maximum:
+            need = ('a number > 0' if positive else f'a number >= {minimum:g}') + \
+                f' and <= {maximum:g}'
             self.problems.append(f'{self.where}.{key}: must be {need}, got {value!r:.60}')
             return float(default)
         return float(value)

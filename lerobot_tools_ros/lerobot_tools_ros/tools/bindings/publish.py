@@ -38,6 +38,7 @@ from typing import Any
 
 from lerobot_tools_ros import errors
 from lerobot_tools_ros.errors import ToolError
+from lerobot_tools_ros.parameters.spec import MAX_SECONDS
 from lerobot_tools_ros.tools.base import CallContext
 from lerobot_tools_ros.tools.bindings.base import BoundTool, ConfigReader, QOS_CHOICES
 from lerobot_tools_ros.tools.bindings.interfaces import ConversionError, message_to_json
@@ -67,7 +68,8 @@ class PublishBinding(BoundTool):
         if 'final' in config:
             self.final = reader.mapping('final', self.message_type, self.parameters, self.name)
         self.repeat = reader.integer('repeat', 1, minimum=1)
-        self.rate_hz = reader.number('rate_hz', 10.0, positive=True)
+        self.rate_hz = reader.number('rate_hz', 10.0, minimum=1.0 / MAX_SECONDS, positive=True,
+                                     maximum=1e6)
         self.qos = reader.choice('qos', QOS_CHOICES, 'reliable')
         self.min_subscribers = reader.integer('min_subscribers', 1, minimum=0)
         self.timeout_s = reader.number('timeout_s', 2.0, positive=True)
