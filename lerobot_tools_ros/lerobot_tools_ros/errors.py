@@ -39,8 +39,8 @@ APPROVAL_TIMEOUT = 'approval_timeout'
 
 ALL_CODES = (
     PARSE_ERROR, UNKNOWN_TOOL, INVALID_ARGUMENTS, NOT_ALLOWED, PAUSED, RATE_LIMITED, BUSY,
-    UNAVAILABLE, TIMEOUT, ANSWER_LOST, EXECUTION_FAILED, STALE_FRAME, NO_FRAME, CANCELLED, DUPLICATE, DENIED,
-    APPROVAL_TIMEOUT,
+    UNAVAILABLE, TIMEOUT, ANSWER_LOST, EXECUTION_FAILED, STALE_FRAME, NO_FRAME, CANCELLED,
+    DUPLICATE, DENIED, APPROVAL_TIMEOUT,
 )
 
 # Whether a call's tool may have acted (the outcome field; Outcomes.msg says what each means):
@@ -50,6 +50,26 @@ NOT_RUN = 'not_run'
 RAN = 'ran'
 UNKNOWN = 'unknown'
 ALL_OUTCOMES = (NOT_RUN, RAN, UNKNOWN)
+# Codes that only gates give before anything is sent: an executor that leaves the outcome field
+# empty (one that is not a tool_server of this package) is read as not_run for these, unknown
+# for TIMEOUT and ANSWER_LOST, and ran for anything else it answered.
+GATE_CODES = (PARSE_ERROR, UNKNOWN_TOOL, INVALID_ARGUMENTS, NOT_ALLOWED, PAUSED, RATE_LIMITED,
+              BUSY, UNAVAILABLE, DUPLICATE, DENIED, APPROVAL_TIMEOUT)
+LOST_CODES = (TIMEOUT, ANSWER_LOST)
+
+
+def answered_outcome(code: str, outcome: str = '') -> str:
+    """
+    Return the outcome of an executor's answer: its own when it gave one, else read off `code`.
+
+    Only for answers that carry no outcome (an executor written before the field existed):
+    every path of this package decides the outcome where it knows what was sent.
+    """
+    if outcome in ALL_OUTCOMES:
+        return outcome
+    if code in GATE_CODES:
+        return NOT_RUN
+    return UNKNOWN if code in LOST_CODES else RAN
 
 # Outcomes that are not failures: the call was handled as intended (counted apart in diagnostics).
 BENIGN_CODES = (DUPLICATE,)
@@ -76,10 +96,13 @@ class ToolError(Exception):
     A tool failure that carries one of the error codes above.
 
     Tools raise it to choose the code a caller sees (``no_frame`` rather than the generic
-    ``execution_failed`` that any other exception maps to).
+    ``execution_failed`` that any other exception maps to). `outcome`: whether the tool may have
+    acted (``NOT_RUN`` when it stopped before sending anything, ``UNKNOWN`` when a request went
+    out and its answer did not come); empty means it ran.
     """
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: str, message: str, outcome: str = '') -> None:
         super().__init__(message)
         self.code = code
         self.message = message
+        self.outcome = outcome

@@ -48,7 +48,7 @@ __all__ = ['CORE_SETTINGS', 'DispatcherParameters', 'PER_TOOL_SETTINGS', 'allowe
 # Dispatcher parameters that are DispatchSettings fields of the same name.
 CORE_SETTINGS = ('formats', 'allowed_tools', 'max_pending', 'serialize_per_tool',
                  'max_input_bytes', 'stream_idle_timeout_s', 'max_open_streams',
-                 'max_stream_bytes', 'stream_speech')
+                 'max_stream_bytes', 'stream_speech', 'cancel_timeout_s')
 # Changing one of these changes per-tool settings the core has cached.
 _TOOL_WIDE = frozenset({'timeout_s', 'rate_limit_hz', 'burst'})
 # Settings of removed tools kept for their return (five per tool: 2,000 tools).

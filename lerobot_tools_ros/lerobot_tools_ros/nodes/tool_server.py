@@ -26,7 +26,16 @@ waits for the worker like a goal.
 
 Every call gets a `CallContext`: an action goal's cancel request cancels it, the tool's progress
 reports become the goal's feedback, and shutdown cancels every call still queued or running
-(each still gets its answer). A cancelled call ends with error code `cancelled`. A tool's
+(each still gets its answer). A cancelled call ends with error code `cancelled`.
+
+Every answer says whether the tool may have acted (`outcome`): not_run when it was refused or
+stopped before the tool was called, ran once the tool was called, or what the tool itself
+said (a binding whose request went out and whose answer never came: unknown). A call id runs
+at most once (`tools.ledger.CallLedger`, parameters call_ids_window_s and call_ids_max): a
+repeated goal or request with the id of a running call waits for its answer, one with the id of
+an ended call gets the first answer again. Callers stop calls whose goal or request may still
+be on its way on `names.tool_stop_topic` (a std_msgs/String call id, taken by the main node,
+so a busy tool thread does not hold it up): such a call is refused when it arrives. A tool's
 exception becomes an `execution_failed` answer; it never takes the server down. A request or
 goal naming `names.READINESS_PROBE` is answered at once without running anything: callers use
 it to prove that answers reach them before their first real call.
@@ -67,6 +76,7 @@ from lerobot_tools_ros.tools import TOOL_REGISTRY
 from lerobot_tools_ros.tools.base import (accepts_context, CallContext, declared_parameters,
                                           TextStream, Tool)
 from lerobot_tools_ros.tools.bindings.loader import load_bindings
+from lerobot_tools_ros.tools.ledger import Answer, CallLedger
 from lerobot_tools_ros.untrusted import log_text, ros_string
 from rcl_interfaces.msg import ParameterDescriptor
 import rclpy
@@ -76,6 +86,7 @@ from rclpy.logging import LoggingSeverity
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rclpy.task import Future
+from std_msgs.msg import String
 
 # Feedback of one stage is sent at most this often (a tool may report per audio block); a
 # new stage, and the end of one (progress 1), always go out.
@@ -92,7 +103,7 @@ class _Job:
     call_id: str
     arguments: dict
     context: CallContext
-    done: Future  # set by the worker: (error_code, text)
+    done: Future  # set by the worker: (error_code, text, outcome)
     queued: bool = False  # it waited behind another call (told so in its feedback)
     local: bool = False  # from a caller in this process: no handler on the executor awaits it
 
@@ -118,6 +129,7 @@ class _HostedTool:
     streamable: str = ''  # its streamable argument ('' for none): streamed goals allowed
     texts: dict = field(default_factory=dict)  # call_id -> TextStream of a streamed goal
     early: OrderedDict = field(default_factory=OrderedDict)  # call_id -> chunks before goal
+    ledger: CallLedger | None = None  # the call ids it ran, runs or was told to stop
 
 
 class _Feedback:
@@ -188,6 +200,7 @@ class ToolServer(Node):
         tool_names = values['tools']
         self.service_prefix = values['service_prefix']
         self.result_timeout_s = values['action_result_timeout_s']
+        self._call_ids = (values['call_ids_window_s'], values['call_ids_max'])
         self.catalog = ToolCatalog.load(values['dataset'] or None)
         for problem in self.catalog.problems:
             self.get_logger().warning(problem)
@@ -297,6 +310,12 @@ class ToolServer(Node):
             cancel_callback=lambda goal_handle: self._on_cancel(hosted, goal_handle),
             result_timeout=self.result_timeout_s)
         hosted.wake = hosted.node.create_guard_condition(lambda: None)
+        hosted.ledger = CallLedger(*self._call_ids)
+        # On this node, not the tool's: a stop must be taken while the tool's thread is busy.
+        self.create_subscription(
+            String, names.tool_stop_topic(service_name),
+            lambda message: self._on_stop(hosted, message.data),
+            QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE))
         hosted.executor = SingleThreadedExecutor(context=self.context)
         hosted.executor.add_node(hosted.node)
         hosted.worker = threading.Thread(target=self._work, args=(hosted,), daemon=True,
@@ -357,6 +376,7 @@ class ToolServer(Node):
             response.call_id = request.call_id
             if request.name == names.READINESS_PROBE:
                 response.success = True
+                response.outcome = errors.NOT_RUN
                 return response
             with hosted.lock:
                 hosted.in_flight += 1
@@ -364,13 +384,14 @@ class ToolServer(Node):
                 context = CallContext(request.call_id)
                 # A request cannot be cancelled by its caller: when the tool is idle it runs
                 # right here, on the tool's executor thread, without the hand-off to the worker.
-                code, text = await self.submit(hosted, request, context, inline=True)
+                code, text, outcome = await self.submit(hosted, request, context, inline=True)
             except Exception as exc:  # noqa: B902 - every request gets an answer
-                code, text = errors.EXECUTION_FAILED, f'{type(exc).__name__}: {exc}'
+                code, text, outcome = (errors.EXECUTION_FAILED, f'{type(exc).__name__}: {exc}',
+                                       errors.UNKNOWN)
             finally:
                 with hosted.lock:
                     hosted.in_flight -= 1
-            _fill(response, code, text)
+            _fill(response, code, text, outcome)
             return response
         return handle
 
@@ -381,6 +402,7 @@ class ToolServer(Node):
             if goal.name == names.READINESS_PROBE:
                 goal_handle.succeed()
                 result.success = True
+                result.outcome = errors.NOT_RUN
                 return result
             key = bytes(goal_handle.goal_id.uuid)
             feedback = _Feedback(goal_handle, self.get_logger())
@@ -388,7 +410,7 @@ class ToolServer(Node):
                 goal_handle.abort()
                 _fill(result, errors.INVALID_ARGUMENTS, (
                     f"'{hosted.tool.name}' has no streamable argument, so a goal with streamed "
-                    'set cannot run; send the complete arguments'))
+                    'set cannot run; send the complete arguments'), errors.NOT_RUN)
                 return result
             text = TextStream(hosted.streamable) if goal.streamed else None
             context = CallContext(goal.call_id, feedback, text)
@@ -402,9 +424,10 @@ class ToolServer(Node):
             if goal_handle.is_cancel_requested:  # cancelled between acceptance and now
                 context.cancel()
             try:
-                code, content = await self.submit(hosted, goal, context)
+                code, content, outcome = await self.submit(hosted, goal, context)
             except Exception as exc:  # noqa: B902 - every goal gets a result
-                code, content = errors.EXECUTION_FAILED, f'{type(exc).__name__}: {exc}'
+                code, content, outcome = (errors.EXECUTION_FAILED,
+                                          f'{type(exc).__name__}: {exc}', errors.UNKNOWN)
             finally:
                 feedback.closed = True
                 with hosted.lock:
@@ -412,7 +435,7 @@ class ToolServer(Node):
                     hosted.goal_contexts.pop(key, None)
                     if text is not None and hosted.texts.get(goal.call_id) is text:
                         del hosted.texts[goal.call_id]
-            _fill(result, code, content)
+            _fill(result, code, content, outcome)
             if not code:
                 goal_handle.succeed()
             elif code == errors.CANCELLED and goal_handle.is_cancel_requested:
@@ -434,6 +457,12 @@ class ToolServer(Node):
             while len(hosted.early) > _EARLY_CALLS:
                 hosted.early.popitem(last=False)
 
+    def _on_stop(self, hosted: _HostedTool, call_id: str) -> None:
+        """A caller stopped a call: cancel it if it runs, refuse it if it has not come yet."""
+        if hosted.ledger is not None and hosted.ledger.stop(call_id):
+            self.get_logger().info(f'{hosted.tool.name} call {log_text(call_id, 80)}: stopped '
+                                   'by its caller')
+
     def _on_cancel(self, hosted: _HostedTool, goal_handle: Any) -> CancelResponse:
         """Accept every cancel request: the call's context is cancelled, the tool stops."""
         with hosted.lock:
@@ -445,7 +474,7 @@ class ToolServer(Node):
     def submit(self, hosted: _HostedTool, request: Any, context: CallContext, *,
                inline: bool = False, local: bool = False) -> Future:
         """
-        Validate a call and queue it for the worker; the future gives (code, text).
+        Validate a call and queue it for the worker; the future gives (code, text, outcome).
 
         `inline`: when no call of the tool is queued or running, run this one now on the
         calling thread (the tool's executor thread; the future is done on return). Only for
@@ -460,18 +489,22 @@ class ToolServer(Node):
             other = names.tool_service_name(self.service_prefix, request.name)
             answer.set_result((errors.UNKNOWN_TOOL, (
                 f"this service hosts '{name}', but the request names '{request.name}'; call "
-                f'{self.resolve_service_name(other)} instead')))
+                f'{self.resolve_service_name(other)} instead'), errors.NOT_RUN))
             return answer
         try:
             arguments = self.catalog.validate(name, request.arguments or '{}')
         except ToolArgumentError as exc:
-            answer.set_result((exc.error_code, exc.message))
+            answer.set_result((exc.error_code, exc.message, errors.NOT_RUN))
             return answer
         with hosted.lock:
             if hosted.closing:
                 answer.set_result((errors.UNAVAILABLE, (
-                    f"the tool_server hosting '{name}' is shutting down; the call did not run")))
+                    f"the tool_server hosting '{name}' is shutting down; the call did not run"),
+                    errors.NOT_RUN))
                 return answer
+        if not self._first(hosted, request.call_id, context, answer, local):
+            return answer
+        with hosted.lock:
             waits = hosted.pending > 0
             hosted.pending += 1
             hosted.contexts.add(context)
@@ -484,11 +517,50 @@ class ToolServer(Node):
                 hosted.pending -= 1
                 hosted.contexts.discard(context)
             answer.set_result(outcome)
+            if hosted.ledger is not None:
+                hosted.ledger.finish(request.call_id, outcome)
             return answer
         if waits:
             context.feedback(RunTool.Feedback.STAGE_QUEUED, -1.0,
                              f"waiting for an earlier '{name}' call to finish")
         return answer
+
+    def _first(self, hosted: _HostedTool, call_id: str, context: CallContext, answer: Future,
+               local: bool) -> bool:
+        """
+        Return True when this is the first call with its id; else answer it as the first was.
+
+        A repeat of a running call gets that call's answer when it ends; one of an ended (or
+        stopped) call gets the first answer now. Nothing runs twice.
+        """
+        ledger = hosted.ledger
+        if ledger is None:
+            return True
+
+        def joined(first: Answer) -> None:  # on the thread that ended the first call
+            answer.set_result(first)
+            if not local:
+                self._wake(hosted)
+
+        claim = ledger.claim(call_id, context, joined)
+        if claim.first:
+            return True
+        self.get_logger().info(f'{hosted.tool.name} call {log_text(call_id, 80)}: a repeat of '
+                               'a call id it has already taken; answered as the first, not run '
+                               'again')
+        if claim.answer is not None:
+            answer.set_result(claim.answer)
+        return False
+
+    def _wake(self, hosted: _HostedTool) -> None:
+        """Wake the tool's executor thread: a handler awaiting an answer resumes there."""
+        try:
+            executor = hosted.executor
+            if executor is None:
+                raise RuntimeError('no executor')
+            executor.wake()
+        except Exception as exc:  # noqa: B902 - the executor may be shutting down
+            self.get_logger().debug(f'{hosted.tool.name}: could not wake executor: {exc!r}')
 
     def _work(self, hosted: _HostedTool) -> None:
         """Worker thread: run the tool's calls one at a time until a None job arrives."""
@@ -498,7 +570,7 @@ class ToolServer(Node):
                 return
             if job.context.cancelled.is_set():
                 outcome = (errors.CANCELLED, f"'{hosted.tool.name}' call cancelled before it "
-                                             'started; it did not run')
+                                             'started; it did not run', errors.NOT_RUN)
             else:
                 if job.queued:
                     job.context.feedback(RunTool.Feedback.STAGE_RUNNING, -1.0, 'started')
@@ -507,39 +579,43 @@ class ToolServer(Node):
                 hosted.pending -= 1
                 hosted.contexts.discard(job.context)
             job.done.set_result(outcome)
+            if hosted.ledger is not None:  # repeats that joined this call get its answer
+                hosted.ledger.finish(job.call_id, outcome)
             if job.local:
                 continue  # a caller in this process got it from the future's callback
-            try:
-                executor = hosted.executor
-                if executor is None:
-                    raise RuntimeError('no executor')
-                executor.wake()  # the awaiting handler resumes on the executor thread
-            except Exception as exc:  # noqa: B902 - the executor may be shutting down
-                self.get_logger().debug(f'{hosted.tool.name}: could not wake executor: {exc!r}')
+            self._wake(hosted)  # the awaiting handler resumes on the executor thread
 
     def _execute(self, tool: Tool, arguments: dict, call_id: str,
-                 context: CallContext) -> tuple[str, str]:
-        """Run one call; return ('', content) or (error_code, error_message)."""
+                 context: CallContext) -> Answer:
+        """
+        Run one call; return ('', content, ran) or (error_code, error_message, outcome).
+
+        The outcome is ran once the tool was called, unless the tool says otherwise (a
+        `ToolError` with an outcome: a binding that sent nothing, or lost the robot's answer).
+        """
         started = time.monotonic()
+        called = errors.NOT_RUN  # until the tool is called: refused before it could act
         try:
             if context.text is not None and not getattr(tool, 'STREAMS_TEXT', False):
                 whole = context.text.whole(context.cancelled)  # a tool that takes whole texts
                 if whole is None:
                     raise errors.ToolError(errors.CANCELLED, (
                         f"'{tool.name}' call cancelled while its text was still arriving; it "
-                        'did not run'))
+                        'did not run'), errors.NOT_RUN)
                 arguments = self.catalog.validate(
                     tool.name, {**arguments, context.text.argument: whole})
             call: Callable[..., str | dict] = tool.call  # (Tool.call may take a context too)
+            called = errors.RAN
             output = call(arguments, context) if accepts_context(tool) else call(arguments)
             content = output if isinstance(output, str) else json.dumps(output)
-            outcome = ('', content)
+            outcome: Answer = ('', content, errors.RAN)
         except errors.ToolError as exc:
-            outcome = (exc.code, exc.message)
+            outcome = (exc.code, exc.message, exc.outcome or called)
         except ToolArgumentError as exc:
-            outcome = (exc.error_code, exc.message)
+            outcome = (exc.error_code, exc.message, called)
         except Exception as exc:  # noqa: B902 - a tool's failure must not end the server
-            outcome = (errors.EXECUTION_FAILED, f'{tool.name} failed: {type(exc).__name__}: {exc}')
+            outcome = (errors.EXECUTION_FAILED, f'{tool.name} failed: {type(exc).__name__}: {exc}',
+                       called)
         elapsed_ms = (time.monotonic() - started) * 1e3
         if outcome[0]:
             line = (f'{tool.name} call {log_text(call_id, 80)} -> {outcome[0]}: '
@@ -637,9 +713,10 @@ def _take_chunk(text: TextStream, chunk: TextChunk) -> None:
     text.put(chunk.text, chunk.final)
 
 
-def _fill(answer: Any, code: str, text: str) -> None:
-    """Fill a CallTool response or RunTool result (same fields) from (error_code, text)."""
+def _fill(answer: Any, code: str, text: str, outcome: str) -> None:
+    """Fill a CallTool response or RunTool result (same fields) from an `Answer`."""
     text = ros_string(text)  # a ROS string must be valid UTF-8 (model text may not be)
+    answer.outcome = outcome
     answer.success = not code
     answer.content = text if not code else ''
     answer.error_code = code

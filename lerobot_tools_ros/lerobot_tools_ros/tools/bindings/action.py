@@ -61,6 +61,11 @@ FEEDBACK_STAGE = 'running'  # RunTool.Feedback.STAGE_RUNNING
 _SUCCEEDED, _CANCELED, _ABORTED = 4, 5, 6
 _CANCEL_UNKNOWN_GOAL = 2  # action_msgs/srv/CancelGoal ERROR_UNKNOWN_GOAL_ID
 _RETRY_S = 0.1  # between cancels of a goal id the server does not know yet
+# What a cancel found (see ActionBinding._confirmed).
+_CANCELLED_NOTE = 'the goal was cancelled on the server'
+_ENDED_NOTE = 'the goal had already ended'
+_REJECTED_SUFFIX = ' rejected the goal'
+_NEVER_HAD_PREFIX = 'the server never answered the goal request, and did not know its goal id'
 
 
 class ActionBinding(BoundTool):
@@ -128,19 +133,24 @@ class ActionBinding(BoundTool):
         deadline = time.monotonic() + self.timeout_s  # the goal's own limit starts now
         from unique_identifier_msgs.msg import UUID
         goal_id = UUID(uuid=list(uuid.uuid4().bytes))  # ours: it can be cancelled unanswered
+        if stopped():  # the last moment before the goal goes out: nothing is sent
+            raise self._stop_error(context, 'before the goal was sent', errors.NOT_RUN)
         sent = send_goal_async(self._client, goal, feedback_callback=self._relay(context),
                                goal_uuid=goal_id)
         outcome = self._bound().wait(sent.done, deadline, stopped)
         if outcome != 'done':
-            raise self._ended(outcome, context, self._cancel_unanswered(sent, goal_id))
+            note = self._cancel_unanswered(sent, goal_id)
+            raise self._ended(outcome, context, note, self._confirmed(note))
         handle = sent.result()
         if not handle.accepted:
             raise ToolError(errors.EXECUTION_FAILED,
-                            f'{self.name}: the action server {self.action} rejected the goal')
+                            f'{self.name}: the action server {self.action} rejected the goal',
+                            errors.NOT_RUN)
         result_future = handle.get_result_async()
         outcome = self._bound().wait(result_future.done, deadline, stopped)
         if outcome != 'done':
-            raise self._ended(outcome, context, self._cancel(handle, result_future))
+            note = self._cancel(handle, result_future)
+            raise self._ended(outcome, context, note, self._confirmed(note))
         wrapped = result_future.result()
         if wrapped.status == _SUCCEEDED:
             return self.result.content(wrapped.result, f'action {self.action}')
@@ -152,11 +162,27 @@ class ActionBinding(BoundTool):
         raise ToolError(errors.EXECUTION_FAILED, f'{self.name}: the goal {state}; result '
                                                  f'{content_json(data, non_finite)}')
 
-    def _ended(self, outcome: str, context: CallContext, note: str) -> ToolError:
+    def _ended(self, outcome: str, context: CallContext, note: str, ended: str) -> ToolError:
+        """The error of a goal stopped or timed out; `ended`: its outcome after the cancel."""
         if outcome == 'stopped':
-            return self._stop_error(context, f'while the goal ran; {note}')
+            return self._stop_error(context, f'while the goal ran; {note}', ended)
         return ToolError(errors.TIMEOUT, f'{self.name}: the goal took longer than '
-                                         f'{self.timeout_s:g} s; {note}')
+                                         f'{self.timeout_s:g} s; {note}', ended)
+
+    @staticmethod
+    def _confirmed(note: str) -> str:
+        """
+        Return the outcome a cancel's `note` tells: the goal surely ended, or it may still act.
+
+        Ran: the server confirmed the goal's end (or it had ended). Not run: the server never
+        had the goal (rejected, or its id unknown until the cancel gave up). Unknown otherwise:
+        the goal may still be running on the robot.
+        """
+        if note in (_CANCELLED_NOTE, _ENDED_NOTE):
+            return errors.RAN
+        if note.startswith(_NEVER_HAD_PREFIX) or note.endswith(_REJECTED_SUFFIX):
+            return errors.NOT_RUN
+        return errors.UNKNOWN
 
     def _cancel(self, handle: Any, result_future: Any) -> str:
         """Cancel the goal and wait (``cancel_timeout_s``) until the server confirms it ended."""
@@ -167,13 +193,13 @@ class ActionBinding(BoundTool):
                     f'{self.cancel_timeout_s:g} s')
         if not cancel.result().goals_canceling:
             if result_future is not None and result_future.done():
-                return 'the goal had already ended'
+                return _ENDED_NOTE
             return f'{self.action} refused to cancel the goal'
         if result_future is None:
             result_future = handle.get_result_async()
         if self._bound().wait(result_future.done, deadline, lambda: False) != 'done':
             return f'cancel accepted by {self.action}; the goal had not ended yet'
-        return 'the goal was cancelled on the server'
+        return _CANCELLED_NOTE
 
     def _cancel_unanswered(self, sent: Any, goal_id: Any) -> str:
         """
@@ -210,10 +236,10 @@ class ActionBinding(BoundTool):
         if sent.done():
             if sent.result().accepted:
                 return self._cancel(sent.result(), None)
-            return f'{self.action} rejected the goal'
+            return f'{self.action}{_REJECTED_SUFFIX}'
         if unknown:
-            return ('the server never answered the goal request, and did not know its goal id '
-                    f'within {self.cancel_timeout_s:g} s (it never got the request)')
+            return (f'{_NEVER_HAD_PREFIX} within {self.cancel_timeout_s:g} s (it never got the '
+                    'request)')
         return ('the server answered neither the goal request nor a cancel for its goal id '
                 f'within {self.cancel_timeout_s:g} s')
 
