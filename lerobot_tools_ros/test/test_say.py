@@ -447,7 +447,7 @@ def test_a_speaker_leaving_the_graph_ends_the_wait_with_a_clear_error(local_say,
     # DDS notices a killed participant when its lease ends (about 20 s with Fast DDS's
     # defaults); the old code waited for the audio plus playback_timeout_s (over a minute).
     assert spin_until(ros_node, running.done, 45.0)
-    assert running.error is not None and running.error.code == ErrorCodes.UNAVAILABLE
+    assert running.error is not None and running.error.code == ErrorCodes.ANSWER_LOST
     assert 'the speaker left the graph' in running.error.message
 
 

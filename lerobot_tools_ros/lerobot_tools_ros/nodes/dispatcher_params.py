@@ -111,6 +111,7 @@ class DispatcherParameters:
         self.max_open_streams = values['max_open_streams']
         self.max_stream_bytes = values['max_stream_bytes']
         self.stream_speech = values['stream_speech']
+        self.cancel_timeout_s = values['cancel_timeout_s']
         # tool.<name>.<setting> from a parameters file or the command line, by parameter name:
         # a tool's settings until its parameters are declared (they then take these values).
         self._tool_overrides: dict[str, Any] = {}

@@ -649,9 +649,11 @@ class SayTool:
             if context.cancelled.is_set():
                 self._cancelled(utterance, result)
             if not speakers & self._speaker_publishers() and not self._end_comes(utterance):
-                raise ToolError(errors.UNAVAILABLE,
-                                f'say: the speaker left the graph before utterance '
-                                f'{utterance.uid} finished playing (it stopped or crashed)')
+                raise ToolError(errors.ANSWER_LOST, (
+                    f'say: the speaker left the graph before utterance {utterance.uid} '
+                    f'finished playing (it stopped or crashed); it had reported '
+                    f'{self._played_s(utterance):.2f} s played (its own count), more may have '
+                    'been heard'), errors.UNKNOWN)
             now = time.monotonic()
             if not utterance.state and self._other_speech():
                 deadline = max(deadline, now + limit)  # the speaker plays other speech first

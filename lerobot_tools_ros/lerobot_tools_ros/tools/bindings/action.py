@@ -150,7 +150,10 @@ class ActionBinding(BoundTool):
         outcome = self._bound().wait(result_future.done, deadline, stopped)
         if outcome != 'done':
             note = self._cancel(handle, result_future)
-            raise self._ended(outcome, context, note, self._confirmed(note))
+            ended = result_future.result() if result_future.done() else None
+            if ended is None or ended.status == _CANCELED:
+                raise self._ended(outcome, context, note, self._confirmed(note))
+            # It ended on its own before the cancel reached the server: report what it did.
         wrapped = result_future.result()
         if wrapped.status == _SUCCEEDED:
             return self.result.content(wrapped.result, f'action {self.action}')
