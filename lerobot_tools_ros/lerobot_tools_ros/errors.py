@@ -74,6 +74,32 @@ def answered_outcome(code: str, outcome: str = '') -> str:
 # Outcomes that are not failures: the call was handled as intended (counted apart in diagnostics).
 BENIGN_CODES = (DUPLICATE,)
 
+# The outcomes each code comes with, and when (the reference's outcome column). A success is
+# always ran.
+CODE_OUTCOMES = {
+    PARSE_ERROR: 'not_run',
+    UNKNOWN_TOOL: 'not_run',
+    INVALID_ARGUMENTS: 'not_run; ran when the tool itself refused a value after it was called '
+                       '(a streamed say whose complete call turned out invalid)',
+    NOT_ALLOWED: 'not_run',
+    PAUSED: 'not_run (not sent, or refused by its tool_server before it started); ran when it '
+            'was stopped part-way',
+    RATE_LIMITED: 'not_run',
+    BUSY: 'not_run; ran when a streamed say was speaking as its generation broke off',
+    UNAVAILABLE: 'not_run',
+    TIMEOUT: 'unknown',
+    ANSWER_LOST: 'unknown',
+    EXECUTION_FAILED: 'ran (not_run when the tool refused before acting, e.g. a bound goal '
+                      'rejected by the robot)',
+    STALE_FRAME: 'ran',
+    NO_FRAME: 'ran',
+    CANCELLED: 'not_run (stopped before it started); ran when it was stopped part-way; unknown '
+               'when a bound goal\'s cancel was not confirmed',
+    DUPLICATE: 'not_run',
+    DENIED: 'not_run',
+    APPROVAL_TIMEOUT: 'not_run',
+}
+
 
 # Exit status of a node that refused its configuration (sysexits.h EX_CONFIG): the launch
 # files never restart a node that exits with it.

@@ -318,6 +318,40 @@ def test_a_cancel_racing_completion_never_says_cancelled_for_a_goal_the_robot_fi
     assert codes.count('') and codes.count(ErrorCodes.CANCELLED), codes
 
 
+def test_a_refused_call_is_not_run_and_nothing_reaches_the_robot(stack):
+    robot = stack.robot
+    robot.clear()
+    refused = stack.policy.call('arm', {'id': -1})  # the catalog's minimum: a gate refuses it
+    assert (refused.error_code, refused.outcome) == (ErrorCodes.INVALID_ARGUMENTS,
+                                                     Outcomes.NOT_RUN)
+    direct = stack.request(stack.direct['arm'], 'arm', {'id': 'x'}, call_id='bad-args')
+    assert (direct.error_code, direct.outcome) == (ErrorCodes.INVALID_ARGUMENTS,
+                                                   Outcomes.NOT_RUN)
+    ran = stack.policy.call('arm', {'id': 7})
+    assert ran.success and ran.outcome == Outcomes.RAN
+    spin_until(stack.node, lambda: False, 0.3)
+    with robot.lock:
+        assert robot.received == [7] and robot.finished == [7]
+
+
+def test_a_pause_while_the_robot_acts_stops_it_and_says_it_ran(stack):
+    robot = stack.robot
+    robot.clear()
+    stack.policy.send('arm', {'id': HOLD + 500})
+    call = stack.announced(HOLD + 500)
+    assert spin_until(stack.node, lambda: HOLD + 500 in robot.received, 10.0), stack.logs()
+    message = stack.set_enabled(False)
+    try:
+        assert '1 running call(s) stopped' in message, message
+        result = stack.result_of(call.call_id)
+        assert (result.error_code, result.outcome) == (ErrorCodes.PAUSED, Outcomes.RAN), \
+            result.error_message
+        with robot.lock:
+            assert robot.cancelled == [HOLD + 500] and robot.finished == []
+    finally:
+        stack.set_enabled(True)
+
+
 def test_a_dispatcher_stopped_mid_call_answers_unknown_not_nothing_sent(stack):
     """Last in the module: it stops the dispatcher."""
     robot = stack.robot

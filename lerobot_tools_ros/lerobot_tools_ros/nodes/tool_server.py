@@ -315,7 +315,7 @@ class ToolServer(Node):
         self.create_subscription(
             String, names.tool_stop_topic(service_name),
             lambda message: self._on_stop(hosted, message.data),
-            QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE))
+            QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE))
         hosted.executor = SingleThreadedExecutor(context=self.context)
         hosted.executor.add_node(hosted.node)
         hosted.worker = threading.Thread(target=self._work, args=(hosted,), daemon=True,

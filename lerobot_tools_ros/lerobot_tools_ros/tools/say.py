@@ -722,9 +722,11 @@ class SayTool:
                 f"{self._played(utterance, result)}, not at this call's request (the "
                 "speaker's ~/stop, or a say with while_speaking replace): "
                 f'{log_text(utterance.detail, 300)}'))
+        result['played_s'] = round(self._played_s(utterance), 3)
         raise ToolError(errors.EXECUTION_FAILED,
                         f'say: the speaker could not play the utterance: '
-                        f'{log_text(utterance.detail, 500)}')
+                        f'{log_text(utterance.detail, 500)} ({self._played(utterance, result)} '
+                        'played, by its own count)')
 
     def _piece(self, uid: str, data: bytes, *, final: bool = False,
                cancelled: bool = False) -> AudioPiece:
