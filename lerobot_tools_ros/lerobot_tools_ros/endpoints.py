@@ -152,7 +152,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
              parameter='service_prefix', only_with='stream_speech: true'),
     Endpoint('dispatcher', 'publisher', f'{_TOOL}/stop', 'std_msgs/msg/String',
              'The ids of calls sent over DDS that it stopped (cancel, pause, timeout): the '
-             "tool_server refuses such a call if it has not started, cancels it if it runs.",
+             'tool_server refuses such a call if it has not started, cancels it if it runs.',
              STOPS, parameter='service_prefix'),
     # -- tool_server -----------------------------------------------------------------------
     Endpoint('tool_server_<tool>', 'service', _TOOL, 'lerobot_tools_interfaces/srv/CallTool',

@@ -71,6 +71,7 @@ def answered_outcome(code: str, outcome: str = '') -> str:
         return NOT_RUN
     return UNKNOWN if code in LOST_CODES else RAN
 
+
 # Outcomes that are not failures: the call was handled as intended (counted apart in diagnostics).
 BENIGN_CODES = (DUPLICATE,)
 
@@ -94,7 +95,7 @@ CODE_OUTCOMES = {
     STALE_FRAME: 'ran',
     NO_FRAME: 'ran',
     CANCELLED: 'not_run (stopped before it started); ran when it was stopped part-way; unknown '
-               'when a bound goal\'s cancel was not confirmed',
+               "when a bound goal's cancel was not confirmed",
     DUPLICATE: 'not_run',
     DENIED: 'not_run',
     APPROVAL_TIMEOUT: 'not_run',

@@ -87,7 +87,7 @@ class Harness:
         return ''.join(e.text for e in self.of(fx.SendText))
 
     def stopped(self, call, now: float = 1.0) -> None:
-        """The executor confirms it stopped a call part-way (its result waits for this)."""
+        """Confirm, as its executor, that a call stopped part-way (its result waits for it)."""
         self.add(self.core.answered(call.call_id, now, success=False, error_code='cancelled',
                                     error_message='say cancelled', outcome=errors.RAN))
 

@@ -458,7 +458,7 @@ class ToolServer(Node):
                 hosted.early.popitem(last=False)
 
     def _on_stop(self, hosted: _HostedTool, call_id: str) -> None:
-        """A caller stopped a call: cancel it if it runs, refuse it if it has not come yet."""
+        """Take a caller's stop: cancel the call if it runs, refuse it if it has not come yet."""
         if hosted.ledger is not None and hosted.ledger.stop(call_id):
             self.get_logger().info(f'{hosted.tool.name} call {log_text(call_id, 80)}: stopped '
                                    'by its caller')

@@ -166,7 +166,7 @@ class ActionBinding(BoundTool):
                                                  f'{content_json(data, non_finite)}')
 
     def _ended(self, outcome: str, context: CallContext, note: str, ended: str) -> ToolError:
-        """The error of a goal stopped or timed out; `ended`: its outcome after the cancel."""
+        """Return the error of a goal stopped or timed out (`ended`: its outcome now)."""
         if outcome == 'stopped':
             return self._stop_error(context, f'while the goal ran; {note}', ended)
         return ToolError(errors.TIMEOUT, f'{self.name}: the goal took longer than '
