@@ -168,10 +168,10 @@ ENDPOINTS: tuple[Endpoint, ...] = (
              'The text segments of streamed say goals (stream_speech); every hosted tool with a '
              'streamable argument has one at <service_prefix>/<tool>/text.', POLICY_IO,
              parameter='service_prefix'),
-    Endpoint('tool_server', 'subscription', f'{_TOOL}/stop', 'std_msgs/msg/String',
-             "Call ids its callers stopped, per hosted tool (taken while the tool's thread is "
-             'busy): a call not started yet is refused when it arrives, a running one '
-             'cancelled.', STOPS, parameter='service_prefix'),
+    Endpoint('tool_server_stops', 'subscription', f'{_TOOL}/stop', 'std_msgs/msg/String',
+             "Call ids its callers stopped, per hosted tool (taken by a thread of its own and "
+             'right before a call starts): a call not started yet is refused when it arrives, '
+             'a running one cancelled.', STOPS, parameter='service_prefix'),
     Endpoint('tool_server', 'publisher', names.AUDIO_TOPIC,
              'lerobot_tools_interfaces/msg/AudioChunk',
              'say: synthesized speech for the speaker.', AUDIO, 'tool.say.audio_topic'),

@@ -246,6 +246,32 @@ def test_nothing_reaches_the_robot_after_a_pause_answered_while_a_call_waits_for
         stack.policy.calls.clear()
 
 
+def test_nothing_reaches_the_robot_after_a_pause_answered_while_tool_server_stalled(stack):
+    """The dispatcher's goal and its stop both wait in a stalled tool_server (SIGSTOP)."""
+    robot = stack.robot
+    pid = stack.server.proc.pid
+    for run in range(5):
+        robot.clear()
+        goal_id = 200 + run
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            stack.policy.send('arm', {'id': goal_id})
+            call = stack.announced(goal_id)
+            assert 'paused' in stack.set_enabled(False)
+            spin_until(stack.node, lambda: False, 1.6)
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        result = stack.result_of(call.call_id)
+        spin_until(stack.node, lambda: False, 0.5)  # anything late would show here
+        with robot.lock:
+            assert robot.received == [], (run, robot.received, stack.logs())
+        assert result.outcome == Outcomes.NOT_RUN, (run, result.error_code,
+                                                    result.error_message)
+        stack.set_enabled(True)
+        stack.results.clear()
+        stack.policy.calls.clear()
+
+
 def test_a_call_id_sent_twice_acts_once_and_answers_the_first_outcome(stack):
     robot = stack.robot
     robot.clear()

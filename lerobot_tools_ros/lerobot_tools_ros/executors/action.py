@@ -25,8 +25,10 @@ from rclpy.action import ActionClient
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rclpy.task import Future
+from unique_identifier_msgs.msg import UUID
 
 from .base import ACTION, DoneCallback, ExecutorCall, FeedbackCallback, Outcome
+from .goal_ids import new_goal_id
 
 
 class GoalCall(ExecutorCall):
@@ -117,10 +119,12 @@ class ActionExecutor:
             self._when_done(handle.get_result_async(),
                             lambda done: call.finish(on_done, _outcome(done.result(), self.name)))
 
+        # The goal's id says when it was sent (goal_ids): tool_server holds a goal that waited
+        # long enough for its stop to be still on its way.
         self._when_done(send_goal_async(
             self._client, RunTool.Goal(call_id=call_id, name=tool_name, arguments=arguments_json,
                                        source=source, streamed=bool(stream_argument)),
-            feedback_callback=feedback), accepted)
+            feedback_callback=feedback, goal_uuid=UUID(uuid=list(new_goal_id()))), accepted)
         return call
 
     def destroy(self) -> None:

@@ -65,10 +65,12 @@ from lerobot_tools_interfaces.srv import CallTool
 from lerobot_tools_ros import errors, names
 from lerobot_tools_ros.catalog import ToolArgumentError, ToolCatalog
 from lerobot_tools_ros.errors import ConfigurationError
+from lerobot_tools_ros.executors import goal_ids
 from lerobot_tools_ros.executors.inprocess import HostedToolOffer
 from lerobot_tools_ros.nodes.params import declare_spec, declare_table, descriptor, \
     overrides_with_prefix
 from lerobot_tools_ros.nodes.runner import run_node
+from lerobot_tools_ros.nodes.stop_listener import StopListener
 from lerobot_tools_ros.nodes.tool_host import RosToolHost
 from lerobot_tools_ros.parameters.declarations import TOOL_SERVER
 from lerobot_tools_ros.parsing.registry import composed_properties, streamable_argument
@@ -76,7 +78,7 @@ from lerobot_tools_ros.tools import TOOL_REGISTRY
 from lerobot_tools_ros.tools.base import (accepts_context, CallContext, declared_parameters,
                                           TextStream, Tool)
 from lerobot_tools_ros.tools.bindings.loader import load_bindings
-from lerobot_tools_ros.tools.ledger import Answer, CallLedger
+from lerobot_tools_ros.tools.ledger import Answer, CallLedger, STOPPED_MESSAGE
 from lerobot_tools_ros.untrusted import log_text, ros_string
 from rcl_interfaces.msg import ParameterDescriptor
 import rclpy
@@ -86,7 +88,6 @@ from rclpy.logging import LoggingSeverity
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rclpy.task import Future
-from std_msgs.msg import String
 
 # Feedback of one stage is sent at most this often (a tool may report per audio block); a
 # new stage, and the end of one (progress 1), always go out.
@@ -106,6 +107,7 @@ class _Job:
     done: Future  # set by the worker: (error_code, text, outcome)
     queued: bool = False  # it waited behind another call (told so in its feedback)
     local: bool = False  # from a caller in this process: no handler on the executor awaits it
+    hold_until: float = 0.0  # a goal that waited: not started before (its stop may come)
 
 
 @dataclass
@@ -130,6 +132,7 @@ class _HostedTool:
     texts: dict = field(default_factory=dict)  # call_id -> TextStream of a streamed goal
     early: OrderedDict = field(default_factory=OrderedDict)  # call_id -> chunks before goal
     ledger: CallLedger | None = None  # the call ids it ran, runs or was told to stop
+    take_stops: Callable[[], None] = lambda: None  # applies the stops that have arrived
 
 
 class _Feedback:
@@ -211,9 +214,11 @@ class ToolServer(Node):
             raise ConfigurationError(
                 "parameter 'tools' is empty: name at least one tool to host")
         self._hosted: dict[str, _HostedTool] = {}
+        self._stops = StopListener(self)
         try:
             for tool_name in tool_names:
                 self._host(tool_name)
+            self._stops.start()
         except BaseException:
             self.close_tools()
             raise
@@ -311,11 +316,10 @@ class ToolServer(Node):
             result_timeout=self.result_timeout_s)
         hosted.wake = hosted.node.create_guard_condition(lambda: None)
         hosted.ledger = CallLedger(*self._call_ids)
-        # On this node, not the tool's: a stop must be taken while the tool's thread is busy.
-        self.create_subscription(
-            String, names.tool_stop_topic(service_name),
-            lambda message: self._on_stop(hosted, message.data),
-            QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE))
+        # Not on the tool's node: a stop is taken while the tool's thread is busy, and right
+        # before a call starts (so a stop that arrived with its goal wins).
+        hosted.take_stops = self._stops.add(names.tool_stop_topic(service_name),
+                                            lambda call_id: self._on_stop(hosted, call_id))
         hosted.executor = SingleThreadedExecutor(context=self.context)
         hosted.executor.add_node(hosted.node)
         hosted.worker = threading.Thread(target=self._work, args=(hosted,), daemon=True,
@@ -423,8 +427,12 @@ class ToolServer(Node):
                         _take_chunk(text, chunk)
             if goal_handle.is_cancel_requested:  # cancelled between acceptance and now
                 context.cancel()
+            hold_until = 0.0
+            if goal_ids.waited_s(bytes(goal_handle.goal_id.uuid)) > goal_ids.LATE_S:
+                hold_until = time.monotonic() + goal_ids.STOP_GRACE_S
             try:
-                code, content, outcome = await self.submit(hosted, goal, context)
+                code, content, outcome = await self.submit(hosted, goal, context,
+                                                           hold_until=hold_until)
             except Exception as exc:  # noqa: B902 - every goal gets a result
                 code, content, outcome = (errors.EXECUTION_FAILED,
                                           f'{type(exc).__name__}: {exc}', errors.UNKNOWN)
@@ -472,7 +480,7 @@ class ToolServer(Node):
         return CancelResponse.ACCEPT
 
     def submit(self, hosted: _HostedTool, request: Any, context: CallContext, *,
-               inline: bool = False, local: bool = False) -> Future:
+               inline: bool = False, local: bool = False, hold_until: float = 0.0) -> Future:
         """
         Validate a call and queue it for the worker; the future gives (code, text, outcome).
 
@@ -482,6 +490,8 @@ class ToolServer(Node):
         a goal or cancel request could need it (while the tool is idle none is pending).
         `local`: the caller is in this process (`HostedToolOffer`) and takes the answer from the
         future's callback, so the tool's executor thread need not wake for it.
+        `hold_until`: a goal that waited before it was taken (`executors.goal_ids`) does not start
+        before this time, so a stop sent after it, and still on its way, wins.
         """
         answer = Future()
         name = hosted.tool.name
@@ -502,6 +512,7 @@ class ToolServer(Node):
                     f"the tool_server hosting '{name}' is shutting down; the call did not run"),
                     errors.NOT_RUN))
                 return answer
+        hosted.take_stops()  # a stop that came with this call is applied before it is taken
         if not self._first(hosted, request.call_id, context, answer, local):
             return answer
         with hosted.lock:
@@ -510,7 +521,7 @@ class ToolServer(Node):
             hosted.contexts.add(context)
             if waits or not inline:
                 hosted.jobs.put(_Job(request.call_id, arguments, context, answer, queued=waits,
-                                     local=local))
+                                     local=local, hold_until=hold_until))
         if inline and not waits:
             outcome = self._execute(hosted.tool, arguments, request.call_id, context)
             with hosted.lock:
@@ -545,9 +556,10 @@ class ToolServer(Node):
         claim = ledger.claim(call_id, context, joined)
         if claim.first:
             return True
-        self.get_logger().info(f'{hosted.tool.name} call {log_text(call_id, 80)}: a repeat of '
-                               'a call id it has already taken; answered as the first, not run '
-                               'again')
+        stopped = claim.answer is not None and claim.answer[1] == STOPPED_MESSAGE
+        self.get_logger().info(f'{hosted.tool.name} call {log_text(call_id, 80)}: ' + (
+            'its caller stopped it before it arrived; not run' if stopped else
+            'a repeat of a call id it has already taken; answered as the first, not run again'))
         if claim.answer is not None:
             answer.set_result(claim.answer)
         return False
@@ -568,6 +580,10 @@ class ToolServer(Node):
             job = hosted.jobs.get()
             if job is None:
                 return
+            remaining = job.hold_until - time.monotonic()
+            if remaining > 0:  # it waited: a stop sent after it may still be on its way
+                job.context.cancelled.wait(remaining)  # (the stop listener cancels it)
+            hosted.take_stops()  # the last moment before the tool starts: stops first
             if job.context.cancelled.is_set():
                 outcome = (errors.CANCELLED, f"'{hosted.tool.name}' call cancelled before it "
                                              'started; it did not run', errors.NOT_RUN)
@@ -693,6 +709,9 @@ class ToolServer(Node):
             if hosted.node is not None:
                 hosted.node.destroy_node()
         self._hosted.clear()
+        stops = getattr(self, '_stops', None)
+        if stops is not None:
+            stops.close()
 
     def destroy_node(self) -> None:
         self.close_tools()
