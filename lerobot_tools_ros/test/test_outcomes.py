@@ -48,6 +48,7 @@ ARM_ACTION = '/robot/counting_arm'
 LIGHT_SERVICE = '/robot/counting_light'
 HOLD = 1000  # an id at or above this holds the arm for (id - HOLD) / 100 s
 QUICK_S = 0.03  # how long any other goal takes
+WINDOW_S = 4.0  # tool_server's call_ids_window_s here
 
 CATALOG = [LIGHT_TOOL, tool_schema('arm', {'id': {'type': 'integer', 'minimum': 0}}, ['id']),
            ECHO_SCHEMA]
@@ -136,7 +137,8 @@ class Stack:
         rclpy.init(context=self.context, domain_id=domain)
         self.robot = CountingRobot(self.context)
         commands = node_commands(root, bindings, dispatcher=(
-            '-p', 'timeout_s:=10.0', '-p', 'cancel_timeout_s:=5.0'))
+            '-p', 'timeout_s:=10.0', '-p', 'cancel_timeout_s:=5.0'), server=(
+            '-p', f'call_ids_window_s:={WINDOW_S}', '-p', 'call_ids_max:=200'))
         self.server = NodeProcess(commands['tool_server'], env, tmp / 'tool_server.log')
         self.dispatcher = NodeProcess(commands['dispatcher'], env, tmp / 'dispatcher.log')
         self.policy = Policy(self.context, self.logs)
@@ -307,6 +309,22 @@ def test_a_call_id_sent_twice_acts_once_and_answers_the_first_outcome(stack):
     assert later.content == retry.content
     with robot.lock:
         assert robot.received.count(HOLD + 80) == 1 and robot.finished == [HOLD + 80]
+
+
+def test_a_call_id_is_remembered_for_the_window_then_runs_again(stack):
+    robot = stack.robot
+    robot.clear()
+    light = stack.direct['set_light']
+    first = stack.request(light, 'set_light', {'on': False}, call_id='window-light')
+    assert first.success and first.outcome == Outcomes.RAN
+    assert stack.request(light, 'set_light', {'on': False}, call_id='window-light').success
+    with robot.lock:
+        assert robot.light == [False]
+    spin_until(stack.node, lambda: False, WINDOW_S + 0.5)  # the window has passed
+    late = stack.request(light, 'set_light', {'on': False}, call_id='window-light')
+    assert late.success and late.outcome == Outcomes.RAN
+    with robot.lock:
+        assert robot.light == [False, False]  # forgotten: it ran again, as documented
 
 
 def test_a_cancel_racing_completion_never_says_cancelled_for_a_goal_the_robot_finished(stack):

@@ -550,7 +550,12 @@ class DispatchCore:
 
     def cancel(self, now: float, *, call_id: str = '', generation_id: str = '',
                reason: str = 'cancelled by request') -> list:
-        """Cancel one call, or every call of a generation; each gets one `cancelled` result."""
+        """
+        Cancel one call, or every call of a generation.
+
+        A call not sent yet is answered `cancelled` at once; a running one is stopped on its
+        executor and answered when the executor says what it did (`_cancel_sent`).
+        """
         matches = [call for call in self._active.values() if call.state != CANCELLING
                    and ((call_id and call.call_id == call_id)
                         or (generation_id and call.generation_id == generation_id))]

@@ -94,6 +94,9 @@ class ActionBinding(BoundTool):
                                    f'{self.log_feedback!r:.60}')
         reader.done()
         self._logger: Any = None
+        # The result of a goal that ended on its own while it was being cancelled: reported as
+        # what the robot did, not as a cancel (set by _cancel, read by _run).
+        self._ended_on_its_own: Any = None
 
     def describe(self) -> str:
         return f'action {self.type_name} at {self.action}'
@@ -137,10 +140,13 @@ class ActionBinding(BoundTool):
             raise self._stop_error(context, 'before the goal was sent', errors.NOT_RUN)
         sent = send_goal_async(self._client, goal, feedback_callback=self._relay(context),
                                goal_uuid=goal_id)
+        self._ended_on_its_own = None
         outcome = self._bound().wait(sent.done, deadline, stopped)
         if outcome != 'done':
             note = self._cancel_unanswered(sent, goal_id)
-            raise self._ended(outcome, context, note, self._confirmed(note))
+            if self._ended_on_its_own is None:
+                raise self._ended(outcome, context, note, self._confirmed(note))
+            return self._answer(self._ended_on_its_own)  # it ended before the cancel came
         handle = sent.result()
         if not handle.accepted:
             raise ToolError(errors.EXECUTION_FAILED,
@@ -150,11 +156,12 @@ class ActionBinding(BoundTool):
         outcome = self._bound().wait(result_future.done, deadline, stopped)
         if outcome != 'done':
             note = self._cancel(handle, result_future)
-            ended = result_future.result() if result_future.done() else None
-            if ended is None or ended.status == _CANCELED:
+            if self._ended_on_its_own is None:
                 raise self._ended(outcome, context, note, self._confirmed(note))
-            # It ended on its own before the cancel reached the server: report what it did.
-        wrapped = result_future.result()
+        return self._answer(result_future.result())
+
+    def _answer(self, wrapped: Any) -> str:
+        """Return the content of a goal's result, or raise the error its status means."""
         if wrapped.status == _SUCCEEDED:
             return self.result.content(wrapped.result, f'action {self.action}')
         data, non_finite = message_to_json(wrapped.result)
@@ -194,15 +201,23 @@ class ActionBinding(BoundTool):
         if self._bound().wait(cancel.done, deadline, lambda: False) != 'done':
             return (f'cancel requested, not confirmed by {self.action} within '
                     f'{self.cancel_timeout_s:g} s')
-        if not cancel.result().goals_canceling:
-            if result_future is not None and result_future.done():
-                return _ENDED_NOTE
-            return f'{self.action} refused to cancel the goal'
         if result_future is None:
             result_future = handle.get_result_async()
+        if not cancel.result().goals_canceling:
+            # Refused: usually the goal had just ended (its result may still be on its way).
+            if self._bound().wait(result_future.done, deadline, lambda: False) != 'done':
+                return f'{self.action} refused to cancel the goal'
+            self._note_end(result_future.result())
+            return _ENDED_NOTE
         if self._bound().wait(result_future.done, deadline, lambda: False) != 'done':
             return f'cancel accepted by {self.action}; the goal had not ended yet'
+        self._note_end(result_future.result())
         return _CANCELLED_NOTE
+
+    def _note_end(self, wrapped: Any) -> None:
+        """Keep the result of a goal that ended on its own although it was being cancelled."""
+        if wrapped is not None and wrapped.status != _CANCELED:
+            self._ended_on_its_own = wrapped
 
     def _cancel_unanswered(self, sent: Any, goal_id: Any) -> str:
         """
