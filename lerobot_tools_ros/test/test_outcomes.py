@@ -51,6 +51,8 @@ QUICK_S = 0.03  # how long any other goal takes
 WINDOW_S = 4.0  # tool_server's call_ids_window_s here
 
 CATALOG = [LIGHT_TOOL, tool_schema('arm', {'id': {'type': 'integer', 'minimum': 0}}, ['id']),
+           tool_schema('slow_arm', {'id': {'type': 'integer', 'minimum': 0}}, ['id']),
+           tool_schema('ghost', {}),  # in the catalog, hosted by nobody
            ECHO_SCHEMA]
 BINDINGS = light_binding(LIGHT_SERVICE) + f"""
   arm:
@@ -60,6 +62,12 @@ BINDINGS = light_binding(LIGHT_SERVICE) + f"""
     goal: {{order: $id}}
     timeout_s: 8.0
     cancel_timeout_s: 3.0
+  slow_arm:
+    kind: action
+    action: {ARM_ACTION}
+    type: test_msgs/action/Fibonacci
+    goal: {{order: $id}}
+    timeout_s: 8.0
 """
 
 
@@ -137,7 +145,8 @@ class Stack:
         rclpy.init(context=self.context, domain_id=domain)
         self.robot = CountingRobot(self.context)
         commands = node_commands(root, bindings, dispatcher=(
-            '-p', 'timeout_s:=10.0', '-p', 'cancel_timeout_s:=5.0'), server=(
+            '-p', 'timeout_s:=10.0', '-p', 'cancel_timeout_s:=5.0',
+            '-p', 'tool.slow_arm.timeout_s:=0.6', '-p', 'tool.ghost.timeout_s:=0.6'), server=(
             '-p', f'call_ids_window_s:={WINDOW_S}', '-p', 'call_ids_max:=200'))
         self.server = NodeProcess(commands['tool_server'], env, tmp / 'tool_server.log')
         self.dispatcher = NodeProcess(commands['dispatcher'], env, tmp / 'dispatcher.log')
@@ -394,6 +403,24 @@ def test_a_pause_while_the_robot_acts_stops_it_and_says_it_ran(stack):
             assert robot.cancelled == [HOLD + 500] and robot.finished == []
     finally:
         stack.set_enabled(True)
+
+
+def test_a_timeout_is_unknown_and_no_executor_is_not_run(stack):
+    robot = stack.robot
+    robot.clear()
+    for _ in range(3):  # slow_arm's first calls may still find its executor being proven
+        timed_out = stack.policy.call('slow_arm', {'id': HOLD + 150}, timeout=20.0)
+        if timed_out.error_code == ErrorCodes.TIMEOUT:
+            break
+    assert (timed_out.error_code, timed_out.outcome) == (ErrorCodes.TIMEOUT, Outcomes.UNKNOWN), \
+        timed_out.error_message
+    with robot.lock:
+        assert HOLD + 150 in robot.received  # it had reached the robot: unknown was right
+    nobody = stack.policy.call('ghost', {}, timeout=20.0)
+    assert (nobody.error_code, nobody.outcome) == (ErrorCodes.UNAVAILABLE, Outcomes.NOT_RUN)
+    spin_until(stack.node, lambda: False, 0.5)
+    with robot.lock:
+        assert set(robot.received) == {HOLD + 150}  # the unserved call reached nothing
 
 
 def test_a_dispatcher_stopped_mid_call_answers_unknown_not_nothing_sent(stack):
