@@ -169,7 +169,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
              'streamable argument has one at <service_prefix>/<tool>/text.', POLICY_IO,
              parameter='service_prefix'),
     Endpoint('tool_server_stops', 'subscription', f'{_TOOL}/stop', 'std_msgs/msg/String',
-             "Call ids its callers stopped, per hosted tool (taken by a thread of its own and "
+             'Call ids its callers stopped, per hosted tool (taken by a thread of its own and '
              'right before a call starts): a call not started yet is refused when it arrives, '
              'a running one cancelled.', STOPS, parameter='service_prefix'),
     Endpoint('tool_server', 'publisher', names.AUDIO_TOPIC,

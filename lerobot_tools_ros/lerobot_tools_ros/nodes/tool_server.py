@@ -34,8 +34,11 @@ said (a binding whose request went out and whose answer never came: unknown). A 
 at most once (`tools.ledger.CallLedger`, parameters call_ids_window_s and call_ids_max): a
 repeated goal or request with the id of a running call waits for its answer, one with the id of
 an ended call gets the first answer again. Callers stop calls whose goal or request may still
-be on its way on `names.tool_stop_topic` (a std_msgs/String call id, taken by the main node,
-so a busy tool thread does not hold it up): such a call is refused when it arrives. A tool's
+be on its way on `names.tool_stop_topic` (a std_msgs/String call id, taken by a thread of its
+own, `nodes.stop_listener`, and right before each call starts, so a busy or stalled tool thread
+does not hold it up): such a call is refused when it arrives, and a running one is cancelled
+(a request too). A goal whose id says it waited before it was taken (`executors.goal_ids`) is
+held a moment first, so a stop sent after it that is still on its way wins. A tool's
 exception becomes an `execution_failed` answer; it never takes the server down. A request or
 goal naming `names.READINESS_PROBE` is answered at once without running anything: callers use
 it to prove that answers reach them before their first real call.
@@ -386,8 +389,8 @@ class ToolServer(Node):
                 hosted.in_flight += 1
             try:
                 context = CallContext(request.call_id)
-                # A request cannot be cancelled by its caller: when the tool is idle it runs
-                # right here, on the tool's executor thread, without the hand-off to the worker.
+                # A request is stopped only through the stop topic: when the tool is idle it
+                # runs right here, on the tool's executor thread, without the worker hand-off.
                 code, text, outcome = await self.submit(hosted, request, context, inline=True)
             except Exception as exc:  # noqa: B902 - every request gets an answer
                 code, text, outcome = (errors.EXECUTION_FAILED, f'{type(exc).__name__}: {exc}',
@@ -486,8 +489,9 @@ class ToolServer(Node):
 
         `inline`: when no call of the tool is queued or running, run this one now on the
         calling thread (the tool's executor thread; the future is done on return). Only for
-        service requests: nothing can cancel them, and the executor thread is free again before
-        a goal or cancel request could need it (while the tool is idle none is pending).
+        service requests: only a stop (taken on its own thread) cancels them, and the executor
+        thread is free again before a goal or cancel request could need it (while the tool is
+        idle none is pending).
         `local`: the caller is in this process (`HostedToolOffer`) and takes the answer from the
         future's callback, so the tool's executor thread need not wake for it.
         `hold_until`: a goal that waited before it was taken (`executors.goal_ids`) does not start
