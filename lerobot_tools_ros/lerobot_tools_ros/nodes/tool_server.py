@@ -516,7 +516,6 @@ class ToolServer(Node):
                     f"the tool_server hosting '{name}' is shutting down; the call did not run"),
                     errors.NOT_RUN))
                 return answer
-        hosted.take_stops()  # a stop that came with this call is applied before it is taken
         if not self._first(hosted, request.call_id, context, answer, local):
             return answer
         with hosted.lock:
@@ -527,7 +526,9 @@ class ToolServer(Node):
                 hosted.jobs.put(_Job(request.call_id, arguments, context, answer, queued=waits,
                                      local=local, hold_until=hold_until))
         if inline and not waits:
-            outcome = self._execute(hosted.tool, arguments, request.call_id, context)
+            hosted.take_stops()  # the last moment before the tool starts: stops first
+            outcome = self._execute(hosted.tool, arguments, request.call_id, context) \
+                if not context.cancelled.is_set() else _stopped_before_start(hosted.tool.name)
             with hosted.lock:
                 hosted.pending -= 1
                 hosted.contexts.discard(context)
@@ -589,8 +590,7 @@ class ToolServer(Node):
                 job.context.cancelled.wait(remaining)  # (the stop listener cancels it)
             hosted.take_stops()  # the last moment before the tool starts: stops first
             if job.context.cancelled.is_set():
-                outcome = (errors.CANCELLED, f"'{hosted.tool.name}' call cancelled before it "
-                                             'started; it did not run', errors.NOT_RUN)
+                outcome = _stopped_before_start(hosted.tool.name)
             else:
                 if job.queued:
                     job.context.feedback(RunTool.Feedback.STAGE_RUNNING, -1.0, 'started')
@@ -734,6 +734,11 @@ def _take_chunk(text: TextStream, chunk: TextChunk) -> None:
         return
     text.next_index = expected + 1
     text.put(chunk.text, chunk.final)
+
+
+def _stopped_before_start(tool_name: str) -> Answer:
+    return (errors.CANCELLED, f"'{tool_name}' call cancelled before it started; it did not run",
+            errors.NOT_RUN)
 
 
 def _fill(answer: Any, code: str, text: str, outcome: str) -> None:
