@@ -191,6 +191,7 @@ def test_a_removed_tool_server_means_unavailable(own_world):
     assert '/lerobot_tools/set_light' not in inprocess.registered(world.context)
     result = world.policy.call('set_light', {'on': False}, timeout=10.0)
     assert result.error_code == ErrorCodes.UNAVAILABLE, result
+    assert result.outcome == 'not_run'  # nothing was sent: the robot below agrees
     assert '/lerobot_tools/set_light' in result.error_message
     with world.robot.lock:
         assert world.robot.light_requests == [True]
