@@ -242,7 +242,8 @@ def errors_page() -> str:
     for code in errors.ALL_CODES:
         constant, comment = meaning[code]
         benign = 'benign' if code in errors.BENIGN_CODES else ''
-        rows.append((_code(code), _code(f'ErrorCodes.{constant}'), _text(comment), benign))
+        rows.append((_code(code), _code(f'ErrorCodes.{constant}'), _text(comment),
+                     _text(errors.CODE_OUTCOMES[code]), benign))
     return (_banner('lerobot_tools_ros/errors.py and msg/ErrorCodes.msg') + '# Error codes\n\n'
             'Every failed call ends with one `ToolResult` (and `CallTool` response) whose '
             '`error_code` is one of these, and an `error_message` that says what went wrong '
@@ -251,7 +252,12 @@ def errors_page() -> str:
             'In Python: `lerobot_tools_ros.errors` (no ROS needed); tools raise '
             '`ToolError(code, message)` to choose one. In ROS: the constants of '
             '`lerobot_tools_interfaces/msg/ErrorCodes`.\n\n'
-            + _table(('error_code', 'constant', 'meaning', 'kind'), rows))
+            'Every result also has an `outcome` saying whether the tool may have acted '
+            '(`lerobot_tools_interfaces/msg/Outcomes`): `not_run` (nothing reached the tool: '
+            'retrying cannot act twice), `ran` (its executor answered how it ended) or `unknown` '
+            '(sent, then the answer was lost: it may have acted). The outcome column says which '
+            'each code comes with; the feedback guide says what a policy should do for each.\n\n'
+            + _table(('error_code', 'constant', 'meaning', 'outcome', 'kind'), rows))
 
 
 # -- model families --------------------------------------------------------------------------

@@ -26,6 +26,7 @@ stopped the dispatcher and tool_server when they were started from it.
 import json
 import pathlib
 import socket
+import uuid
 
 from conftest import PACKAGE_DIR, prove_service, spin_until
 from lerobot_tools_interfaces.srv import CallTool
@@ -305,8 +306,8 @@ def _bool(value: bool) -> ParameterValue:
 def _say(ros_node, text: str) -> CallTool.Response:
     client = ros_node.create_client(CallTool, f'/{names.SERVICE_PREFIX}/say')
     prove_service(ros_node, client, CallTool.Request(name=names.READINESS_PROBE))
-    future = client.call_async(CallTool.Request(
-        call_id='t', name='say', arguments=json.dumps({'text': text})))
+    future = client.call_async(CallTool.Request(  # a new id: each call runs (at most once)
+        call_id=f't-{uuid.uuid4().hex}', name='say', arguments=json.dumps({'text': text})))
     assert spin_until(ros_node, future.done, 30.0)
     return future.result()
 

@@ -312,7 +312,8 @@ class Dispatcher(Node):
             call.handle = None
             self._apply(self._core.answered(
                 call.call_id, time.monotonic(), success=outcome.success, content=outcome.content,
-                error_code=outcome.error_code, error_message=outcome.error_message))
+                error_code=outcome.error_code, error_message=outcome.error_message,
+                outcome=outcome.outcome))
 
     def _on_feedback(self, call: Any, stage: str, progress: float, detail: str) -> None:
         if not self._topics.progress_followed:

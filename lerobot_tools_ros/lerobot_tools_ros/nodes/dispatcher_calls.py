@@ -138,16 +138,22 @@ class CallService:
         result: fx.PublishResult | None = waiter.result
         response.call_id = waiter.call.call_id if waiter.call is not None else request.call_id
         if result is None:
-            response.error_code = errors.UNAVAILABLE
+            if waiter.fault or waiter.call is None:  # the core never took it: nothing was sent
+                response.error_code, response.outcome = errors.UNAVAILABLE, errors.NOT_RUN
+            else:  # taken, and it may have been sent before the dispatcher went away
+                response.error_code, response.outcome = errors.ANSWER_LOST, errors.UNKNOWN
             response.error_message = ros_string(
                 f'the dispatcher failed to take the call ({waiter.fault}; a bug, please report '
                 'it); nothing was run' if waiter.fault else
-                'the dispatcher shut down before the call had a result')
+                'the dispatcher shut down before the call had a result; it may or may not '
+                'have run' if waiter.call is not None else
+                'the dispatcher shut down before it took the call; nothing was run')
             return response
         response.success = result.success
         response.content = ros_string(result.content)
         response.error_code = result.error_code
         response.error_message = ros_string(result.error_message)
+        response.outcome = result.outcome
         return response
 
     def release(self) -> None:

@@ -68,8 +68,9 @@ class OperatorServices:
         answered = sum(isinstance(effect, fx.PublishResult) for effect in effects)
         stopped = sum(isinstance(effect, fx.StopOnExecutor) for effect in effects)
         response.message = f'tool use {state}' + (
-            f'; {answered} call(s) answered paused ({stopped} of them cancelled on their '
-            'executor while running)' if answered else '')
+            f'; {answered} call(s) not yet sent answered paused' if answered else '') + (
+            f'; {stopped} running call(s) stopped on their executor (each result says what it '
+            'did once its executor answers)' if stopped else '')
         self._logger.info(response.message)
         return response
 
@@ -97,9 +98,12 @@ class OperatorServices:
                                   generation_id=request.generation_id)
             return effects, effects
         effects = self._enter(event)
+        # Calls not yet sent are answered at once; running ones are stopped on their executor
+        # (their results follow and say what the tool did).
         cancelled = [effect.call.call_id for effect in effects
-                     if isinstance(effect, fx.PublishResult)
-                     and effect.error_code == errors.CANCELLED]
+                     if (isinstance(effect, fx.PublishResult)
+                         and effect.error_code == errors.CANCELLED)
+                     or (isinstance(effect, fx.StopOnExecutor) and effect.await_answer)]
         what = (f'call {log_text(request.call_id, 80)}' if request.call_id
                 else f'generation {log_text(request.generation_id, 80)}')
         response.success = bool(cancelled)

@@ -49,7 +49,7 @@ __all__ = ['CORE_SETTINGS', 'DispatcherParameters', 'PER_TOOL_SETTINGS', 'allowe
 # Dispatcher parameters that are DispatchSettings fields of the same name.
 CORE_SETTINGS = ('formats', 'allowed_tools', 'max_pending', 'serialize_per_tool',
                  'max_input_bytes', 'stream_idle_timeout_s', 'max_open_streams',
-                 'max_stream_bytes', 'stream_speech')
+                 'max_stream_bytes', 'stream_speech', 'cancel_timeout_s')
 # Changing one of these changes per-tool settings the core has cached.
 _TOOL_WIDE = frozenset({'timeout_s', 'rate_limit_hz', 'burst'})
 # Settings of removed tools kept for their return (five per tool: 2,000 tools).
@@ -116,6 +116,7 @@ class DispatcherParameters:
         self.max_open_streams = values['max_open_streams']
         self.max_stream_bytes = values['max_stream_bytes']
         self.stream_speech = values['stream_speech']
+        self.cancel_timeout_s = values['cancel_timeout_s']
         # tool.<name>.<setting> from a parameters file or the command line, by parameter name:
         # a tool's settings until its parameters are declared (they then take these values).
         self._tool_overrides: dict[str, Any] = {}

@@ -118,7 +118,7 @@ class DispatcherTopics:
             arguments=ros_string(call.arguments_json),
             success=effect.success, content=ros_string(effect.content),
             error_code=effect.error_code, error_message=ros_string(effect.error_message),
-            duration=_duration(effect.duration_s))))
+            outcome=effect.outcome, duration=_duration(effect.duration_s))))
 
     def chat(self, effect: fx.PublishChat) -> None:
         if not self._chat.get_subscription_count():

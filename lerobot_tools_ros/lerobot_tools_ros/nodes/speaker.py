@@ -23,6 +23,10 @@ reason and the next one is tried afresh (a sound device that was missing is look
 ``progress_period_s`` while an utterance plays (``frames_played`` = frames handed to the device
 or file, at ``sample_rate``), then ``finished``, ``cancelled`` (with how much was played) or
 ``dropped``. Each report's stamp is when ``frames_played`` was reached. ``say`` follows them.
+Stopped (Ctrl-C, SIGTERM) while an utterance plays on a sink without a clock (a WAV file), the
+speaker writes the rest of it out unplayed and reports it ``dropped`` with ``frames_played`` as
+the sink counted it when the shutdown began: what was heard, so ``say`` does not report a
+success.
 
 ``~/stop`` (``std_srvs/Trigger``) is the speaker's own stop: the utterance playing goes silent
 within one block and every queued one is dropped, whoever sent them (each reported

@@ -100,6 +100,12 @@ DISPATCHER = table(
     ParameterSpec('burst', 5, 'Calls allowed at once above the rate limit (0 acts as 1: the '
                   'bucket always holds one call); per tool: tool.<name>.burst.', minimum=0,
                   maximum=_MAX_COUNT),
+    ParameterSpec('cancel_timeout_s', 5.0,
+                  'Seconds a call stopped while it runs (a cancel, a pause, when_busy replace) '
+                  "waits for its executor's answer, which says what the tool did (its result if "
+                  'it had finished, paused or cancelled if it stopped); without an answer by then '
+                  'its result is answer_lost with outcome unknown (it may still be acting).',
+                  above=0.0, maximum=MAX_SECONDS),
     ParameterSpec('max_pending', 256,
                   'Most calls queued or in flight at once; further calls get busy immediately.',
                   minimum=1, maximum=_MAX_COUNT),
@@ -215,6 +221,18 @@ TOOL_SERVER = table(
                   "(bench/action_bench.py). rclpy's own default: 10 s on Kilted, 900 s on Jazzy.",
                   above=0.0, maximum=MAX_SECONDS,
                   read_only='the action servers take it when they are made, at start'),
+    ParameterSpec('call_ids_window_s', 600.0,
+                  'At most once per call id: for this many seconds after a call ended, a '
+                  'RunTool goal or CallTool request repeating its call_id is answered with the '
+                  'first answer instead of running again (a repeat while it runs waits for it). '
+                  'A retry after an answer was lost (outcome unknown) is then safe. Calls '
+                  'without a call_id are never matched.', above=0.0, maximum=MAX_SECONDS,
+                  read_only='each tool makes its memory of call ids at start'),
+    ParameterSpec('call_ids_max', 4096,
+                  'Most ended call ids remembered per tool for call_ids_window_s (the oldest '
+                  'are forgotten first); also how many stops of calls that have not arrived yet '
+                  'are kept.', minimum=1, maximum=_MAX_COUNT,
+                  read_only='each tool makes its memory of call ids at start'),
 )
 
 # -- speaker -----------------------------------------------------------------------------------

@@ -652,9 +652,11 @@ class SayTool:
             if context.cancelled.is_set():
                 self._cancelled(utterance, result)
             if not speakers & self._speaker_publishers() and not self._end_comes(utterance):
-                raise ToolError(errors.UNAVAILABLE,
-                                f'say: the speaker left the graph before utterance '
-                                f'{utterance.uid} finished playing (it stopped or crashed)')
+                raise ToolError(errors.ANSWER_LOST, (
+                    f'say: the speaker left the graph before utterance {utterance.uid} '
+                    f'finished playing (it stopped or crashed); it had reported '
+                    f'{self._played_s(utterance):.2f} s played (its own count), more may have '
+                    'been heard'), errors.UNKNOWN)
             now = time.monotonic()
             if not utterance.state and self._other_speech():
                 deadline = max(deadline, now + limit)  # the speaker plays other speech first
@@ -723,9 +725,11 @@ class SayTool:
                 f"{self._played(utterance, result)}, not at this call's request (the "
                 "speaker's ~/stop, or a say with while_speaking replace): "
                 f'{log_text(utterance.detail, 300)}'))
+        result['played_s'] = round(self._played_s(utterance), 3)
         raise ToolError(errors.EXECUTION_FAILED,
                         f'say: the speaker could not play the utterance: '
-                        f'{log_text(utterance.detail, 500)}')
+                        f'{log_text(utterance.detail, 500)} ({self._played(utterance, result)} '
+                        'played, by its own count)')
 
     def _piece(self, uid: str, data: bytes, *, final: bool = False,
                cancelled: bool = False) -> AudioPiece:

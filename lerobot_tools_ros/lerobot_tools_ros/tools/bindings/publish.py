@@ -92,14 +92,15 @@ class PublishBinding(BoundTool):
         context = self._context(context)
         mapping = self.message
         if mapping is None:  # (an entry without one fails its check: never bound)
-            raise ToolError(errors.UNAVAILABLE, f'{self.name}: no message mapping')
+            raise ToolError(errors.UNAVAILABLE, f'{self.name}: no message mapping', errors.NOT_RUN)
         try:
             message = mapping.build(arguments)
             final = self.final.build(arguments) if self.final is not None else None
         except ConversionError as exc:
-            raise ToolError(errors.INVALID_ARGUMENTS, f'{self.name}: {exc}') from None
+            raise ToolError(errors.INVALID_ARGUMENTS, f'{self.name}: {exc}',
+                            errors.NOT_RUN) from None
         if self._publisher is None:
-            raise ToolError(errors.UNAVAILABLE, f'{self.name}: not bound to ROS')
+            raise ToolError(errors.UNAVAILABLE, f'{self.name}: not bound to ROS', errors.NOT_RUN)
         with self._lock:
             return self._publish(message, final, context)
 
@@ -109,13 +110,16 @@ class PublishBinding(BoundTool):
         deadline = time.monotonic() + self.timeout_s
         while self._publisher.get_subscription_count() < self.min_subscribers:
             if stopped():
-                raise self._stop_error(context, 'before anything was published')
+                raise self._stop_error(context, 'before anything was published', errors.NOT_RUN)
             if time.monotonic() >= deadline:
                 raise ToolError(errors.UNAVAILABLE,
                                 f'{self.name}: {self._publisher.get_subscription_count()} '
                                 f'subscriber(s) on {self.topic} after {self.timeout_s:g} s, '
-                                f'{self.min_subscribers} needed; nothing was published')
+                                f'{self.min_subscribers} needed; nothing was published',
+                                errors.NOT_RUN)
             time.sleep(_POLL_S)
+        if stopped():  # the last moment before the first message: nothing is published
+            raise self._stop_error(context, 'before anything was published', errors.NOT_RUN)
         period = 1.0 / self.rate_hz
         sent = 0
         started = time.monotonic()
