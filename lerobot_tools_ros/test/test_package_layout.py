@@ -56,3 +56,21 @@ def test_the_folders_name_capabilities_and_nodes_holds_only_entry_points():
         code = [line for line in body.split('"""')[2].splitlines()
                 if line.strip() and not line.startswith('#')]
         assert len(code) <= 6, f'nodes/{name}.py holds more than an entry point: {code}'
+
+
+def test_no_code_test_or_doc_names_a_ticket():
+    """Comments, docstrings and pages say what the code does and why, not which ticket asked."""
+    root = TEST_DIR.parents[1]
+    ticket = re.compile(r'\b[Ii]ssues? #?\d+\b')
+    found = []
+    for folder in ('lerobot_tools_ros', 'lerobot_tools_interfaces', 'bench', 'docs', 'scripts'):
+        for path in (root / folder).rglob('*'):
+            parts = path.relative_to(root).parts
+            if path.suffix not in ('.py', '.md', '.msg', '.srv', '.action', '.yaml', '.sh') \
+                    or any(part.startswith(('_build', '_generated', 'build', 'install', 'log'))
+                           for part in parts):
+                continue
+            for number, line in enumerate(path.read_text(encoding='utf-8').splitlines(), 1):
+                if ticket.search(line):
+                    found.append(f'{path.relative_to(root)}:{number}')
+    assert found == []
