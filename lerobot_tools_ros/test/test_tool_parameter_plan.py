@@ -14,7 +14,7 @@
 
 """The plan that moves the dispatcher's declared tool parameters towards its catalog's tools."""
 
-from lerobot_tools_ros.dispatch.tool_parameters import DECLARE, ToolParameterPlan, UNDECLARE
+from lerobot_tools_ros.parameters.tool_plan import DECLARE, ToolParameterPlan, UNDECLARE
 import pytest
 
 

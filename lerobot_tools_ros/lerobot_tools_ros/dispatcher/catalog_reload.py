@@ -21,7 +21,7 @@ from `~/reload_catalog`, and at shutdown. `~/reload_catalog` loads and checks th
 ~/call thread, compares it with the old one there, and swaps it into the core in the dispatch
 group (a few ms, whatever its size). Declaring the tools' parameters (five per tool, 0.1-0.4 ms
 each) and creating the executor clients of new tools then run in slices in the group, between
-calls (`dispatch.tool_parameters` decides the order); the reload answers once they are in step.
+calls (`parameters.tool_plan` decides the order); the reload answers once they are in step.
 Clients of removed tools are destroyed once none of their calls is still out (`ToolClients`),
 removed tools' parameters undeclared.
 
@@ -37,9 +37,9 @@ import time
 from typing import Any
 
 from lerobot_tools_ros.catalog import CatalogError, ToolCatalog
-from lerobot_tools_ros.dispatch.tool_parameters import DECLARE, ToolParameterPlan
 from lerobot_tools_ros.dispatcher.calls import Waiter
 from lerobot_tools_ros.dispatcher.params import DispatcherParameters
+from lerobot_tools_ros.parameters.tool_plan import DECLARE, ToolParameterPlan
 from lerobot_tools_ros.parsing import parse
 from lerobot_tools_ros.untrusted import log_text
 from rclpy.clock import Clock, ClockType
@@ -55,7 +55,7 @@ EAGER_CLIENTS = 100
 # Declaring tool.<name>.<setting> costs 0.1-0.4 ms a parameter here (five per tool): the
 # constructor declares this many tools' at once (every tool of a normal catalog, so they are all
 # there when the node's services come up), the rest go in slices of about _SLICE_S of work
-# (see dispatch.tool_parameters), as do a reload's new executor clients (~15 ms each). Slices
+# (see parameters.tool_plan), as do a reload's new executor clients (~15 ms each). Slices
 # follow each other at once while no call is pending; with calls pending, _SLICE_GAP_S apart,
 # for a call's several turns on the dispatch thread (request, goal, answer, result) fit between
 # two slices instead of each waiting for one.

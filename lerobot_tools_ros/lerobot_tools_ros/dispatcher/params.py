@@ -17,7 +17,7 @@ The dispatcher's ROS parameters: declared from their specs, read, and checked wh
 
 Kept apart from the node so that it stays wiring: `DispatcherParameters` declares every global
 parameter (`parameters.declarations.DISPATCHER`) and, one tool at a time (the node decides when,
-with `dispatch.tool_parameters`), each catalog tool's `tool.<name>.<setting>`
+with `parameters.tool_plan`), each catalog tool's `tool.<name>.<setting>`
 (`dispatcher_tool_spec`), turns them into the core's `DispatchSettings` and per-tool
 `ToolSettings`, and checks a `ros2 param set` before the node applies it. Every writable
 parameter applies at once; the read-only ones say why in their description.
@@ -176,7 +176,7 @@ class DispatcherParameters:
         Return why the overrides given for `tools` are refused, or '' when they are fine.
 
         The check `ros2 param set` gets, made before a catalog is taken, because its tools'
-        parameters are declared later, in slices (see `dispatch.tool_parameters`).
+        parameters are declared later, in slices (see `parameters.tool_plan`).
         """
         wanted = set(tools)
         given = [_Override(name, value) for name, value in self._tool_overrides.items()

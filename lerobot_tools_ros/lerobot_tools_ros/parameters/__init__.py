@@ -16,7 +16,10 @@
 The parameters of every node, declared once (pure Python: no rclpy).
 
 `spec.ParameterSpec` is one declaration; `declarations` holds every node's table;
-`generate` writes the packaged parameters file and the parameter reference from them.
+`generate` writes the packaged parameters file and the parameter reference from them;
+`tool_plan` orders the declaring and undeclaring of a catalog's per-tool parameters in slices
+(a 10,000-tool catalog), which the dispatcher node carries out. Tools declare their own
+settings as `tools.base.ToolParameter`, which makes a `ParameterSpec` of each.
 """
 
 from .spec import ALL, means_all, ParameterSpec, string_list
