@@ -26,22 +26,19 @@ and tool_server with echo) start once for the module; the SDK client runs on the
 
 import asyncio
 import contextlib
-import ctypes
 import json
-import os
-import threading
 import time
 
 from conftest import reserve_test_domain
 from fleet_support import Fleet, fleet_results, LEASE_S
 from lerobot_tools_ros import errors
+from mcp_fleet_support import run_on_host, wait_for_port
 from netns_hosts import namespaces_unavailable
 import pytest
 from test_mcp_server import _mcp, free_port, ListChanges, server_command, text_of, within
 
 ROBOTS = ['robot_a', 'robot_b']
 BOTH = ['robot_a.echo', 'robot_b.echo']
-CLONE_NEWNET = 0x40000000
 
 
 @pytest.fixture(scope='module')
@@ -60,32 +57,6 @@ def fleet(tmp_path_factory):
         finally:
             problems = running.close()
             assert not problems, problems
-
-
-def run_on_host(host, coroutine_function, timeout: float):
-    """Run ``coroutine_function()`` on a thread inside ``host``'s network namespace."""
-    outcome: dict = {}
-
-    def main() -> None:
-        try:
-            libc = ctypes.CDLL(None, use_errno=True)
-            fd = os.open(f'/var/run/netns/{host.namespace}', os.O_RDONLY)
-            try:
-                if libc.setns(fd, CLONE_NEWNET) != 0:  # this thread only
-                    raise OSError(ctypes.get_errno(), 'setns failed')
-            finally:
-                os.close(fd)
-            outcome['value'] = asyncio.run(within(coroutine_function(), timeout))
-        except BaseException as exc:  # noqa: B902 - re-raised in the test's thread
-            outcome['error'] = exc
-
-    thread = threading.Thread(target=main, name=f'on-{host.name}')
-    thread.start()
-    thread.join(timeout + 30.0)
-    assert not thread.is_alive(), f'the client on {host.name} did not end'
-    if 'error' in outcome:
-        raise outcome['error']
-    return outcome.get('value')
 
 
 @contextlib.asynccontextmanager
@@ -213,16 +184,7 @@ def test_http_endpoint_on_the_operator_host_through_a_pulled_cable(fleet):
     changes = ListChanges()
 
     async def session() -> dict:
-        deadline = time.monotonic() + 90.0
-        while True:  # the server imports the SDK first (seconds)
-            try:
-                _, writer = await asyncio.open_connection('127.0.0.1', port)
-                writer.close()
-                break
-            except OSError:
-                assert time.monotonic() < deadline and server.proc.poll() is None, \
-                    server.output()
-                await asyncio.sleep(0.2)
+        await wait_for_port(port, server)  # the server imports the SDK first (seconds)
         async with http_on_operator(f'http://127.0.0.1:{port}/mcp', changes) as client:
             return await cut_mid_call(fleet, client, changes, 'http')
 
