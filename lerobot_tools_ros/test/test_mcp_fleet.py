@@ -13,9 +13,10 @@
 # limitations under the License.
 
 """
-One MCP endpoint for two robots on one host: robot_a and robot_b, each a stack in its own ROS
-namespace on one domain, driven through ``lerobot-tools-ros mcp --robots robot_a,robot_b`` by the
-official SDK client over stdio and Streamable HTTP.
+One MCP endpoint for two robots on one host, under the official SDK client (stdio and HTTP).
+
+robot_a and robot_b are each a stack in its own ROS namespace on one domain, driven through
+``lerobot-tools-ros mcp --robots robot_a,robot_b``.
 
 Each robot's tools are listed as ``<robot>.<tool>`` with its own catalog's text and schemas, a
 call reaches only the robot it names (what its dispatcher published says so), a pause or an

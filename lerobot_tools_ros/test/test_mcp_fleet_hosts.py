@@ -13,8 +13,9 @@
 # limitations under the License.
 
 """
-The fleet MCP endpoint across hosts: robots on their own network namespaces, the endpoint on the
-operator's, driven by the official SDK client over stdio and Streamable HTTP.
+The fleet MCP endpoint across hosts, under the official SDK client (stdio and HTTP).
+
+The robots are on their own network namespaces, the endpoint on the operator's.
 
 Robot B's cable is pulled while a call to it runs: the call ends in exactly one result, which
 says the outcome is unknown (``answer_lost``); robot A's calls go on; B's tools leave the MCP

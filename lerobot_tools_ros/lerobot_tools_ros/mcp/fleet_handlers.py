@@ -51,7 +51,8 @@ class FleetHandlers:
         from mcp.server.subscriptions import InMemorySubscriptionBus
         self.bus = InMemorySubscriptionBus()
         self.robots: dict[str, RobotHandlers] = {}
-        self.skipped: set[str] = set()  # scoped names too long for MCP, warned about once
+        # (robot, tool) whose scoped name is too long for MCP: warned about once.
+        self.skipped: set[tuple[str, str]] = set()
         for bridge in bridges:
             self.add(bridge)
 

@@ -116,6 +116,6 @@ class RobotLink:
                 'stamp': msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9})
 
     def parameters_changed(self) -> None:
-        """The dispatcher's parameters changed (a ``/parameter_events`` message named it)."""
+        """Tell the bridge the dispatcher's parameters changed (``/parameter_events`` said so)."""
         if self.bridge is not None:
             self.bridge.post(self.bridge.settings_changed)

@@ -266,9 +266,9 @@ MCP_SERVER = table(
                   'tool_server node whose bindings_file is read: tools bound with kind: read '
                   'are listed with readOnlyHint.', read_only=_MCP_RESTART),
     ParameterSpec('robots', [], 'Serve a fleet: the ROS namespaces of the robots (robot_a or '
-                  '/site1/robot_a; an entry may list several, comma-separated). Each robot\'s '
+                  "/site1/robot_a; an entry may list several, comma-separated). Each robot's "
                   'tools are offered as <robot>.<tool> (dispatcher and tool_server resolve in '
-                  'its namespace). Empty: one robot, in this node\'s namespace.',
+                  "its namespace). Empty: one robot, in this node's namespace.",
                   read_only=_MCP_RESTART),
     ParameterSpec('discover_robots', False, 'Serve a fleet of every namespace in which a node '
                   'named like the dispatcher parameter runs on this ROS domain (looked for '
