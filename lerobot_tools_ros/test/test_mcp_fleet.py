@@ -28,6 +28,7 @@ import asyncio
 import contextlib
 import json
 import os
+import subprocess
 import sys
 
 from conftest import node_env, NodeProcess, reserve_test_domain, spin_until
@@ -224,6 +225,42 @@ def test_discovery_finds_every_robot_on_the_domain(fleet):
                 await asyncio.sleep(0.5)
 
     assert asyncio.run(session()) == ['robot_a.echo', 'robot_b.echo']
+
+
+def test_a_2026_client_is_asked_about_the_right_robot_and_bad_robot_names_are_refused(fleet):
+    import mcp_types as types
+    from mcp import Client, StdioServerParameters
+    fleet.set_parameter('robot_a', 'tool.echo.approval', 'confirm')
+    asked: list[str] = []
+
+    async def elicit(context, params):
+        asked.append(params.message)
+        return types.ElicitResult(action='accept', content={'approve': True})
+
+    async def session() -> None:
+        # 2026 era: the call answers input_required naming the robot; the SDK retries it with
+        # the user's answer, under the same robot-scoped name.
+        command = server_command('--robots', ','.join(ROBOTS), *GENEROUS)
+        params = StdioServerParameters(command=command[0], args=command[1:], env=fleet.env)
+        async with Client(params, mode='auto', elicitation_callback=elicit) as client:
+            assert client.session.protocol_version == '2026-07-28'
+            listed = (await within(client.list_tools(cache_mode='bypass'), 90.0)).tools
+            assert sorted(t.name for t in listed) == ['robot_a.echo', 'robot_b.echo']
+            done = await within(client.call_tool('robot_a.echo', {'text': 'approved'}), 30.0)
+            assert not done.is_error, text_of(done)
+            assert done.structured_content == {'text': 'approved'}
+            assert len(asked) == 1 and "Robot 'robot_a'" in asked[0], asked
+            free = await within(client.call_tool('robot_b.echo', {'text': 'no approval'}))
+            assert not free.is_error and len(asked) == 1, text_of(free)
+
+    try:
+        asyncio.run(session())
+    finally:
+        fleet.set_parameter('robot_a', 'tool.echo.approval', 'auto')
+    for bad, why in (('robot-a', 'not a ROS name segment'), ('robot_a,/robot_a', 'twice')):
+        refused = subprocess.run(server_command('--robots', bad), env=fleet.env, timeout=60,
+                                 capture_output=True, text=True, stdin=subprocess.DEVNULL)
+        assert refused.returncode == 2 and why in refused.stderr, refused.stderr
 
 
 def test_http_approval_names_the_robot_and_a_robot_that_leaves_takes_its_tools(fleet):

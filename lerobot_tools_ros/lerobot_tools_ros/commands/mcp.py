@@ -23,6 +23,7 @@ argument (command lines are visible to every user of the machine).
 
 import argparse
 import pathlib
+import sys
 
 from lerobot_tools_ros.mcp import access
 
@@ -113,5 +114,10 @@ def ros_arguments(args: argparse.Namespace) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from lerobot_tools_ros.mcp import server as mcp_server
+    from lerobot_tools_ros.mcp import fleet, server as mcp_server
+    try:  # checked before they become a YAML parameter override
+        fleet.parse_robots([args.robots or ''])
+    except fleet.RobotNameError as exc:
+        print(f'lerobot-tools-ros mcp: error: --robots: {exc}', file=sys.stderr)
+        return 2
     return mcp_server.main(['lerobot-tools-ros-mcp', *ros_arguments(args)])
