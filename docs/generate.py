@@ -242,7 +242,8 @@ def errors_page() -> str:
     for code in errors.ALL_CODES:
         constant, comment = meaning[code]
         benign = 'benign' if code in errors.BENIGN_CODES else ''
-        rows.append((_code(code), _code(f'ErrorCodes.{constant}'), _text(comment), benign))
+        rows.append((_code(code), _code(f'ErrorCodes.{constant}'), _text(comment),
+                     _text(errors.CODE_OUTCOMES[code]), benign))
     return (_banner('lerobot_tools_ros/errors.py and msg/ErrorCodes.msg') + '# Error codes\n\n'
             'Every failed call ends with one `ToolResult` (and `CallTool` response) whose '
             '`error_code` is one of these, and an `error_message` that says what went wrong '
@@ -251,7 +252,12 @@ def errors_page() -> str:
             'In Python: `lerobot_tools_ros.errors` (no ROS needed); tools raise '
             '`ToolError(code, message)` to choose one. In ROS: the constants of '
             '`lerobot_tools_interfaces/msg/ErrorCodes`.\n\n'
-            + _table(('error_code', 'constant', 'meaning', 'kind'), rows))
+            'Every result also has an `outcome` saying whether the tool may have acted '
+            '(`lerobot_tools_interfaces/msg/Outcomes`): `not_run` (nothing reached the tool: '
+            'retrying cannot act twice), `ran` (its executor answered how it ended) or `unknown` '
+            '(sent, then the answer was lost: it may have acted). The outcome column says which '
+            'each code comes with; the feedback guide says what a policy should do for each.\n\n'
+            + _table(('error_code', 'constant', 'meaning', 'outcome', 'kind'), rows))
 
 
 # -- model families --------------------------------------------------------------------------
@@ -472,6 +478,33 @@ def parameters_page() -> str:
     return ''.join(parts)
 
 
+def lifecycle_page() -> str:
+    """Return the managed-node reference: each transition and what it does on each node."""
+    from lerobot_tools_ros.managed import AUTOSTART, MANAGED_NODES, TRANSITIONS
+
+    parts = [_banner('lerobot_tools_ros/managed.py (TRANSITIONS)'),
+             '# Managed nodes\n\n',
+             f'{", ".join(f"`{node}`" for node in MANAGED_NODES)} run as ROS 2 managed '
+             '(lifecycle) nodes when started with `--managed` (`ros2 run lerobot_tools_ros '
+             '<node> --managed`), with `managed:=true` for `lerobot_tools.launch.py`, or with '
+             '`lerobot-tools-ros bringup --managed`; plain nodes are the default. Each offers '
+             'the standard services `~/change_state`, `~/get_state`, '
+             '`~/get_available_states`, `~/get_available_transitions` and '
+             '`~/get_transition_graph`, so `ros2 lifecycle set` or a lifecycle manager drives '
+             f'it. The launch file and bringup take each node through {" then ".join(AUTOSTART)}. '
+             "While unconfigured, a node's own parameters (not the per-tool ones) can be "
+             'set; they are read at configure. A failed configure leaves the node unconfigured '
+             'and running (no exit, no respawn): the reason is logged and on `/diagnostics` '
+             '(`<node>: lifecycle`, which shows the state every second); `~/change_state` '
+             'answers only success or failure.\n']
+    for transition in TRANSITIONS:
+        parts.append(f'\n## {transition.name}\n\n{transition.start} -> {transition.goal}\n\n'
+                     '| node | what it does |\n|---|---|\n')
+        for node in MANAGED_NODES:
+            parts.append(f'| `{node}` | {_text(transition.does[node])} |\n')
+    return ''.join(parts)
+
+
 PAGES: dict[str, Callable[[], str]] = {
     'errors.md': errors_page,
     'formats.md': formats_page,
@@ -479,6 +512,7 @@ PAGES: dict[str, Callable[[], str]] = {
     'topics.md': topics_page,
     'launch.md': launch_page,
     'parameters.md': parameters_page,
+    'lifecycle.md': lifecycle_page,
 }
 
 

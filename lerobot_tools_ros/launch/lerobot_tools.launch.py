@@ -18,12 +18,19 @@ Start the LeRobot tool runtime: dispatcher, one tool_server (say + record_observ
 Usage: ros2 launch lerobot_tools_ros lerobot_tools.launch.py [dataset:=/data/my_dataset]
 [namespace:=robot1] [tts_backend:=espeak_ng] [output_dir:=/tmp/lerobot_tools]
 [log_level:=debug] [respawn:=tool_server,speaker] [respawn_max:=3] [respawn_delay:=2.0]
-[params_file:=my_params.yaml] [bindings_file:=/path/to/bindings.yaml]
+[params_file:=my_params.yaml] [bindings_file:=/path/to/bindings.yaml] [managed:=true]
 
 Respawn (`lerobot_tools_ros.respawn`): a node named in `respawn` that crashes after running
 fine (10 s) is restarted `respawn_delay` seconds later, at most `respawn_max` times. A node
 that refuses its configuration exits with status 78 after one line saying what to change: it
-is never restarted, and the launch stops.
+is never restarted, and the launch stops with a non-zero exit status (1: launch's status for
+an error), so a supervisor or CI can tell it from a normal stop.
+
+Managed nodes (`managed:=true`): the three nodes are lifecycle nodes (`lerobot_tools_ros.managed`
+says what each transition does); this launch configures each once it runs and activates it once
+configured. A node whose configure fails stays unconfigured and alive (its reason is logged and
+on /diagnostics): fix the parameter with `ros2 param set`, then `ros2 lifecycle set <node>
+configure`.
 
 `lerobot-tools-ros bringup` starts the same nodes with the same parameters file in one process.
 """
@@ -36,10 +43,9 @@ from launch import LaunchContext, LaunchDescription
 from launch.actions import (DeclareLaunchArgument, EmitEvent, GroupAction, LogInfo,
                             OpaqueFunction, RegisterEventHandler, TimerAction)
 from launch.event_handlers import OnProcessExit, OnProcessStart
-from launch.events import Shutdown
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
-from lerobot_tools_ros.respawn import RespawnPolicy
+from lerobot_tools_ros.respawn import LaunchRefused, RespawnPolicy
 
 
 NODES = ('dispatcher', 'tool_server', 'speaker')
@@ -75,7 +81,30 @@ def _number(text: str, name: str, kind: type):
     return value
 
 
-def _supervised(make_node, name: str, policy: RespawnPolicy | None) -> list:
+def _refuse_launch(_context: LaunchContext, message: str) -> None:
+    raise LaunchRefused(message)
+
+
+def _autostart(node, name: str) -> list:
+    """Configure a managed node once it runs, then activate it once configured (AUTOSTART)."""
+    from launch.events import matches_action
+    from launch_ros.event_handlers import OnStateTransition
+    from launch_ros.events.lifecycle import ChangeState
+    from lifecycle_msgs.msg import Transition
+
+    def change(transition_id: int) -> EmitEvent:
+        return EmitEvent(event=ChangeState(lifecycle_node_matcher=matches_action(node),
+                                           transition_id=transition_id))
+    # Only after configuring: a node an operator deactivates later stays inactive.
+    return [RegisterEventHandler(OnStateTransition(
+                target_lifecycle_node=node, start_state='configuring', goal_state='inactive',
+                entities=[LogInfo(msg=f'{name}: configured, activating it'),
+                          change(Transition.TRANSITION_ACTIVATE)])),
+            change(Transition.TRANSITION_CONFIGURE)]
+
+
+def _supervised(make_node, name: str, policy: RespawnPolicy | None,
+                managed: bool = False) -> list:
     """
     Start a node and decide, when it exits, whether to restart it (`policy`) or stop the launch.
 
@@ -97,8 +126,9 @@ def _supervised(make_node, name: str, policy: RespawnPolicy | None) -> list:
             decision = (policy or RespawnPolicy(max_restarts=0)).decide(
                 name, event.returncode, time.monotonic() - started[0], restarts[0])
             if decision.shutdown:
-                return [LogInfo(msg=decision.message),
-                        EmitEvent(event=Shutdown(reason=decision.message))]
+                # Raised from an action: launch logs it, shuts down with it as the reason and
+                # returns non-zero, so `ros2 launch` exits 1 (a Shutdown event alone gives 0).
+                return [OpaqueFunction(function=_refuse_launch, args=[decision.message])]
             if policy is None:
                 return None  # not respawned: launch reports the exit itself
             if not decision.restart:
@@ -109,7 +139,8 @@ def _supervised(make_node, name: str, policy: RespawnPolicy | None) -> list:
 
         return [node,
                 RegisterEventHandler(OnProcessStart(target_action=node, on_start=on_start)),
-                RegisterEventHandler(OnProcessExit(target_action=node, on_exit=on_exit))]
+                RegisterEventHandler(OnProcessExit(target_action=node, on_exit=on_exit)),
+                *(_autostart(node, name) if managed else [])]
     return start()
 
 
@@ -155,12 +186,29 @@ def _nodes(context: LaunchContext) -> list:
         speaker_overrides['output_dir'] = os.path.join(output_dir, 'audio')
     overrides = {'dispatcher': dispatcher_overrides, 'tool_server': server_overrides,
                  'speaker': speaker_overrides}
+    managed = _flag(arg('managed'), 'managed')
     actions = []
     for node in NODES:
         actions += _supervised(
-            lambda node=node: Node(**common(node), parameters=[params_file, overrides[node]]),
-            node, policy if node in respawn else None)
+            lambda node=node: _node_action(managed, **common(node),
+                                           parameters=[params_file, overrides[node]]),
+            node, policy if node in respawn else None, managed)
     return [GroupAction(actions)]
+
+
+def _flag(text: str, name: str) -> bool:
+    value = text.strip().lower()
+    if value not in ('true', 'false'):
+        raise ValueError(f'{name}:={text} must be true or false')
+    return value == 'true'
+
+
+def _node_action(managed: bool, **node: object):
+    """Return the node's action: plain, or with managed:=true its lifecycle variant."""
+    if not managed:
+        return Node(**node)
+    from launch_ros.actions import LifecycleNode
+    return LifecycleNode(arguments=['--managed'], **node)
 
 
 def generate_launch_description() -> LaunchDescription:
@@ -190,6 +238,11 @@ def generate_launch_description() -> LaunchDescription:
                               description="Where WAV and PNG files go ('' = params_file)"),
         DeclareLaunchArgument('tts_backend', default_value='',
                               description="auto, pocket_tts or espeak_ng ('' = params_file)"),
+        DeclareLaunchArgument('managed', default_value='false',
+                              description='true: dispatcher, tool_server and speaker run as '
+                                          'managed (lifecycle) nodes, configured and activated '
+                                          'by this launch; a lifecycle manager or `ros2 '
+                                          'lifecycle set` drives them afterwards'),
         DeclareLaunchArgument('bindings_file', default_value='',
                               description='YAML binding catalog tools to ROS services, actions '
                                           "and topics ('' = params_file)"),

@@ -60,6 +60,7 @@ LATCHED = Qos(depth=1, durability='transient_local')  # the one current value, f
 EVENTS = Qos(depth=100)
 SCRIPTED = Qos(depth=100)
 CALL_REQUESTS = Qos(history='keep_all')  # ~/call: a keep-last queue drops a burst's oldest
+STOPS = Qos(depth=100)  # call ids stopped by their callers
 
 KINDS = ('publisher', 'subscription', 'service', 'action server', 'service client',
          'action client')
@@ -151,6 +152,10 @@ ENDPOINTS: tuple[Endpoint, ...] = (
              'Streamed calls (stream_speech): the text segments of a goal with streamed set, '
              'generation_id = its call id; created with the first such call.', POLICY_IO,
              parameter='service_prefix', only_with='stream_speech: true'),
+    Endpoint('dispatcher', 'publisher', f'{_TOOL}/stop', 'std_msgs/msg/String',
+             'The ids of calls sent over DDS that it stopped (cancel, pause, timeout): the '
+             'tool_server refuses such a call if it has not started, cancels it if it runs.',
+             STOPS, parameter='service_prefix'),
     # -- tool_server -----------------------------------------------------------------------
     Endpoint('tool_server_<tool>', 'service', _TOOL, 'lerobot_tools_interfaces/srv/CallTool',
              'Run one hosted tool (validates its arguments itself). Served by the node '
@@ -165,6 +170,10 @@ ENDPOINTS: tuple[Endpoint, ...] = (
              'The text segments of streamed say goals (stream_speech); every hosted tool with a '
              'streamable argument has one at <service_prefix>/<tool>/text.', POLICY_IO,
              parameter='service_prefix'),
+    Endpoint('tool_server_stops', 'subscription', f'{_TOOL}/stop', 'std_msgs/msg/String',
+             'Call ids its callers stopped, per hosted tool (taken by a thread of its own and '
+             'right before a call starts): a call not started yet is refused when it arrives, '
+             'a running one cancelled.', STOPS, parameter='service_prefix'),
     Endpoint('tool_server', 'publisher', names.AUDIO_TOPIC,
              'lerobot_tools_interfaces/msg/AudioChunk',
              'say: synthesized speech for the speaker.', AUDIO, 'tool.say.audio_topic'),

@@ -50,9 +50,56 @@ NOT_RUN = 'not_run'
 RAN = 'ran'
 UNKNOWN = 'unknown'
 ALL_OUTCOMES = (NOT_RUN, RAN, UNKNOWN)
+# Codes that only gates give before anything is sent: an executor that leaves the outcome field
+# empty (one that is not a tool_server of this package) is read as not_run for these, unknown
+# for TIMEOUT and ANSWER_LOST, and ran for anything else it answered.
+GATE_CODES = (PARSE_ERROR, UNKNOWN_TOOL, INVALID_ARGUMENTS, NOT_ALLOWED, PAUSED, RATE_LIMITED,
+              BUSY, UNAVAILABLE, DUPLICATE, DENIED, APPROVAL_TIMEOUT)
+LOST_CODES = (TIMEOUT, ANSWER_LOST)
+
+
+def answered_outcome(code: str, outcome: str = '') -> str:
+    """
+    Return the outcome of an executor's answer: its own when it gave one, else read off `code`.
+
+    Only for answers that carry no outcome (an executor written before the field existed):
+    every path of this package decides the outcome where it knows what was sent.
+    """
+    if outcome in ALL_OUTCOMES:
+        return outcome
+    if code in GATE_CODES:
+        return NOT_RUN
+    return UNKNOWN if code in LOST_CODES else RAN
+
 
 # Outcomes that are not failures: the call was handled as intended (counted apart in diagnostics).
 BENIGN_CODES = (DUPLICATE,)
+
+# The outcomes each code comes with, and when (the reference's outcome column). A success is
+# always ran.
+CODE_OUTCOMES = {
+    PARSE_ERROR: 'not_run',
+    UNKNOWN_TOOL: 'not_run',
+    INVALID_ARGUMENTS: 'not_run; ran when the tool itself refused a value after it was called '
+                       '(a streamed say whose complete call turned out invalid)',
+    NOT_ALLOWED: 'not_run',
+    PAUSED: 'not_run (not sent, or refused by its tool_server before it started); ran when it '
+            'was stopped part-way',
+    RATE_LIMITED: 'not_run',
+    BUSY: 'not_run; ran when a streamed say was speaking as its generation broke off',
+    UNAVAILABLE: 'not_run',
+    TIMEOUT: 'unknown',
+    ANSWER_LOST: 'unknown',
+    EXECUTION_FAILED: 'ran (not_run when the tool refused before acting, e.g. a bound goal '
+                      'rejected by the robot)',
+    STALE_FRAME: 'ran',
+    NO_FRAME: 'ran',
+    CANCELLED: 'not_run (stopped before it started); ran when it was stopped part-way; unknown '
+               "when a bound goal's cancel was not confirmed",
+    DUPLICATE: 'not_run',
+    DENIED: 'not_run',
+    APPROVAL_TIMEOUT: 'not_run',
+}
 
 
 # Exit status of a node that refused its configuration (sysexits.h EX_CONFIG): the launch
@@ -76,10 +123,13 @@ class ToolError(Exception):
     A tool failure that carries one of the error codes above.
 
     Tools raise it to choose the code a caller sees (``no_frame`` rather than the generic
-    ``execution_failed`` that any other exception maps to).
+    ``execution_failed`` that any other exception maps to). `outcome`: whether the tool may have
+    acted (``NOT_RUN`` when it stopped before sending anything, ``UNKNOWN`` when a request went
+    out and its answer did not come); empty means it ran.
     """
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: str, message: str, outcome: str = '') -> None:
         super().__init__(message)
         self.code = code
         self.message = message
+        self.outcome = outcome

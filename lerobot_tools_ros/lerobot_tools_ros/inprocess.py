@@ -32,7 +32,7 @@ from lerobot_tools_ros.tools.base import CallContext
 
 __all__ = ['Answer', 'LocalHost', 'lookup', 'register', 'registered', 'unregister']
 
-Answer = Callable[[str, str], None]  # (error_code or '', content or error message)
+Answer = Callable[[str, str, str], None]  # (error_code or '', content or error, outcome)
 
 
 class LocalHost(Protocol):
@@ -43,7 +43,7 @@ class LocalHost(Protocol):
     def start(self, call_id: str, name: str, arguments_json: str, source: str,
               context: CallContext, answer: Answer) -> None:
         """
-        Take one call; ``answer(code, text)`` comes exactly once, from any thread.
+        Take one call; ``answer(code, text, outcome)`` comes exactly once, from any thread.
 
         It may come before ``start`` returns (a call refused at once). Cancel it with
         ``context.cancel()``; progress arrives through ``context``'s report.

@@ -73,6 +73,17 @@ def tool_text_topic(service_name: str) -> str:
     return f'{service_name.rstrip("/")}/text'
 
 
+def tool_stop_topic(service_name: str) -> str:
+    """
+    Topic of the call ids a tool's callers stopped (std_msgs/String, data = the call id).
+
+    Beside the tool's service and action: a cancel (or pause, or timeout) of a call whose
+    request or goal may still be on its way reaches tool_server here, so the call is refused
+    when it arrives (it never acts) and cancelled if it already runs.
+    """
+    return f'{service_name.rstrip("/")}/stop'
+
+
 def tool_service_name(prefix: str, tool_name: str) -> str:
     """
     Name of the CallTool service that hosts one tool.

@@ -28,11 +28,20 @@ from dataclasses import dataclass
 
 from lerobot_tools_ros.errors import EXIT_CONFIGURATION_ERROR
 
-__all__ = ['MIN_UPTIME_S', 'Decision', 'RespawnPolicy']
+__all__ = ['MIN_UPTIME_S', 'Decision', 'LaunchRefused', 'RespawnPolicy']
 
 # A node that ends sooner than this after its start did not "run fine": it failed while
 # starting (a bug, a device missing), and would most likely fail the same way again.
 MIN_UPTIME_S = 10.0
+
+
+class LaunchRefused(RuntimeError):
+    """
+    Raised by a launch file's action when a node refused its configuration.
+
+    launch turns an exception raised by an action into its shutdown reason and a non-zero
+    return code; a Shutdown event alone ends the launch with status 0.
+    """
 
 
 @dataclass(frozen=True)

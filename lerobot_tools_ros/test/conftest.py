@@ -63,7 +63,8 @@ class _DomainSelector:
 DISTRO_INDEPENDENT = frozenset({
     'test_audio_sinks', 'test_catalog', 'test_cli_catalog', 'test_copyright',
     'test_dispatch_core', 'test_dispatch_gates', 'test_dispatch_stream_speech', 'test_docs',
-    'test_flake8', 'test_parsing_stream_arguments', 'test_say_streamed',
+    'test_flake8', 'test_managed_transitions', 'test_parsing_stream_arguments',
+    'test_say_streamed',
     'test_fix_wheel_cmake_paths', 'test_input_loss', 'test_no_module_level_skips',
     'test_package_structure', 'test_parameter_declarations', 'test_parsing_correctness',
     'test_parsing_families', 'test_parsing_formats', 'test_parsing_long_tail',
@@ -82,10 +83,10 @@ DISTRO_INDEPENDENT = frozenset({
 DISTRO_SURFACE = frozenset({
     'test_bindings_dispatch', 'test_bringup', 'test_catalog_reload', 'test_dispatcher_actions',
     'test_endpoints', 'test_executor_client', 'test_inprocess_executor', 'test_interfaces',
-    'test_launch_files', 'test_launch_lerobot_tools', 'test_mcp_core', 'test_mcp_server',
-    'test_namespace_and_cameras', 'test_package_dependencies', 'test_parameters',
-    'test_rclpy_fixes', 'test_record_observation', 'test_say_progress', 'test_speaker',
-    'test_stream_speech', 'test_tool_server'})
+    'test_launch_files', 'test_launch_lerobot_tools', 'test_managed_nodes', 'test_mcp_core',
+    'test_mcp_server', 'test_namespace_and_cameras', 'test_package_dependencies',
+    'test_parameters', 'test_rclpy_fixes', 'test_record_observation', 'test_say_progress',
+    'test_shutdown_signals', 'test_speaker', 'test_stream_speech', 'test_tool_server'})
 TEST_SCOPES = ('all', 'ros', 'distro')
 
 

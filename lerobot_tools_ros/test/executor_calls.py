@@ -15,6 +15,7 @@
 """Test helper: the product's ExecutorClient on the test node, with waiting calls."""
 
 from dataclasses import dataclass, field
+import itertools
 import json
 from typing import Any
 
@@ -22,6 +23,8 @@ from conftest import spin_until
 from lerobot_tools_ros.executors import ExecutorCall, ExecutorClient, Outcome
 
 _LIVE: list = []  # callers whose ROS clients must go before their node does
+# A call id per call: tool_server answers a repeated id with the first answer (at most once).
+_CALL_IDS = itertools.count(1)
 
 
 def destroy_callers() -> None:
@@ -57,7 +60,8 @@ class Caller:
         """Spin until the client proved the executor's answers reach it (no call is retried)."""
         return spin_until(self.node, self.client.poll, timeout)
 
-    def start(self, arguments: Any, call_id: str = 'c1', name: str | None = None) -> Pending:
+    def start(self, arguments: Any, call_id: str = '', name: str | None = None) -> Pending:
+        call_id = call_id or f'c{next(_CALL_IDS)}'
         text = arguments if isinstance(arguments, str) else json.dumps(arguments)
         pending = Pending()
         pending.handle = self.client.send(
@@ -69,6 +73,6 @@ class Caller:
         assert spin_until(self.node, lambda: bool(pending.outcomes), timeout), 'no answer'
         return pending.outcome
 
-    def call(self, arguments: Any, call_id: str = 'c1', name: str | None = None,
+    def call(self, arguments: Any, call_id: str = '', name: str | None = None,
              timeout: float = 15.0) -> Outcome:
         return self.finish(self.start(arguments, call_id, name), timeout)

@@ -422,6 +422,13 @@ def test_closing_writes_complete_utterances_out_without_pacing(tmp_path):
     deadline = time.monotonic() + 5.0
     while statuses_seen('whole') != [PLAYING] and time.monotonic() < deadline:
         time.sleep(0.01)
+    heard_at_close = player.sink.progress()[0]  # what had been played when it stopped
     player.close(drain_s=2.0)
-    assert statuses.wait_end('whole', timeout=0.1)[0] == FINISHED
+    # The file is complete (not lost at shutdown), but most of it was never played: the end
+    # says so, with the sink's own count when the shutdown began.
+    state, detail = statuses.wait_end('whole', timeout=0.1)
+    assert state == DROPPED and detail.startswith('speaker shutting down: '), detail
+    end = statuses.last('whole')
+    assert heard_at_close <= end.frames_played < end.frames_total == 5 * 22050
+    assert end.frames_played < 2 * 22050  # about what the wall clock allowed, not all 5 s
     assert soundfile.read(tmp_path / 'whole.wav', dtype='int16')[0].tobytes() == tone(5.0)

@@ -156,3 +156,45 @@ def test_overrides_and_params_file_apply_under_a_namespace(start_process, ros_no
     assert proc.stop() == 0
     assert 'goes to /robot1/policy/text' in proc.output()
     assert audit.is_file()
+
+
+def _lifecycle_state(ros_node, node: str) -> str:
+    from lifecycle_msgs.srv import GetState
+
+    client = ros_node.create_client(GetState, f'/{node}/get_state')
+    return prove_service(ros_node, client, GetState.Request(), 60.0).current_state.label
+
+
+def test_bringup_managed_configures_and_activates_every_node(
+        start_process, ros_node, tmp_path):
+    proc = start_process([sys.executable, '-m', 'lerobot_tools_ros.cli', 'bringup', '--managed',
+                          '--tts-backend', 'espeak_ng', '--duration', '300',
+                          '--output-dir', str(tmp_path / 'out')], name='bringup')
+    for node in ('dispatcher', 'tool_server', 'speaker'):
+        assert _lifecycle_state(ros_node, node) == 'active', proc.output()
+    results: list[ToolResult] = []
+    ros_node.create_subscription(ToolResult, '/lerobot_tools/results', results.append, RELIABLE)
+    pub = ros_node.create_publisher(String, '/policy/text', RELIABLE)
+    assert spin_until(ros_node, lambda: pub.get_subscription_count() > 0
+                      and ros_node.count_publishers('/lerobot_tools/results') > 0, 30.0)
+    spin_until(ros_node, lambda: False, 1.0)
+    pub.publish(String(data='<say>Managed and active.</say>'))
+    assert spin_until(ros_node, lambda: bool(results), 30.0), proc.output()
+    assert results[0].success, results[0].error_message
+    assert proc.stop() == 0, proc.output()
+    for node in ('dispatcher', 'tool_server', 'speaker'):
+        assert f'[bringup] {node}: active (managed)' in proc.output()
+
+
+def test_bringup_managed_keeps_a_node_that_fails_to_configure_unconfigured(
+        start_process, ros_node, tmp_path):
+    proc = start_process([sys.executable, '-m', 'lerobot_tools_ros.cli', 'bringup', '--managed',
+                          '--tts-backend', 'espeak_ng', '--duration', '300',
+                          '--dataset', str(tmp_path / 'missing')], name='bringup')
+    assert _lifecycle_state(ros_node, 'dispatcher') == 'unconfigured', proc.output()
+    assert _lifecycle_state(ros_node, 'speaker') == 'active'
+    output = proc.output()
+    assert '[bringup] dispatcher stays unconfigured (dispatcher: configure failed' in output
+    assert str(tmp_path / 'missing') in output
+    assert proc.proc.poll() is None
+    assert proc.stop() == 0, proc.output()

@@ -140,15 +140,59 @@ def test_pause_answers_every_call_and_stops_running_ones_on_their_executor():
     out = h.feed(h.core.set_enabled(False, 0.1))
     (stop,) = h.of(fx.StopOnExecutor, out)
     assert stop.call is running and stop.await_answer  # the e-stop reaches the executor
-    codes = {r.call.arguments['text']: r.error_code for r in h.of(fx.PublishResult, out)}
-    assert codes == {'a': errors.PAUSED, 'b': errors.PAUSED}
-    assert 'cancelled on its executor' in h.results()[running.call_id].error_message
+    # The call not yet sent is answered at once; the running one when its executor says
+    # what it did.
+    (queued,) = h.of(fx.PublishResult, out)
+    assert queued.call.arguments == {'text': 'b'} and queued.error_code == errors.PAUSED
+    assert queued.outcome == errors.NOT_RUN
     (rejected,) = h.of(fx.PublishResult, h.text('<echo>c</echo>', now=0.2))
-    assert rejected.error_code == errors.PAUSED
-    h.answer(running, 0.3, success=False, error_code=errors.CANCELLED)  # the executor stopped
-    assert len(h.results()) == 3  # a, b, c: the executor's answer gave no second result
+    assert rejected.error_code == errors.PAUSED and rejected.outcome == errors.NOT_RUN
+    h.answer(running, 0.3, success=False, error_code=errors.CANCELLED, outcome=errors.RAN,
+             error_message='echo cancelled after 0.2 s')  # the executor stopped it part-way
+    stopped = h.results()[running.call_id]
+    assert (stopped.error_code, stopped.outcome) == (errors.PAUSED, errors.RAN)
+    assert 'stopped it while it ran' in stopped.error_message
+    assert len(h.results()) == 3  # a, b, c: one result each
     h.feed(h.core.set_enabled(True, 0.4))
     assert h.sent(h.text('<echo>d</echo>', now=0.5))
+
+
+def test_a_paused_call_that_had_not_started_on_its_executor_says_it_did_not_run():
+    h = Harness()
+    running, = h.sent(h.text('<echo>a</echo>'))
+    h.feed(h.core.set_enabled(False, 0.1))
+    h.answer(running, 0.2, success=False, error_code=errors.CANCELLED, outcome=errors.NOT_RUN)
+    result = h.results()[running.call_id]
+    assert (result.error_code, result.outcome) == (errors.PAUSED, errors.NOT_RUN)
+    assert 'did not run' in result.error_message
+
+
+def test_a_cancel_that_came_after_the_tool_finished_reports_what_it_did():
+    h = Harness()
+    running, = h.sent(h.text('<echo>a</echo>'))
+    h.feed(h.core.cancel(0.1, call_id=running.call_id))
+    assert h.results() == {}  # no result until the executor says what the tool did
+    h.answer(running, 0.2, outcome=errors.RAN)  # it had finished before the cancel came
+    result = h.results()[running.call_id]
+    assert result.success and result.outcome == errors.RAN
+    assert result.content == running.arguments_json
+
+
+def test_a_cancel_its_executor_does_not_confirm_in_time_is_answer_lost_unknown():
+    h = Harness(tools={'echo': ToolSettings(timeout_s=5.0)}, cancel_timeout_s=2.0)
+    running, = h.sent(h.text('<echo>a</echo><echo>b</echo>'))
+    h.feed(h.core.cancel(0.1, call_id=running.call_id))
+    assert h.core.next_wake() == pytest.approx(2.1)
+    out = h.feed(h.core.tick(2.1))
+    (forget,) = h.of(fx.StopOnExecutor, out)
+    assert forget.call is running and not forget.await_answer
+    result = h.results()[running.call_id]
+    assert (result.error_code, result.outcome) == (errors.ANSWER_LOST, errors.UNKNOWN)
+    assert 'may have acted' in result.error_message
+    (b,) = h.sent(out)  # the tool is free again for the next call
+    assert b.arguments == {'text': 'b'}
+    h.answer(running, 2.5)  # a late answer gives no second result
+    assert len(h.results()) == 1
 
 
 def test_cancel_of_a_running_call_stops_it_and_holds_the_tool_until_it_stopped():
@@ -157,12 +201,13 @@ def test_cancel_of_a_running_call_stops_it_and_holds_the_tool_until_it_stopped()
     out = h.feed(h.core.cancel(0.1, call_id=running.call_id))
     (stop,) = h.of(fx.StopOnExecutor, out)
     assert stop.call is running and stop.await_answer
-    (result,) = h.of(fx.PublishResult, out)
-    assert result.error_code == errors.CANCELLED and 'may have partly run' in result.error_message
+    assert h.of(fx.PublishResult, out) == []  # its executor's answer tells what it did
     assert h.sent(out) == []  # b waits until the executor stopped a
-    (b,) = h.sent(h.answer(running, 0.2))
+    (b,) = h.sent(h.answer(running, 0.2, success=False, error_code=errors.CANCELLED,
+                           outcome=errors.RAN))
     assert b.arguments == {'text': 'b'}
-    assert len(h.results()) == 1  # the late answer of a gave no second result
+    (result,) = h.results().values()
+    assert (result.error_code, result.outcome) == (errors.CANCELLED, errors.RAN)
 
 
 def test_cancel_by_generation_answers_every_call_of_it():
@@ -171,9 +216,12 @@ def test_cancel_by_generation_answers_every_call_of_it():
     h.text('<echo>other</echo>', now=0.0)
     generation = h.sent()[0].generation_id
     out = h.feed(h.core.cancel(0.1, generation_id=generation))
-    cancelled = h.of(fx.PublishResult, out)
-    assert len(cancelled) == 2 and {r.call.generation_id for r in cancelled} == {generation}
-    assert all(r.error_code == errors.CANCELLED for r in cancelled)
+    stops = h.of(fx.StopOnExecutor, out)  # both run: each is stopped on its executor
+    assert len(stops) == 2 and {s.call.generation_id for s in stops} == {generation}
+    for stop in stops:
+        h.answer(stop.call, 0.2, success=False, error_code=errors.CANCELLED, outcome=errors.RAN)
+    cancelled = list(h.results().values())
+    assert len(cancelled) == 2 and all(r.error_code == errors.CANCELLED for r in cancelled)
     assert h.core.pending_calls == 1
 
 
@@ -247,9 +295,12 @@ def test_shutdown_answers_every_pending_call():
     out = h.feed(h.core.shutdown(0.5))
     results = h.results()
     assert len(results) == 3 and h.core.pending_calls == 0
-    assert all(r.error_code in (errors.UNAVAILABLE, errors.PARSE_ERROR)
-               for r in results.values())
-    assert len(h.of(fx.StopOnExecutor, out)) == 1
+    (stop,) = h.of(fx.StopOnExecutor, out)
+    sent = results[stop.call.call_id]  # it may have run: the answer was lost
+    assert (sent.error_code, sent.outcome) == (errors.ANSWER_LOST, errors.UNKNOWN)
+    assert all((r.error_code, r.outcome) in ((errors.UNAVAILABLE, errors.NOT_RUN),
+                                             (errors.PARSE_ERROR, errors.NOT_RUN))
+               for r in results.values() if r is not sent)
 
 
 def test_the_core_imports_no_ros_and_reads_no_clock():
@@ -307,6 +358,7 @@ def _run(ops: list, serialize: bool) -> None:
     submitted: set[str] = set()
 
     answered: set[str] = set()
+    sent_ids: set[str] = set()  # calls an executor was sent
 
     def feed(effects: list) -> None:
         h.feed(effects)
@@ -316,7 +368,9 @@ def _run(ops: list, serialize: bool) -> None:
             elif isinstance(effect, fx.Send):
                 assert effect.call.call_id not in answered, 'sent after its result'
                 executing.append(effect.call)
-            elif isinstance(effect, fx.StopOnExecutor) and not effect.await_answer:
+                sent_ids.add(effect.call.call_id)
+            elif isinstance(effect, fx.StopOnExecutor) and not effect.await_answer \
+                    and effect.call in executing:  # (a 'missing' op may have taken it)
                 executing.remove(effect.call)
 
     for op in ops:
@@ -379,6 +433,9 @@ def _run(ops: list, serialize: bool) -> None:
     assert tool_messages == Counter(list(results))  # one tool message per result
     for result in results.values():
         assert result.error_code in ('', *errors.ALL_CODES)
+        assert result.outcome in errors.ALL_OUTCOMES
+        if result.call.call_id not in sent_ids:  # never reached an executor
+            assert result.outcome == errors.NOT_RUN, result
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -391,14 +448,15 @@ def test_the_property_runner_sees_a_lost_result(monkeypatch):
     """The property check fails when a call gets no result (it can catch the defect)."""
     original = DispatchCore._result
 
-    def lose_cancelled(self, call, code, message, now, content=''):
+    def lose_cancelled(self, call, code, message, now, content='', outcome=errors.NOT_RUN):
         if code != errors.CANCELLED:
-            original(self, call, code, message, now, content)
+            original(self, call, code, message, now, content, outcome)
 
-    _run([('text', '<echo>a</echo>'), ('cancel', 0, True)], True)
+    ops = [('text', '<echo>a</echo><echo>b</echo>'), ('cancel', 1, True)]  # b: queued
+    _run(ops, True)
     monkeypatch.setattr(DispatchCore, '_result', lose_cancelled)
     with pytest.raises(AssertionError):
-        _run([('text', '<echo>a</echo>'), ('cancel', 0, True)], True)
+        _run(ops, True)
 
 
 def test_json_of_results_round_trips():

@@ -251,15 +251,18 @@ def test_when_busy_replace_cancels_the_running_and_queued_calls_then_runs():
     stops = h.of(fx.StopOnExecutor, out)
     assert [s.call for s in stops] == [first] and stops[0].await_answer
     ended = {r.call.arguments['text']: r for r in h.of(fx.PublishResult, out)}
-    assert ended['1'].error_code == errors.CANCELLED
-    assert 'replaced by call' in ended['1'].error_message
-    assert 'tool.echo.when_busy is replace' in ended['1'].error_message
-    assert ended['2'].error_code == errors.CANCELLED
+    assert set(ended) == {'2'}  # the running one is answered when its executor stopped it
+    assert ended['2'].error_code == errors.CANCELLED and ended['2'].outcome == errors.NOT_RUN
     assert 'it did not run' in ended['2'].error_message
     assert h.sent(out) == []  # the tool is busy until the cancelled call answers
-    out = h.answer(first, 0.8)  # its executor confirms the cancel: the last call runs
+    out = h.answer(first, 0.8, success=False, error_code=errors.CANCELLED, outcome=errors.RAN,
+                   error_message='echo cancelled')  # its executor confirms: the last runs
     assert [c.arguments for c in h.sent(out)] == [{'text': '3'}]
-    assert h.of(fx.PublishResult, out) == []  # the cancelled call had its one result already
+    (replaced,) = h.of(fx.PublishResult, out)
+    assert replaced.call is first and replaced.error_code == errors.CANCELLED
+    assert replaced.outcome == errors.RAN
+    assert 'replaced by call' in replaced.error_message
+    assert 'tool.echo.when_busy is replace' in replaced.error_message
 
 
 def test_when_busy_refuse_answers_busy_and_keeps_the_running_call():

@@ -86,6 +86,11 @@ class Harness:
     def spoken(self) -> str:
         return ''.join(e.text for e in self.of(fx.SendText))
 
+    def stopped(self, call, now: float = 1.0) -> None:
+        """Confirm, as its executor, that a call stopped part-way (its result waits for it)."""
+        self.add(self.core.answered(call.call_id, now, success=False, error_code='cancelled',
+                                    error_message='say cancelled', outcome=errors.RAN))
+
 
 @pytest.mark.parametrize('fmt', sorted(CALLS))
 def test_a_streamed_say_starts_at_its_first_sentence_and_ends_with_one_result(fmt):
@@ -170,12 +175,14 @@ def test_a_malformed_tail_stops_speech_with_one_result_saying_what_was_spoken():
     # all of the text went out when its value closed; the end never did
     assert [(e.text, e.end) for e in h.of(fx.SendText)] == [('Hello there. ', False),
                                                             ('I will go', False)]
+    assert h.results() == []  # until its executor says what it did
+    h.stopped(call)
     [result] = h.results()
-    assert result.error_code == errors.PARSE_ERROR
+    assert result.error_code == errors.PARSE_ERROR and result.outcome == errors.RAN
     assert 'malformed' in result.error_message
     assert "22 characters of its text had been handed to speech in 2 segment(s): 'Hello " \
         "there. I will go'" in result.error_message
-    h.add(h.core.answered(call.call_id, 1.0, success=False, error_code='cancelled'))
+    h.add(h.core.answered(call.call_id, 1.5, success=False, error_code='cancelled'))
     assert len(h.results()) == 1
     assert [json.loads(e.call.arguments_json) for e in h.of(fx.PublishCall)] == [
         {'text': 'Hello there. I will go'}]
@@ -192,6 +199,7 @@ def test_a_complete_call_that_names_another_tool_stops_speech_and_is_not_run():
              '{"name": "echo", "arguments": {"text": "x"}}}')
     [send] = h.of(fx.Send)
     assert send.call.name == 'say' and len(h.of(fx.StopOnExecutor)) == 1
+    h.stopped(send.call)
     [result] = h.results()
     assert result.error_code == errors.INVALID_ARGUMENTS
     assert "names 'echo', not the 'say'" in result.error_message
@@ -202,6 +210,7 @@ def test_a_complete_call_that_names_another_tool_stops_speech_and_is_not_run():
 def test_a_truncated_generation_stops_speech_with_one_truncated_result():
     h = Harness()
     h.stream('<say>Hello there. And then')
+    h.stopped(h.of(fx.Send)[0].call)
     [result] = h.results()
     assert result.error_code == errors.PARSE_ERROR and 'not closed' in result.error_message
     assert len(h.of(fx.StopOnExecutor)) == 1
@@ -222,9 +231,13 @@ def test_cancel_pause_and_timeout_stop_speech_with_one_result(how):
         h.add(h.core.set_enabled(False, 1.0))
     else:
         h.add(h.core.tick(11.0))
+    if how != 'timeout':  # a stop's result waits for the executor's answer
+        h.stopped(call, 1.5)
     [result] = h.results()
     assert result.error_code == {'cancel': errors.CANCELLED, 'pause': errors.PAUSED,
                                  'timeout': errors.TIMEOUT}[how]
+    assert result.outcome == {'cancel': errors.RAN, 'pause': errors.RAN,
+                              'timeout': errors.UNKNOWN}[how]
     assert f'{len(spoken)} characters of its text had been handed' in result.error_message
     assert len(h.of(fx.StopOnExecutor)) == 1
     # the rest of the generation speaks no more and gives no second result

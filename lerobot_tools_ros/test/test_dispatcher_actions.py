@@ -195,7 +195,10 @@ def test_pause_cancels_running_calls_as_well_as_waiting_ones(stack):
     assert codes[by_text['running']] == ErrorCodes.PAUSED  # documented: paused, not cancelled
     assert codes[by_text['waiting']] == ErrorCodes.PAUSED
     running = next(r for r in results if r.call_id == by_text['running'])
-    assert 'cancelled on its executor' in running.error_message
+    assert 'its executor stopped it while it ran' in running.error_message
+    assert running.outcome == 'ran'  # its executor confirmed it stopped part-way
+    waiting = next(r for r in results if r.call_id == by_text['waiting'])
+    assert waiting.outcome == 'not_run'
     assert spin_until(graph.node, lambda: graph.cancelled_goals() == 1, 5.0), (
         graph.goal_status, procs['tool_server'].output())
     graph.one_result_each()

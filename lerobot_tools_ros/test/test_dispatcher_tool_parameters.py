@@ -126,7 +126,8 @@ def test_a_new_tools_bad_setting_keeps_the_old_catalog(start_node, ros_node, tmp
     refused = _reload(ros_node, reload, dispatcher)
     assert not refused.success
     assert refused.message.startswith('kept the old catalog: a new tool has a bad setting: ')
-    assert "parameter 'tool.arrived.timeout_s' must be at least -1, got -2.0" in refused.message
+    assert ("parameter 'tool.arrived.timeout_s' must be above 0 and at most 604800, or -1, "
+            'got -2.0') in refused.message
     assert not _tool_parameters(params, 'arrived')
 
 

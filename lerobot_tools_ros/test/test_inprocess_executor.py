@@ -191,6 +191,7 @@ def test_a_removed_tool_server_means_unavailable(own_world):
     assert '/lerobot_tools/set_light' not in inprocess.registered(world.context)
     result = world.policy.call('set_light', {'on': False}, timeout=10.0)
     assert result.error_code == ErrorCodes.UNAVAILABLE, result
+    assert result.outcome == 'not_run'  # nothing was sent: the robot below agrees
     assert '/lerobot_tools/set_light' in result.error_message
     with world.robot.lock:
         assert world.robot.light_requests == [True]
@@ -265,7 +266,7 @@ class _AnswerWhenTold:
     def start(self, call_id, name, arguments_json, source, context, answer) -> None:
         def progress_then_answer() -> None:
             context.feedback('running', 0.5, 'half way')
-            answer('', 'done')
+            answer('', 'done', 'ran')
         self.answer = progress_then_answer
         self.source = source
         if self.at_once:
@@ -296,7 +297,7 @@ def test_every_answer_of_a_local_call_reaches_on_done_exactly_once(world, case):
     assert [event[:2] for event in events][:1] == [('progress', 'running')], events
     assert len(events) == 2 and events[1][0] == 'done', events
     outcome = events[1][1]
-    assert outcome.success and outcome.content == 'done'
+    assert outcome.success and outcome.content == 'done' and outcome.outcome == 'ran'
     # On the caller's thread, never the tool's.
     assert {event[-1] for event in events} == {threading.get_ident()}
     call.forget()  # forgetting a finished call changes nothing

@@ -52,7 +52,7 @@ LAUNCH = (
     'sys.exit(service.run())\n')
 # The launch files' arguments, as the README documents them.
 DOCUMENTED = {'dataset', 'params_file', 'namespace', 'log_level', 'respawn', 'respawn_max',
-              'respawn_delay', 'output_dir', 'tts_backend', 'bindings_file'}
+              'respawn_delay', 'output_dir', 'tts_backend', 'bindings_file', 'managed'}
 
 
 def _load(path, name: str):
@@ -80,11 +80,21 @@ def _launch_command(path, **arguments) -> list[str]:
             *(f'{name}:={value}' for name, value in arguments.items())]
 
 
-def _run_launch(ros_env, path, timeout: float = 90, **arguments) -> str:
-    """Run a launch to its end; return its output (the launch must end by itself)."""
+def _run_launch(ros_env, path, timeout: float = 90, *, refused: bool = False,
+                **arguments) -> str:
+    """
+    Run a launch to its end; return its output (the launch must end by itself).
+
+    `refused`: a node refuses its configuration, and the launch must say so with a non-zero
+    exit status (it exited 0, which a supervisor cannot tell from a normal stop).
+    """
     done = subprocess.run(_launch_command(path, **arguments), capture_output=True, text=True,
                           timeout=timeout, env=ros_env)
-    return done.stdout + done.stderr
+    output = done.stdout + done.stderr
+    if refused:
+        assert done.returncode != 0, output
+        assert 'Caught exception in launch' in output and 'refused its configuration' in output
+    return output
 
 
 def _starts(output: str, node: str) -> int:
@@ -99,9 +109,9 @@ def test_every_documented_argument_is_declared(launch_file, demo_launch_file):
 
 
 def test_a_configuration_error_stops_the_launch_and_is_never_restarted(launch_file, ros_env):
-    output = _run_launch(ros_env, LAUNCH_FILE, dataset='/nonexistent', respawn='all',
-                         respawn_delay='0.5', tts_backend='espeak_ng', namespace='robot_ns',
-                         log_level='debug')
+    output = _run_launch(ros_env, LAUNCH_FILE, refused=True, dataset='/nonexistent',
+                         respawn='all', respawn_delay='0.5', tts_backend='espeak_ng',
+                         namespace='robot_ns', log_level='debug')
     # namespace and log_level reached the nodes' command lines.
     assert '-r __ns:=/robot_ns' in output and '--log-level robot_ns.tool_server:=debug' in output
     assert _starts(output, 'tool_server') == 1, output
@@ -118,8 +128,8 @@ def test_bindings_file_reaches_tool_server(launch_file, ros_env, tmp_path, path)
     bad = tmp_path / 'my_bindings.yaml'
     bad.write_text('bindings:\n  close_gripper: {kind: servce, service: /g, '
                    'type: std_srvs/srv/Trigger}\n')
-    output = _run_launch(ros_env, path, bindings_file=str(bad), tts_backend='espeak_ng',
-                         output_dir=str(tmp_path / 'out'))
+    output = _run_launch(ros_env, path, refused=True, bindings_file=str(bad),
+                         tts_backend='espeak_ng', output_dir=str(tmp_path / 'out'))
     assert f'[tool_server] error: bindings file {bad}' in output, output
     assert "got 'servce'" in output and 'stopping the launch' in output, output
 
@@ -192,3 +202,51 @@ def test_log_level_names_our_node_loggers_only(launch_file):
         '--log-level', 'dispatcher:=debug']
     assert launch_file._log_level_args('debug', '/robot1/arm', 'tool_server') == [
         '--log-level', 'robot1.arm.tool_server:=debug']
+
+
+def _active(ros_node, node: str, timeout: float) -> bool:
+    """Ask `node`'s ~/get_state until it answers active (False after `timeout`)."""
+    from conftest import spin_until
+    from lifecycle_msgs.srv import GetState
+
+    client = ros_node.create_client(GetState, f'/{node}/get_state')
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if spin_until(ros_node, client.service_is_ready, 1.0):
+            future = client.call_async(GetState.Request())
+            if spin_until(ros_node, future.done, 2.0):
+                if future.result().current_state.label == 'active':
+                    return True
+            else:
+                client.remove_pending_request(future)
+        time.sleep(0.2)
+    return False
+
+
+def test_managed_nodes_are_brought_up_and_a_group_sigint_stops_them_cleanly(
+        launch_file, ros_env, ros_node, tmp_path):
+    log = tmp_path / 'launch.log'
+    with open(log, 'w') as out:
+        launch = subprocess.Popen(
+            _launch_command(LAUNCH_FILE, managed='true', tts_backend='espeak_ng',
+                            output_dir=str(tmp_path / 'out')),
+            stdout=out, stderr=subprocess.STDOUT, env=ros_env, start_new_session=True)
+    try:
+        for node in ('dispatcher', 'tool_server', 'speaker'):  # configured, then activated
+            assert _active(ros_node, node, 90.0), log.read_text()
+        # What `timeout -s INT` or a terminal-less `ros2 launch` does: the group gets SIGINT,
+        # then each node another one (from launch, or here a second group signal) while it
+        # stops.
+        os.killpg(launch.pid, signal.SIGINT)
+        time.sleep(0.05)
+        os.killpg(launch.pid, signal.SIGINT)
+        assert launch.wait(60) == 0, log.read_text()
+    finally:
+        if launch.poll() is None:
+            os.killpg(launch.pid, signal.SIGKILL)
+            launch.wait(10)
+    output = log.read_text()
+    for node in ('dispatcher', 'tool_server', 'speaker'):
+        assert f'{node}: configure done' in output and f'{node}: activate done' in output
+        assert re.search(rf'\[{node}-\d+\]: process has finished cleanly', output), output
+    assert 'process has died' not in output and 'terminate called' not in output, output

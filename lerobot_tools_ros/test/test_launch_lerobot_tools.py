@@ -90,6 +90,40 @@ def generate_test_description():
     return description, {'domain': domain, 'namespace': namespace, 'output_dir': output_dir}
 
 
+def _wait_until_the_calls_can_run(node, executor, pub, deadline: float) -> None:
+    """
+    Wait for what the two calls need, not for a fixed time.
+
+    The dispatcher listens on policy/text; tool_server offers both tools as actions; the
+    camera publishes and tool_server's camera subscription exists (record_observation picks
+    its transport once the topic is advertised) and frames keep coming after it appeared, so
+    the tool holds a fresh frame when the call comes (else: no_frame).
+    """
+    from lerobot_tools_interfaces.action import RunTool
+    from rclpy.action import ActionClient
+    from rclpy.qos import qos_profile_sensor_data
+    from sensor_msgs.msg import Image
+
+    def spin_until(predicate, what: str) -> None:
+        while not predicate():
+            if time.monotonic() > deadline:
+                raise AssertionError(f'gave up waiting: {what}')
+            executor.spin_once(timeout_sec=0.05)
+
+    spin_until(lambda: pub.get_subscription_count() > 0, 'the dispatcher on policy/text')
+    for tool in ('say', 'record_observation'):
+        client = ActionClient(node, RunTool, f'lerobot_tools/{tool}')
+        spin_until(client.server_is_ready, f'the {tool} action of tool_server')
+    camera = node.resolve_topic_name('camera/front/image_raw')
+    spin_until(lambda: any(info.node_name == 'tool_server' for info in
+                           node.get_subscriptions_info_by_topic(camera)),
+               f"tool_server's subscription to {camera}")
+    frames = []
+    node.create_subscription(Image, camera, frames.append, qos_profile_sensor_data)
+    # Frames that arrive here after tool_server subscribed reach it as well.
+    spin_until(lambda: len(frames) >= 3, f'frames on {camera}')
+
+
 @unittest.skipIf(launch_testing is None, NO_LAUNCH_TESTING)
 class TestToolCallsSucceed(unittest.TestCase):
 
@@ -112,9 +146,7 @@ class TestToolCallsSucceed(unittest.TestCase):
             node.create_subscription(ToolResult, 'lerobot_tools/results', results.append, qos)
             pub = node.create_publisher(String, 'policy/text', qos)
             deadline = time.monotonic() + 60.0
-            while pub.get_subscription_count() == 0 and time.monotonic() < deadline:
-                executor.spin_once(timeout_sec=0.1)
-            time.sleep(2.0)  # let the camera deliver frames
+            _wait_until_the_calls_can_run(node, executor, pub, deadline)
             pub.publish(String(data='Hello.\n<say>Hello from the launch test.</say>'))
             pub.publish(String(data='<tool_call>{"name": "record_observation", '
                                     '"arguments": {"label": "launch_test"}}</tool_call>'))

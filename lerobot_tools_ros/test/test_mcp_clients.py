@@ -238,7 +238,7 @@ def test_approval_is_reported_and_decided_by_the_clients_user(
                                                  progress_callback=on_progress), 30.0)
             assert not done.is_error, text_of(done)
             assert json.loads(done.content[0].text) == {'text': 'approved by the user'}
-            assert done.structured_content == {'text': 'approved by the user'}
+            assert done.structured_content == {'text': 'approved by the user', 'outcome': 'ran'}
             assert "'echo' needs approval" in asked[0]
             assert any('waiting for approval' in (m or '') for _, _, m in progress), progress
             values = [v for v, _, _ in progress]
@@ -246,6 +246,7 @@ def test_approval_is_reported_and_decided_by_the_clients_user(
             answers.append(False)
             refused = await within(client.call_tool('echo', {'text': 'no'}), 30.0)
             assert refused.is_error and text_of(refused).startswith('denied: '), text_of(refused)
+            assert refused.structured_content == {'error_code': 'denied', 'outcome': 'not_run'}
             answers.append(None)
             left = await within(client.call_tool('echo', {'text': 'nobody'}), 30.0)
             assert left.is_error and text_of(left).startswith('approval_timeout: ')
@@ -262,7 +263,7 @@ def test_approval_is_reported_and_decided_by_the_clients_user(
             answers.append(True)
             done = await within(client.call_tool('echo', {'text': 'approved in 2026'}), 30.0)
             assert not done.is_error, text_of(done)
-            assert done.structured_content == {'text': 'approved in 2026'}
+            assert done.structured_content == {'text': 'approved in 2026', 'outcome': 'ran'}
             assert "'echo' needs approval" in asked[0]
             answers.append(False)
             refused = await within(client.call_tool('echo', {'text': 'no'}), 30.0)

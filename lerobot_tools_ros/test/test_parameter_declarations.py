@@ -134,7 +134,7 @@ def test_a_spec_refuses_a_bad_value_with_a_reason(spec, value, message):
 
 
 def test_a_declaration_that_breaks_its_own_rules_fails_at_import():
-    with pytest.raises(ConfigurationError, match='at least 1'):
+    with pytest.raises(ConfigurationError, match='must be from 1 to'):
         ParameterSpec('p', 0, 'P.', minimum=1)
     with pytest.raises(TypeError, match='never|must be a bool'):
         ParameterSpec('p', None, 'P.')

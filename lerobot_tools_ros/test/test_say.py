@@ -15,9 +15,11 @@
 """``say`` end to end: tool_server and speaker as real processes, audio over DDS."""
 
 import importlib.util
+import itertools
 import json
 import pathlib
 import shutil
+import signal
 import tempfile
 import threading
 import time
@@ -85,10 +87,11 @@ def say_stack(start_node, ros_node, tmp_path):
             (speaker_proc.output() if speaker_proc else '') + server.output())
         # tool_server answers a ':probe' at once, without running say: its answers reach us.
         prove_service(ros_node, client, CallTool.Request(name=READINESS_PROBE))
+        call_ids = itertools.count(1)
 
         def call(arguments, timeout: float = 20.0):
-            future = client.call_async(CallTool.Request(
-                call_id='t', name='say', arguments=json.dumps(arguments)))
+            future = client.call_async(CallTool.Request(  # a new id: each call runs
+                call_id=f't{next(call_ids)}', name='say', arguments=json.dumps(arguments)))
             assert spin_until(ros_node, future.done, timeout), server.output()
             return future.result()
 
@@ -427,6 +430,33 @@ def test_cancel_mid_utterance_ends_cancelled_and_the_wav_is_shorter(local_say, r
     assert 1.0 * 22050 <= cut_frames < full_frames / 2
 
 
+def test_a_speaker_stopped_mid_utterance_is_no_success_and_says_what_it_played(
+        local_say, ros_node):
+    """SIGTERM to the speaker while it plays: the rest is not heard, so say does not succeed."""
+    from lerobot_tools_interfaces.msg import SpeakerStatus
+    statuses: list = []  # what the speaker reported, by its sink's own count
+    ros_node.create_subscription(SpeakerStatus, '/speaker/status', statuses.append,
+                                 QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE))
+    tool, out, speaker = local_say(playback_timeout_s=60.0)
+    running = Running(tool, LONG_TEXT)
+    assert spin_until(ros_node, lambda: running.played_s() >= 1.0, 20.0), running.feedback
+    speaker.proc.send_signal(signal.SIGTERM)
+    assert spin_until(ros_node, running.done, 20.0)
+    assert speaker.proc.wait(10.0) == 0
+    assert running.error is not None, running.result  # not a success
+    assert running.error.code == ErrorCodes.EXECUTION_FAILED, running.error.message
+    assert running.error.outcome in ('', 'ran')  # it spoke part of it (tool_server: ran)
+    last = [s for s in statuses if s.state != SpeakerStatus.PLAYING][-1]
+    assert last.state == SpeakerStatus.DROPPED, last
+    played_s = last.frames_played / last.sample_rate
+    assert 1.0 <= played_s < last.frames_total / last.sample_rate
+    assert f'{played_s:.2f} s of {last.frames_total / last.sample_rate:.2f} s played' in \
+        running.error.message
+    # The file still holds all of it (written out at shutdown): it was not lost, only unheard.
+    (wav,) = out.glob('*.wav')
+    assert soundfile.info(wav).frames == last.frames_total
+
+
 def test_stop_releases_a_call_waiting_on_a_dead_speaker_at_once(local_say, ros_node):
     tool, _, speaker = local_say(playback_timeout_s=60.0)
     running = Running(tool, LONG_TEXT)
@@ -447,7 +477,7 @@ def test_a_speaker_leaving_the_graph_ends_the_wait_with_a_clear_error(local_say,
     # DDS notices a killed participant when its lease ends (about 20 s with Fast DDS's
     # defaults); the old code waited for the audio plus playback_timeout_s (over a minute).
     assert spin_until(ros_node, running.done, 45.0)
-    assert running.error is not None and running.error.code == ErrorCodes.UNAVAILABLE
+    assert running.error is not None and running.error.code == ErrorCodes.ANSWER_LOST
     assert 'the speaker left the graph' in running.error.message
 
 
@@ -532,13 +562,15 @@ def test_a_cancelled_context_stops_synthesis_and_ends_cancelled():
         tool.close()
 
 
-def test_a_speaker_stopped_cleanly_finishes_the_utterance_it_has(local_say, ros_node):
+def test_a_speaker_stopped_cleanly_writes_out_the_utterance_but_it_was_not_all_heard(
+        local_say, ros_node):
     tool, out, speaker = local_say(playback_timeout_s=60.0)
     running = Running(tool, LONG_TEXT)
     assert spin_until(ros_node, lambda: running.played_s() >= 0.5, 20.0), running.feedback
     speaker.stop()  # Ctrl-C: the whole utterance is there, so the WAV is written out
     assert spin_until(ros_node, running.done, 30.0), speaker.output()
-    assert running.error is None, running.error
-    assert running.result['playback'] == 'finished'
-    frames = soundfile.info(out / f'{running.result["utterance_id"]}.wav').frames
-    assert frames == pytest.approx(running.result['audio_seconds'] * 22050, abs=12)  # 1 ms
+    # ... but the rest of it was never played: no success.
+    assert running.error is not None and running.error.code == ErrorCodes.EXECUTION_FAILED
+    assert 'speaker shutting down' in running.error.message
+    (wav,) = out.glob('*.wav')
+    assert soundfile.info(wav).frames > 0.5 * 22050

@@ -279,8 +279,9 @@ def test_pause_cancel_and_a_timeout_through_the_dispatcher_silence_say(stack, ro
     # Pause: the e-stop for tool use.
     call_id, uid = speak(LONG['pause'])
     paused = call_service(ros_node, enable, SetBool.Request(data=False))
-    assert '1 call(s) answered paused (1 of them cancelled' in paused.message, paused.message
-    assert answered(call_id).error_code == ErrorCodes.PAUSED
+    assert '1 running call(s) stopped on their executor' in paused.message, paused.message
+    stopped = answered(call_id)  # once say confirmed it stopped speaking
+    assert (stopped.error_code, stopped.outcome) == (ErrorCodes.PAUSED, 'ran'), stopped
     assert_silenced(ear, ros_node, uid, out, output)
     assert call_service(ros_node, enable, SetBool.Request(data=True)).success
 

@@ -274,11 +274,13 @@ def test_a_cancel_or_a_pause_while_a_streamed_say_speaks_stops_it_with_one_resul
             assert answer.success and len(answer.cancelled_call_ids) == 1, answer.message
         else:
             answer = stack.request(stack.set_enabled, SetBool.Request(data=False))
-            assert answer.message == ('tool use paused; 1 call(s) answered paused (1 of them '
-                                      'cancelled on their executor while running)')
+            assert answer.message == ('tool use paused; 1 running call(s) stopped on their '
+                                      'executor (each result says what it did once its '
+                                      'executor answers)')
         [result] = stack.results_of(generation)
         assert result.error_code == {'cancel': ErrorCodes.CANCELLED,
                                      'pause': ErrorCodes.PAUSED}[how], result.error_message
+        assert result.outcome == 'ran'  # it had spoken: say confirmed it stopped part-way
         assert f"handed to speech in 1 segment(s): '{first} '" in result.error_message
         assert stack.end(uid).state == SpeakerStatus.CANCELLED
         # The rest of the generation, then a second say: once that one has its result, the

@@ -95,6 +95,9 @@ class _Run:
     clock_start: Optional[float] = None
     clock_frames: int = 0
     ended: bool = False  # its end status is out: no more progress for it
+    # The sink's own count when the speaker began shutting down while this played: what
+    # was heard. The rest is written out unpaced (a file is not lost) but nobody hears it.
+    cut_at: Optional[tuple[int, float]] = None
 
 
 def _chunk_problem(chunk: Chunk, expected: Optional[tuple[int, int]]) -> str:
@@ -138,6 +141,7 @@ class UtterancePlayer:
         self._run_state: Optional[_Run] = None
         self._queued_bytes = 0
         self._closing = False
+        self._unheard = False  # shutting down: what a sink without a clock gets is not heard
         self.ignored_chunks = 0  # chunks with an over-long id (counted, not logged each)
         self.refused_utterances = 0  # more than max_pending waiting
         self._refusal_logged_at = -1.0
@@ -258,6 +262,11 @@ class UtterancePlayer:
         """
         deadline = time.monotonic() + drain_s
         with self._cond:
+            if self._paced:  # what is written from now on is not heard: say so when it ends
+                self._unheard = True
+                run = self._run_state
+                if run is not None and run.began:
+                    run.cut_at = self.sink.progress()
             self._paced = False  # nobody listens any more: finish the files now
             self._cond.notify_all()
             while (any(p.complete and not p.cancelled for p in self._pending.values())
@@ -393,6 +402,15 @@ class UtterancePlayer:
             else:
                 self._drop(run, str(exc))
             return
+        if self._unheard:
+            heard = run.cut_at or (0, time.time())
+            rate = self.sink.output_rate()
+            if heard[0] < self._total(run) and rate:
+                self._report(run, DROPPED, (
+                    f'speaker shutting down: {heard[0] / rate:.2f} s of '
+                    f'{self._total(run) / rate:.2f} s had been played; the rest was written out '
+                    f'unplayed ({detail})'), heard)
+                return
         self._report(run, FINISHED, detail)
 
     def _stopped_early(self, run: _Run) -> None:
@@ -423,9 +441,14 @@ class UtterancePlayer:
         self._logger.warning(f'speaker: dropped utterance {log_text(run.uid)}: {detail}')
         self._report(run, DROPPED, detail)
 
-    def _report(self, run: _Run, state: str, detail: str) -> None:
+    def _report(self, run: _Run, state: str, detail: str,
+                heard: Optional[tuple[int, float]] = None) -> None:
+        """Report a state with the sink's count of frames played (`heard`: the count to use)."""
         run.ended = state != PLAYING
-        if run.began:
+        if heard is not None:
+            played, stamp = heard
+            rate = self.sink.output_rate()
+        elif run.began:
             played, stamp = self.sink.progress()
             rate = self.sink.output_rate()
         else:

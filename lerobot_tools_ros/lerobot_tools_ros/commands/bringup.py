@@ -74,6 +74,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help='put every node (and so every relative topic and service) under '
                              "NS, like the launch file's namespace:=NS")
     parser.add_argument('--log-level', default='info', choices=['debug', 'info', 'warn', 'error'])
+    parser.add_argument('--managed', action='store_true',
+                        help='run dispatcher, tool_server and speaker as managed (lifecycle) '
+                             'nodes, configured and activated here; a lifecycle manager or '
+                             '`ros2 lifecycle set` drives them afterwards')
 
 
 def _node_args(params: pathlib.Path, log_level: str, overrides: dict,
@@ -166,10 +170,18 @@ def run(args: argparse.Namespace) -> int:
     from lerobot_tools_ros.errors import EXIT_CONFIGURATION_ERROR
     from lerobot_tools_ros.nodes.runner import CONFIGURATION_ERRORS, StopOnSignal
 
+    from lerobot_tools_ros.errors import ConfigurationError
+    from lerobot_tools_ros.parameters.files import check_params_file
+
     params = args.params or default_params_file()
     if not params.is_file():
         print(f'error: parameters file {params} does not exist', file=sys.stderr)
         return 1
+    try:
+        check_params_file(str(params))
+    except ConfigurationError as exc:
+        print(f'[bringup] error: {exc}', file=sys.stderr)
+        return 78
     started_wall = time.time()
     # Ctrl-C and SIGTERM only set a flag the loop below checks, so the nodes are destroyed in
     # order while the context is still valid (the speaker finishes WAVs of whole utterances).
@@ -189,7 +201,9 @@ def run(args: argparse.Namespace) -> int:
         for node in nodes:
             executor.add_node(node)
         dispatcher = nodes[0]
-        text_topic = dispatcher.resolve_topic_name(dispatcher.params.input_topic)
+        params = getattr(dispatcher, 'params', None)  # None: a managed one not configured
+        text_topic = (dispatcher.resolve_topic_name(params.input_topic) if params
+                      else '(nowhere: the dispatcher is not configured)')
         print(f'[bringup] ready: {", ".join(n.get_name() for n in nodes[:-1])}; policy text '
               f'goes to {text_topic}', flush=True)
         _spin(executor, monitor, dispatcher, policy, args.duration, stop.event)
@@ -216,6 +230,7 @@ def _create_nodes(nodes: list, params: pathlib.Path, args: argparse.Namespace):
     still destroyed by the caller.
     """
     from lerobot_tools_ros.nodes.dispatcher import Dispatcher
+    from lerobot_tools_ros.nodes.params import refuse_unknown_parameters
     from lerobot_tools_ros.nodes.speaker import Speaker
     from lerobot_tools_ros.nodes.tool_server import ToolServer
 
@@ -225,20 +240,56 @@ def _create_nodes(nodes: list, params: pathlib.Path, args: argparse.Namespace):
     def cli_args(node: str) -> list[str]:
         return _node_args(params, args.log_level, overrides.get(node, {}), namespace)
 
-    nodes.append(Dispatcher(cli_args=cli_args('dispatcher')))
-    nodes.append(ToolServer(cli_args=cli_args('tool_server')))
-    nodes.append(Speaker(cli_args=cli_args('speaker')))
+    def add(node: Any) -> Any:
+        nodes.append(node)
+        refuse_unknown_parameters(node)  # a misspelled name in the file would be ignored
+        return node
+
+    if args.managed:
+        _add_managed(nodes, cli_args)
+    else:
+        add(Dispatcher(cli_args=cli_args('dispatcher')))
+        add(ToolServer(cli_args=cli_args('tool_server')))
+        add(Speaker(cli_args=cli_args('speaker')))
     policy = None
     if args.demo or args.demo_camera:
         from lerobot_tools_ros.nodes.demo_camera import DemoCamera
-        nodes.append(DemoCamera(cli_args=cli_args('demo_camera')))
+        add(DemoCamera(cli_args=cli_args('demo_camera')))
     if args.demo:
         from lerobot_tools_ros.nodes.demo_gripper import DemoGripper
-        nodes.append(DemoGripper(cli_args=cli_args('demo_gripper')))
+        add(DemoGripper(cli_args=cli_args('demo_gripper')))
         from lerobot_tools_ros.nodes.scripted_policy import ScriptedPolicy
-        policy = ScriptedPolicy(cli_args=cli_args('scripted_policy'))
-        nodes.append(policy)
+        policy = add(ScriptedPolicy(cli_args=cli_args('scripted_policy')))
     return policy
+
+
+def _add_managed(nodes: list, cli_args: Any) -> None:
+    """
+    Add the three nodes as managed nodes and take each through AUTOSTART (configure, activate).
+
+    A node whose configure fails stays unconfigured (its reason is printed and on
+    /diagnostics), as under a lifecycle manager: bringup keeps running, so the parameter can be
+    fixed and the node configured with `ros2 lifecycle set`.
+    """
+    from lerobot_tools_ros.managed import AUTOSTART
+    from lerobot_tools_ros.nodes.dispatcher import Dispatcher
+    from lerobot_tools_ros.nodes.managed_node import managed_class
+    from lerobot_tools_ros.nodes.speaker import Speaker
+    from lerobot_tools_ros.nodes.tool_server import ToolServer
+    from lerobot_tools_ros.parameters.declarations import NODES
+
+    for name, plain in (('dispatcher', Dispatcher), ('tool_server', ToolServer),
+                        ('speaker', Speaker)):
+        node = managed_class(plain, NODES[name])(cli_args=cli_args(name))
+        nodes.append(node)
+        for transition in AUTOSTART:
+            getattr(node, f'trigger_{transition}')()
+            if node.lifecycle_state == 'unconfigured':
+                print(f'[bringup] {name} stays unconfigured ({node.last_failure}); fix it, '
+                      f'then: ros2 lifecycle set {node.get_fully_qualified_name()} configure',
+                      file=sys.stderr, flush=True)
+                break
+        print(f'[bringup] {name}: {node.lifecycle_state} (managed)', flush=True)
 
 
 def _add_monitor(nodes: list, table: '_Table', namespace: str) -> Any:

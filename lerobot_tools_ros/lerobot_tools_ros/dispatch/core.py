@@ -36,6 +36,7 @@ import math
 from typing import Any, Callable, Iterable
 
 from . import effects as fx
+from .outcomes import lost, settle, Settled, Stop, unconfirmed
 from .records import assistant_message, error_code_for_issue, TokenBucket, tool_message, ToolStats
 from .repeats import free_text_properties, normalise_text, repeat_key
 from .segments import split_segments
@@ -128,6 +129,7 @@ class DispatchSettings:
     max_open_streams: int = DISPATCHER['max_open_streams'].default
     max_stream_bytes: int = DISPATCHER['max_stream_bytes'].default
     stream_speech: bool = DISPATCHER['stream_speech'].default
+    cancel_timeout_s: float = DISPATCHER['cancel_timeout_s'].default
     executor_poll_s: float = 0.05  # how often a call waiting for its executor is re-checked
 
 
@@ -152,6 +154,7 @@ class Call:
     origin: str = ORIGIN_TEXT  # how the dispatcher received it (ORIGIN_*)
     approved: bool = False  # an operator approved it (approval: confirm is not asked again)
     speech: Any = None  # _Speech: a call started before its text was complete (stream_speech)
+    stop: Any = None  # outcomes.Stop: it is being stopped on its executor (state CANCELLING)
 
 
 @dataclass(slots=True, eq=False)
@@ -219,8 +222,8 @@ class DispatchCore:
         self._reserved_prefix = f'call_{id_prefix}'  # every id the core makes starts so
         self._ids = itertools.count(1)
         self._tools: dict[str, _Tool] = {}
-        self._active: dict[str, Call] = {}       # approval, queued, waiting, sent
-        self._cancelling: dict[str, Call] = {}   # result given, executor still stopping
+        self._active: dict[str, Call] = {}       # approval, queued, waiting, sent, cancelling
+        self._cancelling: dict[str, Call] = {}   # being stopped: the executor's answer decides
         self._queues: dict[str, deque] = {}
         self._running_tools: set[str] = set()
         self._waiting: dict[str, list[Call]] = {}  # tool -> calls whose executor is missing
@@ -508,27 +511,32 @@ class DispatchCore:
         return self._take()
 
     def answered(self, call_id: str, now: float, *, success: bool, content: str = '',
-                 error_code: str = '', error_message: str = '') -> list:
-        """Take an executor's answer to a call (a late answer after a timeout is dropped)."""
+                 error_code: str = '', error_message: str = '', outcome: str = '') -> list:
+        """
+        Take an executor's answer to a call (a late answer after a timeout is dropped).
+
+        `outcome`: whether the tool may have acted, as the executor said (read off the code
+        when it said nothing: `errors.answered_outcome`). A call being stopped gets the result
+        its answer tells (`dispatch.outcomes.settle`).
+        """
         call = self._active.get(call_id)
         if call is not None and call.state == SENT:
-            if success:
-                self._finish(call, '', '', now, content=content)
-            else:
-                self._finish(call, error_code or errors.EXECUTION_FAILED,
-                             error_message or 'the executor reported failure', now)
-        elif call_id in self._cancelling:
-            self._release(self._cancelling.pop(call_id).name, now)
+            code = '' if success else error_code or errors.EXECUTION_FAILED
+            self._finish(call, code, '' if success else (
+                error_message or 'the executor reported failure'), now, content=content,
+                outcome=errors.answered_outcome(code, outcome))
+        elif call is not None and call.state == CANCELLING:
+            self._settle(call, settle(call.stop, success=success, content=content,
+                                      error_code=error_code or errors.EXECUTION_FAILED,
+                                      error_message=error_message, outcome=outcome), now)
         return self._take()
 
     def failed(self, call_id: str, reason: str, now: float) -> list:
         """Take a transport failure: sending the call or receiving its answer failed."""
         call = self._active.get(call_id)
-        if call is not None and call.state == SENT:
-            self._finish(call, errors.EXECUTION_FAILED, f'the call to its executor failed: '
-                         f'{reason}', now)
-        elif call_id in self._cancelling:
-            self._release(self._cancelling.pop(call_id).name, now)
+        if call is not None and call.state in (SENT, CANCELLING):
+            self._settle(call, lost(call.stop, f'the call to its executor failed: {reason}'),
+                         now)
         return self._take()
 
     def progress(self, call_id: str, stage: str, progress: float, detail: str) -> list:
@@ -542,17 +550,20 @@ class DispatchCore:
 
     def cancel(self, now: float, *, call_id: str = '', generation_id: str = '',
                reason: str = 'cancelled by request') -> list:
-        """Cancel one call, or every call of a generation; each gets one `cancelled` result."""
-        matches = [call for call in self._active.values()
-                   if (call_id and call.call_id == call_id)
-                   or (generation_id and call.generation_id == generation_id)]
+        """
+        Cancel one call, or every call of a generation.
+
+        A call not sent yet is answered `cancelled` at once; a running one is stopped on its
+        executor and answered when the executor says what it did (`_cancel_sent`).
+        """
+        matches = [call for call in self._active.values() if call.state != CANCELLING
+                   and ((call_id and call.call_id == call_id)
+                        or (generation_id and call.generation_id == generation_id))]
         # Calls not yet started go first, so a released tool never starts a call being cancelled.
         matches.sort(key=lambda call: _CANCEL_ORDER[call.state])
         for call in matches:
             if call.state == SENT:
-                self._cancel_sent(call, errors.CANCELLED, reason, (
-                    f'{reason} while it ran; it was cancelled on its executor and may have '
-                    'partly run'), now)
+                self._cancel_sent(call, errors.CANCELLED, reason, f'{reason} while it ran', now)
             else:
                 self._drop(call, errors.CANCELLED, f'{reason} before it started; it did not run',
                            now)
@@ -562,16 +573,17 @@ class DispatchCore:
         """
         Pause (an e-stop for tool use) or resume.
 
-        Pausing answers every call not yet sent with `paused`, and cancels every running call
-        on its executor: those are answered `paused` too (the code says why the call stopped,
-        as for the calls that never started; `cancelled` means a caller cancelled it).
+        Pausing answers every call not yet sent with `paused`, and stops every running call
+        on its executor (its goal or request is refused there if it has not started): those
+        are answered when their executor says what they did (`paused` when the stop was
+        honoured, their own result when they had finished, `answer_lost` without an answer
+        in cancel_timeout_s).
         """
         self.enabled = enabled
         if not enabled:
             for call in [c for c in self._active.values() if c.state == SENT]:
-                self._cancel_sent(call, errors.PAUSED, 'tool use paused', (
-                    'tool use was paused while this call ran; it was cancelled on its executor '
-                    'and may have partly run'), now)
+                self._cancel_sent(call, errors.PAUSED, 'tool use paused',
+                                  'tool use was paused while this call ran', now)
             for call in [c for c in self._active.values() if c.state == APPROVAL]:
                 self._drop(call, errors.PAUSED, 'tool use was paused while this call waited for '
                            'approval', now)
@@ -640,14 +652,16 @@ class DispatchCore:
             stream.finish_note = 'the dispatcher shut down before the stream ended'
             self._finish_stream(generation_id, now)
         for call in list(self._active.values()):
-            if call.state == SENT:
+            if call.state in (SENT, CANCELLING):
                 self._out.append(fx.StopOnExecutor(call, 'dispatcher shutting down',
                                                    await_answer=False))
-                message = ('the dispatcher shut down before the executor answered; the call '
-                           'may or may not have run')
+                settled = lost(call.stop, 'the dispatcher shut down before its executor '
+                                          'answered')
+                self._finish(call, settled.code, settled.message, now, release=False,
+                             outcome=settled.outcome)
             else:
-                message = 'the dispatcher shut down before the call was sent; it did not run'
-            self._finish(call, errors.UNAVAILABLE, message, now, release=False)
+                self._finish(call, errors.UNAVAILABLE, 'the dispatcher shut down before the '
+                             'call was sent; it did not run', now, release=False)
         self._cancelling.clear()
         return self._take()
 
@@ -822,13 +836,27 @@ class DispatchCore:
                      now, release=call.state == WAITING)
         return False
 
-    def _cancel_sent(self, call: Call, code: str, reason: str, message: str,
+    def _cancel_sent(self, call: Call, code: str, reason: str, why: str,
                      now: float) -> None:
-        """Answer a running call now and stop it on its executor; its tool is busy until then."""
+        """
+        Stop a running call on its executor; its result waits for the executor's answer.
+
+        Only that answer tells what the tool did (`dispatch.outcomes`); without one within
+        cancel_timeout_s the result says it may have acted. Its tool is busy until then.
+        """
         self._out.append(fx.StopOnExecutor(call, reason, await_answer=True))
-        self._finish(call, code, message, now, release=False)
+        if call.speech is not None and not call.speech.announced:
+            self._announce(call)  # with the text it had when it stopped
         call.state = CANCELLING
+        call.stop = Stop(code, why)
         self._cancelling[call.call_id] = call
+        call.deadline = now + self.settings.cancel_timeout_s
+        self._push(call.deadline, 'call', call.call_id)
+
+    def _settle(self, call: Call, settled: Settled, now: float) -> None:
+        """Give a sent (or stopping) call the result its executor's answer (or loss) tells."""
+        self._finish(call, settled.code, settled.message, now, content=settled.content,
+                     outcome=settled.outcome)
 
     def _release(self, name: str, now: float) -> None:
         """Start the next call in a tool's queue (its call finished), or mark the tool idle."""
@@ -845,8 +873,9 @@ class DispatchCore:
 
     def _expire(self, call: Call, now: float) -> None:
         if call.state == CANCELLING:
-            del self._cancelling[call.call_id]
-            self._release(call.name, now)
+            self._out.append(fx.StopOnExecutor(call, 'not confirmed stopped',
+                                               await_answer=False))
+            self._settle(call, unconfirmed(call.stop, self.settings.cancel_timeout_s), now)
         elif call.state == QUEUED:
             self._queues[call.name].remove(call)
             self._finish_waited(call, now)
@@ -864,7 +893,7 @@ class DispatchCore:
                 f"'{call.name}' did not answer within {call.timeout_s:g} s, so it was stopped "
                 'on its executor where that is possible (a goal is cancelled; a service request '
                 f'runs to its end): it may have partly run; raise tool.{call.name}.timeout_s if '
-                'it is expected to be slow'), now)
+                'it is expected to be slow'), now, outcome=errors.UNKNOWN)
 
     def _finish_waited(self, call: Call, now: float) -> None:
         self._finish(call, errors.TIMEOUT, (
@@ -887,9 +916,15 @@ class DispatchCore:
         self._result(call, code, message, now)
 
     def _finish(self, call: Call, code: str, message: str, now: float, content: str = '', *,
-                release: bool = True) -> None:
-        """Give an accepted call its one result; a started call hands its tool to the next."""
+                release: bool = True, outcome: str = errors.NOT_RUN) -> None:
+        """
+        Give an accepted call its one result; a started call hands its tool to the next.
+
+        `outcome`: whether its tool may have acted; not_run unless the caller knows the call
+        was sent (every path that sends says so).
+        """
         del self._active[call.call_id]
+        self._cancelling.pop(call.call_id, None)
         speech = call.speech
         if speech is not None:
             if code:
@@ -911,12 +946,12 @@ class DispatchCore:
                     del recent[call.repeat_key]
                 else:
                     recent[call.repeat_key] = (call.call_id, now)
-        self._result(call, code, message, now, content)
+        self._result(call, code, message, now, content, outcome)
         if release:
             self._release(call.name, now)
 
     def _result(self, call: Call, code: str, message: str, now: float,
-                content: str = '') -> None:
+                content: str = '', outcome: str = errors.NOT_RUN) -> None:
         elapsed = max(0.0, now - call.accepted_at)
         finished = self._finished_ids
         finished[call.call_id] = None
@@ -927,7 +962,7 @@ class DispatchCore:
         if stats is None:
             stats = self.stats[key] = ToolStats()
         stats.record(code, elapsed)
-        self._out.append(fx.PublishResult(call, code, message, content, elapsed))
+        self._out.append(fx.PublishResult(call, code, message, content, elapsed, outcome))
         chat = tool_message(call.call_id, call.name, not code, content, code, message)
         if call.source != POLICY_SOURCE:
             chat['source'] = call.source
@@ -939,7 +974,8 @@ class DispatchCore:
         self._out.append(fx.Audit('result', {
             'call_id': call.call_id, 'generation_id': call.generation_id, 'source': call.source,
             'origin': call.origin, 'name': call.name, 'success': not code, 'content': content,
-            'error_code': code, 'error_message': message, 'duration_s': elapsed}))
+            'error_code': code, 'error_message': message, 'outcome': outcome,
+            'duration_s': elapsed}))
 
     def _audit_call(self, call: Call) -> None:
         self._out.append(fx.Audit('call', {

@@ -82,6 +82,8 @@ class PublishResult:
     error_message: str
     content: str
     duration_s: float
+    # Whether the tool may have acted: errors.NOT_RUN, RAN or UNKNOWN (Outcomes.msg).
+    outcome: str = 'not_run'
 
     @property
     def success(self) -> bool:

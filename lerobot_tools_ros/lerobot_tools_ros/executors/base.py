@@ -27,6 +27,8 @@ one per tool, in one place.
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol
 
+from lerobot_tools_ros import errors
+
 ACTION = 'action'
 SERVICE = 'service'
 LOCAL = 'in-process'
@@ -41,6 +43,9 @@ class Outcome:
     error_code: str = ''
     error_message: str = ''
     call_id: str = ''  # as the executor echoed it
+    # Whether the tool may have acted (errors.NOT_RUN, RAN, UNKNOWN), decided where the call
+    # ended: the executor's own answer, or the path that lost it.
+    outcome: str = errors.UNKNOWN
 
 
 FeedbackCallback = Callable[[str, float, str], None]  # stage, progress (0..1 or -1), detail
@@ -71,8 +76,11 @@ class ExecutorCall:
         Ask the executor to stop this call; return True if it will be told.
 
         A cancelled call still ends through `on_done` (`cancelled`, or its own result when it
-        finished first). A service request cannot be stopped remotely: False, and its answer
-        still comes when the executor is done (`forget()` to drop it).
+        finished first). Over DDS the stop also goes to the tool's stop topic
+        (`names.tool_stop_topic`), so a tool_server refuses the call if its goal or request has
+        not reached it yet, and cancels it if it runs (a request too); an executor that does not
+        listen there runs a service request to its end: False, and its answer still comes
+        when the executor is done (`forget()` to drop it).
         """
         return False
 

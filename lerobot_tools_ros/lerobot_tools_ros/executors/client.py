@@ -44,9 +44,11 @@ import json
 import time
 from typing import Any, Callable
 
-from lerobot_tools_ros import errors, inprocess
+from lerobot_tools_ros import errors, inprocess, names
 from rclpy.node import Node
+from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rclpy.task import Future
+from std_msgs.msg import String
 
 from .action import ActionExecutor
 from .base import (ACTION, DoneCallback, Executor, ExecutorCall, FeedbackCallback, LOCAL, Outcome,
@@ -87,11 +89,16 @@ class ExecutorClient:
         self.probe_interval_s = probe_interval_s
         self.action_grace_s = action_grace_s
         self.on_ready = on_ready
-        self._service = None if mode == ACTION else ServiceExecutor(
-            node, name, callback_group, self._when_done)
-        self._action = None if mode == SERVICE else ActionExecutor(
-            node, name, callback_group, self._when_done, self.mark_unproven)
         self._resolved = node.resolve_service_name(name)  # as the tool_server registers it
+        # Stops of calls sent over DDS (see ExecutorCall.cancel); volatile: a stop is for now.
+        self._stops: Any = node.create_publisher(
+            String, names.tool_stop_topic(self._resolved),
+            QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE),
+            callback_group=callback_group)
+        self._service = None if mode == ACTION else ServiceExecutor(
+            node, name, callback_group, self._when_done, self._stop)
+        self._action = None if mode == SERVICE else ActionExecutor(
+            node, name, callback_group, self._when_done, self.mark_unproven, self._stop)
         self.name = self._resolved
         self.kind = ''  # ACTION or SERVICE once proven; '' while not ready
         self._epoch = 0  # bumped whenever readiness is lost: older probe answers do not count
@@ -189,6 +196,14 @@ class ExecutorClient:
             raise RuntimeError(f'{self.name}: no {kind} client to probe')
         executor.probe(lambda: self._proven(kind, epoch))
 
+    def _stop(self, call_id: str) -> bool:
+        """Tell the tool's executor to stop `call_id`; True when a tool_server listens."""
+        stops = self._stops
+        if stops is None or not call_id:
+            return False
+        stops.publish(String(data=call_id))
+        return stops.get_subscription_count() > 0
+
     def _when_done(self, future: Future, callback: Callable[[Future], None]) -> None:
         """Run `callback(future)` when it is done, through `post` when the owner gave one."""
         post = self._post
@@ -248,6 +263,9 @@ class ExecutorClient:
             if executor is not None:
                 executor.destroy()
         self._service = self._action = None
+        if self._stops is not None:
+            self._node.destroy_publisher(self._stops)
+            self._stops = None
 
 
 class _WholeText(ExecutorCall):
@@ -281,7 +299,7 @@ class _WholeText(ExecutorCall):
             return False
         self.finish(self._call[4], Outcome(False, error_code=errors.CANCELLED, error_message=(
             'cancelled before its text was complete; its executor has only the CallTool '
-            'service, so nothing was sent and nothing ran')))
+            'service, so nothing was sent and nothing ran'), outcome=errors.NOT_RUN))
         return True
 
     def forget(self) -> None:

@@ -59,14 +59,14 @@ class HostedToolOffer:
         server = self._server()
         if server is None or not self.context.ok():
             answer(errors.UNAVAILABLE, f'the tool_server hosting {self.name} is gone; the call '
-                                       'did not run')
+                                       'did not run', errors.NOT_RUN)
             return
         request = SimpleNamespace(call_id=call_id, name=name, arguments=arguments_json,
                                   source=source)
         try:
             done = server.submit(self._hosted, request, context, local=True)
         except Exception as exc:  # noqa: B902 - every call gets an answer, as over DDS
-            answer(errors.EXECUTION_FAILED, f'{type(exc).__name__}: {exc}')
+            answer(errors.EXECUTION_FAILED, f'{type(exc).__name__}: {exc}', errors.UNKNOWN)
             return
         # On the tool's worker thread, or at once when it was refused before it was queued.
         done.add_done_callback(lambda future: answer(*future.result()))
@@ -104,9 +104,9 @@ class LocalCall(ExecutorCall):
         self._queue: list[tuple[Callable[..., None], tuple]] = []  # reports, then the answer
         self._drain_posted = False
 
-    def arrive(self, code: str, text: str) -> None:
+    def arrive(self, code: str, text: str, outcome: str) -> None:
         """Take the tool's answer (from any thread, once)."""
-        self._deliver(self._answered, (code, text))
+        self._deliver(self._answered, (code, text, outcome))
 
     def _report(self, stage: str, progress: float, detail: str) -> None:
         self._deliver(self._feedback, (stage, progress, detail))
@@ -127,11 +127,12 @@ class LocalCall(ExecutorCall):
         for work, arguments in queued:
             work(*arguments)
 
-    def _answered(self, code: str, text: str) -> None:  # on the caller's executor thread
+    def _answered(self, code: str, text: str, outcome: str) -> None:  # on the caller's thread
         text = ros_string(text)  # as a RunTool result carries it: valid UTF-8
-        self.finish(self._on_done, Outcome(True, content=text, call_id=self.call_id) if not code
+        self.finish(self._on_done, Outcome(True, content=text, call_id=self.call_id,
+                                           outcome=outcome) if not code
                     else Outcome(False, error_code=code, error_message=text,
-                                 call_id=self.call_id))
+                                 call_id=self.call_id, outcome=outcome))
 
     def _feedback(self, stage: str, progress: float, detail: str) -> None:
         if self._on_feedback is not None and not self.done:

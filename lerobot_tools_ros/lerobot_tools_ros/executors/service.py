@@ -24,14 +24,31 @@ from rclpy.task import Future
 from .base import DoneCallback, ExecutorCall, FeedbackCallback, Outcome, SERVICE
 
 
+class RequestCall(ExecutorCall):
+    """A call sent as a request: a cancel reaches a tool_server through the stop topic."""
+
+    def __init__(self, call_id: str, stop: Callable[[str], bool]) -> None:
+        super().__init__(call_id, SERVICE)
+        self._stop = stop
+
+    def cancel(self) -> bool:
+        """Stop it on a tool_server (refused if not there yet, cancelled if it runs)."""
+        if self.done:
+            return False
+        self.cancel_requested = True
+        return self._stop(self.call_id)
+
+
 class ServiceExecutor:
     """Send calls, and readiness probes, as CallTool requests to `name`."""
 
     kind = SERVICE
 
     def __init__(self, node: Node, name: str, callback_group: Any,
-                 when_done: Callable[[Future, Callable[[Future], None]], None]) -> None:
+                 when_done: Callable[[Future, Callable[[Future], None]], None],
+                 stop: Callable[[str], bool] = lambda _call_id: False) -> None:
         self._node = node
+        self._stop = stop  # publishes a stopped call's id on the tool's stop topic
         self._client = node.create_client(CallTool, name, callback_group=callback_group)
         self._when_done = when_done  # runs a future's callback where the owner wants it
         self._probes: list[Future] = []
@@ -58,7 +75,7 @@ class ServiceExecutor:
         if stream_argument:  # (ExecutorClient sends a streamed call once its text is whole)
             raise ValueError(f'{tool_name}: a CallTool request cannot stream the argument '
                              f'{stream_argument!r}; send the whole text')
-        call = ExecutorCall(call_id, SERVICE)
+        call = RequestCall(call_id, self._stop)
         future = self._client.call_async(CallTool.Request(
             call_id=call_id, name=tool_name, arguments=arguments_json, source=source))
         call._forget = lambda: self._client.remove_pending_request(future)
@@ -85,10 +102,14 @@ def _callbacks_when_taken(future: Future) -> None:
 
 def _outcome(response: Any) -> Outcome:
     if response is None:
-        return Outcome(False, error_code=errors.EXECUTION_FAILED,
-                       error_message='the service call ended without a response')
+        return Outcome(False, error_code=errors.ANSWER_LOST, outcome=errors.UNKNOWN,
+                       error_message='the service call ended without a response; the call may '
+                                     'or may not have run')
+    outcome = getattr(response, 'outcome', '')
     if response.success:
-        return Outcome(True, content=response.content, call_id=response.call_id)
-    return Outcome(False, error_code=response.error_code or errors.EXECUTION_FAILED,
+        return Outcome(True, content=response.content, call_id=response.call_id,
+                       outcome=errors.answered_outcome('', outcome))
+    code = response.error_code or errors.EXECUTION_FAILED
+    return Outcome(False, error_code=code,
                    error_message=response.error_message or 'the executor reported failure',
-                   call_id=response.call_id)
+                   call_id=response.call_id, outcome=errors.answered_outcome(code, outcome))

@@ -78,10 +78,12 @@ def _text(text: str):
     return types.TextContent(type='text', text=text)
 
 
-def _error(code: str, message: str):
+def _error(code: str, message: str, outcome: str = errors.NOT_RUN):
     import mcp_types as types
-    return types.CallToolResult(content=[_text(mcp_results.error_text(code, message))],
-                                is_error=True)
+    return types.CallToolResult(
+        content=[_text(mcp_results.error_text(code, message)),
+                 _text(mcp_results.outcome_line(outcome))],
+        structured_content=mcp_results.with_outcome(None, outcome, code), is_error=True)
 
 
 def _client_name(ctx: Any) -> str:
@@ -377,25 +379,29 @@ class ToolHandlers:
                 return _error(errors.ANSWER_LOST, f'{bridge.node.dispatcher_fqn} left the ROS '
                               f'graph (its link or process is gone) while call {call_id} was '
                               'out: the call was sent and may have run; its outcome is '
-                              "unknown (the robot's audit log records what it did)")
+                              "unknown (the robot's audit log records what it did)",
+                              errors.UNKNOWN)
             if active.stop.is_set():
                 return _error(errors.CANCELLED, f'call {call_id} was stopped (the MCP server is '
                               'shutting down or the client left); asked the dispatcher to '
-                              'cancel it')
+                              'cancel it', errors.UNKNOWN)
             bridge.cancel(call_id, 'no answer in time')
             return _error(errors.TIMEOUT, f'no answer from the dispatcher within '
-                          f'{self.node.call_timeout_s:g} s; asked it to cancel call {call_id}')
+                          f'{self.node.call_timeout_s:g} s; asked it to cancel call {call_id}',
+                          errors.UNKNOWN)
         code = mcp_results.result_code(response.success, response.error_code)
+        outcome = errors.answered_outcome(code, response.outcome)
         if code:
-            return _error(code, f'{response.error_message} (call {call_id})')
-        return self.result_of(name, response.content, runner.tool)
+            return _error(code, f'{response.error_message} (call {call_id})', outcome)
+        return self.result_of(name, response.content, runner.tool, outcome)
 
-    def result_of(self, name: str, content: str, tool: Any) -> Any:
+    def result_of(self, name: str, content: str, tool: Any, outcome: str = errors.RAN) -> Any:
         import mcp_types as types
-        items: list = [_text(content)]
+        items: list = [_text(content), _text(mcp_results.outcome_line(outcome))]
         structured = None
         if tool is not None and mcp_results.output_schema(name, _entry(self.bridge, name)):
             structured = mcp_results.structured_content(content)
+        structured = mcp_results.with_outcome(structured, outcome)
         if name in IMAGE_TOOLS:
             images, notes = mcp_results.images_in_result(content, self.node.max_image_bytes)
             items += [types.ImageContent(type='image', data=_b64(image.data),

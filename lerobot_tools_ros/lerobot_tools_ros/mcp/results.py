@@ -184,3 +184,32 @@ def result_code(success: bool, error_code: str) -> str:
     if success:
         return ''
     return error_code or errors.EXECUTION_FAILED
+
+
+# What a model should read off each outcome (the text of every result ends with one of these).
+OUTCOME_NOTES: Mapping[str, str] = {
+    'not_run': 'the tool did not act; retrying cannot act twice',
+    'ran': 'the tool ran; the result says what it did',
+    'unknown': ('the call was sent and its answer lost: the tool may have acted; check before '
+                'repeating it'),
+}
+
+
+def outcome_line(outcome: str) -> str:
+    """Return the line a result's text ends with: its outcome and what it means."""
+    return f'outcome: {outcome} ({OUTCOME_NOTES.get(outcome, "unknown outcome")})'
+
+
+def with_outcome(structured: Mapping[str, Any] | None, outcome: str,
+                 error_code: str = '') -> dict:
+    """
+    Return a result's ``structuredContent``: the tool's JSON object (if any) and its outcome.
+
+    ``outcome`` (and ``error_code`` of a failure) are added to what the tool returned; the
+    output schemas leave room for them.
+    """
+    data = dict(structured or {})
+    data['outcome'] = outcome
+    if error_code:
+        data['error_code'] = error_code
+    return data

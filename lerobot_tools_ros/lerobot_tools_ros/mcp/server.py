@@ -37,7 +37,7 @@ from typing import Any
 from lerobot_tools_ros import names
 from lerobot_tools_ros.mcp import access, fleet, sdk_adapter
 from lerobot_tools_ros.mcp.robot_link import RobotLink
-from lerobot_tools_ros.nodes.params import declare_table
+from lerobot_tools_ros.nodes.params import declare_table, refuse_unknown_parameters
 from lerobot_tools_ros.parameters.declarations import MCP_SERVER
 from lerobot_tools_ros.untrusted import log_text
 from rcl_interfaces.msg import ParameterEvent
@@ -271,6 +271,7 @@ def main(args: list[str] | None = None) -> int:
     try:
         try:
             node = McpServerNode()
+            refuse_unknown_parameters(node)  # a misspelled name would be ignored
         except (ValueError, TypeError, LookupError, ParameterException) as exc:
             print(f'[{names.MCP_SERVER_NODE}] error: {exc}', file=sys.stderr)
             return 1

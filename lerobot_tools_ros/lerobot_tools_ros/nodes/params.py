@@ -23,17 +23,26 @@ later set, in the node's set-parameters callback, which refuses a bad value with
 applies a good one to a writable parameter at once (`declare(..., apply=...)`).
 """
 
+import difflib
 from typing import Any, Callable
 import weakref
 
 from lerobot_tools_ros.errors import ConfigurationError
 from lerobot_tools_ros.parameters.spec import ALL, means_all, ParameterSpec, string_list
+from lerobot_tools_ros.untrusted import log_text
 from rcl_interfaces.msg import (FloatingPointRange, IntegerRange, ParameterDescriptor,
                                 ParameterType, SetParametersResult)
+from rclpy.exceptions import ParameterNotDeclaredException
 from rclpy.node import Node
+from rclpy.parameter import Parameter
 
 __all__ = ['ALL', 'declare', 'declare_spec', 'declare_table', 'descriptor', 'means_all',
-           'overrides_with_prefix', 'string_list']
+           'overrides_with_prefix', 'refuse_unknown_parameters', 'string_list',
+           'unknown_parameter_message']
+
+# Parameters ROS itself reads from overrides, which a node need not declare.
+_ROS_OWN = frozenset({'use_sim_time', 'start_type_description_service'})
+_ROS_OWN_PREFIXES = ('qos_overrides.',)
 
 _ROS_TYPE = {'bool': ParameterType.PARAMETER_BOOL, 'int': ParameterType.PARAMETER_INTEGER,
              'float': ParameterType.PARAMETER_DOUBLE, 'str': ParameterType.PARAMETER_STRING,
@@ -79,6 +88,7 @@ def _registry(node: Node) -> _Registry:
         # context would later destroy a half-built node at shutdown. Registered before any
         # other callback of the node, so it runs last: it applies only what all others took.
         node_ref = weakref.ref(node)
+        _explain_undeclared(node_ref)
         node.add_on_set_parameters_callback(
             lambda parameters: (_registry(node_ref()).on_set(parameters)
                                 if node_ref() is not None
@@ -92,14 +102,19 @@ def descriptor(spec: ParameterSpec) -> ParameterDescriptor:
         name=spec.name, description=spec.full_description(), read_only=bool(spec.read_only),
         dynamic_typing=spec.dynamic, additional_constraints=spec.constraints(),
         type=ParameterType.PARAMETER_NOT_SET if spec.dynamic else _ROS_TYPE[spec.kind])
-    if spec.minimum is None or spec.maximum is None:
-        return result  # one bound only: `additional_constraints` and the set check say it
+    if spec.special or spec.maximum is None or spec.kind not in ('int', 'float'):
+        return result  # a value allowed outside the range (-1): `additional_constraints` says it
+    low = spec.minimum if spec.minimum is not None else spec.above
+    if low is None:
+        return result
     if spec.kind == 'int':
+        if spec.minimum is None:  # above=n: from n + 1
+            low = int(low) + 1
         result.integer_range = [IntegerRange(
-            from_value=int(spec.minimum), to_value=int(spec.maximum), step=0)]
-    elif spec.kind == 'float':
+            from_value=int(low), to_value=int(spec.maximum), step=0)]
+    else:  # ROS ranges are inclusive: an exclusive `above` is refused by the set check
         result.floating_point_range = [FloatingPointRange(
-            from_value=float(spec.minimum), to_value=float(spec.maximum), step=0.0)]
+            from_value=float(low), to_value=float(spec.maximum), step=0.0)]
     return result
 
 
@@ -165,3 +180,86 @@ def overrides_with_prefix(node: Node, prefix: str) -> dict[str, Any]:
                            f'as {prefix}* cannot be read')
     return {name[len(prefix):]: param.value for name, param in overrides.items()
             if name.startswith(prefix)}
+
+
+def _closest(name: str, known: list[str]) -> str:
+    """Return ", did you mean 'x'?" for the known name closest to `name`, or ''."""
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    if not close:  # tool.say.timout: compare the last part among names sharing the prefix
+        head, _, tail = name.rpartition('.')
+        siblings = [known_name.rpartition('.')[2] for known_name in known
+                    if known_name.rpartition('.')[0] == head]
+        close = [f'{head}.{match}' for match in
+                 difflib.get_close_matches(tail, siblings, n=1, cutoff=0.6)] if head else []
+    return f", did you mean '{close[0]}'?" if close else ''
+
+
+def unknown_parameter_message(node: Node, name: str) -> str:
+    """
+    Say that `node` has no parameter `name`, naming the closest one it has.
+
+    A node may explain names of its own families better (`explain_parameter(name)`: the
+    dispatcher's tool.<name>.<setting> of a tool not in its catalog).
+    """
+    explain = getattr(node, 'explain_parameter', None)
+    explained = explain(name) if explain is not None else ''
+    if explained:
+        return explained
+    known = sorted(getattr(node, '_parameters', {}))
+    return (f"{node.get_fully_qualified_name()} has no parameter '{log_text(name, 200)}'"
+            f'{_closest(name, known)} (`ros2 param list {node.get_fully_qualified_name()}` '
+            'lists them)')
+
+
+def refuse_unknown_parameters(node: Node) -> None:
+    """
+    Raise ConfigurationError when a parameters file or -p gave `node` a name it does not have.
+
+    rclpy keeps such values and never uses them, so a misspelled `sinkk:=null` used to run with
+    the default sink. Names the node handles itself (`handles_parameter(name)`: the
+    dispatcher's tool.<name>.<setting> overrides, checked when it starts) and ROS's own are
+    left alone.
+    """
+    overrides = getattr(node, '_parameter_overrides', None) or {}
+    declared = getattr(node, '_parameters', {})
+    handles = getattr(node, 'handles_parameter', None)
+    own = tuple(getattr(node, 'checks_its_own', ()))
+    unknown = []
+    for name in overrides:
+        if (name in declared or name in _ROS_OWN or name.startswith(_ROS_OWN_PREFIXES)
+                or (own and name.startswith(own)) or (handles is not None and handles(name))):
+            continue
+        parent = name.rpartition('.')[0]  # a map given with nested keys (cameras.front)
+        if parent in declared and declared[parent].type_ == Parameter.Type.STRING_ARRAY:
+            continue
+        unknown.append(name)
+    if unknown:
+        raise ConfigurationError('; '.join(unknown_parameter_message(node, name)
+                                           for name in sorted(unknown)))
+
+
+def _explain_undeclared(node_ref: Callable[[], Any]) -> None:
+    """
+    Answer `ros2 param set` of a name the node does not have with what is wrong.
+
+    rclpy's own answer is "Invalid access to undeclared parameter(s): []". Its parameter
+    service calls the node's `set_parameters_atomically`, which is wrapped on this instance.
+    """
+    node = node_ref()
+    original = type(node).set_parameters_atomically  # the class's: no reference to the node
+
+    def set_parameters_atomically(parameter_list: list) -> SetParametersResult:
+        owner = node_ref()
+        if owner is None:
+            return SetParametersResult(successful=False, reason='the node is gone')
+        try:
+            return original(owner, parameter_list)
+        except ParameterNotDeclaredException:
+            missing = [parameter.name for parameter in parameter_list
+                       if not owner.has_parameter(parameter.name)]
+            if not missing:
+                raise
+            return SetParametersResult(successful=False, reason='; '.join(
+                unknown_parameter_message(owner, name) for name in missing))
+
+    setattr(node, 'set_parameters_atomically', set_parameters_atomically)  # noqa: B010

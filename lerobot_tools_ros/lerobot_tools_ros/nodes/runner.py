@@ -30,9 +30,12 @@ import traceback
 from typing import Callable
 
 from lerobot_tools_ros.errors import ConfigurationError, EXIT_CONFIGURATION_ERROR
+from lerobot_tools_ros.nodes.params import refuse_unknown_parameters
+from lerobot_tools_ros.parameters.files import check_params_files
 import rclpy
 from rclpy.exceptions import NameValidationException, ParameterException
 from rclpy.executors import Executor, ExternalShutdownException, SingleThreadedExecutor
+from rclpy.impl.implementation_singleton import rclpy_implementation
 from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 
@@ -42,6 +45,10 @@ from rclpy.signals import SignalHandlerOptions
 # The message says what to change, so a traceback would only hide it. A plain ValueError,
 # TypeError or LookupError is not among them: raised by accident, its traceback finds the bug.
 CONFIGURATION_ERRORS = (ConfigurationError, NameValidationException, ParameterException)
+# rcl's error for ROS arguments it cannot take (a parameters file it cannot parse, a bad remap).
+RCLError = rclpy_implementation.RCLError
+# On a node's command line (before --ros-args): run it as a managed (lifecycle) node.
+MANAGED_FLAG = '--managed'
 
 
 def report_start_failure(name: str, exc: BaseException) -> int:
@@ -66,14 +73,28 @@ def run_node(make_node: Callable[[], Node], name: str, args: list[str] | None = 
     Create the node from `make_node`, spin it until Ctrl-C or SIGTERM, return the exit status.
 
     Signals only set a flag: the node is destroyed while the context is still valid, so it can
-    still publish (the dispatcher answers every pending call before it goes).
+    still publish (the dispatcher answers every pending call before it goes). The handler stays
+    installed until rclpy is shut down: a supervisor often sends a second SIGINT or SIGTERM
+    (`ros2 launch` without a terminal signals the process group, then the node), and that one
+    must not interrupt the shutdown half-way (exit 130, calls unanswered, or a C++ abort).
     """
-    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
-    stop = StopOnSignal()
+    stop = StopOnSignal(name)
     node = None
+    command_line = sys.argv if args is None else args
+    if MANAGED_FLAG in _outside_ros_args(command_line):
+        make_node = _managed(make_node, name)
     try:
         try:
+            check_params_files(command_line)
+            rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+        except (ConfigurationError, RCLError) as exc:
+            return report_start_failure(name, ConfigurationError(
+                f'{exc}' if isinstance(exc, ConfigurationError)
+                else f'the ROS arguments were refused: {exc}'))
+        try:
             node = make_node()
+            if not hasattr(node, 'lifecycle_state'):  # a managed node checks at configure
+                refuse_unknown_parameters(node)
         except Exception as exc:  # noqa: B902 - every start failure is reported, then exits
             # Only the constructor's errors can be configuration errors; once spinning, an
             # exception is a bug and keeps its traceback.
@@ -84,16 +105,45 @@ def run_node(make_node: Callable[[], Node], name: str, args: list[str] | None = 
         try:
             spin_until(executor, stop.event, name)
         finally:
+            stop.stopping()
             executor.remove_node(node)
             executor.shutdown(timeout_sec=0.0)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
-        stop.restore()  # a second Ctrl-C interrupts a stuck shutdown
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
+        stop.stopping()  # further signals are noted, never raised: the shutdown completes
+        try:
+            if node is not None:
+                node.destroy_node()
+        finally:
+            rclpy.try_shutdown()
+            # Asked to stop: the process only exits now, and a late second signal (a supervisor
+            # signals the group and then the node) must not turn that exit into death by signal.
+            stop.restore(ignore=stop.event.is_set())
     return 0
+
+
+def _outside_ros_args(args: list[str]) -> list[str]:
+    """Return the arguments outside `--ros-args ... [--]` (without rcl, which reads files)."""
+    outside, inside = [], False
+    for arg in args:
+        if arg == '--ros-args':
+            inside = True
+        elif arg == '--' and inside:
+            inside = False
+        elif not inside:
+            outside.append(arg)
+    return outside
+
+
+def _managed(make_node: Callable[[], Node], name: str) -> Callable[[], Node]:
+    """Return the managed (lifecycle) variant of a node class (`--managed`)."""
+    from lerobot_tools_ros.nodes.managed_node import managed_class
+    from lerobot_tools_ros.parameters.declarations import NODES
+
+    if not isinstance(make_node, type) or name not in NODES:
+        raise SystemExit(f'[{name}] error: {name} cannot run as a managed node')
+    return managed_class(make_node, NODES[name])
 
 
 class StopOnSignal:
@@ -101,28 +151,43 @@ class StopOnSignal:
     Ctrl-C and SIGTERM set `event` and trigger a guard condition of a spun node.
 
     Only a flag and a wake-up: whoever spins ends its loop and destroys the nodes while the
-    context is still valid (see spin_until for why the wake-up is needed).
+    context is still valid (see spin_until for why the wake-up is needed). Once `stopping()`
+    was called, a signal only sets the flag again (the guard conditions are being destroyed);
+    the handler stays installed until `restore()`, so a second signal cannot cut a shutdown
+    short. A process that hangs while stopping is ended with SIGKILL by its supervisor.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, name: str = '') -> None:
         self.event = threading.Event()
+        self._name = name
         self._guards: list = []
         self._previous = {signum: signal.signal(signum, self._on_signal)
                           for signum in (signal.SIGINT, signal.SIGTERM)}
 
-    def _on_signal(self, *_: object) -> None:
+    def _on_signal(self, signum: int, *_: object) -> None:
+        first = not self.event.is_set()
         self.event.set()
+        if not first:
+            return
         for guard in self._guards:
-            guard.trigger()
+            try:
+                guard.trigger()
+            except Exception:  # noqa: B902 - a guard destroyed meanwhile: the flag suffices
+                pass
 
     def wake_through(self, node: Node) -> None:
         """Give `node` the guard condition a signal triggers (the node must be spun)."""
         self._guards.append(node.create_guard_condition(lambda: None))
 
-    def restore(self) -> None:
-        """Put back the signal handlers that were there before."""
+    def stopping(self) -> None:
+        """From now on a signal only sets the flag: the nodes and their guards are going."""
+        self.event.set()
+        self._guards = []
+
+    def restore(self, ignore: bool = False) -> None:
+        """Put back the signal handlers that were there before (`ignore`: ignore signals)."""
         for signum, handler in self._previous.items():
-            signal.signal(signum, handler)
+            signal.signal(signum, signal.SIG_IGN if ignore else handler)
 
 
 def spin_until(executor: Executor, stop: threading.Event, name: str) -> None:

@@ -28,7 +28,7 @@ from typing import Any
 from lerobot_tools_ros import names
 from lerobot_tools_ros.dataset.render import FORMATS as REPLAY_FORMATS
 from lerobot_tools_ros.limits import MAX_ARGUMENT_BYTES
-from lerobot_tools_ros.parameters.spec import ALL, ParameterSpec
+from lerobot_tools_ros.parameters.spec import ALL, MAX_SECONDS, ParameterSpec
 
 __all__ = ['APPROVAL_MODES', 'DEMO_CAMERA', 'DEMO_SCRIPT', 'DEMO_GRIPPER', 'DISPATCHER', 'INHERIT',
            'MCP_SERVER', 'NODES', 'PER_TOOL_DEFAULTS', 'PER_TOOL_SETTINGS', 'REPLAY',
@@ -53,6 +53,11 @@ def table(*specs: ParameterSpec) -> dict[str, ParameterSpec]:
 
 
 _RESTART = 'read when the node starts; restart it to change'
+# Upper bounds of the dispatcher's counts, sizes and rates: far beyond what a robot needs, and
+# small enough that no arithmetic or allocation made from them can fail.
+_MAX_COUNT = 1_000_000
+_MAX_BYTES = 1 << 30
+_MAX_RATE_HZ = 1e6
 
 # -- dispatcher ------------------------------------------------------------------------------
 
@@ -88,15 +93,22 @@ DISPATCHER = table(
                   'catalog tool. Others get not_allowed.'),
     ParameterSpec('timeout_s', 10.0,
                   'Seconds a call may take, including waiting for its executor to come up; per '
-                  'tool: tool.<name>.timeout_s.', above=0.0),
+                  'tool: tool.<name>.timeout_s.', above=0.0, maximum=MAX_SECONDS),
     ParameterSpec('rate_limit_hz', 0.0,
                   'Calls per second allowed per tool (0: unlimited); per tool: '
-                  'tool.<name>.rate_limit_hz.', minimum=0.0),
+                  'tool.<name>.rate_limit_hz.', minimum=0.0, maximum=_MAX_RATE_HZ),
     ParameterSpec('burst', 5, 'Calls allowed at once above the rate limit (0 acts as 1: the '
-                  'bucket always holds one call); per tool: tool.<name>.burst.', minimum=0),
+                  'bucket always holds one call); per tool: tool.<name>.burst.', minimum=0,
+                  maximum=_MAX_COUNT),
+    ParameterSpec('cancel_timeout_s', 5.0,
+                  'Seconds a call stopped while it runs (a cancel, a pause, when_busy replace) '
+                  "waits for its executor's answer, which says what the tool did (its result if "
+                  'it had finished, paused or cancelled if it stopped); without an answer by then '
+                  'its result is answer_lost with outcome unknown (it may still be acting).',
+                  above=0.0, maximum=MAX_SECONDS),
     ParameterSpec('max_pending', 256,
                   'Most calls queued or in flight at once; further calls get busy immediately.',
-                  minimum=0),
+                  minimum=1, maximum=_MAX_COUNT),
     ParameterSpec('serialize_per_tool', True,
                   'Run calls of one tool one after another (a second say waits for the first).'),
     ParameterSpec('audit_log', '',
@@ -111,16 +123,17 @@ DISPATCHER = table(
                   read_only='the subscriptions are made at start'),
     ParameterSpec('max_input_bytes', 65536,
                   'Largest generation parsed; larger ones get one parse_error result.',
-                  minimum=0),
+                  minimum=1, maximum=_MAX_BYTES),
     ParameterSpec('stream_idle_timeout_s', 30.0,
                   'A streamed generation without a chunk for this long is finished as if '
-                  'final.', minimum=0.0),
+                  'final.', above=0.0, maximum=MAX_SECONDS),
     ParameterSpec('max_open_streams', 64,
                   'Most streamed generations open at once; beyond it the least recently fed '
-                  'one is finished early (its unfinished call gets parse_error).', minimum=0),
+                  'one is finished early (its unfinished call gets parse_error).', minimum=1,
+                  maximum=_MAX_COUNT),
     ParameterSpec('max_stream_bytes', 8 << 20,
                   'Most characters all open streams hold together; beyond it the least '
-                  'recently fed streams are finished early.', minimum=0),
+                  'recently fed streams are finished early.', minimum=1, maximum=_MAX_BYTES),
     ParameterSpec('stream_speech', False,
                   'Streamed generations (TextChunk): start a say call (any tool with a '
                   'streamable argument) while the policy is still writing it, handing its '
@@ -167,12 +180,16 @@ def dispatcher_tool_spec(tool: str, setting: str) -> ParameterSpec:
         return ParameterSpec(
             name, default, f"Seconds in which a call of '{tool}' with the same arguments as a "
             'running or recent one is answered duplicate instead of run (0: off).',
-            minimum=0.0)
+            minimum=0.0, maximum=MAX_SECONDS)
     if setting == 'burst':
         return ParameterSpec(name, default, f"burst for '{tool}' only; -1: the global burst.",
-                             minimum=INHERIT)
+                             minimum=0, maximum=_MAX_COUNT, special=(INHERIT,))
+    if setting == 'timeout_s':
+        return ParameterSpec(name, float(default), f"timeout_s for '{tool}' only; -1: the "
+                             'global timeout_s.', above=0.0, maximum=MAX_SECONDS,
+                             special=(INHERIT,))
     return ParameterSpec(name, float(default), f"{setting} for '{tool}' only; -1: the global "
-                         f'{setting}.', minimum=INHERIT)
+                         f'{setting}.', minimum=0.0, maximum=_MAX_RATE_HZ, special=(INHERIT,))
 
 
 # -- tool_server -----------------------------------------------------------------------------
@@ -202,8 +219,20 @@ TOOL_SERVER = table(
                   'decodes, so calls slow down as this grows: sequential calls through the '
                   'dispatcher took 1.1-1.7x the raw action floor with 3 s, 1.9-3.3x with 10 s '
                   "(bench/action_bench.py). rclpy's own default: 10 s on Kilted, 900 s on Jazzy.",
-                  above=0.0,
+                  above=0.0, maximum=MAX_SECONDS,
                   read_only='the action servers take it when they are made, at start'),
+    ParameterSpec('call_ids_window_s', 600.0,
+                  'At most once per call id: for this many seconds after a call ended, a '
+                  'RunTool goal or CallTool request repeating its call_id is answered with the '
+                  'first answer instead of running again (a repeat while it runs waits for it). '
+                  'A retry after an answer was lost (outcome unknown) is then safe. Calls '
+                  'without a call_id are never matched.', above=0.0, maximum=MAX_SECONDS,
+                  read_only='each tool makes its memory of call ids at start'),
+    ParameterSpec('call_ids_max', 4096,
+                  'Most ended call ids remembered per tool for call_ids_window_s (the oldest '
+                  'are forgotten first); also how many stops of calls that have not arrived yet '
+                  'are kept.', minimum=1, maximum=_MAX_COUNT,
+                  read_only='each tool makes its memory of call ids at start'),
 )
 
 # -- speaker -----------------------------------------------------------------------------------
@@ -218,7 +247,7 @@ SPEAKER = table(
                   'complete; a dropped utterance leaves none, a cancelled one what was played.',
                   read_only='the sink is opened once, at start'),
     ParameterSpec('device', '', "sounddevice output: '' for the default, a device index, or "
-                  'part of its name (case-insensitive).', also=('int',),
+                  'part of its name (case-insensitive).', also=('int',), minimum=0, maximum=4096,
                   read_only='the sink is opened once, at start'),
     ParameterSpec('jitter_ms', 60, 'sounddevice: audio buffered before playback starts, to '
                   'ride over uneven chunks.', minimum=0, maximum=2000,
@@ -231,12 +260,13 @@ SPEAKER = table(
                   'sound card; false: as fast as it arrives.',
                   read_only='the player is made at start'),
     ParameterSpec('stall_timeout_s', 10.0, 'Drop an utterance whose next chunk has not come for '
-                  'this long (sender died).', above=0.0, read_only='the player is made at start'),
+                  'this long (sender died).', above=0.0, maximum=MAX_SECONDS,
+                  read_only='the player is made at start'),
     ParameterSpec('max_pending_utterances', 32, 'Utterances with audio waiting to play; more '
-                  'are refused (reported dropped).', minimum=1,
+                  'are refused (reported dropped).', minimum=1, maximum=_MAX_COUNT,
                   read_only='the player is made at start'),
     ParameterSpec('progress_period_s', 0.1, 'How often a playing status with frames_played is '
-                  'published during playback.', above=0.0,
+                  'published during playback.', above=0.0, maximum=3600.0,
                   read_only='the progress timer is made at start'),
     ParameterSpec('audio_topic', names.AUDIO_TOPIC, 'AudioChunk topic to play.',
                   read_only='subscribed once at start'),
@@ -281,22 +311,23 @@ MCP_SERVER = table(
                   read_only=_MCP_RESTART),
     ParameterSpec('max_argument_bytes', MAX_ARGUMENT_BYTES,
                   'Largest tool arguments (JSON, bytes) accepted.',
-                  minimum=1, read_only=_MCP_RESTART),
+                  minimum=1, maximum=_MAX_BYTES, read_only=_MCP_RESTART),
     ParameterSpec('max_image_bytes', 4 * 1024 * 1024,
                   'Largest saved image returned as MCP image content.', minimum=0,
+                  maximum=_MAX_BYTES,
                   read_only=_MCP_RESTART),
     ParameterSpec('max_request_bytes', 1024 * 1024, 'Largest HTTP request body accepted.',
-                  minimum=1, read_only=_MCP_RESTART),
+                  minimum=1, maximum=_MAX_BYTES, read_only=_MCP_RESTART),
     ParameterSpec('http_session_idle_s', 600.0, 'Seconds an HTTP session may stay without a '
                   'request in flight before it ends (its client then opens a new one).',
-                  above=0.0, read_only=_MCP_RESTART),
+                  above=0.0, maximum=MAX_SECONDS, read_only=_MCP_RESTART),
     ParameterSpec('http_max_sessions', 100, 'Most HTTP sessions open at once. At the cap, the '
                   'session idle the longest is ended for a new client, so abandoned sessions '
                   'never lock clients out; only when every session is busy is a new one '
-                  'refused (503).', minimum=1, read_only=_MCP_RESTART),
+                  'refused (503).', minimum=1, maximum=_MAX_COUNT, read_only=_MCP_RESTART),
     ParameterSpec('refresh_s', 5.0, 'Seconds between re-reads of the dispatcher settings and '
                   'of which executors are up (catalog and parameter changes are seen at once).',
-                  above=0.0,
+                  above=0.0, maximum=MAX_SECONDS,
                   read_only=_MCP_RESTART),
     ParameterSpec('discovery_wait_s', 5.0, 'Seconds after start a first tools/list (or call, '
                   'prompt, completion) waits for the dispatcher to be discovered, and then, '
@@ -304,10 +335,10 @@ MCP_SERVER = table(
                   'tools (a client that connects at launch would otherwise see no tools, or '
                   'working tools marked unavailable); what is not seen by then is listed as '
                   'missing, and the clients are told when the list changes.',
-                  minimum=0.0, read_only=_MCP_RESTART),
+                  minimum=0.0, maximum=3600.0, read_only=_MCP_RESTART),
     ParameterSpec('call_timeout_s', 600.0, 'Safety net: seconds an MCP call waits for ~/call '
                   "before it is cancelled (the dispatcher's own deadlines come first).",
-                  above=0.0, read_only=_MCP_RESTART),
+                  above=0.0, maximum=MAX_SECONDS, read_only=_MCP_RESTART),
 )
 
 # -- demo nodes (demo.launch.py, bringup --demo) -----------------------------------------------
@@ -352,6 +383,7 @@ SCRIPTED_POLICY = table(
     ParameterSpec('script', DEMO_SCRIPT, 'Generations to publish, in order.',
                   read_only=_RESTART),
     ParameterSpec('interval_s', 2.5, 'Seconds between generations.', above=0.0,
+                  maximum=MAX_SECONDS,
                   read_only=_RESTART),
     ParameterSpec('repeat', False, 'Start over after the last generation.', read_only=_RESTART),
     ParameterSpec('output_topic', names.INPUT_TOPIC, 'Topic the generations are published on.',
@@ -363,9 +395,10 @@ SCRIPTED_POLICY = table(
 REPLAY = table(
     ParameterSpec('dataset', '', 'Dataset to replay: a directory (v3 layout) or a repo id in '
                   "the local cache; empty: the package's sample dataset.", read_only=_RESTART),
-    ParameterSpec('episode', 0, 'Episode index to replay.', minimum=0, read_only=_RESTART),
-    ParameterSpec('rate', 1.0, 'Speed: 1.0 real time, 2.0 twice as fast.', above=0.0,
+    ParameterSpec('episode', 0, 'Episode index to replay.', minimum=0, maximum=_MAX_COUNT,
                   read_only=_RESTART),
+    ParameterSpec('rate', 1.0, 'Speed: 1.0 real time, 2.0 twice as fast.', above=0.0,
+                  maximum=1000.0, read_only=_RESTART),
     ParameterSpec('format', 'auto', 'Model format the calls are written in (auto: the <say> '
                   'marker for tools that have one, Hermes <tool_call> otherwise).',
                   choices=REPLAY_FORMATS, read_only=_RESTART),
@@ -373,10 +406,11 @@ REPLAY = table(
                   'where they become active.', read_only=_RESTART),
     ParameterSpec('result_timeout_s', 60.0, 'Seconds to wait for the last results after the '
                   'last step; a call still without one is a failure.', minimum=0.0,
+                  maximum=MAX_SECONDS,
                   read_only=_RESTART),
     ParameterSpec('start_delay_s', 0.0, 'Seconds to wait once the dispatcher listens, before '
                   "the first step (a runtime started at the same time: its camera's first "
-                  'frames).', minimum=0.0, read_only=_RESTART),
+                  'frames).', minimum=0.0, maximum=3600.0, read_only=_RESTART),
     ParameterSpec('stream_topic', names.STREAM_TOPIC, "The dispatcher's TextChunk topic.",
                   read_only='advertised once at start'),
     ParameterSpec('exit_when_done', True, 'Exit when done (status 1 if a call failed).',

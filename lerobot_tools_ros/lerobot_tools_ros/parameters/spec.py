@@ -33,7 +33,8 @@ from typing import Any
 from lerobot_tools_ros import names
 from lerobot_tools_ros.errors import ConfigurationError
 
-__all__ = ['ALL', 'KINDS', 'ParameterSpec', 'means_all', 'string_list']
+__all__ = ['ALL', 'GENERIC_FLOAT_LIMIT', 'GENERIC_INT_LIMIT', 'KINDS', 'MAX_SECONDS',
+           'ParameterSpec', 'means_all', 'number_text', 'string_list']
 
 # The ROS types a parameter can have here; `str_list` is a list of non-empty strings.
 KINDS = ('bool', 'int', 'float', 'str', 'str_list')
@@ -42,6 +43,23 @@ _KIND_TEXT = {'bool': 'true or false', 'int': 'an integer', 'float': 'a number',
               'str': 'a string', 'str_list': 'a list of strings such as [a, b]'}
 # In a list of names, ['*'] (or []) means every one, e.g. allowed_tools: ['*'].
 ALL = names.ALL_TOOLS
+# The longest any duration parameter may be: a week. Every timeout, period and window becomes a
+# timer period or a deadline in int64 nanoseconds somewhere; 1e308 or 1e12 s set on a running
+# node used to overflow the dispatcher's timer (OverflowError, TypeError) and kill it with its
+# calls unanswered. A week is far beyond any sensible value and far inside int64 nanoseconds.
+MAX_SECONDS = 7 * 24 * 3600.0
+# Bounds a number gets when its declaration names none (a third-party tool's ToolParameter): a
+# value is always finite and fits what ROS and the timers take. The package's own declarations
+# all name their bounds (a test checks it).
+GENERIC_FLOAT_LIMIT = 1e9
+GENERIC_INT_LIMIT = 2 ** 53
+
+
+def number_text(value: float) -> str:
+    """Return a bound as people read it: 1073741824, 604800, 0.5, 1e-06."""
+    if isinstance(value, int) or (float(value).is_integer() and abs(value) < 1e15):
+        return str(int(value))
+    return f'{value:g}'
 
 
 def _kind_of(default: Any) -> str:
@@ -94,7 +112,11 @@ class ParameterSpec:
     - ``default``: the value a node starts with (a bool, int, float, str or list of str; never
       None, so every parameter has a value and `ros2 param dump` writes no null).
     - ``choices``: the only values allowed (strings); ``minimum``/``maximum``: inclusive bounds
-      of a number; ``above``: an exclusive lower bound (``above=0``: positive).
+      of a number; ``above``: an exclusive lower bound (``above=0``: positive). A number is
+      always finite (NaN and infinity are refused) and always bounded: a declaration without
+      bounds gets GENERIC_FLOAT_LIMIT / GENERIC_INT_LIMIT on both sides.
+    - ``special``: values allowed besides the bounds, each with its meaning in the description
+      (``special=(-1,)``: -1 takes the global value).
     - ``read_only``: why the parameter cannot change while the node runs; empty: writable, and
       applied at once when set.
     - ``also``: further kinds accepted besides the default's (e.g. ``('int',)`` for a device
@@ -110,6 +132,7 @@ class ParameterSpec:
     above: float | None = None
     read_only: str = ''
     also: tuple = ()
+    special: tuple = ()
     kind: str = field(init=False, default='')
 
     def __post_init__(self) -> None:
@@ -121,7 +144,18 @@ class ParameterSpec:
         object.__setattr__(self, 'kind', _kind_of(self.default))
         if isinstance(self.default, tuple):
             object.__setattr__(self, 'default', list(self.default))
+        if self.numeric:
+            limit = GENERIC_INT_LIMIT if self.kind == 'int' else GENERIC_FLOAT_LIMIT
+            if self.minimum is None and self.above is None:
+                object.__setattr__(self, 'minimum', -limit)
+            if self.maximum is None:
+                object.__setattr__(self, 'maximum', limit)
         self.check(self.default)  # a default that breaks its own rules is a bug, found at import
+
+    @property
+    def numeric(self) -> bool:
+        """Return whether the parameter takes numbers (its own kind or an ``also`` kind)."""
+        return bool({'int', 'float'} & {self.kind, *self.also})
 
     @property
     def writable(self) -> bool:
@@ -143,14 +177,17 @@ class ParameterSpec:
         parts = []
         if self.choices:
             parts.append('one of ' + ', '.join(str(choice) for choice in self.choices))
-        if self.minimum is not None and self.maximum is not None:
-            parts.append(f'from {self.minimum:g} to {self.maximum:g}')
-        elif self.minimum is not None:
-            parts.append(f'at least {self.minimum:g}')
-        elif self.maximum is not None:
-            parts.append(f'at most {self.maximum:g}')
-        if self.above is not None:
-            parts.append(f'above {self.above:g}')
+        low = (f'from {number_text(self.minimum)}' if self.minimum is not None
+               else f'above {number_text(self.above)}' if self.above is not None else '')
+        if self.minimum is not None and self.above is not None:
+            low += f' and above {number_text(self.above)}'
+        high = f'at most {number_text(self.maximum)}' if self.maximum is not None else ''
+        if low.startswith('from') and high:
+            parts.append(f'{low} to {high[len("at most "):]}')
+        elif low or high:
+            parts.append(' and '.join(part for part in (low, high) if part))
+        if self.special and parts:
+            parts[-1] += ', or ' + ' or '.join(number_text(value) for value in self.special)
         return '; '.join(parts)
 
     def full_description(self) -> str:
@@ -177,7 +214,11 @@ class ParameterSpec:
         if kind == 'float':
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 return False, value
-            return not math.isnan(value), float(value)
+            try:
+                as_float = float(value)
+            except OverflowError:  # an int beyond any float (10**400)
+                return False, value
+            return True, as_float  # NaN and infinity: refused by `check`, saying so
         if kind == 'str':
             return isinstance(value, str), value
         return True, string_list(self.name, value)
@@ -199,7 +240,10 @@ class ParameterSpec:
             raise self._wrong(value, wanted)
         if self.choices and not isinstance(checked, list) and checked not in self.choices:
             raise self._wrong(checked, 'one of ' + ', '.join(map(str, self.choices)))
-        if isinstance(checked, (int, float)) and not isinstance(checked, bool):
+        if isinstance(checked, float) and not math.isfinite(checked):
+            raise self._wrong(checked, 'a finite number ' + self.constraints())
+        if (isinstance(checked, (int, float)) and not isinstance(checked, bool)
+                and checked not in self.special):
             if ((self.minimum is not None and checked < self.minimum)
                     or (self.maximum is not None and checked > self.maximum)
                     or (self.above is not None and not checked > self.above)):

@@ -38,6 +38,7 @@ from lerobot_tools_ros.errors import (
 from lerobot_tools_ros.names import CAMERA_TOPIC_PATTERN
 from lerobot_tools_ros.output_dir import configured_path, exists, open_output_dir, \
     SymlinkRefused
+from lerobot_tools_ros.parameters.spec import MAX_SECONDS
 from lerobot_tools_ros.tools.base import tool_name_from_schema, ToolParameter
 from lerobot_tools_ros.tools.host import bound, Qos, ToolHost
 
@@ -228,7 +229,7 @@ class RecordObservationTool:
                                 choices=('png', 'jpg'), live=True),
         'max_age_s': ToolParameter(
             1.0, 'A frame older than this many seconds (since it was received) is refused as '
-                 'stale.', above=0.0, live=True),
+                 'stale.', above=0.0, maximum=MAX_SECONDS, live=True),
         'png_compression': ToolParameter(3, 'PNG zlib level 0-9 (higher: smaller, slower).',
                                          minimum=0, maximum=9, live=True),
         'jpeg_quality': ToolParameter(95, 'JPEG quality 0-100.', minimum=0, maximum=100,

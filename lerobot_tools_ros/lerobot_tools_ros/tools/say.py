@@ -76,6 +76,7 @@ import uuid
 from lerobot_tools_ros import errors
 from lerobot_tools_ros.audio import Chunk as AudioPiece
 from lerobot_tools_ros.errors import ToolError
+from lerobot_tools_ros.parameters.spec import MAX_SECONDS
 from lerobot_tools_ros.tools.base import CallContext, tool_name_from_schema, ToolParameter
 from lerobot_tools_ros.tools.host import bound, Qos, ToolHost
 from lerobot_tools_ros.tts import KINDS, make_backend, TtsError
@@ -215,7 +216,8 @@ class SayTool:
             '', 'pocket_tts: a built-in voice name or a .safetensors/audio file (empty: a '
                 'silent prompt, no download); espeak_ng: a voice such as en-us+f3 (empty: '
                 'en-us). With backend auto it applies to pocket-tts only.'),
-        'rate': ToolParameter(175, 'espeak_ng speaking rate in words per minute (80-450).'),
+        'rate': ToolParameter(175, 'espeak_ng speaking rate in words per minute.', minimum=80,
+                              maximum=450),
         'language': ToolParameter(
             'english', 'pocket_tts language of the bundled model configs (ignored when '
                        'config is set).'),
@@ -224,13 +226,14 @@ class SayTool:
                 'overrides language.'),
         'quantize': ToolParameter(False, 'pocket_tts: int8-quantize the model (faster on CPU).'),
         'threads': ToolParameter(
-            0, "pocket_tts: torch threads for the whole process (0 keeps pocket-tts' 1)."),
+            0, "pocket_tts: torch threads for the whole process (0 keeps pocket-tts' 1).",
+            minimum=0, maximum=1024),
         # '' or a number (-4.0): a string parameter that also takes numbers.
         'eos_threshold': ToolParameter(
             '', "pocket_tts end-of-speech threshold: a number, or '' for the model's default.",
-            also=('float',)),
+            also=('float',), minimum=-1e10, maximum=1e10),
         'max_chars': ToolParameter(500, 'Longest text accepted, in characters.', minimum=1,
-                                   live=True),
+                                   maximum=1_000_000, live=True),
         'while_speaking': ToolParameter(
             'queue', 'What a call does when the speaker is still playing other speech (another '
                      'say node, any AudioChunk publisher): queue (wait until it was played, '
@@ -241,7 +244,7 @@ class SayTool:
         'playback_timeout_s': ToolParameter(
             30.0, "Seconds to wait for the speaker beyond the utterance's own duration "
                   '(and beyond other speech it waits for) before the call ends timeout and '
-                  'the utterance is cut off.', above=0.0, live=True),
+                  'the utterance is cut off.', above=0.0, maximum=MAX_SECONDS, live=True),
         'audio_topic': ToolParameter('speaker/audio', 'Topic the AudioChunk messages go to.'),
         'status_topic': ToolParameter(
             'speaker/status', "Topic of the speaker's SpeakerStatus reports."),
@@ -649,9 +652,11 @@ class SayTool:
             if context.cancelled.is_set():
                 self._cancelled(utterance, result)
             if not speakers & self._speaker_publishers() and not self._end_comes(utterance):
-                raise ToolError(errors.UNAVAILABLE,
-                                f'say: the speaker left the graph before utterance '
-                                f'{utterance.uid} finished playing (it stopped or crashed)')
+                raise ToolError(errors.ANSWER_LOST, (
+                    f'say: the speaker left the graph before utterance {utterance.uid} '
+                    f'finished playing (it stopped or crashed); it had reported '
+                    f'{self._played_s(utterance):.2f} s played (its own count), more may have '
+                    'been heard'), errors.UNKNOWN)
             now = time.monotonic()
             if not utterance.state and self._other_speech():
                 deadline = max(deadline, now + limit)  # the speaker plays other speech first
@@ -720,9 +725,11 @@ class SayTool:
                 f"{self._played(utterance, result)}, not at this call's request (the "
                 "speaker's ~/stop, or a say with while_speaking replace): "
                 f'{log_text(utterance.detail, 300)}'))
+        result['played_s'] = round(self._played_s(utterance), 3)
         raise ToolError(errors.EXECUTION_FAILED,
                         f'say: the speaker could not play the utterance: '
-                        f'{log_text(utterance.detail, 500)}')
+                        f'{log_text(utterance.detail, 500)} ({self._played(utterance, result)} '
+                        'played, by its own count)')
 
     def _piece(self, uid: str, data: bytes, *, final: bool = False,
                cancelled: bool = False) -> AudioPiece:

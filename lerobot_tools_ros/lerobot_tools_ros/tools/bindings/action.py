@@ -61,6 +61,11 @@ FEEDBACK_STAGE = 'running'  # RunTool.Feedback.STAGE_RUNNING
 _SUCCEEDED, _CANCELED, _ABORTED = 4, 5, 6
 _CANCEL_UNKNOWN_GOAL = 2  # action_msgs/srv/CancelGoal ERROR_UNKNOWN_GOAL_ID
 _RETRY_S = 0.1  # between cancels of a goal id the server does not know yet
+# What a cancel found (see ActionBinding._confirmed).
+_CANCELLED_NOTE = 'the goal was cancelled on the server'
+_ENDED_NOTE = 'the goal had already ended'
+_REJECTED_SUFFIX = ' rejected the goal'
+_NEVER_HAD_PREFIX = 'the server never answered the goal request, and did not know its goal id'
 
 
 class ActionBinding(BoundTool):
@@ -89,6 +94,9 @@ class ActionBinding(BoundTool):
                                    f'{self.log_feedback!r:.60}')
         reader.done()
         self._logger: Any = None
+        # The result of a goal that ended on its own while it was being cancelled: reported as
+        # what the robot did, not as a cancel (set by _cancel, read by _run).
+        self._ended_on_its_own: Any = None
 
     def describe(self) -> str:
         return f'action {self.type_name} at {self.action}'
@@ -128,20 +136,32 @@ class ActionBinding(BoundTool):
         deadline = time.monotonic() + self.timeout_s  # the goal's own limit starts now
         from unique_identifier_msgs.msg import UUID
         goal_id = UUID(uuid=list(uuid.uuid4().bytes))  # ours: it can be cancelled unanswered
+        if stopped():  # the last moment before the goal goes out: nothing is sent
+            raise self._stop_error(context, 'before the goal was sent', errors.NOT_RUN)
         sent = send_goal_async(self._client, goal, feedback_callback=self._relay(context),
                                goal_uuid=goal_id)
+        self._ended_on_its_own = None
         outcome = self._bound().wait(sent.done, deadline, stopped)
         if outcome != 'done':
-            raise self._ended(outcome, context, self._cancel_unanswered(sent, goal_id))
+            note = self._cancel_unanswered(sent, goal_id)
+            if self._ended_on_its_own is None:
+                raise self._ended(outcome, context, note, self._confirmed(note))
+            return self._answer(self._ended_on_its_own)  # it ended before the cancel came
         handle = sent.result()
         if not handle.accepted:
             raise ToolError(errors.EXECUTION_FAILED,
-                            f'{self.name}: the action server {self.action} rejected the goal')
+                            f'{self.name}: the action server {self.action} rejected the goal',
+                            errors.NOT_RUN)
         result_future = handle.get_result_async()
         outcome = self._bound().wait(result_future.done, deadline, stopped)
         if outcome != 'done':
-            raise self._ended(outcome, context, self._cancel(handle, result_future))
-        wrapped = result_future.result()
+            note = self._cancel(handle, result_future)
+            if self._ended_on_its_own is None:
+                raise self._ended(outcome, context, note, self._confirmed(note))
+        return self._answer(result_future.result())
+
+    def _answer(self, wrapped: Any) -> str:
+        """Return the content of a goal's result, or raise the error its status means."""
         if wrapped.status == _SUCCEEDED:
             return self.result.content(wrapped.result, f'action {self.action}')
         data, non_finite = message_to_json(wrapped.result)
@@ -152,11 +172,27 @@ class ActionBinding(BoundTool):
         raise ToolError(errors.EXECUTION_FAILED, f'{self.name}: the goal {state}; result '
                                                  f'{content_json(data, non_finite)}')
 
-    def _ended(self, outcome: str, context: CallContext, note: str) -> ToolError:
+    def _ended(self, outcome: str, context: CallContext, note: str, ended: str) -> ToolError:
+        """Return the error of a goal stopped or timed out (`ended`: its outcome now)."""
         if outcome == 'stopped':
-            return self._stop_error(context, f'while the goal ran; {note}')
+            return self._stop_error(context, f'while the goal ran; {note}', ended)
         return ToolError(errors.TIMEOUT, f'{self.name}: the goal took longer than '
-                                         f'{self.timeout_s:g} s; {note}')
+                                         f'{self.timeout_s:g} s; {note}', ended)
+
+    @staticmethod
+    def _confirmed(note: str) -> str:
+        """
+        Return the outcome a cancel's `note` tells: the goal surely ended, or it may still act.
+
+        Ran: the server confirmed the goal's end (or it had ended). Not run: the server never
+        had the goal (rejected, or its id unknown until the cancel gave up). Unknown otherwise:
+        the goal may still be running on the robot.
+        """
+        if note in (_CANCELLED_NOTE, _ENDED_NOTE):
+            return errors.RAN
+        if note.startswith(_NEVER_HAD_PREFIX) or note.endswith(_REJECTED_SUFFIX):
+            return errors.NOT_RUN
+        return errors.UNKNOWN
 
     def _cancel(self, handle: Any, result_future: Any) -> str:
         """Cancel the goal and wait (``cancel_timeout_s``) until the server confirms it ended."""
@@ -165,15 +201,23 @@ class ActionBinding(BoundTool):
         if self._bound().wait(cancel.done, deadline, lambda: False) != 'done':
             return (f'cancel requested, not confirmed by {self.action} within '
                     f'{self.cancel_timeout_s:g} s')
-        if not cancel.result().goals_canceling:
-            if result_future is not None and result_future.done():
-                return 'the goal had already ended'
-            return f'{self.action} refused to cancel the goal'
         if result_future is None:
             result_future = handle.get_result_async()
+        if not cancel.result().goals_canceling:
+            # Refused: usually the goal had just ended (its result may still be on its way).
+            if self._bound().wait(result_future.done, deadline, lambda: False) != 'done':
+                return f'{self.action} refused to cancel the goal'
+            self._note_end(result_future.result())
+            return _ENDED_NOTE
         if self._bound().wait(result_future.done, deadline, lambda: False) != 'done':
             return f'cancel accepted by {self.action}; the goal had not ended yet'
-        return 'the goal was cancelled on the server'
+        self._note_end(result_future.result())
+        return _CANCELLED_NOTE
+
+    def _note_end(self, wrapped: Any) -> None:
+        """Keep the result of a goal that ended on its own although it was being cancelled."""
+        if wrapped is not None and wrapped.status != _CANCELED:
+            self._ended_on_its_own = wrapped
 
     def _cancel_unanswered(self, sent: Any, goal_id: Any) -> str:
         """
@@ -210,10 +254,10 @@ class ActionBinding(BoundTool):
         if sent.done():
             if sent.result().accepted:
                 return self._cancel(sent.result(), None)
-            return f'{self.action} rejected the goal'
+            return f'{self.action}{_REJECTED_SUFFIX}'
         if unknown:
-            return ('the server never answered the goal request, and did not know its goal id '
-                    f'within {self.cancel_timeout_s:g} s (it never got the request)')
+            return (f'{_NEVER_HAD_PREFIX} within {self.cancel_timeout_s:g} s (it never got the '
+                    'request)')
         return ('the server answered neither the goal request nor a cancel for its goal id '
                 f'within {self.cancel_timeout_s:g} s')
 

@@ -31,6 +31,7 @@ from typing import Any, Callable, Iterator
 
 from lerobot_tools_ros import errors
 from lerobot_tools_ros.errors import ToolError
+from lerobot_tools_ros.parameters.spec import MAX_SECONDS
 from lerobot_tools_ros.tools.base import CallContext, tool_name_from_schema
 from lerobot_tools_ros.tools.bindings.interfaces import (
     ConversionError, fields_of, InterfaceError, message_to_json, resolve_type, type_name,
@@ -95,11 +96,14 @@ class ConfigReader:
         return name
 
     def number(self, key: str, default: float, *, minimum: float = 0.0,
-               positive: bool = False) -> float:
+               positive: bool = False, maximum: float = MAX_SECONDS) -> float:
+        # Bounded above too: a duration becomes a timer period in int64 nanoseconds.
         value = self.config.get(key, default)
         if isinstance(value, bool) or not isinstance(value, (int, float)) \
-                or value != value or value < minimum or (positive and value <= 0):
-            need = 'a number > 0' if positive else f'a number >= {minimum}'
+                or value != value or value < minimum or (positive and value <= 0) \
+                or value > maximum:
+            need = ('a number > 0' if positive else f'a number >= {minimum:g}') + \
+                f' and <= {maximum:g}'
             self.problems.append(f'{self.where}.{key}: must be {need}, got {value!r:.60}')
             return float(default)
         return float(value)
@@ -285,6 +289,8 @@ class RosClientNode:
         """
         Send ``request`` on ``client``; wait for its answer ('done', response) like ``wait``.
 
+        'unsent': ``stopped()`` was already true, so nothing was sent.
+
         The wait is one native wait set holding only this client and a wake guard condition of
         its own (so a context shutdown ends it even after the node's entities are gone), not an
         executor turn: no wait set is rebuilt in Python and no future or task is made
@@ -293,6 +299,8 @@ class RosClientNode:
         their sequence number. Without that wait set (see ``_client_wait_set``) the client's
         future is spun as before.
         """
+        if stopped():  # the last moment before anything is sent: nothing was ('unsent')
+            return 'unsent', None
         wait_set = self._wait_set
         if wait_set is None:
             future = client.call_async(request)
@@ -353,6 +361,8 @@ class RosClientNode:
         client, so after a server (re)appears the first request waits ``SETTLE_S``. Nothing is
         sent to a server not ready ('timeout') or not settled ('unsettled') before ``deadline``.
         """
+        if stopped():  # checked first: a stopped call sends nothing, even to a ready server
+            return 'stopped'
         if is_ready():
             return 'done'
         while True:
@@ -365,7 +375,7 @@ class RosClientNode:
         if outcome != 'done':
             return outcome
         settle = min(deadline, time.monotonic() + SETTLE_S)
-        if self.wait(lambda: False, settle, stopped) == 'stopped':
+        if self.wait(lambda: False, settle, stopped) == 'stopped' or stopped():
             return 'stopped'
         return 'done' if time.monotonic() < deadline else 'unsettled'
 
@@ -442,7 +452,7 @@ class BoundTool:
         """Return the node the tool's ROS client lives on (``unavailable`` when unbound)."""
         ros = self._ros
         if ros is None:
-            raise ToolError(errors.UNAVAILABLE, f'{self.name}: not bound to ROS')
+            raise ToolError(errors.UNAVAILABLE, f'{self.name}: not bound to ROS', errors.NOT_RUN)
         return ros
 
     @contextmanager
@@ -460,12 +470,13 @@ class BoundTool:
         try:
             message = mapping.build(arguments)
         except ConversionError as exc:
-            raise ToolError(errors.INVALID_ARGUMENTS, f'{self.name}: {exc}') from None
+            raise ToolError(errors.INVALID_ARGUMENTS, f'{self.name}: {exc}',
+                            errors.NOT_RUN) from None
         if self._client is None:
-            raise ToolError(errors.UNAVAILABLE, f'{self.name}: not bound to ROS')
+            raise ToolError(errors.UNAVAILABLE, f'{self.name}: not bound to ROS', errors.NOT_RUN)
         with self._lock:
-            if self._closing.is_set():
-                raise self._stop_error(context, before)
+            if self._closing.is_set() or context.cancelled.is_set():
+                raise self._stop_error(context, before, errors.NOT_RUN)
             forget = context.on_cancel(self._bound().wake)  # a cancel ends the wait at once
             try:
                 yield message, context
@@ -480,22 +491,23 @@ class BoundTool:
         waited = self.timeout_s if waited_s is None else waited_s
         if outcome == 'timeout':
             raise ToolError(errors.UNAVAILABLE, f'{self.name}: {server} ({self.type_name}) is '
-                                                f'not available (waited {waited:g} s)')
+                                                f'not available (waited {waited:g} s)',
+                            errors.NOT_RUN)
         if outcome == 'unsettled':
             raise ToolError(errors.UNAVAILABLE, (
                 f'{self.name}: {server} ({self.type_name}) appeared only at the end of the '
                 f'{waited:g} s wait, too late for a first call to be answered '
-                'reliably; nothing was sent'))
+                'reliably; nothing was sent'), errors.NOT_RUN)
         if outcome == 'stopped':
-            raise self._stop_error(context, before)
+            raise self._stop_error(context, before, errors.NOT_RUN)
 
     def _stopped(self, context: CallContext) -> Callable[[], bool]:
         return lambda: context.cancelled.is_set() or self._closing.is_set()
 
-    def _stop_error(self, context: CallContext, what: str) -> ToolError:
+    def _stop_error(self, context: CallContext, what: str, outcome: str = '') -> ToolError:
         reason = 'the tool server is shutting down' if self._closing.is_set() \
             else 'the call was cancelled'
-        return ToolError(errors.CANCELLED, f'{self.name}: {reason} {what}')
+        return ToolError(errors.CANCELLED, f'{self.name}: {reason} {what}', outcome)
 
     def close(self) -> None:
         """Stop a running call (an action goal is cancelled on the robot) and release ROS."""

@@ -38,6 +38,7 @@ from typing import Any
 
 from lerobot_tools_ros import errors
 from lerobot_tools_ros.errors import ToolError
+from lerobot_tools_ros.parameters.spec import MAX_SECONDS
 from lerobot_tools_ros.tools.base import CallContext
 from lerobot_tools_ros.tools.bindings.base import BoundTool, ConfigReader, QOS_CHOICES
 from lerobot_tools_ros.tools.bindings.interfaces import ConversionError, message_to_json
@@ -67,7 +68,8 @@ class PublishBinding(BoundTool):
         if 'final' in config:
             self.final = reader.mapping('final', self.message_type, self.parameters, self.name)
         self.repeat = reader.integer('repeat', 1, minimum=1)
-        self.rate_hz = reader.number('rate_hz', 10.0, positive=True)
+        self.rate_hz = reader.number('rate_hz', 10.0, minimum=1.0 / MAX_SECONDS, positive=True,
+                                     maximum=1e6)
         self.qos = reader.choice('qos', QOS_CHOICES, 'reliable')
         self.min_subscribers = reader.integer('min_subscribers', 1, minimum=0)
         self.timeout_s = reader.number('timeout_s', 2.0, positive=True)
@@ -90,14 +92,15 @@ class PublishBinding(BoundTool):
         context = self._context(context)
         mapping = self.message
         if mapping is None:  # (an entry without one fails its check: never bound)
-            raise ToolError(errors.UNAVAILABLE, f'{self.name}: no message mapping')
+            raise ToolError(errors.UNAVAILABLE, f'{self.name}: no message mapping', errors.NOT_RUN)
         try:
             message = mapping.build(arguments)
             final = self.final.build(arguments) if self.final is not None else None
         except ConversionError as exc:
-            raise ToolError(errors.INVALID_ARGUMENTS, f'{self.name}: {exc}') from None
+            raise ToolError(errors.INVALID_ARGUMENTS, f'{self.name}: {exc}',
+                            errors.NOT_RUN) from None
         if self._publisher is None:
-            raise ToolError(errors.UNAVAILABLE, f'{self.name}: not bound to ROS')
+            raise ToolError(errors.UNAVAILABLE, f'{self.name}: not bound to ROS', errors.NOT_RUN)
         with self._lock:
             return self._publish(message, final, context)
 
@@ -107,13 +110,16 @@ class PublishBinding(BoundTool):
         deadline = time.monotonic() + self.timeout_s
         while self._publisher.get_subscription_count() < self.min_subscribers:
             if stopped():
-                raise self._stop_error(context, 'before anything was published')
+                raise self._stop_error(context, 'before anything was published', errors.NOT_RUN)
             if time.monotonic() >= deadline:
                 raise ToolError(errors.UNAVAILABLE,
                                 f'{self.name}: {self._publisher.get_subscription_count()} '
                                 f'subscriber(s) on {self.topic} after {self.timeout_s:g} s, '
-                                f'{self.min_subscribers} needed; nothing was published')
+                                f'{self.min_subscribers} needed; nothing was published',
+                                errors.NOT_RUN)
             time.sleep(_POLL_S)
+        if stopped():  # the last moment before the first message: nothing is published
+            raise self._stop_error(context, 'before anything was published', errors.NOT_RUN)
         period = 1.0 / self.rate_hz
         sent = 0
         started = time.monotonic()

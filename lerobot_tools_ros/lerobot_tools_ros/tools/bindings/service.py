@@ -81,14 +81,20 @@ class ServiceBinding(BoundTool):
             deadline = time.monotonic() + self.timeout_s
             self._wait_for_server(self._client.service_is_ready, deadline, context,
                                   f'service {self.service}', 'before the request was sent')
+            if stopped():  # a stop that came while waiting for the server: nothing is sent
+                raise self._stop_error(context, 'before the request was sent', errors.NOT_RUN)
             outcome, response = self._bound().request(self._client, request, deadline, stopped)
             if outcome != 'done':
+                if outcome == 'unsent':
+                    raise self._stop_error(context, 'before the request was sent',
+                                           errors.NOT_RUN)
                 if outcome == 'stopped':
                     raise self._stop_error(context, 'while waiting for the answer (the request '
-                                                    'was sent; a service call cannot be undone)')
+                                                    'was sent; a service call cannot be undone)',
+                                           errors.UNKNOWN)
                 raise ToolError(errors.TIMEOUT,
                                 f'{self.name}: service {self.service} did not answer within '
-                                f'{self.timeout_s:g} s (the request was sent)')
+                                f'{self.timeout_s:g} s (the request was sent)', errors.UNKNOWN)
         return self.result.content(response, f'service {self.service}')
 
     def _release(self) -> None:

@@ -28,6 +28,7 @@ dispatcher starts from its own dump.
 """
 
 from collections import OrderedDict
+import difflib
 from typing import Any, NamedTuple
 
 from lerobot_tools_ros import errors
@@ -48,7 +49,7 @@ __all__ = ['CORE_SETTINGS', 'DispatcherParameters', 'PER_TOOL_SETTINGS', 'allowe
 # Dispatcher parameters that are DispatchSettings fields of the same name.
 CORE_SETTINGS = ('formats', 'allowed_tools', 'max_pending', 'serialize_per_tool',
                  'max_input_bytes', 'stream_idle_timeout_s', 'max_open_streams',
-                 'max_stream_bytes', 'stream_speech')
+                 'max_stream_bytes', 'stream_speech', 'cancel_timeout_s')
 # Changing one of these changes per-tool settings the core has cached.
 _TOOL_WIDE = frozenset({'timeout_s', 'rate_limit_hz', 'burst'})
 # Settings of removed tools kept for their return (five per tool: 2,000 tools).
@@ -87,6 +88,10 @@ class DispatcherParameters:
 
     def __init__(self, node: Node) -> None:
         self._node = node
+        # For nodes.params: tool.<name>.<setting> overrides are checked here, and a set of a
+        # tool.* name the dispatcher does not have is explained here.
+        setattr(node, 'checks_its_own', ('tool.',))  # noqa: B010
+        setattr(node, 'explain_parameter', self.explain)  # noqa: B010
         values = declare_table(node, DISPATCHER)
         self.dataset = values['dataset']
         self.input_topic = values['input_topic']
@@ -111,6 +116,7 @@ class DispatcherParameters:
         self.max_open_streams = values['max_open_streams']
         self.max_stream_bytes = values['max_stream_bytes']
         self.stream_speech = values['stream_speech']
+        self.cancel_timeout_s = values['cancel_timeout_s']
         # tool.<name>.<setting> from a parameters file or the command line, by parameter name:
         # a tool's settings until its parameters are declared (they then take these values).
         self._tool_overrides: dict[str, Any] = {}
@@ -128,6 +134,35 @@ class DispatcherParameters:
             self._tool_overrides[f'tool.{key}'] = value
         self.overridden_tools = frozenset(
             name[len('tool.'):].rpartition('.')[0] for name in self._tool_overrides)
+
+    def summary(self, catalog: ToolCatalog, text_topic: str, stream_topic: str,
+                executors: str) -> str:
+        """Return the line the dispatcher logs once it runs: what goes where, with what."""
+        allowed = ', '.join(self.allowed_tools) or 'all catalog tools'
+        return (f'dispatching {", ".join(catalog.names)} from {text_topic} and {stream_topic} '
+                f'to {executors} (allowed: {allowed}; formats: {", ".join(self.formats)}; '
+                f'in-process executors: {"on" if self.in_process_executors else "off"})')
+
+    def explain(self, name: str) -> str:
+        """Say why `name` is no parameter of the dispatcher ('' when it is not a tool.* name)."""
+        if not name.startswith('tool.'):
+            return ''
+        tool, _, setting = name[len('tool.'):].rpartition('.')
+        shown = log_text(name, 200)
+        if setting in _NOT_SETTINGS:
+            return f"parameter '{shown}': {_NOT_SETTINGS[setting]}"
+        if not tool or setting not in PER_TOOL_SETTINGS:
+            close = difflib.get_close_matches(setting, PER_TOOL_SETTINGS, n=1)
+            hint = f"; did you mean 'tool.{log_text(tool, 100)}.{close[0]}'?" if close else ''
+            return (f"parameter '{shown}' does not exist: a tool's settings are "
+                    f'tool.<name>.{{{",".join(PER_TOOL_SETTINGS)}}}{hint}')
+        tools = sorted({key[len('tool.'):].rpartition('.')[0] for key in
+                        getattr(self._node, '_parameters', {}) if key.startswith('tool.')})
+        close = difflib.get_close_matches(tool, tools, n=1)
+        hint = f"; did you mean 'tool.{close[0]}.{setting}'?" if close else ''
+        return (f"parameter '{shown}' does not exist: the dispatcher's catalog has no tool "
+                f"'{log_text(tool, 100)}' (tools: {', '.join(tools) or 'none'}){hint}. A "
+                "tool's settings exist while it is in the catalog (~/reload_catalog adds them)")
 
     def core_settings(self) -> DispatchSettings:
         """Return the core's settings from the current values."""

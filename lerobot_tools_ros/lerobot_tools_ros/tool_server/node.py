@@ -26,7 +26,19 @@ waits for the worker like a goal.
 
 Every call gets a `CallContext`: an action goal's cancel request cancels it, the tool's progress
 reports become the goal's feedback, and shutdown cancels every call still queued or running
-(each still gets its answer). A cancelled call ends with error code `cancelled`. A tool's
+(each still gets its answer). A cancelled call ends with error code `cancelled`.
+
+Every answer says whether the tool may have acted (`outcome`): not_run when it was refused or
+stopped before the tool was called, ran once the tool was called, or what the tool itself
+said (a binding whose request went out and whose answer never came: unknown). A call id runs
+at most once (`tools.ledger.CallLedger`, parameters call_ids_window_s and call_ids_max): a
+repeated goal or request with the id of a running call waits for its answer, one with the id of
+an ended call gets the first answer again. Callers stop calls whose goal or request may still
+be on its way on `names.tool_stop_topic` (a std_msgs/String call id, taken by a thread of its
+own, `nodes.stop_listener`, and right before each call starts, so a busy or stalled tool thread
+does not hold it up): such a call is refused when it arrives, and a running one is cancelled
+(a request too). A goal whose id says it waited before it was taken (`executors.goal_ids`) is
+held a moment first, so a stop sent after it that is still on its way wins. A tool's
 exception becomes an `execution_failed` answer; it never takes the server down. A request or
 goal naming `names.READINESS_PROBE` is answered at once without running anything: callers use
 it to prove that answers reach them before their first real call.
@@ -56,10 +68,12 @@ from lerobot_tools_interfaces.srv import CallTool
 from lerobot_tools_ros import errors, names
 from lerobot_tools_ros.catalog import ToolArgumentError, ToolCatalog
 from lerobot_tools_ros.errors import ConfigurationError
+from lerobot_tools_ros.executors import goal_ids
 from lerobot_tools_ros.executors.inprocess import HostedToolOffer
 from lerobot_tools_ros.nodes.params import declare_spec, declare_table, descriptor, \
     overrides_with_prefix
 from lerobot_tools_ros.nodes.runner import run_node
+from lerobot_tools_ros.nodes.stop_listener import StopListener
 from lerobot_tools_ros.nodes.tool_host import RosToolHost
 from lerobot_tools_ros.parameters.declarations import TOOL_SERVER
 from lerobot_tools_ros.parsing.registry import composed_properties, streamable_argument
@@ -67,6 +81,7 @@ from lerobot_tools_ros.tools import TOOL_REGISTRY
 from lerobot_tools_ros.tools.base import (accepts_context, CallContext, declared_parameters,
                                           TextStream, Tool)
 from lerobot_tools_ros.tools.bindings.loader import load_bindings
+from lerobot_tools_ros.tools.ledger import Answer, CallLedger, STOPPED_MESSAGE
 from lerobot_tools_ros.untrusted import log_text, ros_string
 from rcl_interfaces.msg import ParameterDescriptor
 import rclpy
@@ -92,9 +107,10 @@ class _Job:
     call_id: str
     arguments: dict
     context: CallContext
-    done: Future  # set by the worker: (error_code, text)
+    done: Future  # set by the worker: (error_code, text, outcome)
     queued: bool = False  # it waited behind another call (told so in its feedback)
     local: bool = False  # from a caller in this process: no handler on the executor awaits it
+    hold_until: float = 0.0  # a goal that waited: not started before (its stop may come)
 
 
 @dataclass
@@ -118,6 +134,8 @@ class _HostedTool:
     streamable: str = ''  # its streamable argument ('' for none): streamed goals allowed
     texts: dict = field(default_factory=dict)  # call_id -> TextStream of a streamed goal
     early: OrderedDict = field(default_factory=OrderedDict)  # call_id -> chunks before goal
+    ledger: CallLedger | None = None  # the call ids it ran, runs or was told to stop
+    take_stops: Callable[[], None] = lambda: None  # applies the stops that have arrived
 
 
 class _Feedback:
@@ -184,10 +202,17 @@ class ToolServer(Node):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(names.TOOL_SERVER_NODE, **kwargs)
+        self._hosted: dict[str, _HostedTool] = {}
+        self.accepting = True  # false while a managed tool_server is not active
+        self._build()
+
+    def _build(self) -> None:
+        """Load the catalog and bindings, build and offer every tool (managed: configure)."""
         values = declare_table(self, TOOL_SERVER)
         tool_names = values['tools']
         self.service_prefix = values['service_prefix']
         self.result_timeout_s = values['action_result_timeout_s']
+        self._call_ids = (values['call_ids_window_s'], values['call_ids_max'])
         self.catalog = ToolCatalog.load(values['dataset'] or None)
         for problem in self.catalog.problems:
             self.get_logger().warning(problem)
@@ -197,10 +222,12 @@ class ToolServer(Node):
         if not tool_names:
             raise ConfigurationError(
                 "parameter 'tools' is empty: name at least one tool to host")
-        self._hosted: dict[str, _HostedTool] = {}
+        self._hosted = {}
+        self._stops = StopListener(self)
         try:
             for tool_name in tool_names:
                 self._host(tool_name)
+            self._stops.start()
         except BaseException:
             self.close_tools()
             raise
@@ -297,6 +324,11 @@ class ToolServer(Node):
             cancel_callback=lambda goal_handle: self._on_cancel(hosted, goal_handle),
             result_timeout=self.result_timeout_s)
         hosted.wake = hosted.node.create_guard_condition(lambda: None)
+        hosted.ledger = CallLedger(*self._call_ids)
+        # Not on the tool's node: a stop is taken while the tool's thread is busy, and right
+        # before a call starts (so a stop that arrived with its goal wins).
+        hosted.take_stops = self._stops.add(names.tool_stop_topic(service_name),
+                                            lambda call_id: self._on_stop(hosted, call_id))
         hosted.executor = SingleThreadedExecutor(context=self.context)
         hosted.executor.add_node(hosted.node)
         hosted.worker = threading.Thread(target=self._work, args=(hosted,), daemon=True,
@@ -309,6 +341,11 @@ class ToolServer(Node):
         hosted.offer.offer()
         self.get_logger().info(f"hosting '{tool_name}' ({type(hosted.tool).__name__}) at "
                                f'{service_name} (CallTool service and RunTool action)')
+
+    def handles_parameter(self, name: str) -> bool:
+        """tool.<name>.* of a registered tool not hosted here: for another configuration."""
+        tool = name[len('tool.'):].split('.', 1)[0] if name.startswith('tool.') else ''
+        return bool(tool) and tool not in self._hosted and tool in TOOL_REGISTRY
 
     def _refuse_unknown(self, tool_name: str, tool_class: type) -> None:
         """Refuse a tool.<name>.<key> the tool does not declare (a typo would be ignored)."""
@@ -357,20 +394,22 @@ class ToolServer(Node):
             response.call_id = request.call_id
             if request.name == names.READINESS_PROBE:
                 response.success = True
+                response.outcome = errors.NOT_RUN
                 return response
             with hosted.lock:
                 hosted.in_flight += 1
             try:
                 context = CallContext(request.call_id)
-                # A request cannot be cancelled by its caller: when the tool is idle it runs
-                # right here, on the tool's executor thread, without the hand-off to the worker.
-                code, text = await self.submit(hosted, request, context, inline=True)
+                # A request is stopped only through the stop topic: when the tool is idle it
+                # runs right here, on the tool's executor thread, without the worker hand-off.
+                code, text, outcome = await self.submit(hosted, request, context, inline=True)
             except Exception as exc:  # noqa: B902 - every request gets an answer
-                code, text = errors.EXECUTION_FAILED, f'{type(exc).__name__}: {exc}'
+                code, text, outcome = (errors.EXECUTION_FAILED, f'{type(exc).__name__}: {exc}',
+                                       errors.UNKNOWN)
             finally:
                 with hosted.lock:
                     hosted.in_flight -= 1
-            _fill(response, code, text)
+            _fill(response, code, text, outcome)
             return response
         return handle
 
@@ -381,6 +420,7 @@ class ToolServer(Node):
             if goal.name == names.READINESS_PROBE:
                 goal_handle.succeed()
                 result.success = True
+                result.outcome = errors.NOT_RUN
                 return result
             key = bytes(goal_handle.goal_id.uuid)
             feedback = _Feedback(goal_handle, self.get_logger())
@@ -388,7 +428,7 @@ class ToolServer(Node):
                 goal_handle.abort()
                 _fill(result, errors.INVALID_ARGUMENTS, (
                     f"'{hosted.tool.name}' has no streamable argument, so a goal with streamed "
-                    'set cannot run; send the complete arguments'))
+                    'set cannot run; send the complete arguments'), errors.NOT_RUN)
                 return result
             text = TextStream(hosted.streamable) if goal.streamed else None
             context = CallContext(goal.call_id, feedback, text)
@@ -401,10 +441,15 @@ class ToolServer(Node):
                         _take_chunk(text, chunk)
             if goal_handle.is_cancel_requested:  # cancelled between acceptance and now
                 context.cancel()
+            hold_until = 0.0
+            if goal_ids.waited_s(bytes(goal_handle.goal_id.uuid)) > goal_ids.LATE_S:
+                hold_until = time.monotonic() + goal_ids.STOP_GRACE_S
             try:
-                code, content = await self.submit(hosted, goal, context)
+                code, content, outcome = await self.submit(hosted, goal, context,
+                                                           hold_until=hold_until)
             except Exception as exc:  # noqa: B902 - every goal gets a result
-                code, content = errors.EXECUTION_FAILED, f'{type(exc).__name__}: {exc}'
+                code, content, outcome = (errors.EXECUTION_FAILED,
+                                          f'{type(exc).__name__}: {exc}', errors.UNKNOWN)
             finally:
                 feedback.closed = True
                 with hosted.lock:
@@ -412,7 +457,7 @@ class ToolServer(Node):
                     hosted.goal_contexts.pop(key, None)
                     if text is not None and hosted.texts.get(goal.call_id) is text:
                         del hosted.texts[goal.call_id]
-            _fill(result, code, content)
+            _fill(result, code, content, outcome)
             if not code:
                 goal_handle.succeed()
             elif code == errors.CANCELLED and goal_handle.is_cancel_requested:
@@ -434,6 +479,12 @@ class ToolServer(Node):
             while len(hosted.early) > _EARLY_CALLS:
                 hosted.early.popitem(last=False)
 
+    def _on_stop(self, hosted: _HostedTool, call_id: str) -> None:
+        """Take a caller's stop: cancel the call if it runs, refuse it if it has not come yet."""
+        if hosted.ledger is not None and hosted.ledger.stop(call_id):
+            self.get_logger().info(f'{hosted.tool.name} call {log_text(call_id, 80)}: stopped '
+                                   'by its caller')
+
     def _on_cancel(self, hosted: _HostedTool, goal_handle: Any) -> CancelResponse:
         """Accept every cancel request: the call's context is cancelled, the tool stops."""
         with hosted.lock:
@@ -443,16 +494,19 @@ class ToolServer(Node):
         return CancelResponse.ACCEPT
 
     def submit(self, hosted: _HostedTool, request: Any, context: CallContext, *,
-               inline: bool = False, local: bool = False) -> Future:
+               inline: bool = False, local: bool = False, hold_until: float = 0.0) -> Future:
         """
-        Validate a call and queue it for the worker; the future gives (code, text).
+        Validate a call and queue it for the worker; the future gives (code, text, outcome).
 
         `inline`: when no call of the tool is queued or running, run this one now on the
         calling thread (the tool's executor thread; the future is done on return). Only for
-        service requests: nothing can cancel them, and the executor thread is free again before
-        a goal or cancel request could need it (while the tool is idle none is pending).
+        service requests: only a stop (taken on its own thread) cancels them, and the executor
+        thread is free again before a goal or cancel request could need it (while the tool is
+        idle none is pending).
         `local`: the caller is in this process (`HostedToolOffer`) and takes the answer from the
         future's callback, so the tool's executor thread need not wake for it.
+        `hold_until`: a goal that waited before it was taken (`executors.goal_ids`) does not start
+        before this time, so a stop sent after it, and still on its way, wins.
         """
         answer = Future()
         name = hosted.tool.name
@@ -460,35 +514,86 @@ class ToolServer(Node):
             other = names.tool_service_name(self.service_prefix, request.name)
             answer.set_result((errors.UNKNOWN_TOOL, (
                 f"this service hosts '{name}', but the request names '{request.name}'; call "
-                f'{self.resolve_service_name(other)} instead')))
+                f'{self.resolve_service_name(other)} instead'), errors.NOT_RUN))
             return answer
         try:
             arguments = self.catalog.validate(name, request.arguments or '{}')
         except ToolArgumentError as exc:
-            answer.set_result((exc.error_code, exc.message))
+            answer.set_result((exc.error_code, exc.message, errors.NOT_RUN))
             return answer
         with hosted.lock:
             if hosted.closing:
                 answer.set_result((errors.UNAVAILABLE, (
-                    f"the tool_server hosting '{name}' is shutting down; the call did not run")))
+                    f"the tool_server hosting '{name}' is shutting down; the call did not run"),
+                    errors.NOT_RUN))
                 return answer
+            if not self.accepting:
+                answer.set_result((errors.PAUSED, (
+                    f"the tool_server hosting '{name}' is not active (managed node); the call "
+                    'did not run'), errors.NOT_RUN))
+                return answer
+        if not self._first(hosted, request.call_id, context, answer, local):
+            return answer
+        with hosted.lock:
             waits = hosted.pending > 0
             hosted.pending += 1
             hosted.contexts.add(context)
             if waits or not inline:
                 hosted.jobs.put(_Job(request.call_id, arguments, context, answer, queued=waits,
-                                     local=local))
+                                     local=local, hold_until=hold_until))
         if inline and not waits:
-            outcome = self._execute(hosted.tool, arguments, request.call_id, context)
+            hosted.take_stops()  # the last moment before the tool starts: stops first
+            outcome = self._execute(hosted.tool, arguments, request.call_id, context) \
+                if not context.cancelled.is_set() else _stopped_before_start(hosted.tool.name)
             with hosted.lock:
                 hosted.pending -= 1
                 hosted.contexts.discard(context)
             answer.set_result(outcome)
+            if hosted.ledger is not None:
+                hosted.ledger.finish(request.call_id, outcome)
             return answer
         if waits:
             context.feedback(RunTool.Feedback.STAGE_QUEUED, -1.0,
                              f"waiting for an earlier '{name}' call to finish")
         return answer
+
+    def _first(self, hosted: _HostedTool, call_id: str, context: CallContext, answer: Future,
+               local: bool) -> bool:
+        """
+        Return True when this is the first call with its id; else answer it as the first was.
+
+        A repeat of a running call gets that call's answer when it ends; one of an ended (or
+        stopped) call gets the first answer now. Nothing runs twice.
+        """
+        ledger = hosted.ledger
+        if ledger is None:
+            return True
+
+        def joined(first: Answer) -> None:  # on the thread that ended the first call
+            answer.set_result(first)
+            if not local:
+                self._wake(hosted)
+
+        claim = ledger.claim(call_id, context, joined)
+        if claim.first:
+            return True
+        stopped = claim.answer is not None and claim.answer[1] == STOPPED_MESSAGE
+        self.get_logger().info(f'{hosted.tool.name} call {log_text(call_id, 80)}: ' + (
+            'its caller stopped it before it arrived; not run' if stopped else
+            'a repeat of a call id it has already taken; answered as the first, not run again'))
+        if claim.answer is not None:
+            answer.set_result(claim.answer)
+        return False
+
+    def _wake(self, hosted: _HostedTool) -> None:
+        """Wake the tool's executor thread: a handler awaiting an answer resumes there."""
+        try:
+            executor = hosted.executor
+            if executor is None:
+                raise RuntimeError('no executor')
+            executor.wake()
+        except Exception as exc:  # noqa: B902 - the executor may be shutting down
+            self.get_logger().debug(f'{hosted.tool.name}: could not wake executor: {exc!r}')
 
     def _work(self, hosted: _HostedTool) -> None:
         """Worker thread: run the tool's calls one at a time until a None job arrives."""
@@ -496,9 +601,12 @@ class ToolServer(Node):
             job = hosted.jobs.get()
             if job is None:
                 return
+            remaining = job.hold_until - time.monotonic()
+            if remaining > 0:  # it waited: a stop sent after it may still be on its way
+                job.context.cancelled.wait(remaining)  # (the stop listener cancels it)
+            hosted.take_stops()  # the last moment before the tool starts: stops first
             if job.context.cancelled.is_set():
-                outcome = (errors.CANCELLED, f"'{hosted.tool.name}' call cancelled before it "
-                                             'started; it did not run')
+                outcome = _stopped_before_start(hosted.tool.name)
             else:
                 if job.queued:
                     job.context.feedback(RunTool.Feedback.STAGE_RUNNING, -1.0, 'started')
@@ -507,39 +615,43 @@ class ToolServer(Node):
                 hosted.pending -= 1
                 hosted.contexts.discard(job.context)
             job.done.set_result(outcome)
+            if hosted.ledger is not None:  # repeats that joined this call get its answer
+                hosted.ledger.finish(job.call_id, outcome)
             if job.local:
                 continue  # a caller in this process got it from the future's callback
-            try:
-                executor = hosted.executor
-                if executor is None:
-                    raise RuntimeError('no executor')
-                executor.wake()  # the awaiting handler resumes on the executor thread
-            except Exception as exc:  # noqa: B902 - the executor may be shutting down
-                self.get_logger().debug(f'{hosted.tool.name}: could not wake executor: {exc!r}')
+            self._wake(hosted)  # the awaiting handler resumes on the executor thread
 
     def _execute(self, tool: Tool, arguments: dict, call_id: str,
-                 context: CallContext) -> tuple[str, str]:
-        """Run one call; return ('', content) or (error_code, error_message)."""
+                 context: CallContext) -> Answer:
+        """
+        Run one call; return ('', content, ran) or (error_code, error_message, outcome).
+
+        The outcome is ran once the tool was called, unless the tool says otherwise (a
+        `ToolError` with an outcome: a binding that sent nothing, or lost the robot's answer).
+        """
         started = time.monotonic()
+        called = errors.NOT_RUN  # until the tool is called: refused before it could act
         try:
             if context.text is not None and not getattr(tool, 'STREAMS_TEXT', False):
                 whole = context.text.whole(context.cancelled)  # a tool that takes whole texts
                 if whole is None:
                     raise errors.ToolError(errors.CANCELLED, (
                         f"'{tool.name}' call cancelled while its text was still arriving; it "
-                        'did not run'))
+                        'did not run'), errors.NOT_RUN)
                 arguments = self.catalog.validate(
                     tool.name, {**arguments, context.text.argument: whole})
             call: Callable[..., str | dict] = tool.call  # (Tool.call may take a context too)
+            called = errors.RAN
             output = call(arguments, context) if accepts_context(tool) else call(arguments)
             content = output if isinstance(output, str) else json.dumps(output)
-            outcome = ('', content)
+            outcome: Answer = ('', content, errors.RAN)
         except errors.ToolError as exc:
-            outcome = (exc.code, exc.message)
+            outcome = (exc.code, exc.message, exc.outcome or called)
         except ToolArgumentError as exc:
-            outcome = (exc.error_code, exc.message)
+            outcome = (exc.error_code, exc.message, called)
         except Exception as exc:  # noqa: B902 - a tool's failure must not end the server
-            outcome = (errors.EXECUTION_FAILED, f'{tool.name} failed: {type(exc).__name__}: {exc}')
+            outcome = (errors.EXECUTION_FAILED, f'{tool.name} failed: {type(exc).__name__}: {exc}',
+                       called)
         elapsed_ms = (time.monotonic() - started) * 1e3
         if outcome[0]:
             line = (f'{tool.name} call {log_text(call_id, 80)} -> {outcome[0]}: '
@@ -617,9 +729,32 @@ class ToolServer(Node):
             if hosted.node is not None:
                 hosted.node.destroy_node()
         self._hosted.clear()
+        stops = getattr(self, '_stops', None)
+        if stops is not None:
+            stops.close()
+
+    def set_accepting(self, accepting: bool) -> None:
+        """Take calls (a managed node's activate) or stop every call (its deactivate)."""
+        self.accepting = accepting
+        if not accepting:
+            self.stop_calls()
+
+    def stop_calls(self) -> int:
+        """Cancel every queued and running call (each answers cancelled); return how many."""
+        stopped = 0
+        for hosted in list(self._hosted.values()):
+            with hosted.lock:
+                contexts = list(hosted.contexts)
+            for context in contexts:
+                context.cancel()
+            stopped += len(contexts)
+        return stopped
+
+    def _release(self) -> None:
+        self.close_tools()
 
     def destroy_node(self) -> None:
-        self.close_tools()
+        self._release()
         super().destroy_node()
 
 
@@ -637,9 +772,15 @@ def _take_chunk(text: TextStream, chunk: TextChunk) -> None:
     text.put(chunk.text, chunk.final)
 
 
-def _fill(answer: Any, code: str, text: str) -> None:
-    """Fill a CallTool response or RunTool result (same fields) from (error_code, text)."""
+def _stopped_before_start(tool_name: str) -> Answer:
+    return (errors.CANCELLED, f"'{tool_name}' call cancelled before it started; it did not run",
+            errors.NOT_RUN)
+
+
+def _fill(answer: Any, code: str, text: str, outcome: str) -> None:
+    """Fill a CallTool response or RunTool result (same fields) from an `Answer`."""
     text = ros_string(text)  # a ROS string must be valid UTF-8 (model text may not be)
+    answer.outcome = outcome
     answer.success = not code
     answer.content = text if not code else ''
     answer.error_code = code

@@ -40,6 +40,7 @@ class OperatorServices:
     def __init__(self, node: Node, group: Any, enter: Enter) -> None:
         self._logger = node.get_logger()
         self._enter = enter
+        self._node = node
         node.create_service(SetBool, '~/set_enabled', self._on_set_enabled,
                             callback_group=group)
         node.create_service(Approve, '~/approve', self._on_approve, callback_group=group)
@@ -47,6 +48,11 @@ class OperatorServices:
 
     def _on_set_enabled(self, request: SetBool.Request, response: SetBool.Response):
         wanted = bool(request.data)
+        if wanted and not getattr(self._node, 'accepting', True):
+            response.success = False
+            response.message = ('the dispatcher is not active (managed node): activate it '
+                                'through its lifecycle to resume tool use')
+            return response
 
         def event(core: DispatchCore, now: float) -> tuple[list | None, list | None]:
             if wanted == core.enabled:
@@ -62,10 +68,23 @@ class OperatorServices:
         answered = sum(isinstance(effect, fx.PublishResult) for effect in effects)
         stopped = sum(isinstance(effect, fx.StopOnExecutor) for effect in effects)
         response.message = f'tool use {state}' + (
-            f'; {answered} call(s) answered paused ({stopped} of them cancelled on their '
-            'executor while running)' if answered else '')
+            f'; {answered} call(s) not yet sent answered paused' if answered else '') + (
+            f'; {stopped} running call(s) stopped on their executor (each result says what it '
+            'did once its executor answers)' if stopped else '')
         self._logger.info(response.message)
         return response
+
+    def set_accepting(self, accepting: bool) -> None:
+        """
+        Resume or pause tool use for a managed dispatcher's activate or deactivate.
+
+        Pausing answers every open call paused (running ones are cancelled on their executor,
+        so speech stops) and answers new calls paused; ~/set_enabled cannot resume it then.
+        """
+        def event(core: DispatchCore, now: float) -> tuple[None, list | None]:
+            return None, (core.set_enabled(accepting, now) if core.enabled != accepting
+                          else None)
+        self._enter(event)
 
     def _on_cancel(self, request: CancelCalls.Request, response: CancelCalls.Response):
         """Cancel one call, or every call of a generation (a policy that changed its mind)."""
@@ -79,9 +98,12 @@ class OperatorServices:
                                   generation_id=request.generation_id)
             return effects, effects
         effects = self._enter(event)
+        # Calls not yet sent are answered at once; running ones are stopped on their executor
+        # (their results follow and say what the tool did).
         cancelled = [effect.call.call_id for effect in effects
-                     if isinstance(effect, fx.PublishResult)
-                     and effect.error_code == errors.CANCELLED]
+                     if (isinstance(effect, fx.PublishResult)
+                         and effect.error_code == errors.CANCELLED)
+                     or (isinstance(effect, fx.StopOnExecutor) and effect.await_answer)]
         what = (f'call {log_text(request.call_id, 80)}' if request.call_id
                 else f'generation {log_text(request.generation_id, 80)}')
         response.success = bool(cancelled)

@@ -27,11 +27,9 @@ measured fastest for this work. Work that starts on other threads is posted into
 group-less tasks) whenever the node spins on a multi-threaded executor. The group, not only the
 lock, is what makes this safe: the executor clients (rclpy 7's ActionClient keeps its goal
 tables unlocked) are touched only from it.
-The executor-facing code is `_send`, `_stop_on_executor`, `_on_outcome`, `_on_feedback` and
-`_poll_executors`: through `executors.ToolClients` each tool's executor is called as a `RunTool`
-action when it offers one (feedback relayed on lerobot_tools/progress, cancel, timeouts that
-stop the goal), as a `CallTool` service otherwise, and only once its answers are proven to
-reach us; a tool_server in this process is called directly instead (`executors.inprocess`).
+The executor-facing code (`_send` ... `_poll_executors`) calls each tool through
+`executors.ToolClients`: a `RunTool` action when offered, else a `CallTool` service, once its
+answers are proven to reach us; a tool_server in this process directly (`executors.inprocess`).
 
 The node holds the rest as objects it calls: its parameters (`dispatcher_params`), publishers
 (`dispatcher_topics`), ~/set_enabled, ~/approve and ~/cancel (`dispatcher_operator`), the
@@ -62,6 +60,7 @@ from lerobot_tools_ros.nodes.dispatcher_recovery import audited_first, Recovery
 from lerobot_tools_ros.nodes.dispatcher_topics import DispatcherTopics
 from lerobot_tools_ros.nodes.group_work import GroupWork
 from lerobot_tools_ros.nodes.runner import run_node
+from lerobot_tools_ros.parameters.spec import MAX_SECONDS
 from lerobot_tools_ros.parsing import parse
 from lerobot_tools_ros.untrusted import log_text
 from rcl_interfaces.msg import SetParametersResult
@@ -80,6 +79,7 @@ _MESSAGE_INFO = hasattr(Subscription, 'CallbackType')
 class Dispatcher(Node):
     """Turn policy output into tool calls on executor services, one result per call."""
 
+    accepting = True  # false while a managed dispatcher is not active (set_accepting)
     # Set in __init__; destroy_node (of a half-built dispatcher) and the parameter callback
     # (run while parameters are declared, before the core exists) use getattr(..., None).
     _core: DispatchCore
@@ -91,6 +91,10 @@ class Dispatcher(Node):
         # Set first: destroy_node must work on a dispatcher whose construction failed.
         self._audit: AuditLog | None = None
         self._lock = threading.Lock()
+        self._build()
+
+    def _build(self) -> None:
+        """Make everything the dispatcher runs with (a managed one does it at configure)."""
         self.params = params = DispatcherParameters(self)
         # Write failures are reported by the log itself, at most once per 10 s.
         self._audit = AuditLog(params.audit_log_path, on_error=self.get_logger().error) \
@@ -127,8 +131,8 @@ class Dispatcher(Node):
             fx.StopOnExecutor: self._stop_on_executor,
             fx.PublishCall: topics.call, fx.PublishResult: self._publish_result,
             fx.PublishChat: topics.chat, fx.Audit: lambda effect: None, fx.Log: self._log,
-            fx.PublishProgress: topics.progress, fx.RequestApproval: self._request_approval,
-            fx.ApprovalClosed: self._close_approval}
+            fx.PublishProgress: topics.progress, fx.RequestApproval: topics.request_approval,
+            fx.ApprovalClosed: topics.close_approval}
         self._input_loss = InputLoss()
         on_text, on_chunk = (self._on_text, self._on_chunk) if _MESSAGE_INFO else (  # Humble:
             lambda msg: self._on_text(msg, None), lambda msg: self._on_chunk(msg, None))  # no info
@@ -146,13 +150,9 @@ class Dispatcher(Node):
         self._reloads.start_clients(catalog)  # a small catalog's now, a large one's when called
         self._calls = CallService(self, submit=self._submit, post=work.post,
                                   reload=self._reloads.on_reload)
-        allowed = ', '.join(params.allowed_tools) or 'all catalog tools'
         services = self.resolve_service_name(names.tool_service_name(params.service_prefix, 'x'))
-        self.get_logger().info(
-            f'dispatching {", ".join(catalog.names)} from {text_sub.topic_name} and '
-            f'{stream_sub.topic_name} to {services[:-1]}<tool> (allowed: '
-            f'{allowed}; formats: {", ".join(params.formats)}; in-process executors: '
-            f'{"on" if params.in_process_executors else "off"})')
+        self.get_logger().info(params.summary(catalog, text_sub.topic_name,
+                                              stream_sub.topic_name, services[:-1] + '<tool>'))
 
     @property
     def catalog(self) -> ToolCatalog:
@@ -179,6 +179,11 @@ class Dispatcher(Node):
         if updates:
             self.get_logger().info(f'parameters changed: {log_text(updates, 500)}')
         return SetParametersResult(successful=True)
+
+    def set_accepting(self, accepting: bool) -> None:
+        """Resume (a managed dispatcher's activate) or pause (deactivate): dispatcher_operator."""
+        self.accepting = accepting
+        self._operator.set_accepting(accepting)
 
     def _service_name(self, name: str) -> str:
         """Return the fully resolved name of a tool's service, for messages people read."""
@@ -266,8 +271,10 @@ class Dispatcher(Node):
             self._arm(due)
 
     def _arm(self, due: float) -> None:
+        # At most MAX_SECONDS (a later deadline wakes the core early; it re-arms): no overflow.
         self._armed_for = due
-        self._wake.timer_period_ns = max(1_000_000, int((due - time.monotonic()) * 1e9))
+        wait_s = min(max(due - time.monotonic(), 0.001), MAX_SECONDS)
+        self._wake.timer_period_ns = int(wait_s * 1e9)
         self._wake.reset()
 
     def _submit(self, request: CallTool.Request, source: str, waiter: Waiter) -> None:
@@ -305,7 +312,8 @@ class Dispatcher(Node):
             call.handle = None
             self._apply(self._core.answered(
                 call.call_id, time.monotonic(), success=outcome.success, content=outcome.content,
-                error_code=outcome.error_code, error_message=outcome.error_message))
+                error_code=outcome.error_code, error_message=outcome.error_message,
+                outcome=outcome.outcome))
 
     def _on_feedback(self, call: Any, stage: str, progress: float, detail: str) -> None:
         if not self._topics.progress_followed:
@@ -353,18 +361,6 @@ class Dispatcher(Node):
                 f'{log_text(call.name)} [{log_text(call.call_id)}] {effect.error_code}: '
                 f'{log_text(effect.error_message, 500)}')
 
-    def _request_approval(self, effect: fx.RequestApproval) -> None:
-        call = effect.call
-        self._topics.approval(call, effect.reason, effect.timeout_s)
-        self.get_logger().info(
-            f'{log_text(call.name)} [{log_text(call.call_id)}] waits for approval '
-            f'({log_text(effect.reason)}); decide with ~/approve within {effect.timeout_s:g} s')
-
-    def _close_approval(self, effect: fx.ApprovalClosed) -> None:
-        # timeout_s 0: nothing left to decide. The topic keeps recent requests (transient
-        # local), so a tool started later sees which requests are closed.
-        self._topics.approval(effect.call, f'closed: {effect.outcome}', 0.0)
-
     def _log(self, effect: fx.Log) -> None:
         log = getattr(self.get_logger(), effect.level, self.get_logger().warning)
         log(log_text(effect.text, 1000))
@@ -390,9 +386,12 @@ class Dispatcher(Node):
         return core.pending_calls if core is not None else 0
 
     def destroy_node(self) -> None:
-        # Every accepted call still gets its one result, even at shutdown.
-        try:
-            # A constructor that failed half-way (a bad audit_log) has no calls to answer.
+        self._release()
+        super().destroy_node()
+
+    def _release(self) -> None:
+        """Answer every accepted call, close ~/call and the audit log (shutdown, cleanup)."""
+        try:  # every accepted call gets its one result; a half-built dispatcher has none
             core = getattr(self, '_core', None)
             if core is not None and hasattr(self, '_handlers') and self.context.ok():
                 with self._lock:
@@ -408,7 +407,6 @@ class Dispatcher(Node):
                 calls.close()
             if self._audit:
                 self._audit.close()
-            super().destroy_node()
 
 
 def main(args: list[str] | None = None) -> int:

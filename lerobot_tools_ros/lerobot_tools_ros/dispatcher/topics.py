@@ -28,7 +28,7 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from lerobot_tools_interfaces.msg import ApprovalRequest, ToolCall, ToolProgress, ToolResult
 from lerobot_tools_ros import names
 from lerobot_tools_ros.dispatch import effects as fx
-from lerobot_tools_ros.untrusted import ros_string
+from lerobot_tools_ros.untrusted import log_text, ros_string
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
@@ -118,7 +118,7 @@ class DispatcherTopics:
             arguments=ros_string(call.arguments_json),
             success=effect.success, content=ros_string(effect.content),
             error_code=effect.error_code, error_message=ros_string(effect.error_message),
-            duration=_duration(effect.duration_s))))
+            outcome=effect.outcome, duration=_duration(effect.duration_s))))
 
     def chat(self, effect: fx.PublishChat) -> None:
         if not self._chat.get_subscription_count():
@@ -137,6 +137,20 @@ class DispatcherTopics:
             call_id=call.call_id, name=ros_string(call.name),
             arguments=ros_string(call.arguments_json), source=call.source,
             reason=ros_string(reason), timeout=_duration(timeout_s))))
+
+    def request_approval(self, effect: fx.RequestApproval) -> None:
+        """Announce a call waiting for approval (the core's RequestApproval), and log it."""
+        call = effect.call
+        self.approval(call, effect.reason, effect.timeout_s)
+        self._node.get_logger().info(
+            f'{log_text(call.name)} [{log_text(call.call_id)}] waits for approval '
+            f'({log_text(effect.reason)}); decide with ~/approve within {effect.timeout_s:g} s')
+
+    def close_approval(self, effect: fx.ApprovalClosed) -> None:
+        """Announce that a call's approval request is closed (the core's ApprovalClosed)."""
+        # timeout_s 0: nothing left to decide. The topic keeps recent requests (transient
+        # local), so a tool started later sees which requests are closed.
+        self.approval(effect.call, f'closed: {effect.outcome}', 0.0)
 
     def catalog(self, catalog: Any, executor_of: Any) -> None:
         """

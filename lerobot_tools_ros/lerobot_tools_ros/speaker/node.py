@@ -23,6 +23,10 @@ reason and the next one is tried afresh (a sound device that was missing is look
 ``progress_period_s`` while an utterance plays (``frames_played`` = frames handed to the device
 or file, at ``sample_rate``), then ``finished``, ``cancelled`` (with how much was played) or
 ``dropped``. Each report's stamp is when ``frames_played`` was reached. ``say`` follows them.
+Stopped (Ctrl-C, SIGTERM) while an utterance plays on a sink without a clock (a WAV file), the
+speaker writes the rest of it out unplayed and reports it ``dropped`` with ``frames_played`` as
+the sink counted it when the shutdown began: what was heard, so ``say`` does not report a
+success.
 
 ``~/stop`` (``std_srvs/Trigger``) is the speaker's own stop: the utterance playing goes silent
 within one block and every queued one is dropped, whoever sent them (each reported
@@ -53,6 +57,7 @@ _AUDIO_DEPTH = 200
 _STATUS_DEPTH = 50
 _LAST_STATUS_ACK_S = 2.0  # at most this long at shutdown for subscribers to take the last status
 STOPPED_BY_SERVICE = "cancelled by the speaker's ~/stop"
+STOPPED_INACTIVE = 'cancelled: the speaker is not active (managed node)'
 
 
 def _reliable(depth: int) -> QoSProfile:
@@ -65,6 +70,11 @@ class Speaker(Node):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(names.SPEAKER_NODE, **kwargs)
+        self.accepting = True  # false while a managed speaker is not active
+        self._build()
+
+    def _build(self) -> None:
+        """Open the sink, subscribe to the audio (a managed speaker does it at configure)."""
         params = self._declare_parameters()
         logger = self.get_logger()
         sink_kind = params['sink']
@@ -113,6 +123,8 @@ class Speaker(Node):
             utterance_id=message.utterance_id, sample_rate=message.sample_rate,
             channels=message.channels, data=message.data.tobytes(), final=message.final,
             cancelled=message.cancelled, encoding=message.encoding))
+        if not self.accepting:  # a managed speaker not active: reported, never played
+            self.player.stop_all(STOPPED_INACTIVE)
         if self._progress_timer.is_canceled():  # idle until now: report progress again
             self._progress_timer.reset()
 
@@ -157,11 +169,27 @@ class Speaker(Node):
         message.header.stamp.nanosec = int((status.stamp - seconds) * 1e9)
         self._status_publisher.publish(message)
 
-    def destroy_node(self) -> None:
-        self.player.close()
+    def set_accepting(self, accepting: bool) -> None:
+        """Take calls (a managed node's activate) or stop every call (its deactivate)."""
+        self.accepting = accepting
+        if not accepting:
+            self.stop_calls()
+
+    def stop_calls(self) -> int:
+        """Silence the utterance playing and drop the queued ones; return how many."""
+        return len(self.player.stop_all(STOPPED_INACTIVE))
+
+    def _release(self) -> None:
+        player = getattr(self, 'player', None)
+        if player is None:
+            return  # a managed speaker never configured
+        player.close()
         # The last statuses (an utterance finished on Ctrl-C) reach the say tools before this
         # node leaves the graph, so a clean stop is never mistaken for a crash.
         self._status_publisher.wait_for_all_acked(Duration(seconds=_LAST_STATUS_ACK_S))
+
+    def destroy_node(self) -> None:
+        self._release()
         super().destroy_node()
 
 

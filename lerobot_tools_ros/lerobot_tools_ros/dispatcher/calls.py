@@ -24,6 +24,7 @@ threads the dispatch thread keeps answering calls meanwhile; see `catalog_reload
 
 from collections.abc import Callable
 import threading
+import time
 from typing import Any
 
 from lerobot_tools_interfaces.srv import CallTool
@@ -40,6 +41,8 @@ from std_srvs.srv import Trigger
 # Threads of ~/call and ~/reload_catalog: requests waiting at once (more wait in the queue).
 _CALL_THREADS = 16
 _CALL_SOURCE_DEFAULT = 'call_service'
+# How long the answers given at shutdown get to leave before the node is destroyed.
+_ANSWER_LINGER_S = 0.3
 
 
 class Waiter:
@@ -135,25 +138,36 @@ class CallService:
         result: fx.PublishResult | None = waiter.result
         response.call_id = waiter.call.call_id if waiter.call is not None else request.call_id
         if result is None:
-            response.error_code = errors.UNAVAILABLE
+            if waiter.fault or waiter.call is None:  # the core never took it: nothing was sent
+                response.error_code, response.outcome = errors.UNAVAILABLE, errors.NOT_RUN
+            else:  # taken, and it may have been sent before the dispatcher went away
+                response.error_code, response.outcome = errors.ANSWER_LOST, errors.UNKNOWN
             response.error_message = ros_string(
                 f'the dispatcher failed to take the call ({waiter.fault}; a bug, please report '
                 'it); nothing was run' if waiter.fault else
-                'the dispatcher shut down before the call had a result')
+                'the dispatcher shut down before the call had a result; it may or may not '
+                'have run' if waiter.call is not None else
+                'the dispatcher shut down before it took the call; nothing was run')
             return response
         response.success = result.success
         response.content = ros_string(result.content)
         response.error_code = result.error_code
         response.error_message = ros_string(result.error_message)
+        response.outcome = result.outcome
         return response
 
     def release(self) -> None:
         """At shutdown: let every waiting request answer (unavailable if it has no result)."""
+        self._released = bool(self._waiters or self._waiting)
         for waiter in [*self._waiters.values(), *self._waiting]:
             waiter.answered.set()
 
     def close(self) -> None:
         """Stop serving: the threads end, the node is destroyed."""
-        self._executor.shutdown(timeout_sec=2.0)
+        self._executor.shutdown(timeout_sec=2.0)  # the answering callbacks end first
+        if getattr(self, '_released', False):
+            # The middleware sends answers from a thread of its own: a node destroyed (a
+            # process that exits) at once can drop the answers just written.
+            time.sleep(_ANSWER_LINGER_S)
         self._node.destroy_node()
         self._thread.join(2.0)

@@ -39,7 +39,7 @@ from lerobot_tools_ros.dataset.language import LANGUAGE_COLUMNS, LanguageRowErro
 from lerobot_tools_ros.dataset.markers import episode_marker_text
 from lerobot_tools_ros.dataset.render import FORMATS, RenderError
 from lerobot_tools_ros.dataset.replay import plan_replay, ReplayPlan, ResultBook, Row, Schedule
-from lerobot_tools_ros.nodes.params import declare_spec
+from lerobot_tools_ros.nodes.params import declare_spec, refuse_unknown_parameters
 from lerobot_tools_ros.nodes.runner import report_start_failure, spin_until, StopOnSignal
 from lerobot_tools_ros.parameters.declarations import REPLAY
 from lerobot_tools_ros.untrusted import log_text
@@ -194,6 +194,7 @@ def main(args: list[str] | None = None) -> int:
     try:
         try:
             node = Replay()
+            refuse_unknown_parameters(node)  # a misspelled name would be ignored
         except Exception as exc:  # noqa: B902 - reported, then exit (78: configuration)
             return report_start_failure('replay', exc)
         stop.wake_through(node)
