@@ -173,7 +173,7 @@ def test_each_robots_tools_under_its_name_each_call_to_its_robot_pause_per_robot
             for robot in ROBOTS:
                 done = await within(client.call_tool(f'{robot}.echo', {'text': f'to {robot}'}))
                 assert not done.is_error, text_of(done)
-                assert done.structured_content == {'text': f'to {robot}'}
+                assert done.structured_content == {'text': f'to {robot}', 'outcome': 'ran'}
 
             # A pause is per robot: robot_a refuses, robot_b goes on.
             fleet.pause('robot_a', True)
@@ -248,7 +248,7 @@ def test_a_2026_client_is_asked_about_the_right_robot_and_bad_robot_names_are_re
             assert sorted(t.name for t in listed) == ['robot_a.echo', 'robot_b.echo']
             done = await within(client.call_tool('robot_a.echo', {'text': 'approved'}), 30.0)
             assert not done.is_error, text_of(done)
-            assert done.structured_content == {'text': 'approved'}
+            assert done.structured_content == {'text': 'approved', 'outcome': 'ran'}
             assert len(asked) == 1 and "Robot 'robot_a'" in asked[0], asked
             free = await within(client.call_tool('robot_b.echo', {'text': 'no approval'}))
             assert not free.is_error and len(asked) == 1, text_of(free)

@@ -149,9 +149,11 @@ def check(fleet: Fleet, seen: dict, tag: str, pids: dict) -> None:
     lost = seen['lost']
     assert lost.is_error and text_of(lost).startswith(f'{errors.ANSWER_LOST}: '), text_of(lost)
     assert 'outcome is unknown' in text_of(lost)
+    assert lost.structured_content['outcome'] == errors.UNKNOWN, lost.structured_content
     assert seen['lost_after'] < 6.0 * LEASE_S + 5.0, seen['lost_after']
     gone = seen['gone']  # refused before anything was sent
     assert gone.is_error and text_of(gone).startswith(f'{errors.UNAVAILABLE}: '), text_of(gone)
+    assert gone.structured_content['outcome'] == errors.NOT_RUN, gone.structured_content
     assert not seen['back'].is_error, text_of(seen['back'])
     # No restart: the robots' processes are the ones started for the module.
     assert {n: [p.proc.pid for p in r.processes] for n, r in fleet.robots.items()} == pids
