@@ -127,8 +127,8 @@ def role_stack(dataset: str, bindings: str, interface: str, profile: str, inner:
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.signals import SignalHandlerOptions
 
-    from lerobot_tools_ros.nodes.dispatcher import Dispatcher
-    from lerobot_tools_ros.nodes.tool_server import ToolServer
+    from lerobot_tools_ros.dispatcher.node import Dispatcher
+    from lerobot_tools_ros.tool_server.node import ToolServer
     # Ctrl-C stops the spin, then the nodes go in order while the context is valid (bringup).
     rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
     if inner:

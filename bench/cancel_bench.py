@@ -185,8 +185,8 @@ def floor_once(directory: pathlib.Path, rate: int, sink_kind: str) -> float:
 def bench(label: str, kind: str, params: dict, runs: int, side: Side,
           workdir: pathlib.Path, sink_kind: str) -> dict[str, Any]:
     from lerobot_tools_ros.catalog import DEFAULT_TOOLS
+    from lerobot_tools_ros.tool_server.host import RosToolHost
     from lerobot_tools_ros.tools.say import SayTool
-    from lerobot_tools_ros.nodes.tool_host import RosToolHost
 
     tool = SayTool(DEFAULT_TOOLS[0], backend=kind, **params)
     try:
@@ -239,7 +239,7 @@ def report(figures: dict[str, Any], target_ms: float = TARGET_MS,
 def start_speaker(sink_kind: str, env: dict, workdir: pathlib.Path) -> subprocess.Popen:
     params = ['sink:=wav', f'output_dir:={workdir / "audio"}'] if sink_kind == 'wav' else [
         'sink:=sounddevice']
-    args = [sys.executable, '-m', 'lerobot_tools_ros.nodes.speaker', '--ros-args',
+    args = [sys.executable, '-m', 'lerobot_tools_ros.speaker.node', '--ros-args',
             '-p', f'block_ms:={BLOCK_MS}']
     for param in params:
         args += ['-p', param]

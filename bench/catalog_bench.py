@@ -233,9 +233,9 @@ def node_part(sizes: list[int], period: float) -> None:
     with bench_domain(), Processes(__file__) as procs:
         workdir = catalog_dir('catalog_bench_', small)
         info = workdir / 'meta' / 'info.json'
-        procs.node('tool_server', 'lerobot_tools_ros.nodes.tool_server', '-p', 'tools:=[echo]',
+        procs.node('tool_server', 'lerobot_tools_ros.tool_server.node', '-p', 'tools:=[echo]',
                    '-p', f'dataset:={workdir}', '--log-level', 'warn')
-        dispatcher = procs.node('dispatcher', 'lerobot_tools_ros.nodes.dispatcher',
+        dispatcher = procs.node('dispatcher', 'lerobot_tools_ros.dispatcher.node',
                                 '-p', f'dataset:={workdir}', '--log-level', 'warn')
         bench = Bench()
         if not bench.spin_until(lambda: bench.call.service_is_ready()

@@ -195,9 +195,9 @@ def start_echo_stack(procs: 'Processes', prefix: str, *dispatcher: str) -> None:
     from lerobot_tools_ros.catalog import DEFAULT_TOOLS
     from lerobot_tools_ros.tools.echo import ECHO_SCHEMA
     workdir = catalog_dir(prefix, [ECHO_SCHEMA, *DEFAULT_TOOLS])
-    procs.node('tool_server', 'lerobot_tools_ros.nodes.tool_server', '-p', 'tools:=[echo]',
+    procs.node('tool_server', 'lerobot_tools_ros.tool_server.node', '-p', 'tools:=[echo]',
                '-p', f'dataset:={workdir}', '--log-level', 'warn')
-    procs.node('dispatcher', 'lerobot_tools_ros.nodes.dispatcher', '-p', f'dataset:={workdir}',
+    procs.node('dispatcher', 'lerobot_tools_ros.dispatcher.node', '-p', f'dataset:={workdir}',
                '-p', 'max_pending:=100000', *dispatcher, '--log-level', 'warn')
 
 

@@ -202,11 +202,11 @@ def _run(args: argparse.Namespace) -> int:
     env = dict(os.environ, PYTHONUNBUFFERED='1')
     py = [sys.executable]
     dispatcher = py + (['-m', 'cProfile', '-o', str(args.profile)] if args.profile else []) + [
-        '-m', 'lerobot_tools_ros.nodes.dispatcher']
+        '-m', 'lerobot_tools_ros.dispatcher.node']
     procs = {
         'counter': subprocess.Popen(py + [str(pathlib.Path(__file__).resolve()),
                                           '--role', 'counter'], env=env),
-        'tool_server': subprocess.Popen(py + ['-m', 'lerobot_tools_ros.nodes.tool_server',
+        'tool_server': subprocess.Popen(py + ['-m', 'lerobot_tools_ros.tool_server.node',
                                               '--ros-args', '-p', 'tools:=[echo]',
                                               '-p', f'dataset:={workdir}',
                                               '--log-level', 'error'], env=env),

@@ -188,9 +188,9 @@ def _run(args: argparse.Namespace) -> int:
     reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # opened, never read
     try:
         with Processes(__file__) as procs:
-            procs.node('tool_server', 'lerobot_tools_ros.nodes.tool_server', '-p',
+            procs.node('tool_server', 'lerobot_tools_ros.tool_server.node', '-p',
                        'tools:=[echo]', '-p', f'dataset:={workdir}', '--log-level', 'error')
-            procs.node('dispatcher', 'lerobot_tools_ros.nodes.dispatcher', '-p',
+            procs.node('dispatcher', 'lerobot_tools_ros.dispatcher.node', '-p',
                        f'dataset:={workdir}', '-p', f'audit_log:={fifo}', '-p',
                        'max_pending:=100000', '-p', 'timeout_s:=2.0', '--log-level', 'error')
             operator = EStop()

@@ -289,9 +289,9 @@ def start_echo_only(procs: Processes) -> None:
     """Start a tool_server hosting echo and a dispatcher whose catalog is echo alone."""
     from lerobot_tools_ros.tools.echo import ECHO_SCHEMA
     workdir = catalog_dir('mcp_bench_', [ECHO_SCHEMA])  # every tool served: a right first list
-    procs.node('tool_server', 'lerobot_tools_ros.nodes.tool_server', '-p', 'tools:=[echo]',
+    procs.node('tool_server', 'lerobot_tools_ros.tool_server.node', '-p', 'tools:=[echo]',
                '-p', f'dataset:={workdir}', '--log-level', 'warn')
-    procs.node('dispatcher', 'lerobot_tools_ros.nodes.dispatcher', '-p', f'dataset:={workdir}',
+    procs.node('dispatcher', 'lerobot_tools_ros.dispatcher.node', '-p', f'dataset:={workdir}',
                '-p', 'max_pending:=100000', '--log-level', 'warn')
 
 

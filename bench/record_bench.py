@@ -122,7 +122,7 @@ def run_subscriber(mode: str, seconds: float, calls: int, qos: str) -> None:
     tool = None
     output_dir = tempfile.mkdtemp(prefix='record_bench_')
     if mode == 'tool':
-        from lerobot_tools_ros.nodes.tool_host import RosToolHost
+        from lerobot_tools_ros.tool_server.host import RosToolHost
         from lerobot_tools_ros.tools.record_observation import RecordObservationTool
 
         tool = RecordObservationTool(

@@ -104,9 +104,9 @@ def node_commands(dataset: pathlib.Path, bindings: pathlib.Path, *, server: tupl
     """Command lines of the tool_server and dispatcher processes (this Python)."""
     python = [sys.executable, '-m']
     return {
-        'tool_server': [*python, 'lerobot_tools_ros.nodes.tool_server',
+        'tool_server': [*python, 'lerobot_tools_ros.tool_server.node',
                         *tool_server_args(dataset, bindings, *server)],
-        'dispatcher': [*python, 'lerobot_tools_ros.nodes.dispatcher',
+        'dispatcher': [*python, 'lerobot_tools_ros.dispatcher.node',
                        *dispatcher_args(dataset, *dispatcher)],
     }
 
@@ -190,7 +190,7 @@ class InProcessStack:
 
     def __init__(self, context: Any, dataset: pathlib.Path, bindings: pathlib.Path, *,
                  server: tuple = (), dispatcher: tuple = (), with_server: bool = True) -> None:
-        from lerobot_tools_ros.nodes.dispatcher import Dispatcher
+        from lerobot_tools_ros.dispatcher.node import Dispatcher
         from rclpy.executors import SingleThreadedExecutor
         self.context = context
         self._dataset, self._bindings, self._server_args = dataset, bindings, server
@@ -205,7 +205,7 @@ class InProcessStack:
         self._thread.start()
 
     def start_server(self) -> None:
-        from lerobot_tools_ros.nodes.tool_server import ToolServer
+        from lerobot_tools_ros.tool_server.node import ToolServer
         self.server = ToolServer(context=self.context, cli_args=tool_server_args(
             self._dataset, self._bindings, *self._server_args))
         self.executor.add_node(self.server)

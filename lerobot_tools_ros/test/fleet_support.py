@@ -230,17 +230,17 @@ class Fleet:
                 '--tts-backend', 'espeak_ng', '--output-dir', str(robot.output_dir),
                 '--audit-log', str(robot.audit_log), '--duration', '1800'], 'bringup'))
             robot.processes.append(self.start(host, [
-                sys.executable, '-m', 'lerobot_tools_ros.nodes.demo_gripper',
+                sys.executable, '-m', 'lerobot_tools_ros.demo.gripper',
                 '--ros-args', '-r', f'__ns:=/{name}'], 'demo_gripper'))
         else:
             params = CONFIG_DIR / 'lerobot_tools.yaml'
             common = ['--params-file', str(params), '-r', f'__ns:=/{name}',
                       '-p', f'dataset:={dataset}']
             robot.processes.append(self.start(host, [
-                sys.executable, '-m', 'lerobot_tools_ros.nodes.dispatcher', '--ros-args',
+                sys.executable, '-m', 'lerobot_tools_ros.dispatcher.node', '--ros-args',
                 *common, '-p', f'audit_log:={robot.audit_log}'], 'dispatcher'))
             robot.processes.append(self.start(host, [
-                sys.executable, '-m', 'lerobot_tools_ros.nodes.tool_server', '--ros-args',
+                sys.executable, '-m', 'lerobot_tools_ros.tool_server.node', '--ros-args',
                 *common, '-p', 'tools:=[echo]'], 'tool_server'))
         return robot
 

@@ -412,12 +412,12 @@ def test_dispatcher_with_a_full_audit_disk_answers_every_call(start_node, ros_no
     (root / 'meta').mkdir(parents=True)
     (root / 'meta' / 'info.json').write_text(json.dumps(
         {'codebase_version': 'v3.0', 'fps': 30, 'features': {}, 'tools': [echo, *DEFAULT_TOOLS]}))
-    server = start_node('lerobot_tools_ros.nodes.tool_server', '-p', 'tools:=[echo]',
+    server = start_node('lerobot_tools_ros.tool_server.node', '-p', 'tools:=[echo]',
                         '-p', f'dataset:={root}')
     started = time.monotonic()
     # 300 calls at once: on a loaded 2-core machine the last waits longer than the default
     # 10 s timeout for its turn, and a timeout is not what this test is about.
-    dispatcher = start_node('lerobot_tools_ros.nodes.dispatcher', '-p', f'dataset:={root}',
+    dispatcher = start_node('lerobot_tools_ros.dispatcher.node', '-p', f'dataset:={root}',
                             '-p', f'audit_log:={FULL_DISK}', '-p', 'max_pending:=1000',
                             '-p', 'timeout_s:=300.0')
     results: list[ToolResult] = []
@@ -461,7 +461,7 @@ def test_dispatcher_with_an_unopenable_audit_path_exits_with_one_line(start_node
     blocker = tmp_path / 'a_file'
     blocker.write_text('')
     path = blocker / 'audit.jsonl'
-    dispatcher = start_node('lerobot_tools_ros.nodes.dispatcher', '-p', f'audit_log:={path}')
+    dispatcher = start_node('lerobot_tools_ros.dispatcher.node', '-p', f'audit_log:={path}')
     assert dispatcher.proc.wait(60) == 78  # a configuration error
     output = dispatcher.output()
     assert 'Traceback' not in output, output

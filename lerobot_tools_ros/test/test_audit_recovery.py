@@ -177,9 +177,9 @@ def test_sigkill_during_a_flood_then_restart_answers_every_call_once(
         start_node, ros_node, tmp_path):
     root = _dataset(tmp_path)
     log = tmp_path / 'audit.jsonl'
-    start_node('lerobot_tools_ros.nodes.tool_server', '-p', 'tools:=[echo]',
+    start_node('lerobot_tools_ros.tool_server.node', '-p', 'tools:=[echo]',
                '-p', f'dataset:={root}')
-    dispatcher_args = ('lerobot_tools_ros.nodes.dispatcher', '-p', f'dataset:={root}',
+    dispatcher_args = ('lerobot_tools_ros.dispatcher.node', '-p', f'dataset:={root}',
                        '-p', f'audit_log:={log}', '-p', 'max_pending:=1000',
                        '-p', 'timeout_s:=300.0')
     dispatcher = start_node(*dispatcher_args)

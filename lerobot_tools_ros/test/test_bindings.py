@@ -227,7 +227,7 @@ def test_tool_server_with_a_bad_bindings_file_does_not_start(start_node, tmp_pat
     (root / 'meta' / 'info.json').write_text(json.dumps({'tools': CATALOG.tools}))
     path = tmp_path / 'bindings.yaml'
     path.write_text(BAD_FILE)
-    proc = start_node('lerobot_tools_ros.nodes.tool_server', '-p', 'tools:=[set_light]',
+    proc = start_node('lerobot_tools_ros.tool_server.node', '-p', 'tools:=[set_light]',
                       '-p', f'dataset:={root}', '-p', f'bindings_file:={path}')
     assert proc.proc.wait(60) == 78  # EXIT_CONFIGURATION_ERROR
     lines = [line for line in proc.output().splitlines() if line.strip()]
@@ -536,7 +536,7 @@ def test_demo_binding_runs_the_demo_gripper_with_feedback(ros_node):
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
 
-    from lerobot_tools_ros.nodes.demo_gripper import DemoGripper
+    from lerobot_tools_ros.demo.gripper import DemoGripper
     tool = load_bindings(CONFIG_DIR / 'demo_bindings.yaml', ToolCatalog.load())['close_gripper']
     gripper = DemoGripper(context=ros_node.context,
                           parameter_overrides=[rclpy.parameter.Parameter('step_s', value=0.05)])
@@ -597,7 +597,7 @@ def test_tool_server_shutdown_cancels_a_running_goal(start_node, ros_node, robot
     (root / 'meta' / 'info.json').write_text(json.dumps({'tools': CATALOG.tools}))
     path = tmp_path / 'bindings.yaml'
     path.write_text(GRIPPER)
-    proc = start_node('lerobot_tools_ros.nodes.tool_server', '-p', 'tools:=[move_gripper]',
+    proc = start_node('lerobot_tools_ros.tool_server.node', '-p', 'tools:=[move_gripper]',
                       '-p', f'dataset:={root}', '-p', f'bindings_file:={path}')
     client = ros_node.create_client(CallTool, '/lerobot_tools/move_gripper')
     assert spin_until(ros_node, client.service_is_ready, 30.0), proc.output()

@@ -29,7 +29,7 @@ def test_reload_to_only_invalid_or_colliding_entries_keeps_the_old_catalog(
     good = {'codebase_version': 'v3.0', 'fps': 30, 'features': {},
             'tools': [ECHO_SCHEMA, *DEFAULT_TOOLS]}
     info.write_text(json.dumps(good))
-    dispatcher = start_node('lerobot_tools_ros.nodes.dispatcher',
+    dispatcher = start_node('lerobot_tools_ros.dispatcher.node',
                             '-p', f'dataset:={info.parent.parent}')
     reload = ros_node.create_client(Trigger, '/dispatcher/reload_catalog')
     assert spin_until(ros_node, reload.service_is_ready, 30.0), dispatcher.output()

@@ -495,7 +495,7 @@ def test_a_write_killed_at_any_point_leaves_old_or_new_and_a_rerun_works(
 
 def test_dispatcher_records_interjections_and_episode_markers(start_node, ros_node, tmp_path):
     log = tmp_path / 'audit.jsonl'
-    dispatcher = start_node('lerobot_tools_ros.nodes.dispatcher', '--params-file',
+    dispatcher = start_node('lerobot_tools_ros.dispatcher.node', '--params-file',
                             str(PACKAGE_DIR / 'config' / 'lerobot_tools.yaml'),
                             '-p', f'audit_log:={log}', '-p', 'record_events:=true')
     said = ros_node.create_publisher(String, '/lerobot_tools/interjections', RELIABLE)
@@ -525,7 +525,7 @@ def test_dispatcher_records_interjections_and_episode_markers(start_node, ros_no
 
 
 def test_record_events_without_an_audit_log_is_one_clear_error(start_node):
-    dispatcher = start_node('lerobot_tools_ros.nodes.dispatcher', '-p', 'record_events:=true')
+    dispatcher = start_node('lerobot_tools_ros.dispatcher.node', '-p', 'record_events:=true')
     assert dispatcher.proc.wait(60) == errors.EXIT_CONFIGURATION_ERROR
     output = dispatcher.output()
     assert 'record_events is true but audit_log is empty' in output

@@ -32,8 +32,8 @@ from std_msgs.msg import String
 from std_srvs.srv import SetBool
 
 RELIABLE = QoSProfile(depth=5000, reliability=ReliabilityPolicy.RELIABLE)
-DISPATCHER = 'lerobot_tools_ros.nodes.dispatcher'
-TOOL_SERVER = 'lerobot_tools_ros.nodes.tool_server'
+DISPATCHER = 'lerobot_tools_ros.dispatcher.node'
+TOOL_SERVER = 'lerobot_tools_ros.tool_server.node'
 
 
 @pytest.fixture
@@ -627,7 +627,7 @@ def test_dispatcher_under_a_multithreaded_executor_gives_one_result_per_call(
 
     import rclpy
     from rclpy.executors import MultiThreadedExecutor
-    from lerobot_tools_ros.nodes.dispatcher import Dispatcher
+    from lerobot_tools_ros.dispatcher.node import Dispatcher
 
     server = start_node(TOOL_SERVER, '-p', 'tools:=[echo]', '-p', f'dataset:={dataset}')
     context = rclpy.Context()
@@ -701,7 +701,7 @@ def test_a_call_request_the_dispatcher_fails_to_take_is_answered_at_once(
     from rclpy.executors import MultiThreadedExecutor
     from lerobot_tools_interfaces.srv import CallTool
     from lerobot_tools_ros.dispatch.core import DispatchCore
-    from lerobot_tools_ros.nodes.dispatcher import Dispatcher
+    from lerobot_tools_ros.dispatcher.node import Dispatcher
 
     take = DispatchCore.submit
     faults: list[str] = []
@@ -804,7 +804,7 @@ def test_the_same_say_ten_times_in_two_seconds_is_spoken_once(stack, start_node,
     start_node(TOOL_SERVER, '-p', 'tools:=[echo, say]', '-p', 'tool.say.backend:=espeak_ng',
                '-p', f'dataset:={dataset}')
     # A say call lasts until a speaker played it (this one as fast as the audio comes).
-    start_node('lerobot_tools_ros.nodes.speaker', '-p', 'sink:=null', '-p', 'realtime:=false')
+    start_node('lerobot_tools_ros.speaker.node', '-p', 'sink:=null', '-p', 'realtime:=false')
     utterances: set[str] = set()
     ros_node.create_subscription(AudioChunk, '/speaker/audio',
                                  lambda msg: utterances.add(msg.utterance_id), RELIABLE)

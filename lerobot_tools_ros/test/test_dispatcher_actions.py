@@ -136,7 +136,7 @@ def stack(start_node, ros_node, dataset):
     procs = {}
 
     def start_tool_server():
-        procs['tool_server'] = start_node('lerobot_tools_ros.nodes.tool_server',
+        procs['tool_server'] = start_node('lerobot_tools_ros.tool_server.node',
                                           '-p', 'tools:=[echo]', '-p', f'dataset:={dataset}')
         return procs['tool_server']
 
@@ -145,7 +145,7 @@ def stack(start_node, ros_node, dataset):
         args = ['-p', f'dataset:={dataset}']
         for param in dispatcher_params:
             args += ['-p', param]
-        procs['dispatcher'] = start_node('lerobot_tools_ros.nodes.dispatcher', *args)
+        procs['dispatcher'] = start_node('lerobot_tools_ros.dispatcher.node', *args)
         graph = Graph(ros_node)
         graph.connect(procs['dispatcher'])
         # The dispatcher proves the executor's answers reach it before the first call.

@@ -65,7 +65,7 @@ def _start(start_node, ros_node, tmp_path, tools: list[dict], *args: str):
     info = tmp_path / 'dataset' / 'meta' / 'info.json'
     info.parent.mkdir(parents=True)
     _write(info, tools)
-    dispatcher = start_node('lerobot_tools_ros.nodes.dispatcher',
+    dispatcher = start_node('lerobot_tools_ros.dispatcher.node',
                             '-p', f'dataset:={info.parent.parent}', *args)
     params = ParameterClient(ros_node, 'dispatcher')
     assert params.wait(), dispatcher.output()

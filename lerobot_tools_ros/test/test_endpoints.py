@@ -137,8 +137,8 @@ def test_the_running_nodes_have_exactly_the_endpoints_of_the_reference(
                             '--demo-camera', '--bindings-file', str(share / 'demo_bindings.yaml'),
                             '--output-dir', str(tmp_path / 'out'), '--tts-backend',
                             'espeak_ng'], name='bringup'),
-             start_node('lerobot_tools_ros.nodes.demo_gripper'),
-             start_node('lerobot_tools_ros.nodes.scripted_policy', '-p', 'interval_s:=3600.0'),
+             start_node('lerobot_tools_ros.demo.gripper'),
+             start_node('lerobot_tools_ros.demo.scripted_policy', '-p', 'interval_s:=3600.0'),
              start_process([sys.executable, '-m', 'lerobot_tools_ros.cli', 'mcp', '--transport',
                             'http', '--port', str(_free_port())], name='mcp')]
     started = time.monotonic()

@@ -82,7 +82,7 @@ def test_a_service_only_executor_is_called_through_its_service(ros_node, service
 
 
 def test_tool_server_is_called_through_its_action(start_node, ros_node, echo_dataset):
-    proc = start_node('lerobot_tools_ros.nodes.tool_server', '-p', 'tools:=[echo]',
+    proc = start_node('lerobot_tools_ros.tool_server.node', '-p', 'tools:=[echo]',
                       '-p', f'dataset:={echo_dataset}')
     caller = Caller(ros_node, '/lerobot_tools/echo')
     assert spin_until(ros_node, lambda: caller.client.poll() and caller.client.kind == ACTION,
@@ -93,7 +93,7 @@ def test_tool_server_is_called_through_its_action(start_node, ros_node, echo_dat
 
 def test_readiness_is_lost_with_the_executor_and_proven_again_on_return(
         start_node, ros_node, echo_dataset):
-    args = ('lerobot_tools_ros.nodes.tool_server', '-p', 'tools:=[echo]',
+    args = ('lerobot_tools_ros.tool_server.node', '-p', 'tools:=[echo]',
             '-p', f'dataset:={echo_dataset}')
     proc = start_node(*args)
     caller = Caller(ros_node, '/lerobot_tools/echo', ACTION)
@@ -108,7 +108,7 @@ def test_readiness_is_lost_with_the_executor_and_proven_again_on_return(
 
 
 def test_unproven_client_probes_again_before_the_next_call(start_node, ros_node, echo_dataset):
-    proc = start_node('lerobot_tools_ros.nodes.tool_server', '-p', 'tools:=[echo]',
+    proc = start_node('lerobot_tools_ros.tool_server.node', '-p', 'tools:=[echo]',
                       '-p', f'dataset:={echo_dataset}')
     caller = Caller(ros_node, '/lerobot_tools/echo', SERVICE)
     assert caller.wait_ready(30.0), proc.output()

@@ -35,7 +35,7 @@ import pytest
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
 
-DISPATCHER = 'lerobot_tools_ros.nodes.dispatcher'
+DISPATCHER = 'lerobot_tools_ros.dispatcher.node'
 # Deeper than the flood, so nothing is dropped on the publishing side: every loss is the
 # dispatcher's input queue (depth 1000) overflowing.
 RELIABLE = QoSProfile(depth=10000, reliability=ReliabilityPolicy.RELIABLE)

@@ -44,8 +44,8 @@ from std_msgs.msg import String
 from std_srvs.srv import SetBool
 
 RELIABLE = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
-DISPATCHER = 'lerobot_tools_ros.nodes.dispatcher'
-TOOL_SERVER = 'lerobot_tools_ros.nodes.tool_server'
+DISPATCHER = 'lerobot_tools_ros.dispatcher.node'
+TOOL_SERVER = 'lerobot_tools_ros.tool_server.node'
 
 
 def _tool(name: str, properties: dict, **parameters) -> dict:

@@ -190,9 +190,9 @@ def test_a_misspelled_parameter_fails_configure_without_exiting(start_managed, r
 def test_deactivate_during_a_playing_say_silences_it_with_one_result(start_managed, start_node,
                                                                      ros_node, tmp_path):
     out = tmp_path / 'audio'
-    procs = [start_node('lerobot_tools_ros.nodes.speaker', *packaged('sink:=wav',
-                                                                     f'output_dir:={out}')),
-             start_node('lerobot_tools_ros.nodes.tool_server',
+    procs = [start_node('lerobot_tools_ros.speaker.node',
+                        *packaged('sink:=wav', f'output_dir:={out}')),
+             start_node('lerobot_tools_ros.tool_server.node',
                         *packaged('tools:=[say]', 'tool.say.backend:=espeak_ng')),
              start_managed('dispatcher')]
 
@@ -238,8 +238,8 @@ def test_tool_server_deactivate_during_a_playing_say_silences_it(
     from test_say_stop import Goal, SAY_ACTION
 
     out = tmp_path / 'audio'
-    procs = [start_node('lerobot_tools_ros.nodes.speaker', *packaged('sink:=wav',
-                                                                     f'output_dir:={out}')),
+    procs = [start_node('lerobot_tools_ros.speaker.node',
+                        *packaged('sink:=wav', f'output_dir:={out}')),
              start_managed('tool_server', 'tools:=[say]', 'tool.say.backend:=espeak_ng')]
 
     def output() -> str:

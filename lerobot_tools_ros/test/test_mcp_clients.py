@@ -84,7 +84,7 @@ def test_tools_that_appear_later_are_announced_and_the_wait_is_logged(
             assert (await within(old.list_tools())).tools == []
             assert (await within(new.list_tools(cache_mode='bypass'))).tools == []
             async with new.listen(tools_list_changed=True) as subscription:
-                start_node('lerobot_tools_ros.nodes.dispatcher', '-p', f'dataset:={dataset}')
+                start_node('lerobot_tools_ros.dispatcher.node', '-p', f'dataset:={dataset}')
                 await changes.wait(60.0)
                 await within(subscription.__anext__(), 30.0)
             assert [t.name for t in (await within(old.list_tools())).tools] == names
@@ -104,7 +104,7 @@ def test_hints_titles_schemas_and_output_schemas_in_both_eras(
     """Defects 2, 10 and 11b, structured output, annotations and titles."""
     _mcp()
     from lerobot_tools_interfaces.srv import CallTool
-    start_node('lerobot_tools_ros.nodes.dispatcher', '-p', f'dataset:={dataset}')
+    start_node('lerobot_tools_ros.dispatcher.node', '-p', f'dataset:={dataset}')
     call = ros_node.create_client(CallTool, '/dispatcher/call')
     assert spin_until(ros_node, call.service_is_ready, 60.0)
 
@@ -143,7 +143,7 @@ def test_the_list_follows_the_loaded_catalog_not_the_file(
     """Defect 3: an edited info.json is listed only once the dispatcher reloaded it."""
     _mcp()
     from std_srvs.srv import Trigger
-    start_node('lerobot_tools_ros.nodes.dispatcher', '-p', f'dataset:={dataset}')
+    start_node('lerobot_tools_ros.dispatcher.node', '-p', f'dataset:={dataset}')
     reload = ros_node.create_client(Trigger, '/dispatcher/reload_catalog')
     assert spin_until(ros_node, reload.service_is_ready, 60.0)
     changes = ListChanges()
@@ -197,9 +197,9 @@ def approval_stack(start_node, ros_node, tmp_path, timeout_s: float = 6.0):
     (root / 'meta').mkdir(parents=True)
     (root / 'meta' / 'info.json').write_text(json.dumps({'tools': [ECHO_SCHEMA]}))
     audit = tmp_path / 'audit.jsonl'
-    start_node('lerobot_tools_ros.nodes.tool_server', '-p', 'tools:=[echo]', '-p',
+    start_node('lerobot_tools_ros.tool_server.node', '-p', 'tools:=[echo]', '-p',
                f'dataset:={root}')
-    dispatcher = start_node('lerobot_tools_ros.nodes.dispatcher', '-p', f'dataset:={root}',
+    dispatcher = start_node('lerobot_tools_ros.dispatcher.node', '-p', f'dataset:={root}',
                             '-p', 'tool.echo.approval:=confirm', '-p',
                             f'tool.echo.timeout_s:={timeout_s}', '-p', f'audit_log:={audit}')
     results: list = []
@@ -322,7 +322,7 @@ def test_closed_sessions_are_forgotten(start_node, start_process, ros_node, ros_
     _mcp()
     from mcp import Client, ClientSession
     from mcp.client.streamable_http import streamable_http_client
-    start_node('lerobot_tools_ros.nodes.dispatcher', '-p', f'dataset:={dataset}')
+    start_node('lerobot_tools_ros.dispatcher.node', '-p', f'dataset:={dataset}')
     port = free_port()
     proc = start_process(server_command('--transport', 'http', '--port', str(port), *GENEROUS),
                          name='mcp')
@@ -422,7 +422,7 @@ def test_an_ipv6_host_is_served_and_named_in_brackets(start_node, start_process,
     _mcp()
     from mcp import ClientSession
     from mcp.client.streamable_http import streamable_http_client
-    start_node('lerobot_tools_ros.nodes.dispatcher', '-p', f'dataset:={dataset}')
+    start_node('lerobot_tools_ros.dispatcher.node', '-p', f'dataset:={dataset}')
     port = free_port()
     proc = start_process(server_command('--transport', 'http', '--host', '[::1]', '--port',
                                         str(port), *GENEROUS), name='mcp')
@@ -474,7 +474,7 @@ def test_resources_prompts_and_completion_in_both_eras(start_node, ros_node, ros
     """Resources (catalog, status, approvals, results), prompts, completion."""
     _mcp()
     from lerobot_tools_interfaces.srv import CallTool
-    start_node('lerobot_tools_ros.nodes.dispatcher', '-p', f'dataset:={dataset}')
+    start_node('lerobot_tools_ros.dispatcher.node', '-p', f'dataset:={dataset}')
     call = ros_node.create_client(CallTool, '/dispatcher/call')
     assert spin_until(ros_node, call.service_is_ready, 60.0)
 

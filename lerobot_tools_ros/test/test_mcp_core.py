@@ -17,9 +17,9 @@
 import json
 
 from lerobot_tools_ros.catalog import ToolCatalog
+from lerobot_tools_ros.dispatcher.topics import catalog_message
 from lerobot_tools_ros.mcp import access, listing, progress, results, wire
 from lerobot_tools_ros.mcp.progress import ProgressTrack
-from lerobot_tools_ros.nodes.dispatcher_topics import catalog_message
 import pytest
 
 MOVE = {'type': 'function', 'function': {

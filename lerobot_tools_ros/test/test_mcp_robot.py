@@ -40,9 +40,9 @@ def start_robot(start_node, ros_node, tmp_path):
     root = tmp_path / 'echo_dataset'
     (root / 'meta').mkdir(parents=True, exist_ok=True)
     (root / 'meta' / 'info.json').write_text(json.dumps({'tools': [ECHO_SCHEMA]}))
-    server = start_node('lerobot_tools_ros.nodes.tool_server', '-p', 'tools:=[echo]', '-p',
+    server = start_node('lerobot_tools_ros.tool_server.node', '-p', 'tools:=[echo]', '-p',
                         f'dataset:={root}')
-    dispatcher = start_node('lerobot_tools_ros.nodes.dispatcher', '-p', f'dataset:={root}')
+    dispatcher = start_node('lerobot_tools_ros.dispatcher.node', '-p', f'dataset:={root}')
     call = ros_node.create_client(CallTool, '/dispatcher/call')
     assert spin_until(ros_node, lambda: call.service_is_ready() and '/lerobot_tools/echo' in dict(
         ros_node.get_service_names_and_types()), 60.0), dispatcher.output()

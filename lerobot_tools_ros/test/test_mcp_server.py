@@ -115,7 +115,7 @@ def test_stdio_lists_the_catalog_and_follows_allowlist_and_reloads(
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
-    dispatcher = start_node('lerobot_tools_ros.nodes.dispatcher', '-p', f'dataset:={dataset}')
+    dispatcher = start_node('lerobot_tools_ros.dispatcher.node', '-p', f'dataset:={dataset}')
     reload = ros_node.create_client(Trigger, '/dispatcher/reload_catalog')
     assert spin_until(ros_node, reload.service_is_ready, 20.0), dispatcher.output()
     catalog = ToolCatalog.load(str(dataset))
@@ -221,7 +221,7 @@ def test_http_with_a_token_rejects_missing_and_wrong_tokens_and_huge_requests(
     from mcp.shared._httpx_utils import create_mcp_http_client
     from std_srvs.srv import SetBool
 
-    start_node('lerobot_tools_ros.nodes.dispatcher', '-p', f'dataset:={dataset}')
+    start_node('lerobot_tools_ros.dispatcher.node', '-p', f'dataset:={dataset}')
     port = free_port()
     env = dict(ros_env, MY_MCP_TOKEN=TOKEN)
     proc = start_process(server_command('--transport', 'http', '--port', str(port),
@@ -509,7 +509,7 @@ def test_a_2026_client_without_handshake_lists_tools_and_hears_changes(
 
     from lerobot_tools_interfaces.srv import CallTool
 
-    dispatcher = start_node('lerobot_tools_ros.nodes.dispatcher', '-p', f'dataset:={dataset}')
+    dispatcher = start_node('lerobot_tools_ros.dispatcher.node', '-p', f'dataset:={dataset}')
     call = ros_node.create_client(CallTool, '/dispatcher/call')  # the dispatcher is up first
     assert spin_until(ros_node, call.service_is_ready, 60.0), dispatcher.output()
     command = server_command()
@@ -540,9 +540,9 @@ def echo_stack(start_node, ros_node, tmp_path):
     root = tmp_path / 'echo_dataset'
     (root / 'meta').mkdir(parents=True)
     (root / 'meta' / 'info.json').write_text(json.dumps({'tools': [ECHO_SCHEMA]}))
-    start_node('lerobot_tools_ros.nodes.tool_server', '-p', 'tools:=[echo]', '-p',
+    start_node('lerobot_tools_ros.tool_server.node', '-p', 'tools:=[echo]', '-p',
                f'dataset:={root}')
-    dispatcher = start_node('lerobot_tools_ros.nodes.dispatcher', '-p', f'dataset:={root}')
+    dispatcher = start_node('lerobot_tools_ros.dispatcher.node', '-p', f'dataset:={root}')
     results: list[ToolResult] = []
     calls: list[ToolCall] = []
     ros_node.create_subscription(ToolResult, '/lerobot_tools/results', results.append, RELIABLE)
@@ -676,9 +676,9 @@ def test_a_tool_bound_with_kind_read_is_listed_read_only(
     bindings = tmp_path / 'bindings.yaml'
     bindings.write_text('bindings:\n  get_battery: {kind: read, topic: /battery_state, '
                         'type: sensor_msgs/msg/BatteryState}\n')
-    server = start_node('lerobot_tools_ros.nodes.tool_server', '-p', 'tools:=[echo]', '-p',
+    server = start_node('lerobot_tools_ros.tool_server.node', '-p', 'tools:=[echo]', '-p',
                         f'dataset:={root}', '-p', f'bindings_file:={bindings}')
-    start_node('lerobot_tools_ros.nodes.dispatcher', '-p', f'dataset:={root}')
+    start_node('lerobot_tools_ros.dispatcher.node', '-p', f'dataset:={root}')
     assert spin_until(ros_node, lambda: '/lerobot_tools/get_battery' in dict(
         ros_node.get_service_names_and_types()), 60.0), server.output()
 
@@ -719,7 +719,7 @@ def test_a_list_sent_before_the_dispatcher_is_up_waits_for_it(
                     listing = asyncio.ensure_future(client.list_tools())
                     await asyncio.sleep(0.5)
                     assert not listing.done(), 'the list answered before a dispatcher existed'
-                    start_node('lerobot_tools_ros.nodes.dispatcher', '-p', f'dataset:={dataset}')
+                    start_node('lerobot_tools_ros.dispatcher.node', '-p', f'dataset:={dataset}')
                     listed = (await within(listing, 60.0)).tools
                     assert [t.name for t in listed] == catalog.names
 

@@ -95,10 +95,10 @@ def test_two_dataset_cameras_without_a_camera_parameter(start_node, ros_node, tm
     dataset = two_camera_dataset(tmp_path / 'dataset')
     out = tmp_path / 'observations'
     for camera in ('front', 'wrist'):
-        start_node('lerobot_tools_ros.nodes.demo_camera', '-r', f'__node:={camera}_camera',
+        start_node('lerobot_tools_ros.demo.camera', '-r', f'__node:={camera}_camera',
                    '-p', f'topic:=camera/{camera}/image_raw', '-p', 'width:=64',
                    '-p', 'height:=48', name=f'{camera}_camera')
-    server = start_node('lerobot_tools_ros.nodes.tool_server', '--params-file', str(PARAMS_FILE),
+    server = start_node('lerobot_tools_ros.tool_server.node', '--params-file', str(PARAMS_FILE),
                         '-p', f'dataset:={dataset}', '-p', 'tools:=[record_observation]',
                         '-p', f'tool.record_observation.output_dir:={out}')
     lister = ros_node.create_client(ListParameters, '/tool_server/list_parameters')

@@ -26,7 +26,7 @@ import pathlib
 
 PACKAGE = 'lerobot_tools_ros'
 SOURCE = pathlib.Path(__file__).resolve().parents[1] / PACKAGE
-DISPATCHER = SOURCE / 'nodes' / 'dispatcher.py'
+DISPATCHER = SOURCE / 'dispatcher' / 'node.py'
 DISPATCHER_MAX_LINES = 420
 
 
@@ -207,7 +207,7 @@ def test_nothing_reaches_into_the_dispatchers_private_attributes():
 def test_the_dispatcher_module_stays_wiring_sized():
     lines = len(DISPATCHER.read_text(encoding='utf-8').splitlines())
     assert lines <= DISPATCHER_MAX_LINES, (
-        f'nodes/dispatcher.py has {lines} lines: move what is not wiring (events into the '
+        f'dispatcher/node.py has {lines} lines: move what is not wiring (events into the '
         'core, effects out) into the objects it holds')
 
 
@@ -256,5 +256,5 @@ def _methods(path: pathlib.Path, class_name: str) -> dict[str, list[str]]:
 
 def test_the_ros_host_offers_exactly_what_the_tool_host_promises():
     promised = _methods(SOURCE / 'tools' / 'host.py', 'ToolHost')
-    offered = _methods(SOURCE / 'nodes' / 'tool_host.py', 'RosToolHost')
+    offered = _methods(SOURCE / 'tool_server' / 'host.py', 'RosToolHost')
     assert offered == promised

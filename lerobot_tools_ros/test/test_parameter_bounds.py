@@ -185,7 +185,7 @@ def test_extremes_at_start_stop_the_node_with_one_line(start_node, tmp_path, nod
 def test_an_extreme_in_a_parameters_file_stops_the_node(start_node, tmp_path):
     path = tmp_path / 'params.yaml'
     path.write_text('/**/dispatcher:\n  ros__parameters:\n    timeout_s: 1.0e+308\n')
-    proc = start_node('lerobot_tools_ros.nodes.dispatcher', '--params-file', str(path))
+    proc = start_node('lerobot_tools_ros.dispatcher.node', '--params-file', str(path))
     assert proc.proc.wait(60) == EXIT_CONFIGURATION_ERROR, proc.output()
     assert "'timeout_s' must be above 0 and at most 604800" in proc.output()
 

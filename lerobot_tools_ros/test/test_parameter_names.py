@@ -62,7 +62,7 @@ def test_an_unknown_name_in_a_parameters_file_stops_the_node(start_node, tmp_pat
     path = tmp_path / 'params.yaml'
     path.write_text('/**/dispatcher:\n  ros__parameters:\n    bogus_param: 1\n'
                     '    max_pendin: 5\n')
-    proc = start_node('lerobot_tools_ros.nodes.dispatcher', '--params-file', str(path))
+    proc = start_node('lerobot_tools_ros.dispatcher.node', '--params-file', str(path))
     line = _error_line(proc, 'dispatcher')
     assert "no parameter 'bogus_param'" in line
     assert "no parameter 'max_pendin', did you mean 'max_pending'?" in line
@@ -72,7 +72,7 @@ def test_tool_parameters_of_a_registered_tool_hosted_elsewhere_are_kept(
         start_node, ros_node, tmp_path):
     # The packaged file configures say and record_observation; a tool_server hosting only
     # record_observation starts from it (the say settings are for the server that hosts say).
-    proc = start_node('lerobot_tools_ros.nodes.tool_server', '--params-file', str(PARAMS_FILE),
+    proc = start_node('lerobot_tools_ros.tool_server.node', '--params-file', str(PARAMS_FILE),
                       '-p', 'tools:=[record_observation]',
                       '-p', f'tool.record_observation.output_dir:={tmp_path}')
     assert ParameterClient(ros_node, 'tool_server').wait(), proc.output()
@@ -84,8 +84,8 @@ def _double(value: float) -> ParameterValue:
 
 
 def test_setting_a_name_the_node_lacks_says_what_is_wrong(start_node, ros_node, tmp_path):
-    start_node('lerobot_tools_ros.nodes.dispatcher', '--params-file', str(PARAMS_FILE))
-    start_node('lerobot_tools_ros.nodes.speaker', '--params-file', str(PARAMS_FILE),
+    start_node('lerobot_tools_ros.dispatcher.node', '--params-file', str(PARAMS_FILE))
+    start_node('lerobot_tools_ros.speaker.node', '--params-file', str(PARAMS_FILE),
                '-p', 'sink:=null', '-p', f'output_dir:={tmp_path}')
     dispatcher = ParameterClient(ros_node, 'dispatcher')
     assert dispatcher.wait()
@@ -116,7 +116,7 @@ def test_a_parameters_file_that_is_not_yaml_is_one_line_and_status_78(start_node
 
 
 def test_a_missing_parameters_file_is_one_line(start_node, tmp_path):
-    proc = start_node('lerobot_tools_ros.nodes.speaker', '--params-file',
+    proc = start_node('lerobot_tools_ros.speaker.node', '--params-file',
                       str(tmp_path / 'nowhere.yaml'))
     assert 'nowhere.yaml: no such file' in _error_line(proc, 'speaker')
 

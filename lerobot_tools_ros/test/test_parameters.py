@@ -343,7 +343,7 @@ def _string(value: str) -> ParameterValue:
 
 
 def test_a_bad_value_from_a_file_stops_the_node_with_one_line(start_node, tmp_path):
-    proc = start_node('lerobot_tools_ros.nodes.tool_server', '--params-file', str(PARAMS_FILE),
+    proc = start_node('lerobot_tools_ros.tool_server.node', '--params-file', str(PARAMS_FILE),
                       '-p', 'tool.say.max_chars:=0', '-p', 'tool.say.backend:=espeak_ng')
     assert proc.proc.wait(60) == EXIT_CONFIGURATION_ERROR
     errors = [line for line in proc.output().splitlines() if 'error' in line.lower()]
@@ -354,7 +354,7 @@ def test_a_bad_value_from_a_file_stops_the_node_with_one_line(start_node, tmp_pa
 def test_tool_enabled_is_not_a_setting(params_of, start_node):
     # Removed everywhere: allowed_tools (not_allowed) and approval: deny (denied) gate every
     # caller; a file that still says tool.<name>.enabled stops the dispatcher, saying so.
-    proc = start_node('lerobot_tools_ros.nodes.dispatcher', '--params-file', str(PARAMS_FILE),
+    proc = start_node('lerobot_tools_ros.dispatcher.node', '--params-file', str(PARAMS_FILE),
                       '-p', 'tool.say.enabled:=false')
     assert proc.proc.wait(60) == EXIT_CONFIGURATION_ERROR
     assert 'there is no tool.<name>.enabled' in proc.output()

@@ -31,7 +31,7 @@ import time
 from conftest import reserve_test_domain, spin_until
 from lerobot_tools_ros.errors import (
     EXECUTION_FAILED, INVALID_ARGUMENTS, NO_FRAME, STALE_FRAME, ToolError, UNAVAILABLE)
-from lerobot_tools_ros.nodes.tool_host import RosToolHost
+from lerobot_tools_ros.tool_server.host import RosToolHost
 from lerobot_tools_ros.tools.record_observation import (
     RECORD_OBSERVATION_SCHEMA, RecordObservationTool)
 import numpy as np

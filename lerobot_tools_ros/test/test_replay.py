@@ -291,7 +291,7 @@ def test_the_replay_node_plays_into_a_runtime_already_running(
                       60.0), bringup.output()
     spin_until(ros_node, lambda: False, 1.0)
     run = subprocess.run(
-        [sys.executable, '-m', 'lerobot_tools_ros.nodes.replay', '--ros-args', '-p',
+        [sys.executable, '-m', 'lerobot_tools_ros.dataset.replay_node', '--ros-args', '-p',
          'format:=hermes', '-p', 'rate:=2.0', '-p', 'prose:=true'],
         env=ros_env, capture_output=True, text=True, timeout=240)
     assert run.returncode == 0, run.stdout + run.stderr

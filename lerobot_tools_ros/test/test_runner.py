@@ -133,7 +133,7 @@ import sys
 
 class Interrupt:
     def find_spec(self, name, path=None, target=None):
-        if name == 'lerobot_tools_ros.nodes.dispatcher':
+        if name == 'lerobot_tools_ros.dispatcher.node':
             raise KeyboardInterrupt
         return None
 

@@ -29,7 +29,7 @@ from lerobot_tools_interfaces.msg import AudioChunk, ErrorCodes
 from lerobot_tools_interfaces.srv import CallTool
 from lerobot_tools_ros.errors import ToolError
 from lerobot_tools_ros.names import READINESS_PROBE
-from lerobot_tools_ros.nodes.tool_host import RosToolHost
+from lerobot_tools_ros.tool_server.host import RosToolHost
 import numpy as np
 import pytest
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
@@ -69,11 +69,11 @@ def say_stack(start_node, ros_node, tmp_path):
         args = ['-p', 'tools:=[say]', '-p', 'tool.say.backend:=espeak_ng']
         for param in say_params:
             args += ['-p', f'tool.say.{param}']
-        server = start_node('lerobot_tools_ros.nodes.tool_server', *args)
+        server = start_node('lerobot_tools_ros.tool_server.node', *args)
         speaker_proc = None
         if speaker:
             extra = [arg for param in speaker_params for arg in ('-p', param)]
-            speaker_proc = start_node('lerobot_tools_ros.nodes.speaker', '-p', f'sink:={sink}',
+            speaker_proc = start_node('lerobot_tools_ros.speaker.node', '-p', f'sink:={sink}',
                                       '-p', f'output_dir:={out}', *extra, env=env)
         heard = Heard(ros_node)
         client = ros_node.create_client(CallTool, '/lerobot_tools/say')
@@ -271,8 +271,8 @@ def test_pocket_tts_streams_24khz_chunks_and_stop_cuts_it_short(say_stack, ros_n
 
 def test_auto_falls_back_to_espeak_with_exactly_one_warning(start_node, ros_node, ros_env):
     env = dict(ros_env, HF_HUB_OFFLINE='1')  # no weights here; fail fast instead of retrying
-    server = start_node('lerobot_tools_ros.nodes.tool_server', '-p', 'tools:=[say]', env=env)
-    start_node('lerobot_tools_ros.nodes.speaker', '-p', 'sink:=null', '-p', 'realtime:=false')
+    server = start_node('lerobot_tools_ros.tool_server.node', '-p', 'tools:=[say]', env=env)
+    start_node('lerobot_tools_ros.speaker.node', '-p', 'sink:=null', '-p', 'realtime:=false')
     client = ros_node.create_client(CallTool, '/lerobot_tools/say')
     assert spin_until(ros_node, client.service_is_ready, 45.0), server.output()
     prove_service(ros_node, client, CallTool.Request(name=READINESS_PROBE))
@@ -331,7 +331,7 @@ def test_bad_parameters_are_refused_at_construction(params, message):
 
 
 def test_unknown_backend_stops_the_server_with_a_clear_message(start_node):
-    proc = start_node('lerobot_tools_ros.nodes.tool_server', '-p', 'tools:=[say]',
+    proc = start_node('lerobot_tools_ros.tool_server.node', '-p', 'tools:=[say]',
                       '-p', 'tool.say.backend:=festival')
     assert proc.proc.wait(30) == 78  # a configuration error: one line
     assert "'tool.say.backend' must be one of auto, pocket_tts, espeak_ng" in proc.output()
@@ -379,7 +379,7 @@ def local_say(start_node, ros_node, tmp_path):
 
     def start(**params):
         out = tmp_path / 'audio'
-        speaker = start_node('lerobot_tools_ros.nodes.speaker', '-p', 'sink:=wav',
+        speaker = start_node('lerobot_tools_ros.speaker.node', '-p', 'sink:=wav',
                              '-p', f'output_dir:={out}')
         tool = SayTool(DEFAULT_TOOLS[0], backend='espeak_ng', **params)
         tools.append(tool)

@@ -45,11 +45,11 @@ def test_say_progress_over_the_action_rises_to_one_from_the_speakers_frames(
     (root / 'meta' / 'info.json').write_text(json.dumps({'tools': DEFAULT_TOOLS}))
     out = tmp_path / 'audio'
     packaged = ['--params-file', str(PACKAGE_DIR / 'config' / 'lerobot_tools.yaml')]
-    speaker = start_node('lerobot_tools_ros.nodes.speaker', *packaged, '-p', 'sink:=wav',
+    speaker = start_node('lerobot_tools_ros.speaker.node', *packaged, '-p', 'sink:=wav',
                          '-p', f'output_dir:={out}')
-    server = start_node('lerobot_tools_ros.nodes.tool_server', *packaged, '-p', 'tools:=[say]',
+    server = start_node('lerobot_tools_ros.tool_server.node', *packaged, '-p', 'tools:=[say]',
                         '-p', f'dataset:={root}', '-p', 'tool.say.backend:=espeak_ng')
-    dispatcher = start_node('lerobot_tools_ros.nodes.dispatcher', *packaged,
+    dispatcher = start_node('lerobot_tools_ros.dispatcher.node', *packaged,
                             '-p', f'dataset:={root}')
     progress: list[ToolProgress] = []
     results: list[ToolResult] = []

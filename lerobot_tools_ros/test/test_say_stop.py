@@ -34,7 +34,7 @@ from lerobot_tools_interfaces.msg import (
     ErrorCodes, SpeakerStatus, ToolCall, ToolProgress, ToolResult)
 from lerobot_tools_interfaces.srv import CallTool, CancelCalls
 from lerobot_tools_ros.names import READINESS_PROBE
-from lerobot_tools_ros.nodes.tool_host import RosToolHost
+from lerobot_tools_ros.tool_server.host import RosToolHost
 import pytest
 from rclpy.action import ActionClient
 from rclpy.qos import QoSProfile, ReliabilityPolicy
@@ -150,13 +150,13 @@ def stack(start_node, ros_node, tmp_path):
 
     def start(*say_overrides: str, dispatcher: bool = True):
         out = tmp_path / 'audio'
-        procs = [start_node('lerobot_tools_ros.nodes.speaker',
+        procs = [start_node('lerobot_tools_ros.speaker.node',
                             *packaged('sink:=wav', f'output_dir:={out}')),
-                 start_node('lerobot_tools_ros.nodes.tool_server',
+                 start_node('lerobot_tools_ros.tool_server.node',
                             *packaged('tools:=[say]', 'tool.say.backend:=espeak_ng',
                                       *say_overrides))]
         if dispatcher:
-            procs.append(start_node('lerobot_tools_ros.nodes.dispatcher', *packaged()))
+            procs.append(start_node('lerobot_tools_ros.dispatcher.node', *packaged()))
         ear = Ear(ros_node)
 
         def output() -> str:

@@ -89,7 +89,7 @@ def speaker(start_node, ros_node, tmp_path):
         args = ['-p', f'sink:={sink}', '-p', f'output_dir:={out}']
         for param in params:
             args += ['-p', param]
-        proc = start_node('lerobot_tools_ros.nodes.speaker', *args, env=env)
+        proc = start_node('lerobot_tools_ros.speaker.node', *args, env=env)
         link = Link(ros_node)
         ready = spin_until(ros_node, lambda: link.publisher.get_subscription_count() >= 1
                            and ros_node.count_publishers('/speaker/status') >= 1, 20.0)
@@ -207,7 +207,7 @@ def test_sounddevice_without_a_device_drops_utterances_but_stays_up(speaker):
     ('block_ms:=0', "parameter 'block_ms' must be from 1 to 200, got 0"),
 ])
 def test_bad_parameter_exits_with_one_clear_line(start_node, param, message):
-    proc = start_node('lerobot_tools_ros.nodes.speaker', '-p', 'sink:=null', '-p', param)
+    proc = start_node('lerobot_tools_ros.speaker.node', '-p', 'sink:=null', '-p', param)
     assert proc.proc.wait(30) == 78
     assert message in proc.output()
     assert 'Traceback' not in proc.output()

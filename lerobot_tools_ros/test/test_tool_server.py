@@ -63,7 +63,7 @@ def ready_caller(ros_node, proc, name: str, mode: str = 'auto', timeout: float =
 @pytest.fixture
 def echo_server(start_node, ros_node, echo_dataset):
     """Start a tool_server hosting echo; return it with a service caller and an action caller."""
-    proc = start_node('lerobot_tools_ros.nodes.tool_server',
+    proc = start_node('lerobot_tools_ros.tool_server.node',
                       '-p', 'tools:=[echo]', '-p', f'dataset:={echo_dataset}')
     service = ready_caller(ros_node, proc, '/lerobot_tools/echo', SERVICE)
     action = ready_caller(ros_node, proc, '/lerobot_tools/echo', ACTION)
@@ -178,9 +178,9 @@ def test_shutdown_mid_call_still_answers_every_caller(echo_server):
 def test_say_as_an_action_reports_queueing_and_reaches_the_wav_sink(start_node, ros_node,
                                                                     tmp_path):
     out = tmp_path / 'audio'
-    server = start_node('lerobot_tools_ros.nodes.tool_server', '-p', 'tools:=[say]',
+    server = start_node('lerobot_tools_ros.tool_server.node', '-p', 'tools:=[say]',
                         '-p', 'tool.say.backend:=espeak_ng')
-    speaker = start_node('lerobot_tools_ros.nodes.speaker', '-p', 'sink:=wav',
+    speaker = start_node('lerobot_tools_ros.speaker.node', '-p', 'sink:=wav',
                          '-p', f'output_dir:={out}')
     assert spin_until(ros_node, lambda: ros_node.count_subscribers('/speaker/audio') >= 1
                       and ros_node.count_publishers('/speaker/status') >= 1, 30.0), (
@@ -206,7 +206,7 @@ def test_record_observation_as_an_action_reports_saving(start_node, start_proces
                                                 'camera_publisher.py'), json.dumps([stream])],
                            name='camera')
     out = tmp_path / 'obs'
-    server = start_node('lerobot_tools_ros.nodes.tool_server', '-p', 'tools:=[record_observation]',
+    server = start_node('lerobot_tools_ros.tool_server.node', '-p', 'tools:=[record_observation]',
                         '-p', f'tool.record_observation.cameras.front:={topic}',
                         '-p', f'tool.record_observation.output_dir:={out}')
     record = ready_caller(ros_node, server, '/lerobot_tools/record_observation', ACTION)
@@ -224,10 +224,10 @@ def test_record_observation_as_an_action_reports_saving(start_node, start_proces
 
 
 def test_a_slow_tool_does_not_block_another_tool(start_node, ros_node, echo_dataset):
-    proc = start_node('lerobot_tools_ros.nodes.tool_server', '-p', 'tools:=[echo, say]',
+    proc = start_node('lerobot_tools_ros.tool_server.node', '-p', 'tools:=[echo, say]',
                       '-p', f'dataset:={echo_dataset}', '-p', 'tool.say.backend:=espeak_ng')
     # A say call lasts until a speaker played it (this one as fast as the audio comes).
-    start_node('lerobot_tools_ros.nodes.speaker', '-p', 'sink:=null', '-p', 'realtime:=false')
+    start_node('lerobot_tools_ros.speaker.node', '-p', 'sink:=null', '-p', 'realtime:=false')
     echo = ready_caller(ros_node, proc, '/lerobot_tools/echo', SERVICE)
     say = ready_caller(ros_node, proc, '/lerobot_tools/say', SERVICE)
     warm = say.call({'text': 'ready'}, call_id='warm', timeout=20.0)  # the speaker is matched
@@ -255,7 +255,7 @@ def test_first_calls_to_fresh_executors_succeed_under_load(start_node, ros_node,
     hog = subprocess.Popen([sys.executable, '-c', 'while True: pass'])
     try:
         for start in range(4):
-            proc = start_node('lerobot_tools_ros.nodes.tool_server', '-p', 'tools:=[echo]',
+            proc = start_node('lerobot_tools_ros.tool_server.node', '-p', 'tools:=[echo]',
                               '-p', f'dataset:={echo_dataset}', '--log-level', 'warn')
             for attempt in range(25):
                 key = f'{start}.{attempt}'
@@ -282,7 +282,7 @@ def test_first_calls_to_fresh_executors_succeed_under_load(start_node, ros_node,
 
 
 def test_unknown_tool_in_parameters_fails_with_a_clear_message(start_node, echo_dataset):
-    proc = start_node('lerobot_tools_ros.nodes.tool_server',
+    proc = start_node('lerobot_tools_ros.tool_server.node',
                       '-p', 'tools:=[ech]', '-p', f'dataset:={echo_dataset}')
     assert proc.proc.wait(30) == 78  # a configuration error: one line, status 78
     assert 'Traceback' not in proc.output()
@@ -306,7 +306,7 @@ def test_catalog_tool_with_dashes_is_dispatched_to_its_mapped_service(start_node
     pick_up = {'type': 'function', 'function': {
         'name': 'pick-up', 'parameters': {'type': 'object', 'properties': {}}}}
     (root / 'meta' / 'info.json').write_text(json.dumps({'tools': [pick_up]}))
-    proc = start_node('lerobot_tools_ros.nodes.dispatcher', '-p', f'dataset:={root}',
+    proc = start_node('lerobot_tools_ros.dispatcher.node', '-p', f'dataset:={root}',
                       '-p', 'timeout_s:=0.5')
     qos = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
     results = []
@@ -335,7 +335,7 @@ def test_third_party_tool_from_an_entry_point_is_served_over_dds(start_node, ros
         'type': 'object', 'properties': {'times': {'type': 'integer'}}}}}
     (root / 'meta' / 'info.json').write_text(json.dumps({'tools': [wave]}))
     env = dict(ros_env, PYTHONPATH=f'{plugins}:{ros_env["PYTHONPATH"]}')
-    proc = start_node('lerobot_tools_ros.nodes.tool_server', '-p', 'tools:=[wave]',
+    proc = start_node('lerobot_tools_ros.tool_server.node', '-p', 'tools:=[wave]',
                       '-p', f'dataset:={root}', env=env)
     wave = ready_caller(ros_node, proc, '/lerobot_tools/wave')
     outcome = wave.call({'times': 3}, call_id='w')
@@ -344,7 +344,7 @@ def test_third_party_tool_from_an_entry_point_is_served_over_dds(start_node, ros
 
 
 def test_namespace_and_node_rename_move_the_services(start_node, ros_node, echo_dataset):
-    proc = start_node('lerobot_tools_ros.nodes.tool_server', '-r', '__ns:=/robot1',
+    proc = start_node('lerobot_tools_ros.tool_server.node', '-r', '__ns:=/robot1',
                       '-r', '__node:=arm_tools', '-p', 'tools:=[echo]',
                       '-p', f'dataset:={echo_dataset}')
     echo = ready_caller(ros_node, proc, '/robot1/lerobot_tools/echo')
@@ -387,11 +387,11 @@ def test_a_goal_result_is_kept_for_action_result_timeout_s(start_node, ros_node,
     from action_msgs.msg import GoalStatus
     # The default (3 s): a result asked for 1.5 s after the goal ended is still there (with the
     # 1 s kept before, it was gone: status unknown, an empty result).
-    proc = start_node('lerobot_tools_ros.nodes.tool_server',
+    proc = start_node('lerobot_tools_ros.tool_server.node',
                       '-p', 'tools:=[echo]', '-p', f'dataset:={echo_dataset}')
     assert _late_result_status(ros_node, 1.5) == GoalStatus.STATUS_SUCCEEDED, proc.output()
     proc.stop()
     # Set shorter, it is gone by then.
-    proc = start_node('lerobot_tools_ros.nodes.tool_server', '-p', 'tools:=[echo]',
+    proc = start_node('lerobot_tools_ros.tool_server.node', '-p', 'tools:=[echo]',
                       '-p', f'dataset:={echo_dataset}', '-p', 'action_result_timeout_s:=0.3')
     assert _late_result_status(ros_node, 1.5) == GoalStatus.STATUS_UNKNOWN, proc.output()

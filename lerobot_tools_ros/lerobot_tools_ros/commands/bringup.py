@@ -229,10 +229,10 @@ def _create_nodes(nodes: list, params: pathlib.Path, args: argparse.Namespace):
     Nodes are appended one by one so that, if one fails to start, the ones already running are
     still destroyed by the caller.
     """
-    from lerobot_tools_ros.nodes.dispatcher import Dispatcher
+    from lerobot_tools_ros.dispatcher.node import Dispatcher
     from lerobot_tools_ros.nodes.params import refuse_unknown_parameters
-    from lerobot_tools_ros.nodes.speaker import Speaker
-    from lerobot_tools_ros.nodes.tool_server import ToolServer
+    from lerobot_tools_ros.speaker.node import Speaker
+    from lerobot_tools_ros.tool_server.node import ToolServer
 
     namespace = _namespace(args.namespace)
     overrides = node_overrides(args)
@@ -253,12 +253,12 @@ def _create_nodes(nodes: list, params: pathlib.Path, args: argparse.Namespace):
         add(Speaker(cli_args=cli_args('speaker')))
     policy = None
     if args.demo or args.demo_camera:
-        from lerobot_tools_ros.nodes.demo_camera import DemoCamera
+        from lerobot_tools_ros.demo.camera import DemoCamera
         add(DemoCamera(cli_args=cli_args('demo_camera')))
     if args.demo:
-        from lerobot_tools_ros.nodes.demo_gripper import DemoGripper
+        from lerobot_tools_ros.demo.gripper import DemoGripper
         add(DemoGripper(cli_args=cli_args('demo_gripper')))
-        from lerobot_tools_ros.nodes.scripted_policy import ScriptedPolicy
+        from lerobot_tools_ros.demo.scripted_policy import ScriptedPolicy
         policy = add(ScriptedPolicy(cli_args=cli_args('scripted_policy')))
     return policy
 
@@ -271,12 +271,12 @@ def _add_managed(nodes: list, cli_args: Any) -> None:
     /diagnostics), as under a lifecycle manager: bringup keeps running, so the parameter can be
     fixed and the node configured with `ros2 lifecycle set`.
     """
+    from lerobot_tools_ros.dispatcher.node import Dispatcher
     from lerobot_tools_ros.managed import AUTOSTART
-    from lerobot_tools_ros.nodes.dispatcher import Dispatcher
     from lerobot_tools_ros.nodes.managed_node import managed_class
-    from lerobot_tools_ros.nodes.speaker import Speaker
-    from lerobot_tools_ros.nodes.tool_server import ToolServer
     from lerobot_tools_ros.parameters.declarations import NODES
+    from lerobot_tools_ros.speaker.node import Speaker
+    from lerobot_tools_ros.tool_server.node import ToolServer
 
     for name, plain in (('dispatcher', Dispatcher), ('tool_server', ToolServer),
                         ('speaker', Speaker)):

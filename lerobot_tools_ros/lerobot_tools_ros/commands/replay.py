@@ -86,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
     from lerobot_tools_ros.catalog import SAMPLE_DATASET
     from lerobot_tools_ros.commands import bringup
     from lerobot_tools_ros.dataset.episodes import dataset_root, DatasetError
-    from lerobot_tools_ros.nodes.replay import format_table, Replay
+    from lerobot_tools_ros.dataset.replay_node import format_table, Replay
     from lerobot_tools_ros.errors import EXIT_CONFIGURATION_ERROR
     from lerobot_tools_ros.nodes.runner import CONFIGURATION_ERRORS, spin_until, StopOnSignal
 
@@ -159,9 +159,9 @@ def _start_runtime(nodes: list, params: pathlib.Path, args: argparse.Namespace,
                    root: pathlib.Path, namespace: str, bringup) -> None:
     """Append dispatcher, tool_server, speaker (and the demo camera) to `nodes`."""
     from lerobot_tools_ros.catalog import ToolCatalog
-    from lerobot_tools_ros.nodes.dispatcher import Dispatcher
-    from lerobot_tools_ros.nodes.speaker import Speaker
-    from lerobot_tools_ros.nodes.tool_server import ToolServer
+    from lerobot_tools_ros.dispatcher.node import Dispatcher
+    from lerobot_tools_ros.speaker.node import Speaker
+    from lerobot_tools_ros.tool_server.node import ToolServer
 
     overrides = bringup.node_overrides(_runtime_args(args, root))
     if args.audit_log is not None:
@@ -183,7 +183,7 @@ def _start_runtime(nodes: list, params: pathlib.Path, args: argparse.Namespace,
     nodes.append(ToolServer(cli_args=cli_args('tool_server')))
     nodes.append(Speaker(cli_args=cli_args('speaker')))
     if not args.no_camera:
-        from lerobot_tools_ros.nodes.demo_camera import DemoCamera
+        from lerobot_tools_ros.demo.camera import DemoCamera
         nodes.append(DemoCamera(cli_args=cli_args('demo_camera')))
 
 

@@ -12,4 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Nodes of the demo: a camera, a gripper action server and a scripted policy."""
+"""
+Nodes of the demo (``make run``, ``bringup --demo``).
+
+A camera, a gripper action server and a scripted policy.
+"""

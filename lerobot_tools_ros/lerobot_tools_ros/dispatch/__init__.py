@@ -18,7 +18,7 @@ The dispatcher without ROS: the call lifecycle (`core`), its effects, and its re
 `core.DispatchCore` decides what happens to every call; `effects` are what it asks for;
 `diagnostics` is what goes to /diagnostics; `records` holds rate limits, statistics, chat
 messages and the audit log (`AuditLog`, `read_audit_log`, `lerobot_atoms`).
-`nodes/dispatcher.py` wires them to ROS.
+`dispatcher/node.py` wires them to ROS.
 """
 
 from . import diagnostics, effects

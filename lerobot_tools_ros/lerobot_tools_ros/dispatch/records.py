@@ -17,7 +17,7 @@ Records of the dispatcher: rate limits, statistics, chat messages, the audit log
 
 Kept free of rclpy so they are tested without a ROS graph and reused by the `audit export`
 command; `dispatch.core` uses them (passing the time: the core reads no clock), and
-`nodes/dispatcher.py` writes the audit log.
+`dispatcher/node.py` writes the audit log.
 """
 
 from collections import Counter, deque

@@ -12,5 +12,13 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""The dispatcher node and all its ROS wiring: topics, ~/call, operator services,
-parameters, catalog reloads, crash recovery; the decisions are in ``dispatch``."""
+"""
+The dispatcher node and all its ROS wiring; the decisions are in ``dispatch`` (pure).
+
+- ``node``: the node: ROS callbacks in, core events; core effects out, ROS calls;
+- ``topics``: what it publishes (calls, results, chat, progress, approvals, catalog);
+- ``calls``: the gated ``~/call`` service; ``operator_services``: cancel, pause, approve;
+- ``params``: its parameters applied live to the core; ``catalog_reload``: swapping catalogs;
+- ``events``: executor events; ``group_work``: work handed to its callback group;
+- ``recovery``: the audit record before each result, and answering a crash's open calls.
+"""

@@ -38,8 +38,8 @@ from typing import Any
 
 from lerobot_tools_ros.catalog import CatalogError, ToolCatalog
 from lerobot_tools_ros.dispatch.tool_parameters import DECLARE, ToolParameterPlan
-from lerobot_tools_ros.nodes.dispatcher_calls import Waiter
-from lerobot_tools_ros.nodes.dispatcher_params import DispatcherParameters
+from lerobot_tools_ros.dispatcher.calls import Waiter
+from lerobot_tools_ros.dispatcher.params import DispatcherParameters
 from lerobot_tools_ros.parsing import parse
 from lerobot_tools_ros.untrusted import log_text
 from rclpy.clock import Clock, ClockType

@@ -50,15 +50,15 @@ from lerobot_tools_ros.catalog import ToolCatalog
 from lerobot_tools_ros.dispatch import AuditLog, diagnostics, DispatchCore, effects as fx
 from lerobot_tools_ros.dispatch.core import stream_key
 from lerobot_tools_ros.dispatch.input_loss import InputLoss, message_origin
+from lerobot_tools_ros.dispatcher.calls import CallService, Waiter
+from lerobot_tools_ros.dispatcher.catalog_reload import CatalogReloader, load_catalog
+from lerobot_tools_ros.dispatcher.events import record_events
+from lerobot_tools_ros.dispatcher.group_work import GroupWork
+from lerobot_tools_ros.dispatcher.operator_services import OperatorServices
+from lerobot_tools_ros.dispatcher.params import DispatcherParameters
+from lerobot_tools_ros.dispatcher.recovery import audited_first, Recovery
+from lerobot_tools_ros.dispatcher.topics import DispatcherTopics
 from lerobot_tools_ros.executors import Outcome, ToolClients
-from lerobot_tools_ros.nodes.catalog_reload import CatalogReloader, load_catalog
-from lerobot_tools_ros.nodes.dispatcher_calls import CallService, Waiter
-from lerobot_tools_ros.nodes.dispatcher_events import record_events
-from lerobot_tools_ros.nodes.dispatcher_operator import OperatorServices
-from lerobot_tools_ros.nodes.dispatcher_params import DispatcherParameters
-from lerobot_tools_ros.nodes.dispatcher_recovery import audited_first, Recovery
-from lerobot_tools_ros.nodes.dispatcher_topics import DispatcherTopics
-from lerobot_tools_ros.nodes.group_work import GroupWork
 from lerobot_tools_ros.nodes.runner import run_node
 from lerobot_tools_ros.parameters.spec import MAX_SECONDS
 from lerobot_tools_ros.parsing import parse

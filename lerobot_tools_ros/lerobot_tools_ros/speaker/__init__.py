@@ -12,4 +12,4 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""The speaker node: plays the audio say sends, on the configured sink."""
+"""The speaker node: plays the audio ``say`` sends, on the configured sink (``audio``)."""

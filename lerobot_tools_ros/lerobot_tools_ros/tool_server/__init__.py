@@ -12,4 +12,10 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""The tool_server node: hosts the tools as CallTool services and RunTool actions."""
+"""
+The tool_server node: hosts the tools as CallTool services and RunTool actions.
+
+- ``node``: the node (one executor thread per tool, at most once per call id, stops first);
+- ``host``: what a tool may use of ROS (subscriptions, clients) through ``tools.host.ToolHost``;
+- ``stop_listener``: the stops (cancel, pause) its callers publish, taken on a thread of its own.
+"""

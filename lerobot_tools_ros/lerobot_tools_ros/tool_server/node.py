@@ -73,10 +73,10 @@ from lerobot_tools_ros.executors.inprocess import HostedToolOffer
 from lerobot_tools_ros.nodes.params import declare_spec, declare_table, descriptor, \
     overrides_with_prefix
 from lerobot_tools_ros.nodes.runner import run_node
-from lerobot_tools_ros.nodes.stop_listener import StopListener
-from lerobot_tools_ros.nodes.tool_host import RosToolHost
 from lerobot_tools_ros.parameters.declarations import TOOL_SERVER
 from lerobot_tools_ros.parsing.registry import composed_properties, streamable_argument
+from lerobot_tools_ros.tool_server.host import RosToolHost
+from lerobot_tools_ros.tool_server.stop_listener import StopListener
 from lerobot_tools_ros.tools import TOOL_REGISTRY
 from lerobot_tools_ros.tools.base import (accepts_context, CallContext, declared_parameters,
                                           TextStream, Tool)
