@@ -320,11 +320,12 @@ def test_http_approval_names_the_robot_and_a_robot_that_leaves_takes_its_tools(f
                 assert await names(client) == ['robot_a.echo', 'robot_b.echo']
                 back = await within(client.call_tool('robot_b.echo', {'text': 'back'}), 30.0)
                 assert not back.is_error, text_of(back)
+                assert back.structured_content == {'text': 'back', 'outcome': 'ran'}
 
     asyncio.run(within(session(), 300.0))
     assert server.proc.poll() is None, server.output()
-    # The restarted dispatcher's results reach the test node once it is discovered.
-    sent = lambda: [json.loads(r.arguments)['text'] for r in fleet.mcp_results('robot_b')]  # noqa
-    spin_until(fleet.node, lambda: 'back' in sent(), 15.0)
-    assert 'back' in sent() and 'approved' in sent(), sent()
-    assert 'gone' not in sent()  # unavailable: nothing was sent
+    # (The restarted dispatcher's results topic may publish before the test node matched it,
+    # so 'back' is checked on the MCP answer above, not here.)
+    sent = [json.loads(r.arguments)['text'] for r in fleet.mcp_results('robot_b')]
+    assert 'approved' in sent, sent
+    assert 'gone' not in sent  # unavailable: nothing was sent
