@@ -257,10 +257,13 @@ def test_a_2026_client_is_asked_about_the_right_robot_and_bad_robot_names_are_re
         asyncio.run(session())
     finally:
         fleet.set_parameter('robot_a', 'tool.echo.approval', 'auto')
-    for bad, why in (('robot-a', 'not a ROS name segment'), ('robot_a,/robot_a', 'twice')):
-        refused = subprocess.run(server_command('--robots', bad), env=fleet.env, timeout=60,
+    for options, code, why in (
+            (['--robots', 'robot-a'], 2, 'not a ROS name segment'),
+            (['--robots', 'robot_a,/robot_a'], 2, 'twice'),
+            (['--robots', 'robot_a', '--dispatcher', '/dispatcher'], 1, 'is absolute')):
+        refused = subprocess.run(server_command(*options), env=fleet.env, timeout=60,
                                  capture_output=True, text=True, stdin=subprocess.DEVNULL)
-        assert refused.returncode == 2 and why in refused.stderr, refused.stderr
+        assert refused.returncode == code and why in refused.stderr, refused.stderr
 
 
 def test_http_approval_names_the_robot_and_a_robot_that_leaves_takes_its_tools(fleet):

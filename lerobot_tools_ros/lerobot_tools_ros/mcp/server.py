@@ -89,6 +89,14 @@ class McpServerNode(Node):
         self.robots = fleet.parse_robots(values['robots'])  # RobotNameError: a ValueError
         self.discover_robots = values['discover_robots']
         self.fleet = bool(self.robots) or self.discover_robots
+        if self.fleet:  # each robot's nodes are found in its own namespace
+            for name in ('dispatcher', 'tool_server'):
+                if getattr(self, name).startswith('/'):
+                    raise ValueError(f'{name} {getattr(self, name)!r} is absolute: serving a '
+                                     'fleet, it names a node relative to each robot namespace')
+            if self.discover_robots and '/' in self.dispatcher.strip('/'):
+                raise ValueError(f'dispatcher {self.dispatcher!r}: discover_robots looks for '
+                                 'a node name (such as dispatcher), not a path')
         # One link per robot: the fleet's, or the single robot's in this node's namespace.
         self.links: list[RobotLink] = (
             [RobotLink(self, ns, fleet.robot_label(ns)) for ns in self.robots] if self.fleet

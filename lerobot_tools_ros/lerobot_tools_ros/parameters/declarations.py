@@ -298,7 +298,8 @@ MCP_SERVER = table(
     ParameterSpec('robots', [], 'Serve a fleet: the ROS namespaces of the robots (robot_a or '
                   "/site1/robot_a; an entry may list several, comma-separated). Each robot's "
                   'tools are offered as <robot>.<tool> (dispatcher and tool_server resolve in '
-                  "its namespace). Empty: one robot, in this node's namespace.",
+                  "its namespace: both must be relative). Empty: one robot, in this node's "
+                  'namespace.',
                   read_only=_MCP_RESTART),
     ParameterSpec('discover_robots', False, 'Serve a fleet of every namespace in which a node '
                   'named like the dispatcher parameter runs on this ROS domain (looked for '
