@@ -13,7 +13,7 @@
 # limitations under the License.
 
 """
-Catalog load time and memory for 10, 1,000 and 10,000 tools (issue 17 item 10).
+Catalog load time and memory for 10, 1,000 and 10,000 tools.
 
 Part ``load`` (in-process, no ROS): each size is loaded in a fresh process (so RSS is that
 catalog's alone): `ToolCatalog.load` of a dataset whose info.json declares N tools with realistic

@@ -16,7 +16,7 @@
 E-stop round trips while the dispatcher faces hostile input, next to an idle e-stop, same run.
 
 The e-stop is ``/dispatcher/set_enabled`` (false, then true again: two round trips each time).
-Target: every e-stop answered within 100 ms whatever the dispatcher is fed (issue 36). One
+Target: every e-stop answered within 100 ms whatever the dispatcher is fed. One
 dispatcher (with a tool_server hosting echo) whose catalog holds a backtracking ``pattern``
 (``^(a+)+$``), a ``format: regex`` argument and a ``$ref`` loop (refused at load), and whose
 audit log is a named pipe whose reader stopped reading. For each scenario an attacker process

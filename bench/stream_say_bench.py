@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 
 """
-Benchmark stream_speech: a say heard while the policy still writes it (issue 32).
+Benchmark stream_speech: a say heard while the policy still writes it.
 
 A scripted policy (this process) streams a three-sentence ``say`` as numbered TextChunks of 4
 characters at 20 and 40 tokens/s (a 4-character delta per token), in three families (LeRobot

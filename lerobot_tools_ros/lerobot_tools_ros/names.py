@@ -67,7 +67,7 @@ def tool_text_topic(service_name: str) -> str:
     """
     Topic of the text segments of a tool's streamed calls (TextChunk, generation_id = call id).
 
-    Beside the tool's RunTool action (issue 32): a goal with ``streamed`` set gets its
+    Beside the tool's RunTool action: a goal with ``streamed`` set gets its
     streamable argument's text there, the last segment with ``final`` set.
     """
     return f'{service_name.rstrip("/")}/text'

@@ -93,10 +93,16 @@ def _refuse_link(parent: int, part: str, walked: str, exc: OSError) -> None:
         return
     try:
         info = os.stat(part, dir_fd=parent, follow_symlinks=False)
+        if stat.S_ISDIR(info.st_mode):
+            # Not a directory when opened, a directory now: it was swapped while we opened it.
+            raise SymlinkRefused(
+                exc.errno, f'{walked} was replaced while it was opened (a symbolic link or a '
+                'file stood there for a moment); symlinks under an output directory are not '
+                'followed', walked)
         if not stat.S_ISLNK(info.st_mode):
             return
         target = os.readlink(part, dir_fd=parent)
-    except OSError:
+    except FileNotFoundError:
         return
     raise SymlinkRefused(
         errno.ELOOP, f'{walked} is a symbolic link (to {target}) that was not there when the '

@@ -237,7 +237,7 @@ def test_tool_server_with_a_bad_bindings_file_does_not_start(start_node, tmp_pat
         assert name in lines[0]
 
 
-# ------------------------------------------------------------------ hostile files (issue 36)
+# ------------------------------------------------------------------ hostile files
 def _alias_bomb(levels: int = 9) -> str:
     """About 1 KB of YAML whose last alias stands for 9^9 (387 million) strings."""
     lines = ['bindings:', '  set_light:', '    kind: service', '    service: /light',

@@ -221,7 +221,7 @@ def test_stale_reading_is_stale_frame(stack):
 
 
 def test_bound_action_over_run_tool_relays_feedback_and_cancels_on_the_robot(stack):
-    """tool_server's RunTool action (issue 13) on a bound action: feedback up, cancel down."""
+    """tool_server's RunTool action on a bound action: feedback up, cancel down."""
     from lerobot_tools_interfaces.action import RunTool
     from rclpy.action import ActionClient
     client = ActionClient(stack.node, RunTool, '/lerobot_tools/move_gripper')

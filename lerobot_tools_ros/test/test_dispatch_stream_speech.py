@@ -12,7 +12,7 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""stream_speech in the dispatch core: a say starts while its text still arrives (issue 32)."""
+"""stream_speech in the dispatch core: a say starts while its text still arrives."""
 
 import json
 

@@ -18,7 +18,7 @@ One bad input ends one request: hostile requests, catalogs, audit logs and files
 Tried on real processes (dispatcher and tool_server over DDS, the CLI) the way an adversary
 would.
 
-Each of these once killed or blocked the dispatcher (issue 36): a 2 KB ``~/call`` of nested
+Each of these once killed or blocked the dispatcher: a 2 KB ``~/call`` of nested
 brackets, a catalog schema with a ``$ref`` loop, a ``format: regex`` argument that exhausts
 the stack, a catalog ``pattern`` that backtracks, an audit log on a pipe nobody reads, an
 ``info.json`` that is ``/dev/zero``, a bindings file nested 5,000 deep.

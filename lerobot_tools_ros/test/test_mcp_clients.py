@@ -13,7 +13,7 @@
 # limitations under the License.
 
 """
-The MCP server under real SDK clients, both protocol eras (issue 31, issue 36 item 17).
+The MCP server under real SDK clients, both protocol eras.
 
 Every test starts real nodes in its own ROS domain and talks to ``lerobot-tools-ros mcp``
 through the official ``mcp`` SDK: the handshake-era ``ClientSession`` (2025-11-25) and the
@@ -442,7 +442,7 @@ def test_an_ipv6_host_is_served_and_named_in_brackets(start_node, start_process,
 
 
 def test_a_request_nested_too_deep_is_answered(ros_env):
-    """Issue 36 item 17: the SDK cannot parse it; the server still answers its id."""
+    """The SDK cannot parse it; the server still answers its id."""
     nested = '[' * 300 + ']' * 300
     server = subprocess.Popen(server_command('--discovery-wait-s', '0.2'), env=ros_env,
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE,

@@ -611,8 +611,7 @@ def test_cancel_and_disconnect_mid_call_leave_one_result_each(echo_stack, ros_no
 def test_progress_of_a_long_call_reaches_the_client(echo_stack, ros_node, ros_env, tmp_path):
     _mcp()
     if not spin_until(ros_node, lambda: ros_node.count_publishers('/lerobot_tools/progress'), 3.0):
-        pytest.skip('this dispatcher does not relay progress yet (lerobot_tools/progress, '
-                    'issue 13)')
+        pytest.skip('this dispatcher does not publish lerobot_tools/progress')
     seen: list[tuple] = []
 
     async def on_progress(progress: float, total, message) -> None:

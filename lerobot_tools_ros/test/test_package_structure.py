@@ -258,3 +258,69 @@ def test_the_ros_host_offers_exactly_what_the_tool_host_promises():
     promised = _methods(SOURCE / 'tools' / 'host.py', 'ToolHost')
     offered = _methods(SOURCE / 'tool_server' / 'host.py', 'RosToolHost')
     assert offered == promised
+
+
+# Modules that alone may use a library's private names, each for one library: its adapter.
+PRIVATE_ADAPTERS = {
+    'rclpy_fixes.py': 'rclpy (what its releases get wrong or lack)',
+    'mcp/sdk_adapter.py': 'the MCP SDK (pinned by test_mcp_sdk_adapter.py)',
+    'audio/device.py': "sounddevice (re-reading PortAudio's device list)",
+}
+
+
+def _private_reaches(tree: ast.AST) -> list[str]:
+    """
+    Return the private names a module uses on objects not its own.
+
+    A name with one leading underscore, read as an attribute (or through getattr, setattr or
+    hasattr) of anything but ``self``, ``cls`` or ``super()``, must be defined in the same
+    module: otherwise the module reaches into another module's, or a library's, internals.
+    """
+    defined = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            defined.add(node.name)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            defined.add(node.attr)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            defined.add(node.id)
+        elif isinstance(node, ast.keyword) and node.arg:  # set_defaults(_run=...)
+            defined.add(node.arg)
+    used = []
+    for node in ast.walk(tree):
+        name, base = '', None
+        if isinstance(node, ast.Attribute):
+            name, base = node.attr, node.value
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+              and node.func.id in ('getattr', 'setattr', 'hasattr') and len(node.args) >= 2
+              and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)):
+            name, base = node.args[1].value, node.args[0]
+        if not name.startswith('_') or name.startswith('__') or name in defined:
+            continue
+        if isinstance(base, ast.Name) and base.id in ('self', 'cls'):
+            continue
+        if isinstance(base, ast.Call) and ast.unparse(base.func) == 'super':
+            continue
+        used.append(f'{ast.unparse(node)} (line {node.lineno})')
+    return used
+
+
+def test_no_module_uses_private_names_of_another_module_or_library():
+    found = {}
+    for path in sorted(SOURCE.rglob('*.py')):
+        relative = path.relative_to(SOURCE).as_posix()
+        if relative in PRIVATE_ADAPTERS:
+            continue
+        reaches = _private_reaches(ast.parse(path.read_text(encoding='utf-8')))
+        if reaches:
+            found[relative] = reaches
+    assert found == {}, ('private names used across modules (make the name public where it is '
+                         "defined, or move the use into the library's adapter module): "
+                         f'{found}')
+
+
+def test_the_private_reach_check_sees_an_attribute_and_a_getattr():
+    tree = ast.parse('import other\nclass A:\n    def f(self, x):\n        self._mine = 1\n'
+                     '        return other._theirs, getattr(x, "_hidden"), self._mine, x._mine\n')
+    assert _private_reaches(tree) == ['other._theirs (line 5)',
+                                      "getattr(x, '_hidden') (line 5)"]

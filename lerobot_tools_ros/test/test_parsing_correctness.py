@@ -165,7 +165,7 @@ def test_repeated_parameter_is_an_issue_not_an_overwrite():
 
 def test_missing_close_before_a_parameter_of_the_schema_opens_that_parameter():
     # content lost its </parameter> before a real <parameter=path>: path is a parameter of
-    # the tool that is not given anywhere else, so the tag opens it (issue 35; it used to be
+    # the tool that is not given anywhere else, so the tag opens it (it used to be
     # reported as ambiguous)
     text = ('<tool_call><function=write_file><parameter=content>abc<parameter=path>x.md'
             '</parameter></function></tool_call>')

@@ -13,7 +13,7 @@
 # limitations under the License.
 
 """
-The long tail of the serving engines' format expectations (issue 35), one group per family.
+The long tail of the serving engines' format expectations, one group per family.
 
 Every text is parsed once and streamed in deltas of several sizes; the streamed result must
 equal the one-shot result (the machinery of ``test_parsing_streaming``), so each expectation

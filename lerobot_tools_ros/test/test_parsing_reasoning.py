@@ -54,7 +54,7 @@ def test_call_inside_think_is_an_issue_and_the_call_after_is_dispatched():
     assert (issue.code, issue.name, issue.format) == (CALL_IN_REASONING, 'say', 'hermes')
     assert text[slice(*issue.span)] == HERMES % 'planned'
     assert 'reasoning' in issue.message and 'not dispatched' in issue.message
-    # the span stays in the content verbatim, the call markup in it included (issue 35)
+    # the span stays in the content verbatim, the call markup in it included
     assert result.content == '<think>First ' + HERMES % 'planned' + ' then go.</think>'
 
 

@@ -12,7 +12,7 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""The failure modes users report against existing parsers, one test each (issue 4)."""
+"""The failure modes users report against existing parsers, one test each."""
 
 import json
 import random

@@ -204,7 +204,7 @@ LATE_BEFORE = {  # deltas (the one before the last decides; the last is prose), 
         ['<think><tool_call>{"name": "say", "arguments": {"text": "', '</think>', ' Acting.'],
         [('content', '<tool_call>{"name": "say", "arguments": {"text": "'),
          ('issue', 'call_in_reasoning'), ('content', '</think>')]),
-    'glm_partial_value_tag': (  # a key, then other text where </tool_call> should be (issue 35)
+    'glm_partial_value_tag': (  # a key, then other text where </tool_call> should be
         ['<tool_call>say<arg_key>text</arg_key><arg_valu', '\nok', ' then.'],
         [('issue', 'unparseable_arguments'), ('content', '<arg_valu\nok')]),
     'pythonic_call_closed_by_another_bracket': (

@@ -13,7 +13,7 @@
 # limitations under the License.
 
 """
-The parser's layout (issue 34): one family = one module that imports shared readers only.
+The parser's layout: one family = one module that imports shared readers only.
 
 Read from the source with ``ast``: families never import one another, readers never import a
 family, the parser's modules import one another without a cycle, a family module registers

@@ -12,7 +12,7 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""say with a streamed text (issue 32), in plain Python: each segment is spoken as it arrives."""
+"""say with a streamed text, in plain Python: each segment is spoken as it arrives."""
 
 import threading
 

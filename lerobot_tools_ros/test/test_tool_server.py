@@ -246,7 +246,7 @@ def test_a_slow_tool_does_not_block_another_tool(start_node, ros_node, echo_data
 
 def test_first_calls_to_fresh_executors_succeed_under_load(start_node, ros_node, echo_dataset):
     """
-    Issue 19: a first call must not be lost while the executor's answers cannot reach us yet.
+    A first call must not be lost while the executor's answers cannot reach us yet.
 
     Under a CPU hog, tool_server is started several times, and against each, fresh clients
     (a service one and an action one, new DDS endpoints each time) send their first call the

@@ -80,8 +80,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              '`ros2 lifecycle set` drives them afterwards')
 
 
-def _node_args(params: pathlib.Path, log_level: str, overrides: dict,
-               namespace: str = '') -> list[str]:
+def node_arguments(params: pathlib.Path, log_level: str, overrides: dict,
+                   namespace: str = '') -> list[str]:
     """
     Return the ROS arguments of one node: the parameters file, then the command line's overrides.
 
@@ -117,7 +117,7 @@ def node_overrides(args: argparse.Namespace) -> dict[str, dict]:
     return overrides
 
 
-def _namespace(value: str | None) -> str:
+def checked_namespace(value: str | None) -> str:
     value = (value or '').strip().strip('/')
     return f'/{value}' if value else ''
 
@@ -152,7 +152,7 @@ class _Table:
         sys.stdout.flush()
 
 
-def _written_files(directories: list[pathlib.Path], since: float) -> list[pathlib.Path]:
+def files_written_since(directories: list[pathlib.Path], since: float) -> list[pathlib.Path]:
     found = []
     for directory in directories:
         if directory.is_dir():
@@ -194,9 +194,9 @@ def run(args: argparse.Namespace) -> int:
     print(f'[bringup] parameters: {params}', flush=True)
     try:
         policy = _create_nodes(nodes, params, args)
-        output_dirs = _output_dirs(args, nodes)
+        output_dirs = output_directories(args, nodes)
         table = _Table()
-        monitor = _add_monitor(nodes, table, _namespace(args.namespace))
+        monitor = _add_monitor(nodes, table, checked_namespace(args.namespace))
         stop.wake_through(monitor)
         for node in nodes:
             executor.add_node(node)
@@ -207,7 +207,7 @@ def run(args: argparse.Namespace) -> int:
         print(f'[bringup] ready: {", ".join(n.get_name() for n in nodes[:-1])}; policy text '
               f'goes to {text_topic}', flush=True)
         _spin(executor, monitor, dispatcher, policy, args.duration, stop.event)
-        _settle(executor, 0.5)
+        settle(executor, 0.5)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     except CONFIGURATION_ERRORS as exc:
@@ -234,11 +234,11 @@ def _create_nodes(nodes: list, params: pathlib.Path, args: argparse.Namespace):
     from lerobot_tools_ros.speaker.node import Speaker
     from lerobot_tools_ros.tool_server.node import ToolServer
 
-    namespace = _namespace(args.namespace)
+    namespace = checked_namespace(args.namespace)
     overrides = node_overrides(args)
 
     def cli_args(node: str) -> list[str]:
-        return _node_args(params, args.log_level, overrides.get(node, {}), namespace)
+        return node_arguments(params, args.log_level, overrides.get(node, {}), namespace)
 
     def add(node: Any) -> Any:
         nodes.append(node)
@@ -318,7 +318,7 @@ def _spin(executor, monitor, dispatcher, policy, duration: float, stop: threadin
     def check() -> None:  # twice a second, on the executor's thread
         nonlocal quiet_since
         if stop.is_set():
-            return  # (the executor still spins briefly at the end: _settle)
+            return  # (the executor still spins briefly at the end: settle)
         if time.monotonic() >= deadline:
             stop.set()
         elif policy is not None and policy.finished and not dispatcher.pending_calls:
@@ -330,7 +330,7 @@ def _spin(executor, monitor, dispatcher, policy, duration: float, stop: threadin
     spin_until(executor, stop, 'bringup')
 
 
-def _output_dirs(args: argparse.Namespace, nodes: list) -> list[pathlib.Path]:
+def output_directories(args: argparse.Namespace, nodes: list) -> list[pathlib.Path]:
     if args.output_dir is not None:
         out = args.output_dir.expanduser().resolve()
         return [out / 'observations', out / 'audio']
@@ -342,13 +342,13 @@ def _print_summary(table: '_Table | None', output_dirs: list[pathlib.Path],
     if table is not None:
         errors = ', '.join(f'{code}: {count}' for code, count in sorted(table.errors.items()))
         print(f'[bringup] {table.results} result(s)' + (f'; errors: {errors}' if errors else ''))
-    files = _written_files(output_dirs, started_wall - 1)
+    files = files_written_since(output_dirs, started_wall - 1)
     print(f'[bringup] {len(files)} file(s) written under {", ".join(map(str, output_dirs))}:')
     for path in files:
         print(f'  {path}')
 
 
-def _settle(executor, seconds: float) -> None:
+def settle(executor, seconds: float) -> None:
     """Keep spinning briefly so messages already on their way (final audio chunks) land."""
     from rclpy.executors import ExternalShutdownException
 

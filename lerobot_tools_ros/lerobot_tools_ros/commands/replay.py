@@ -102,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.connect and not params.is_file():
         print(f'error: parameters file {params} does not exist', file=sys.stderr)
         return 1
-    namespace = bringup._namespace(args.namespace)
+    namespace = bringup.checked_namespace(args.namespace)
     rclpy.init(args=[], signal_handler_options=SignalHandlerOptions.NO)
     stop = StopOnSignal()
     nodes: list = []
@@ -124,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
         nodes.append(replay)
         if not args.connect:
             _start_runtime(nodes, params, args, root, namespace, bringup)
-            output_dirs = bringup._output_dirs(args, nodes[1:])
+            output_dirs = bringup.output_directories(args, nodes[1:])
         stop.wake_through(replay)
         replay.create_timer(0.1, lambda: stop.event.set() if replay.done else None)
         for node in nodes:
@@ -134,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
               f'{replay.plan.calls} call(s), {replay.plan.duration_s / args.rate:.1f} s, '
               f'through {where}', flush=True)
         spin_until(executor, stop.event, 'replay')
-        bringup._settle(executor, 0.3)
+        bringup.settle(executor, 0.3)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     except CONFIGURATION_ERRORS as exc:
@@ -146,7 +146,7 @@ def run(args: argparse.Namespace) -> int:
             node.destroy_node()
         rclpy.try_shutdown()
     status = _report(replay, time.monotonic() - started, format_table)
-    files = bringup._written_files(output_dirs, started_wall - 1)
+    files = bringup.files_written_since(output_dirs, started_wall - 1)
     if files:
         print(f'[replay] {len(files)} file(s) written under '
               f'{", ".join(map(str, output_dirs))}:')
@@ -168,7 +168,7 @@ def _start_runtime(nodes: list, params: pathlib.Path, args: argparse.Namespace,
         overrides['dispatcher']['record_events'] = 'true'
 
     def cli_args(node: str) -> list[str]:
-        return bringup._node_args(params, args.log_level, overrides.get(node, {}), namespace)
+        return bringup.node_arguments(params, args.log_level, overrides.get(node, {}), namespace)
 
     catalog = ToolCatalog.load(root)
     hosted, dropped = _catalog_tools(cli_args('tool_server'), catalog)

@@ -13,7 +13,7 @@
 # limitations under the License.
 
 """
-LeRobot datasets without ROS: language columns, episodes, replay plans and recorded events.
+LeRobot datasets: language columns, episodes, replay plans and recorded events.
 
 `language` holds upstream's schema facts (styles, row fields, Arrow types) and reads and builds
 rows; `episodes` opens a v3 dataset and reads one episode's frames with pyarrow; `render`
@@ -21,5 +21,6 @@ writes calls as model text in a chosen format; `replay` turns an episode into ti
 generations and matches their results; `events` turns an audit log into rows on frames and
 writes them back into the dataset, through `columns` (adds rows to one episode's cells, every
 other cell as it was) and `atomic` (every changed file put in place at once). pyarrow is
-imported only by `episodes` and `columns`, inside the functions that read and write.
+imported only by `episodes` and `columns`, inside the functions that read and write. All of
+this is pure Python; `replay_node` is the ROS node that plays a replay plan through the runtime.
 """

@@ -1034,7 +1034,7 @@ class DispatchCore:
                 stream.chat_calls.append((call_id, event.issue.name, {}))
                 self._issue(call_id, generation_id, event.issue, now, stream)
 
-    # -- streamed speech (stream_speech, issue 32) ------------------------------------------
+    # -- streamed speech (stream_speech) --------------------------------------------------
     #
     # A call of a tool with a streamable argument (say) starts while its markup still arrives,
     # once the first segment of its text is whole (dispatch.segments), or its argument's value

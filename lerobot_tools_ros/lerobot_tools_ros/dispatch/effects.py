@@ -38,7 +38,7 @@ class Send:
 @dataclass(slots=True)
 class SendText:
     """
-    More text of a streamed call's streamable argument (``stream_speech``, issue 32).
+    More text of a streamed call's streamable argument (``stream_speech``).
 
     Follows that call's `Send`; `text` is one or more whole segments safe to speak
     (`dispatch.segments`), or the rest of the text once the argument's value is closed (its

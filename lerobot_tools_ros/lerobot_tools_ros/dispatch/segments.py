@@ -13,7 +13,7 @@
 # limitations under the License.
 
 """
-Where streamed speech may be cut: whole sentences or clauses, by one documented rule (issue 32).
+Where streamed speech may be cut: whole sentences or clauses, by one documented rule.
 
 A TTS engine reads a text with the intonation of its punctuation, so text handed to it while
 the policy is still writing must end where a reader would pause. ``segment_end(text)`` returns

@@ -77,7 +77,7 @@ class ActionExecutor:
         self._stop = stop  # publishes a stopped call's id on the tool's stop topic
         self.name = node.resolve_service_name(name)
         self._node = node
-        self._texts = None  # created with the first streamed call (issue 32)
+        self._texts = None  # created with the first streamed call
 
     def offered(self) -> bool:
         return self._client.server_is_ready()

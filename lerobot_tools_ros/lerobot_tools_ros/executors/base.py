@@ -68,7 +68,7 @@ class ExecutorCall:
         """
         Pass on more text of a streamed call's streamable argument (``end``: it is complete).
 
-        Only for calls sent with a ``stream_argument`` (issue 32); ignored once done.
+        Only for calls sent with a ``stream_argument``; ignored once done.
         """
 
     def cancel(self) -> bool:
@@ -109,6 +109,6 @@ class Executor(Protocol):
         """
         Start one call; `on_done` gets its one `Outcome`, `on_feedback` its progress.
 
-        `stream_argument`: the call is streamed (issue 32): that argument's text follows
+        `stream_argument`: the call is streamed: that argument's text follows
         through the handle's `send_text`.
         """

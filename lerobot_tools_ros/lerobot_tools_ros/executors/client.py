@@ -237,7 +237,7 @@ class ExecutorClient:
 
         `on_done` gets exactly one `Outcome` unless the call is cancelled while it is a service
         request (see `ExecutorCall.cancel`) or forgotten. `on_feedback` gets the tool's progress
-        (actions and in process). `stream_argument`: a streamed call (issue 32) whose text
+        (actions and in process). `stream_argument`: a streamed call whose text
         follows through the handle's `send_text`: as a goal plus text segments, in process
         straight to the tool, or (a CallTool request cannot grow) sent once the text is whole.
         """

@@ -35,6 +35,7 @@ from lerobot_tools_ros import managed as plan, names
 from lerobot_tools_ros.errors import ConfigurationError
 from lerobot_tools_ros.nodes.params import descriptor, refuse_unknown_parameters
 from lerobot_tools_ros.parameters.spec import ParameterSpec
+from lerobot_tools_ros.rclpy_fixes import NodeSnapshot
 from rcl_interfaces.msg import ParameterType, SetParametersResult
 from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
 from rclpy.node import Node
@@ -45,54 +46,7 @@ __all__ = ['managed_class']
 _RESULTS = {'success': TransitionCallbackReturn.SUCCESS,
             'failure': TransitionCallbackReturn.FAILURE,
             'error': TransitionCallbackReturn.ERROR}
-_ENTITIES = (('_publishers', 'destroy_publisher'), ('_subscriptions', 'destroy_subscription'),
-             ('_clients', 'destroy_client'), ('_services', 'destroy_service'),
-             ('_timers', 'destroy_timer'), ('_guards', 'destroy_guard_condition'))
-_CALLBACK_LISTS = ('_on_set_parameters_callbacks', '_pre_set_parameters_callbacks',
-                   '_post_set_parameters_callbacks')
 _KEEP_ATTRIBUTES = frozenset({'_parameter_overrides', '_last_failure', '_built', '_building'})
-
-
-class _Built:
-    """What a node held before `_build()`: what `_build()` added is taken away at cleanup."""
-
-    def __init__(self, node: Any) -> None:
-        self.entities = {attr: list(getattr(node, attr, ())) for attr, _ in _ENTITIES}
-        self.waitables = list(getattr(node, '_waitables', ()))
-        self.parameters = set(node._parameters)
-        self.callbacks = {attr: list(getattr(node, attr, ())) for attr in _CALLBACK_LISTS}
-        self.attributes = dict(vars(node))
-
-    def take_away(self, node: Any) -> None:
-        """Destroy every entity, parameter and callback added since; restore the attributes."""
-        for waitable in [w for w in getattr(node, '_waitables', ()) if w not in self.waitables]:
-            destroy = getattr(waitable, 'destroy', None)
-            try:
-                if destroy is not None:
-                    destroy()  # action servers and clients remove themselves from the node
-                else:
-                    node.remove_waitable(waitable)
-            except Exception as exc:  # noqa: B902 - release the rest regardless
-                node.get_logger().warning(f'cleanup: {type(waitable).__name__}: {exc}')
-        for attr, destroy in _ENTITIES:
-            for entity in [e for e in getattr(node, attr, ()) if e not in self.entities[attr]]:
-                try:
-                    getattr(node, destroy)(entity)
-                except Exception as exc:  # noqa: B902 - release the rest regardless
-                    node.get_logger().warning(f'cleanup: {type(entity).__name__}: {exc}')
-        for name in [name for name in node._parameters if name not in self.parameters]:
-            # Read-only parameters cannot be undeclared through the API: forgotten directly.
-            node._parameters.pop(name, None)
-            node._descriptors.pop(name, None)
-        for attr in _CALLBACK_LISTS:
-            callbacks = getattr(node, attr, None)
-            if callbacks is not None:
-                callbacks[:] = [c for c in callbacks if c in self.callbacks[attr]]
-        for name in [name for name in vars(node) if name not in self.attributes]:
-            delattr(node, name)
-        for name, value in self.attributes.items():
-            if name not in _KEEP_ATTRIBUTES and getattr(node, name, None) is not value:
-                setattr(node, name, value)
 
 
 class _Managed(Node):
@@ -102,7 +56,7 @@ class _Managed(Node):
 
     def __init__(self, **kwargs: Any) -> None:
         self._building = False
-        self._built: _Built | None = None
+        self._built: NodeSnapshot | None = None
         self._last_failure = ''
         super().__init__(**kwargs)  # the plain class's constructor; `_build` waits (below)
         self.accepting = False
@@ -169,7 +123,7 @@ class _Managed(Node):
         failure: BaseException | None = None
         try:
             self._take_start_parameters()
-            built = _Built(self)
+            built = NodeSnapshot(self, _KEEP_ATTRIBUTES)
         except Exception as exc:  # noqa: B902 - a bug; logged, the node stays unconfigured
             failure = exc
             return self._step('configure', lambda: _raise(failure))
@@ -227,7 +181,7 @@ class _Managed(Node):
             self.get_logger().info(verdict.message)
         return _RESULTS[verdict.result]
 
-    def _take_away(self, built: '_Built | None') -> None:
+    def _take_away(self, built: 'NodeSnapshot | None') -> None:
         """Release what `_build()` made (answering every call first); settable parameters."""
         if built is None:
             return

@@ -29,6 +29,7 @@ import weakref
 
 from lerobot_tools_ros.errors import ConfigurationError
 from lerobot_tools_ros.parameters.spec import ALL, means_all, ParameterSpec, string_list
+from lerobot_tools_ros.rclpy_fixes import declared_parameters, parameter_overrides
 from lerobot_tools_ros.untrusted import log_text
 from rcl_interfaces.msg import (FloatingPointRange, IntegerRange, ParameterDescriptor,
                                 ParameterType, SetParametersResult)
@@ -130,7 +131,7 @@ def declare_spec(node: Node, spec: ParameterSpec, *,
     if apply is not None and spec.read_only:
         raise TypeError(f'{spec.name} is read-only: nothing to apply')
     registry = _registry(node)
-    override = getattr(node, '_parameter_overrides', {}).get(spec.name)
+    override = (parameter_overrides(node) or {}).get(spec.name)
     ignore_override = False
     if override is not None:
         if override.value is None and spec.kind == 'str_list':
@@ -174,7 +175,7 @@ def overrides_with_prefix(node: Node, prefix: str) -> dict[str, Any]:
     which cannot be declared up front because their keys are the user's. rclpy keeps the
     overrides in `_parameter_overrides` on Humble, Jazzy and Kilted.
     """
-    overrides = getattr(node, '_parameter_overrides', None)
+    overrides = parameter_overrides(node)
     if overrides is None:  # a future rclpy without it must not silently drop settings
         raise RuntimeError('this rclpy keeps no _parameter_overrides; map-like parameters such '
                            f'as {prefix}* cannot be read')
@@ -205,7 +206,7 @@ def unknown_parameter_message(node: Node, name: str) -> str:
     explained = explain(name) if explain is not None else ''
     if explained:
         return explained
-    known = sorted(getattr(node, '_parameters', {}))
+    known = sorted(declared_parameters(node))
     return (f"{node.get_fully_qualified_name()} has no parameter '{log_text(name, 200)}'"
             f'{_closest(name, known)} (`ros2 param list {node.get_fully_qualified_name()}` '
             'lists them)')
@@ -220,8 +221,8 @@ def refuse_unknown_parameters(node: Node) -> None:
     dispatcher's tool.<name>.<setting> overrides, checked when it starts) and ROS's own are
     left alone.
     """
-    overrides = getattr(node, '_parameter_overrides', None) or {}
-    declared = getattr(node, '_parameters', {})
+    overrides = parameter_overrides(node) or {}
+    declared = declared_parameters(node)
     handles = getattr(node, 'handles_parameter', None)
     own = tuple(getattr(node, 'checks_its_own', ()))
     unknown = []

@@ -43,7 +43,7 @@ exception becomes an `execution_failed` answer; it never takes the server down. 
 goal naming `names.READINESS_PROBE` is answered at once without running anything: callers use
 it to prove that answers reach them before their first real call.
 
-Streamed calls (issue 32): a tool with a streamable argument (say: text) also takes its calls'
+Streamed calls: a tool with a streamable argument (say: text) also takes its calls'
 text in segments, on `names.tool_text_topic` beside its action (TextChunk, generation_id = the
 goal's call_id), for goals with `streamed` set. Segments that arrive before their goal wait for
 it (the last 64 calls' worth). A tool that speaks segments as they come declares

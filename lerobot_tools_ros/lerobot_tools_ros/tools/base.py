@@ -81,7 +81,7 @@ class Tool(Protocol):
 
 class TextStream:
     """
-    The text of a call's streamable argument, arriving while the call runs (issue 32).
+    The text of a call's streamable argument, arriving while the call runs.
 
     The caller (the dispatcher, through the executor path) ``put``s whole segments safe to
     speak (the last one ends where the argument's value closed), then ``end`` once the call is
@@ -154,7 +154,7 @@ class CallContext:
 
     The host (``tool_server``) makes one per call; its ``report`` must not raise (progress is
     best effort and never fails the call). Without a host (plain Python), reports go nowhere.
-    ``text``: for a streamed call (issue 32), the ``TextStream`` its streamable argument
+    ``text``: for a streamed call, the ``TextStream`` its streamable argument
     arrives on (that argument is '' in ``arguments``); None otherwise.
     """
 

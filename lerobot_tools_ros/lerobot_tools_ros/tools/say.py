@@ -52,7 +52,7 @@ exit at once, a crash when DDS notices it: the participant's lease, about 20 s w
 defaults). A speaker that reports nothing for ``playback_timeout_s`` beyond the utterance's own
 length ends the call ``timeout`` (and the utterance is cut off).
 
-Streamed calls (issue 32, the dispatcher's ``stream_speech``): when the call's context has a
+Streamed calls (the dispatcher's ``stream_speech``): when the call's context has a
 ``text`` stream, ``text`` arrives in whole sentences or clauses while the call runs; each is
 synthesized as it comes, into the one utterance (one ``final`` chunk at its end), so the robot
 starts talking while the policy is still writing. A cancel stops it as above, between or inside
