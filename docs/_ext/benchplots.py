@@ -276,6 +276,27 @@ def plot_fleet(plt, figures: list[dict], path: pathlib.Path) -> None:
     plt.close(fig)
 
 
+def plot_fleet_mcp(plt, figures: list[dict], path: pathlib.Path) -> None:
+    """Draw the fleet MCP endpoint: each figure's ratio to one robot, per robot-host count."""
+    rows = [f for f in figures if f['bench'] == 'fleet_mcp' and f.get('robots')
+            and f.get('ratio') is not None]
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    if not rows:
+        _empty(ax, 'fleet MCP endpoint figures')
+    else:
+        for group in dict.fromkeys(f['group'] for f in rows):
+            points = sorted((f['robots'], f['ratio']) for f in rows if f['group'] == group)
+            ax.plot([n for n, _ in points], [r for _, r in points], marker='o', label=group)
+        ax.set_xscale('log', base=2)
+        ax.set_xticks([1, 2, 4, 8], ['1', '2', '4', '8'])
+        ax.set_xlabel('robot hosts behind one MCP endpoint')
+        ax.set_ylabel('ratio to one robot host')
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
 def write_all(out: pathlib.Path = OUT, results: pathlib.Path = RESULTS) -> list[pathlib.Path]:
     """Write the table, the run list and every plot into ``out``; return the files."""
     import matplotlib
@@ -290,7 +311,8 @@ def write_all(out: pathlib.Path = OUT, results: pathlib.Path = RESULTS) -> list[
         written.append(out / name)
     for name, draw in (('ratios.png', plot_ratios), ('distributions.png', plot_distributions),
                        ('streaming.png', plot_streaming), ('scaling.png', plot_scaling),
-                       ('cancel.png', plot_cancel), ('fleet.png', plot_fleet)):
+                       ('cancel.png', plot_cancel), ('fleet.png', plot_fleet),
+                       ('fleet_mcp.png', plot_fleet_mcp)):
         draw(plt, figures, out / name)
         written.append(out / name)
     return written

@@ -13,7 +13,7 @@
 # limitations under the License.
 
 """
-``lerobot-tools-ros mcp``: the robot's tools for MCP clients (desktop assistants, agent SDKs).
+``lerobot-tools-ros mcp``: the robot's (or a fleet's) tools for MCP clients (desktop assistants).
 
 Starts the ``mcp_server`` node (``mcp/server.py``) with these options turned into ROS
 parameters, so the command and a launch file configure the same thing. The bearer token for a
@@ -23,6 +23,7 @@ argument (command lines are visible to every user of the machine).
 
 import argparse
 import pathlib
+import sys
 
 from lerobot_tools_ros.mcp import access
 
@@ -46,6 +47,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--dispatcher', default=None, metavar='NAME',
                         help='dispatcher node to submit calls to (default: dispatcher, in '
                         'the ROS namespace)')
+    parser.add_argument('--robots', default=None, metavar='NS[,NS...]',
+                        help='serve a fleet: the ROS namespaces of its robots (e.g. '
+                        "robot_a,robot_b); each robot's tools are offered as <robot>.<tool>")
+    parser.add_argument('--discover-robots', action='store_true',
+                        help='serve a fleet of every namespace with a dispatcher on this ROS '
+                        'domain, as robots appear (with --robots: those and any found)')
     parser.add_argument('--read-only-tools', nargs='*', default=None, metavar='TOOL',
                         help='tools to list with readOnlyHint')
     parser.add_argument('--actuating-tools', nargs='*', default=None, metavar='TOOL',
@@ -86,6 +93,12 @@ def ros_arguments(args: argparse.Namespace) -> list[str]:
         param('token_file', str(args.token_file.expanduser().resolve()))
     if args.dispatcher:
         param('dispatcher', args.dispatcher)
+    if args.robots is not None:
+        robots = [r.strip() for r in args.robots.split(',') if r.strip()]
+        param('robots', '[' + ', '.join(f"'{r}'" for r in robots) + ']' if robots else "['']",
+              raw=True)
+    if args.discover_robots:
+        param('discover_robots', 'true', raw=True)
     if args.discovery_wait_s is not None:
         param('discovery_wait_s', float(args.discovery_wait_s))
     if args.http_session_idle_s is not None:
@@ -101,5 +114,10 @@ def ros_arguments(args: argparse.Namespace) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from lerobot_tools_ros.mcp import server as mcp_server
+    from lerobot_tools_ros.mcp import fleet, server as mcp_server
+    try:  # checked before they become a YAML parameter override
+        fleet.parse_robots([args.robots or ''])
+    except fleet.RobotNameError as exc:
+        print(f'lerobot-tools-ros mcp: error: --robots: {exc}', file=sys.stderr)
+        return 2
     return mcp_server.main(['lerobot-tools-ros-mcp', *ros_arguments(args)])

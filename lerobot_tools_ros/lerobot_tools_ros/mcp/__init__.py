@@ -16,8 +16,10 @@
 Everything MCP: the server's decisions without ROS, the SDK adapter, the node and transports.
 
 The pure modules import neither rclpy nor the MCP SDK; only ``sdk_adapter`` touches the SDK's
-internals; ``server`` (the node), ``bridge`` (its ROS side), ``handlers`` (the MCP requests)
-and ``transports`` (stdio, HTTP) wire them.
+internals; ``server`` (the node), ``robot_link`` (one robot's clients and topics on it),
+``bridge`` (one robot's ROS side on the asyncio loop), ``handlers`` (the MCP requests),
+``fleet_handlers`` (one endpoint for several robots: routes each request to its robot's
+bridge and handlers) and ``transports`` (stdio, HTTP) wire them.
 
 - ``listing``: which tools an MCP client is offered (exactly those the dispatcher runs, from the
   catalog it publishes), with which schema, title and hints;
@@ -26,6 +28,8 @@ and ``transports`` (stdio, HTTP) wire them.
 - ``progress``: progress notifications that only ever increase;
 - ``access``: who may connect over HTTP (bind address, bearer token);
 - ``wire``: JSON-RPC text the SDK refuses before a handler sees it;
+- ``fleet``: how a fleet endpoint names robots (by ROS namespace), their tools
+  (``<robot>.<tool>``, within MCP's tool-name rules) and their resources;
 - ``presence``: whether a robot (its dispatcher) is there, and when it arrives or leaves (one per
   robot: reusable by an endpoint serving a fleet);
 - ``observations``: saved observations as resources under the server's own URI scheme, bounded

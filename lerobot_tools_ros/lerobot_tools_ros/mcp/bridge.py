@@ -30,7 +30,7 @@ from typing import Any, Callable
 
 from lerobot_tools_interfaces.srv import Approve, CallTool, CancelCalls
 from lerobot_tools_ros import names
-from lerobot_tools_ros.mcp import listing, sdk_adapter
+from lerobot_tools_ros.mcp import fleet, listing, sdk_adapter
 from lerobot_tools_ros.mcp.presence import LEFT, Presence
 from lerobot_tools_ros.untrusted import log_text
 from rclpy.parameter import parameter_value_to_python
@@ -71,19 +71,27 @@ URI_STATUS = 'lerobot-tools://server/status'
 class ActiveCall:
     """One MCP tools/call waiting for the dispatcher: where its events go."""
 
-    __slots__ = ('call_id', 'name', 'events', 'stop')
+    __slots__ = ('call_id', 'name', 'events', 'stop', 'lost')
 
     def __init__(self, call_id: str, name: str) -> None:
         self.call_id = call_id
         self.name = name
         self.events: asyncio.Queue = asyncio.Queue()
         self.stop: asyncio.Event = asyncio.Event()  # the server is shutting down
+        self.lost = False  # the robot left the graph while the call was out: no answer comes
 
 
 class RosBridge:
     """Hands rclpy futures and callbacks over to the asyncio loop the MCP server runs on."""
 
-    def __init__(self, node: Any, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, node: Any, loop: asyncio.AbstractEventLoop,
+                 started: float | None = None) -> None:
+        """
+        Follow the robot of ``node`` (a ``RobotLink``) on ``loop``.
+
+        ``started``: when discovery_wait_s counts from (default now; a robot a fleet endpoint
+        discovers later makes no list wait).
+        """
         self.node = node
         self.loop = loop
         self.tools: list[listing.McpTool] = []
@@ -101,7 +109,7 @@ class RosBridge:
         self.cancels: list[Future] = []      # ~/cancel and ~/approve requests sent
         self.call_proven = False  # a :probe on ~/call was answered (see call_service_ready)
         self.served = False       # a tools/list was answered (changes must be announced)
-        self.started = loop.time()
+        self.started = loop.time() if started is None else started
         self.warnings: dict[str, str] = {}   # current problems, by kind
         self.approvals: dict[str, dict] = {}  # call_id -> open approval request
         self.results: deque = deque(maxlen=RECENT_RESULTS)
@@ -258,8 +266,14 @@ class RosBridge:
             from mcp.server.subscriptions import ToolsListChanged
             await self.bus.publish(ToolsListChanged())
 
+    def public_uri(self, uri: str) -> str:
+        """Return ``uri`` as clients name it: under its robot when serving a fleet."""
+        label = getattr(self.node, 'label', '')
+        return fleet.scoped_uri(label, uri) if label else uri
+
     def resource_changed(self, uri: str) -> None:
         """Tell subscribers a resource changed (fire and forget, on the loop)."""
+        uri = self.public_uri(uri)
         if any(uri in uris for uris in self.subscriptions.values()) or self.bus is not None:
             self.loop.create_task(self._resource_updated(uri))
 
@@ -368,8 +382,19 @@ class RosBridge:
             not executors or self.node.server_param_client.services_are_ready())
 
     async def robot_left(self) -> None:
-        """List every tool as unavailable: the dispatcher is no longer discovered."""
+        """
+        List every tool as unavailable: the dispatcher is no longer discovered.
+
+        Each call in flight ends with ``answer_lost`` (outcome unknown: it was sent, and may
+        have run): its answer cannot come back over a link that is gone, and waiting for the
+        call timeout would tell the caller nothing more. The robot's audit log keeps what it
+        did.
+        """
         self.call_proven = False
+        for active in list(self.active.values()):
+            if not self.parked.get(active.call_id):
+                active.lost = True
+                active.stop.set()
         self.warn('no_dispatcher', f'the dispatcher {self.node.dispatcher_fqn} is gone (not '
                   f'discovered for {ROBOT_GONE_AFTER_S:g} s): every tool is listed as '
                   'unavailable until it is back')

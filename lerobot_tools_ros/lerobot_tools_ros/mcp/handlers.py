@@ -32,7 +32,8 @@ import warnings
 from lerobot_tools_interfaces.srv import CallTool
 from lerobot_tools_ros import errors, names
 from lerobot_tools_ros.mcp import bridge as mcp_bridge
-from lerobot_tools_ros.mcp import listing, observations, results as mcp_results, sdk_adapter
+from lerobot_tools_ros.mcp import (
+    fleet, listing, observations, results as mcp_results, sdk_adapter)
 from lerobot_tools_ros.mcp.bridge import ActiveCall, RosBridge
 from lerobot_tools_ros.mcp.progress import progress_value, ProgressTrack
 from lerobot_tools_ros.untrusted import ros_string
@@ -108,9 +109,18 @@ def _can_elicit(ctx: Any) -> bool:
     return not _is_modern(ctx) and ctx.session.can_send_request and _elicits(ctx)
 
 
-def _approval_message(name: str, reason: str, arguments: str) -> str:
+def _approval_message(name: str, reason: str, arguments: str, robot: str = '') -> str:
+    """Say what needs approval; a fleet endpoint names the robot (and its tool as listed)."""
+    if robot:
+        return (f'Robot {robot!r}: its tool {fleet.scoped_name(robot, name) or name!r} needs '
+                f'approval before it runs ({reason}). Arguments: {arguments}. Approve it?')
     return (f'The robot tool {name!r} needs approval before it runs ({reason}). Arguments: '
             f'{arguments}. Approve it?')
+
+
+def _robot(bridge: RosBridge) -> str:
+    """Return the robot label of ``bridge`` ('' when serving a single robot)."""
+    return getattr(bridge.node, 'label', '')
 
 
 def _decision(answer: Any) -> bool | None:
@@ -192,7 +202,8 @@ class CallRunner:
 
     async def elicit(self, reason: str) -> None:
         """Ask the client's user to approve or deny; send the answer to ``~/approve``."""
-        message = _approval_message(self.active.name, reason, self.arguments_shown)
+        message = _approval_message(self.active.name, reason, self.arguments_shown,
+                                    _robot(self.bridge))
         try:
             answer = await self.ctx.session.elicit_form(message, APPROVAL_SCHEMA,
                                                         related_request_id=self.ctx.request_id)
@@ -246,6 +257,8 @@ class CallRunner:
                     response = pending.result()
                 elif self.park_for is not None:
                     pass  # 2026 era, approval needed: the handler returns input_required
+                elif self.active.lost:
+                    pass  # the robot left: no answer can come back (answer_lost)
                 elif stop.done():
                     # Shutting down or the client left: the dispatcher answers "cancelled".
                     self.bridge.cancel(self.active.call_id, 'MCP call stopped')
@@ -352,7 +365,7 @@ class ToolHandlers:
                     input_requests={'approval': types.ElicitRequest(
                         params=types.ElicitRequestFormParams(
                             message=_approval_message(name, runner.park_for,
-                                                      runner.arguments_shown),
+                                                      runner.arguments_shown, _robot(bridge)),
                             requested_schema=APPROVAL_SCHEMA))},
                     request_state=call_id)
         except anyio.get_cancelled_exc_class():
@@ -362,6 +375,12 @@ class ToolHandlers:
             if not parked:
                 bridge.active.pop(call_id, None)
         if response is None:
+            if active.lost:
+                return _error(errors.ANSWER_LOST, f'{bridge.node.dispatcher_fqn} left the ROS '
+                              f'graph (its link or process is gone) while call {call_id} was '
+                              'out: the call was sent and may have run; its outcome is '
+                              "unknown (the robot's audit log records what it did)",
+                              errors.UNKNOWN)
             if active.stop.is_set():
                 return _error(errors.CANCELLED, f'call {call_id} was stopped (the MCP server is '
                               'shutting down or the client left); asked the dispatcher to '

@@ -34,10 +34,9 @@ import sys
 import threading
 from typing import Any
 
-from lerobot_tools_interfaces.msg import ApprovalRequest, ToolProgress, ToolResult
-from lerobot_tools_interfaces.srv import Approve, CallTool, CancelCalls
 from lerobot_tools_ros import names
-from lerobot_tools_ros.mcp import access, sdk_adapter
+from lerobot_tools_ros.mcp import access, fleet, sdk_adapter
+from lerobot_tools_ros.mcp.robot_link import RobotLink
 from lerobot_tools_ros.nodes.params import declare_table, refuse_unknown_parameters
 from lerobot_tools_ros.parameters.declarations import MCP_SERVER
 from lerobot_tools_ros.untrusted import log_text
@@ -46,20 +45,20 @@ import rclpy
 from rclpy.exceptions import ParameterException
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
-from rclpy.parameter_client import AsyncParameterClient
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rclpy.signals import SignalHandlerOptions
-from std_msgs.msg import String
 
 TRANSPORTS = MCP_SERVER['transport'].choices
 # Seconds calls stopped by a signal get to be answered before the transport closes.
 STOP_GRACE_S = 2.0
 # How long answers made while stopping get to reach their clients before the streams close.
 RESPONSE_FLUSH_S = 0.5
+# Seconds between looks at the graph for new robot namespaces (discover_robots).
+DISCOVERY_LOOK_S = 1.0
 
 
 class McpServerNode(Node):
-    """The ROS side: the dispatcher's catalog, parameters, ``~/call``, ``~/cancel``, topics."""
+    """The ROS side: one ``RobotLink`` per robot served (its dispatcher, tool_server, topics)."""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(names.MCP_SERVER_NODE, **kwargs)
@@ -87,67 +86,48 @@ class McpServerNode(Node):
             self.token = access.read_token(self.token_env, self.token_file)
             self.bind_note = access.check_bind(self.host, self.token, self.token_env)
 
-        base = self.dispatcher.rstrip('/')
-        self.dispatcher_fqn = (base if base.startswith('/') else
-                               f'{self.get_namespace().rstrip("/")}/{base}')
-        self.call_client = self.create_client(CallTool, f'{base}/{names.DISPATCHER_CALL}')
-        self.cancel_client = self.create_client(CancelCalls, f'{base}/{names.DISPATCHER_CANCEL}')
-        self.approve_client = self.create_client(Approve, f'{base}/{names.DISPATCHER_APPROVE}')
-        self.param_client = AsyncParameterClient(self, base)
-        self.server_param_client = AsyncParameterClient(self, self.tool_server.rstrip('/'))
+        self.robots = fleet.parse_robots(values['robots'])  # RobotNameError: a ValueError
+        self.discover_robots = values['discover_robots']
+        self.fleet = bool(self.robots) or self.discover_robots
+        if self.fleet:  # each robot's nodes are found in its own namespace
+            for name in ('dispatcher', 'tool_server'):
+                if getattr(self, name).startswith('/'):
+                    raise ValueError(f'{name} {getattr(self, name)!r} is absolute: serving a '
+                                     'fleet, it names a node relative to each robot namespace')
+            if self.discover_robots and '/' in self.dispatcher.strip('/'):
+                raise ValueError(f'dispatcher {self.dispatcher!r}: discover_robots looks for '
+                                 'a node name (such as dispatcher), not a path')
+        # One link per robot: the fleet's, or the single robot's in this node's namespace.
+        self.links: list[RobotLink] = (
+            [RobotLink(self, ns, fleet.robot_label(ns)) for ns in self.robots] if self.fleet
+            else [RobotLink(self)])
+        self.dispatcher_fqn = self.links[0].dispatcher_fqn if not self.fleet else ''
+        # Set by serve() on the asyncio side: told of each robot discovery adds.
+        self.on_new_robot: Any = None
         reliable = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
-        latched = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE,
-                             durability=DurabilityPolicy.TRANSIENT_LOCAL)
-        self._catalog_topic = f'{base}/{names.DISPATCHER_CATALOG}'
-        self._catalog_sub = self._subscribe_catalog()
-        # Set from the asyncio thread, run on the ROS thread: a fresh subscription to the
-        # latched catalog when none arrived although the dispatcher is up (its late-joiner
-        # copy was seen lost on a loaded machine).
-        self.resubscribe = self.create_guard_condition(self._resubscribe_catalog)
-        self.create_subscription(ToolProgress, names.PROGRESS_TOPIC, self._on_progress, reliable)
-        self.create_subscription(ApprovalRequest, names.APPROVAL_REQUESTS_TOPIC,
-                                 self._on_approval, latched)
-        self.create_subscription(ToolResult, names.RESULTS_TOPIC, self._on_result, reliable)
         self.create_subscription(ParameterEvent, names.PARAMETER_EVENTS_TOPIC,
                                  self._on_parameter_event, reliable)
-        self.bridge: Any = None
-
-    def _subscribe_catalog(self) -> Any:
-        return self.create_subscription(
-            String, self._catalog_topic, self._on_catalog,
-            QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
-                       durability=DurabilityPolicy.TRANSIENT_LOCAL))
-
-    def _resubscribe_catalog(self) -> None:
-        self.destroy_subscription(self._catalog_sub)
-        self._catalog_sub = self._subscribe_catalog()
-
-    def _on_catalog(self, msg: String) -> None:
-        if self.bridge is not None:
-            self.bridge.post(self.bridge.on_catalog, msg.data)
-
-    def _on_progress(self, msg: ToolProgress) -> None:
-        # Only calls this server made (a dict lookup is safe across threads).
-        if self.bridge is not None and msg.call_id in self.bridge.active:
-            self.bridge.post(self.bridge.on_progress, msg.call_id, msg.stage, msg.progress,
-                             msg.detail)
-
-    def _on_approval(self, msg: ApprovalRequest) -> None:
-        if self.bridge is not None:
-            self.bridge.post(self.bridge.on_approval, msg.call_id, msg.name, msg.arguments,
-                             msg.reason, msg.timeout.sec + msg.timeout.nanosec * 1e-9)
-
-    def _on_result(self, msg: ToolResult) -> None:
-        if self.bridge is not None:
-            self.bridge.post(self.bridge.on_result, {
-                'call_id': msg.call_id, 'name': msg.name, 'source': msg.source,
-                'success': msg.success, 'error_code': msg.error_code,
-                'content': msg.content[:2000], 'error_message': msg.error_message[:2000],
-                'stamp': msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9})
+        if self.discover_robots:
+            self.create_timer(DISCOVERY_LOOK_S, self._discover)
 
     def _on_parameter_event(self, event: ParameterEvent) -> None:
-        if self.bridge is not None and event.node == self.dispatcher_fqn:
-            self.bridge.post(self.bridge.settings_changed)
+        for link in self.links:
+            if event.node == link.dispatcher_fqn:
+                link.parameters_changed()
+
+    def _discover(self) -> None:
+        """Wire every robot namespace whose dispatcher has appeared on the domain (ROS thread)."""
+        known = {link.namespace for link in self.links}
+        dispatcher = self.dispatcher.rstrip('/').rsplit('/', 1)[-1]
+        for namespace in fleet.dispatcher_namespaces(
+                self.get_node_names_and_namespaces(), dispatcher):
+            if namespace in known:
+                continue
+            link = RobotLink(self, namespace, fleet.robot_label(namespace))
+            self.links.append(link)
+            self.get_logger().info(f'robot {link.label} discovered ({link.dispatcher_fqn})')
+            if self.on_new_robot is not None:
+                self.on_new_robot(link)
 
 
 async def serve(node: McpServerNode, stop_requested: threading.Event | None = None) -> None:
@@ -177,28 +157,50 @@ async def serve(node: McpServerNode, stop_requested: threading.Event | None = No
     import anyio
     from lerobot_tools_ros.mcp.bridge import RosBridge
 
-    bridge = RosBridge(node, loop)  # discovery_wait_s counts from here
-    # The tool list is read from the dispatcher while the SDK is imported in a thread (most of
-    # a cold start: the import is CPU, discovery and parameter reads mostly wait), so a first
-    # tools/list that arrives once the SDK is up finds it ready.
-    refreshing = asyncio.ensure_future(bridge.refresh_forever())
+    # One bridge per robot (discovery_wait_s counts from here). Each robot's tool list is read
+    # from its dispatcher while the SDK is imported in a thread (most of a cold start: the
+    # import is CPU, discovery and parameter reads mostly wait), so a first tools/list that
+    # arrives once the SDK is up finds it ready.
+    bridges = [RosBridge(link, loop) for link in list(node.links)]
+    refreshing = [asyncio.ensure_future(b.refresh_forever()) for b in bridges]
     try:
         await anyio.to_thread.run_sync(_import_sdk)
     except BaseException:
-        refreshing.cancel()
+        for task in refreshing:
+            task.cancel()
         raise
     from lerobot_tools_ros.mcp import transports as mcp_transports
+    from lerobot_tools_ros.mcp.fleet_handlers import build_fleet_server, FleetHandlers
     from lerobot_tools_ros.mcp.handlers import build_server
 
-    server = build_server(bridge)
     http = None
+    fleet_handlers = None
+    if node.fleet:
+        fleet_handlers = FleetHandlers(bridges)
+        server = build_fleet_server(fleet_handlers)
+
+        def add_robot(link: Any) -> None:  # on the loop: a robot discovery found
+            if link.bridge is not None:
+                return
+            bridge = RosBridge(link, loop, started=loop.time() - node.discovery_wait_s)
+            fleet_handlers.add(bridge)
+            bridges.append(bridge)
+            refreshing.append(asyncio.ensure_future(bridge.refresh_forever()))
+            if http is not None:
+                bridge.http_server = server
+        node.on_new_robot = lambda link: loop.call_soon_threadsafe(add_robot, link)
+        for link in list(node.links):  # found while the SDK was imported
+            add_robot(link)
+    else:
+        server = build_server(bridges[0])
     async with anyio.create_task_group() as group:
         serving = anyio.CancelScope()
 
         async def stop() -> None:
-            bridge.shut_down()  # calls in flight are cancelled, and answered
+            for bridge in bridges:
+                bridge.shut_down()  # calls in flight are cancelled, and answered
             deadline = loop.time() + STOP_GRACE_S
-            while bridge.active and loop.time() < deadline:
+            while any(b.active for b in bridges) and loop.time() < deadline:
                 await asyncio.sleep(0.02)
             # The answers just made still travel through the session's writer to stdout or to
             # an SSE stream: closing at once cut them off on a busy machine.
@@ -225,17 +227,21 @@ async def serve(node: McpServerNode, stop_requested: threading.Event | None = No
                 node.get_logger().info(f'MCP server at {mcp_transports.base_url(node)}'
                                        f'{node.path}: {node.bind_note}')
                 http = mcp_transports.uvicorn_server(mcp_transports.http_app(server, node), node)
-                bridge.http_server = server
+                for bridge in bridges:
+                    bridge.http_server = server
                 with serving:
                     await http.serve()
         finally:
             for sig in (signal.SIGINT, signal.SIGTERM):
                 loop.remove_signal_handler(sig)
-            bridge.shut_down()
+            node.on_new_robot = None
+            for bridge in bridges:
+                bridge.shut_down()
             with anyio.CancelScope(shield=True):
-                # Calls stopped on the way out: let their cancels reach the dispatcher.
-                await bridge.drain(2.0)
-            refreshing.cancel()
+                # Calls stopped on the way out: let their cancels reach the dispatchers.
+                await asyncio.gather(*(b.drain(2.0) for b in bridges))
+            for task in refreshing:
+                task.cancel()
             group.cancel_scope.cancel()
 
 
@@ -243,7 +249,7 @@ def _import_sdk() -> None:
     """Import what serving needs from the MCP SDK (the slow part of a start)."""
     import mcp.server.lowlevel  # noqa: F401
     import mcp.server.subscriptions  # noqa: F401
-    from lerobot_tools_ros.mcp import handlers, transports  # noqa: F401
+    from lerobot_tools_ros.mcp import fleet_handlers, handlers, transports  # noqa: F401
 
 
 def main(args: list[str] | None = None) -> int:

@@ -295,6 +295,16 @@ MCP_SERVER = table(
     ParameterSpec('tool_server', names.TOOL_SERVER_NODE,
                   'tool_server node whose bindings_file is read: tools bound with kind: read '
                   'are listed with readOnlyHint.', read_only=_MCP_RESTART),
+    ParameterSpec('robots', [], 'Serve a fleet: the ROS namespaces of the robots (robot_a or '
+                  "/site1/robot_a; an entry may list several, comma-separated). Each robot's "
+                  'tools are offered as <robot>.<tool> (dispatcher and tool_server resolve in '
+                  "its namespace: both must be relative). Empty: one robot, in this node's "
+                  'namespace.',
+                  read_only=_MCP_RESTART),
+    ParameterSpec('discover_robots', False, 'Serve a fleet of every namespace in which a node '
+                  'named like the dispatcher parameter runs on this ROS domain (looked for '
+                  'every second; added to the robots listed), not only the listed ones.',
+                  read_only=_MCP_RESTART),
     ParameterSpec('read_only_tools', [], 'Tools listed with readOnlyHint (they do not change '
                   'the world).', read_only=_MCP_RESTART),
     ParameterSpec('actuating_tools', [], 'Tools listed with destructiveHint (they move the '
