@@ -91,7 +91,7 @@ class FleetHandlers:
         for label in fleet.listed_robots(present):
             robot = self.robots[label]
             robot.bridge.served = True
-            await single._send_warnings(robot.bridge, ctx)
+            await single.send_warnings(robot.bridge, ctx)
             for tool in robot.bridge.tools:
                 name = fleet.scoped_name(label, tool.name)
                 if name is None:
@@ -128,7 +128,7 @@ class FleetHandlers:
         found = self.robot_of(params.name)
         if found is None:
             labels = ', '.join(self.robots) or 'none yet'
-            return single._error(errors.UNKNOWN_TOOL, f'{params.name[:200]!r} names no robot of '
+            return single.failed(errors.UNKNOWN_TOOL, f'{params.name[:200]!r} names no robot of '
                                  f'this endpoint: tools are <robot>.<tool>, robots: {labels}')
         robot, tool = found
         result = await robot.tools.call_tool(ctx, params.model_copy(update={'name': tool}))
@@ -207,7 +207,7 @@ def build_fleet_server(fleet_handlers: FleetHandlers) -> Any:
     with warnings.catch_warnings():
         warnings.simplefilter('ignore', MCPDeprecationWarning)  # logging: 2025-era clients
         return _Server(
-            'lerobot_tools_ros', version=single._version(),
+            'lerobot_tools_ros', version=single.package_version(),
             title='Robot fleet tools (lerobot_tools_ros)',
             instructions=(
                 'Tools of several robots running lerobot_tools_ros. A tool is named '

@@ -78,7 +78,7 @@ def _text(text: str):
     return types.TextContent(type='text', text=text)
 
 
-def _error(code: str, message: str, outcome: str = errors.NOT_RUN):
+def failed(code: str, message: str, outcome: str = errors.NOT_RUN):
     import mcp_types as types
     return types.CallToolResult(
         content=[_text(mcp_results.error_text(code, message)),
@@ -146,7 +146,7 @@ class Parked:
         self.runner = runner
 
 
-async def _send_warnings(bridge: RosBridge, ctx: Any) -> None:
+async def send_warnings(bridge: RosBridge, ctx: Any) -> None:
     """On a 2026-era request that opted in to log messages, send the current problems."""
     from mcp_types.version import MODERN_PROTOCOL_VERSIONS
     if ctx.session.protocol_version not in MODERN_PROTOCOL_VERSIONS or not bridge.warnings:
@@ -298,7 +298,7 @@ class ToolHandlers:
         bridge.remember(ctx)
         await bridge.wait_for_first_list()
         bridge.served = True
-        await _send_warnings(bridge, ctx)
+        await send_warnings(bridge, ctx)
         return types.ListToolsResult(tools=[self.as_tool(tool) for tool in bridge.tools])
 
     def input_schema(self, name: str) -> Any:
@@ -309,7 +309,7 @@ class ToolHandlers:
         bridge, node = self.bridge, self.node
         bridge.remember(ctx)
         if bridge.closing.is_set():
-            return _error(errors.UNAVAILABLE, 'the MCP server is shutting down')
+            return failed(errors.UNAVAILABLE, 'the MCP server is shutting down')
         name = params.name
         await bridge.wait_for_first_list()  # a first call may come before any tools/list
         tool = bridge.tool(name)
@@ -318,10 +318,10 @@ class ToolHandlers:
                 else params.arguments
             arguments = mcp_results.encode_arguments(given, node.max_argument_bytes)
         except (ValueError, RecursionError) as exc:
-            return _error(errors.INVALID_ARGUMENTS, str(exc))
+            return failed(errors.INVALID_ARGUMENTS, str(exc))
         if not await bridge.call_service_ready(5.0):
-            await _send_warnings(bridge, ctx)
-            return _error(errors.UNAVAILABLE, f"the dispatcher's ~/call ({node.dispatcher_fqn}/"
+            await send_warnings(bridge, ctx)
+            return failed(errors.UNAVAILABLE, f"the dispatcher's ~/call ({node.dispatcher_fqn}/"
                           f'{names.DISPATCHER_CALL}) is not available; is the dispatcher running?')
         if params.request_state is not None:
             return await self.resume(ctx, params)
@@ -337,7 +337,7 @@ class ToolHandlers:
         """2026 era: the retry of a call that asked for approval, carrying the answer."""
         parked = self.bridge.parked.pop(params.request_state, None)
         if parked is None or parked.active.name != params.name:
-            return _error(errors.INVALID_ARGUMENTS, 'this request_state names no call waiting '
+            return failed(errors.INVALID_ARGUMENTS, 'this request_state names no call waiting '
                           'for approval (it ended, or it was not issued by this server)')
         runner = parked.runner
         runner.ctx = ctx
@@ -376,23 +376,23 @@ class ToolHandlers:
                 bridge.active.pop(call_id, None)
         if response is None:
             if active.lost:
-                return _error(errors.ANSWER_LOST, f'{bridge.node.dispatcher_fqn} left the ROS '
+                return failed(errors.ANSWER_LOST, f'{bridge.node.dispatcher_fqn} left the ROS '
                               f'graph (its link or process is gone) while call {call_id} was '
                               'out: the call was sent and may have run; its outcome is '
                               "unknown (the robot's audit log records what it did)",
                               errors.UNKNOWN)
             if active.stop.is_set():
-                return _error(errors.CANCELLED, f'call {call_id} was stopped (the MCP server is '
+                return failed(errors.CANCELLED, f'call {call_id} was stopped (the MCP server is '
                               'shutting down or the client left); asked the dispatcher to '
                               'cancel it', errors.UNKNOWN)
             bridge.cancel(call_id, 'no answer in time')
-            return _error(errors.TIMEOUT, f'no answer from the dispatcher within '
+            return failed(errors.TIMEOUT, f'no answer from the dispatcher within '
                           f'{self.node.call_timeout_s:g} s; asked it to cancel call {call_id}',
                           errors.UNKNOWN)
         code = mcp_results.result_code(response.success, response.error_code)
         outcome = errors.answered_outcome(code, response.outcome)
         if code:
-            return _error(code, f'{response.error_message} (call {call_id})', outcome)
+            return failed(code, f'{response.error_message} (call {call_id})', outcome)
         return self.result_of(name, response.content, runner.tool, outcome)
 
     def result_of(self, name: str, content: str, tool: Any, outcome: str = errors.RAN) -> Any:
@@ -603,7 +603,8 @@ def build_server(bridge: RosBridge) -> Any:
     with warnings.catch_warnings():
         warnings.simplefilter('ignore', MCPDeprecationWarning)  # logging: 2025-era clients
         return _Server(
-            'lerobot_tools_ros', version=_version(), title='Robot tools (lerobot_tools_ros)',
+            'lerobot_tools_ros', version=package_version(),
+            title='Robot tools (lerobot_tools_ros)',
             instructions=(
                 'Tools of a robot running lerobot_tools_ros. Every call passes the same gates as '
                 "the robot policy's own calls (validation, pause, allowlist, operator approval, "
@@ -634,7 +635,7 @@ def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode('ascii')
 
 
-def _version() -> str:
+def package_version() -> str:
     try:
         from importlib.metadata import version
         return version('lerobot_tools_ros')
