@@ -91,19 +91,21 @@ def _refuse_link(parent: int, part: str, walked: str, exc: OSError) -> None:
     """Raise `SymlinkRefused` if `part` is a symbolic link (ELOOP or ENOTDIR said so)."""
     if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
         return
+    swapped = SymlinkRefused(
+        exc.errno, f'{walked} was replaced while it was opened (a symbolic link or a file stood '
+        'there for a moment); symlinks under an output directory are not followed', walked)
     try:
         info = os.stat(part, dir_fd=parent, follow_symlinks=False)
-        if stat.S_ISDIR(info.st_mode):
-            # Not a directory when opened, a directory now: it was swapped while we opened it.
-            raise SymlinkRefused(
-                exc.errno, f'{walked} was replaced while it was opened (a symbolic link or a '
-                'file stood there for a moment); symlinks under an output directory are not '
-                'followed', walked)
-        if not stat.S_ISLNK(info.st_mode):
-            return
-        target = os.readlink(part, dir_fd=parent)
     except FileNotFoundError:
         return
+    if stat.S_ISDIR(info.st_mode):  # not a directory when opened, a directory now
+        raise swapped
+    if not stat.S_ISLNK(info.st_mode):
+        return
+    try:
+        target = os.readlink(part, dir_fd=parent)
+    except OSError:  # no longer a link: swapped again meanwhile
+        raise swapped from None
     raise SymlinkRefused(
         errno.ELOOP, f'{walked} is a symbolic link (to {target}) that was not there when the '
         'tool was configured; symlinks under an output directory are not followed', walked)
