@@ -15,8 +15,9 @@
 """
 The package's shape a newcomer relies on: no import cycles, no reaching into private names.
 
-The import graph is read from the source (every import, also inside functions, but not those
-only for type checkers), so a cycle that a lazy import hides at run time still fails here.
+The import graph is read from the source (every import, also inside functions; a second check
+counts those only for type checkers too), so a cycle that a lazy or typing-only import hides
+still fails here.
 The dispatcher node stays wiring: no mixin shares its state, nothing else (package, tests,
 benches) reaches into its private attributes, and its module stays short.
 """
@@ -40,12 +41,13 @@ def _modules() -> dict[str, pathlib.Path]:
     return found
 
 
-def _runtime_imports(tree: ast.AST):
-    """Yield the import statements that run (not those under ``if TYPE_CHECKING:``)."""
+def _runtime_imports(tree: ast.AST, *, typing_too: bool = False):
+    """Yield the import statements that run (and, with `typing_too`, the type checkers' too)."""
     pending = [tree]
     while pending:
         node = pending.pop()
-        if isinstance(node, ast.If) and 'TYPE_CHECKING' in ast.unparse(node.test):
+        if not typing_too and isinstance(node, ast.If) \
+                and 'TYPE_CHECKING' in ast.unparse(node.test):
             pending.extend(node.orelse)
             continue
         if isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -70,14 +72,14 @@ def _targets(module: str, is_package: bool, node: ast.AST, modules: dict) -> lis
     return found
 
 
-def _graph() -> tuple[dict, list]:
+def _graph(*, typing_too: bool = False) -> tuple[dict, list]:
     modules = _modules()
     graph: dict[str, set] = {}
     private: list[str] = []
     for module, path in modules.items():
         edges = graph[module] = set()
         tree = ast.parse(path.read_text(encoding='utf-8'))
-        for node in _runtime_imports(tree):
+        for node in _runtime_imports(tree, typing_too=typing_too):
             for target, name in _targets(module, path.name == '__init__.py', node, modules):
                 while target and target not in modules:
                     target = target.rpartition('.')[0]
@@ -137,6 +139,12 @@ def test_the_package_has_no_import_cycles():
     assert _cycles(graph) == []
 
 
+def test_no_cycle_hides_behind_type_checking_imports():
+    """A module that names another's types only for mypy still depends on it: no cycles."""
+    graph, _ = _graph(typing_too=True)
+    assert _cycles(graph) == []
+
+
 def test_no_module_imports_another_modules_private_names():
     _, private = _graph()
     assert private == []
@@ -149,6 +157,8 @@ def test_the_checks_see_a_cycle_and_a_private_import():
                      'def f():\n    import y\n')
     assert sorted(ast.unparse(node) for node in _runtime_imports(tree)) == [
         'from typing import TYPE_CHECKING', 'import y']
+    assert sorted(ast.unparse(node) for node in _runtime_imports(tree, typing_too=True)) == [
+        'from typing import TYPE_CHECKING', 'import x', 'import y']
 
 
 def _private_names(cls: ast.ClassDef) -> set[str]:

@@ -36,6 +36,9 @@ import math
 from typing import Any, Callable, Iterable
 
 from . import effects as fx
+from .calls import (Call, DispatchSettings, ORIGIN_CALL, ORIGIN_STREAM, ORIGIN_TEXT,  # noqa: F401
+                    POLICY_ORIGINS, POLICY_SOURCE, Speech, Stream, stream_key, ToolSettings,
+                    ToolState)
 from .outcomes import lost, settle, Settled, Stop, unconfirmed
 from .records import assistant_message, error_code_for_issue, TokenBucket, tool_message, ToolStats
 from .repeats import free_text_properties, normalise_text, repeat_key
@@ -50,12 +53,7 @@ from ..parsing import (ArgumentEvent, CallEvent, CallStartEvent, ContentEvent, I
 QUEUED, WAITING, SENT, APPROVAL, CANCELLING = 'queued', 'waiting', 'sent', 'approval', 'cancelling'
 _CANCEL_ORDER = {APPROVAL: 0, QUEUED: 0, WAITING: 1, SENT: 2}
 NOT_IN_CATALOG = '(not in catalog)'
-POLICY_SOURCE = 'policy'
 MAX_CALL_ID_CHARS = 128
-# How the dispatcher received a call (what it knows, unlike `source`, which a ~/call caller
-# claims): the values of ToolCall.ORIGIN_*.
-ORIGIN_TEXT, ORIGIN_STREAM, ORIGIN_CALL = 'policy_text', 'policy_stream', 'call_service'
-POLICY_ORIGINS = (ORIGIN_TEXT, ORIGIN_STREAM)
 # Ids of finished calls a caller may not reuse (a result must name one call), and generation ids
 # of streams ended early whose later chunks are refused: at most this many of each remembered.
 _RECENT_IDS = 4096
@@ -98,114 +96,6 @@ def _decode_request(call: 'Call', name: str, arguments: str) -> tuple[str, str, 
         return errors.INVALID_ARGUMENTS, message, call.arguments_json
 
 
-def stream_key(generation_id: str) -> str:
-    """Return the key a streamed generation is held under (chunks without an id share one)."""
-    return generation_id or 'stream'
-
-
-@dataclass(frozen=True, slots=True)
-class ToolSettings:
-    """Per-tool settings (parameters tool.<name>.<setting>, else the global values)."""
-
-    timeout_s: float = DISPATCHER['timeout_s'].default
-    rate_limit_hz: float = DISPATCHER['rate_limit_hz'].default
-    burst: int = DISPATCHER['burst'].default
-    repeat_window_s: float = 0.0
-    approval: str = 'auto'
-    when_busy: str = 'queue'  # a call while one runs: queue, replace or refuse
-
-
-@dataclass(slots=True)
-class DispatchSettings:
-    """Settings that apply to every tool; the node updates them when parameters change."""
-
-    # Defaults: the dispatcher's parameter declarations (parameters.declarations).
-    formats: list = field(default_factory=lambda: list(DISPATCHER['formats'].default))
-    allowed_tools: list = field(default_factory=list)  # []: every tool (the parameter's ['*'])
-    max_pending: int = DISPATCHER['max_pending'].default
-    serialize_per_tool: bool = DISPATCHER['serialize_per_tool'].default
-    max_input_bytes: int = DISPATCHER['max_input_bytes'].default
-    stream_idle_timeout_s: float = DISPATCHER['stream_idle_timeout_s'].default
-    max_open_streams: int = DISPATCHER['max_open_streams'].default
-    max_stream_bytes: int = DISPATCHER['max_stream_bytes'].default
-    stream_speech: bool = DISPATCHER['stream_speech'].default
-    cancel_timeout_s: float = DISPATCHER['cancel_timeout_s'].default
-    executor_poll_s: float = 0.05  # how often a call waiting for its executor is re-checked
-
-
-@dataclass(slots=True, eq=False)
-class Call:
-    """One tool call. `handle` belongs to the node (its future or goal handle for the call)."""
-
-    call_id: str
-    generation_id: str
-    name: str
-    arguments: dict
-    arguments_json: str
-    format: str  # noqa: A003 - the field name of ToolCall.msg
-    source: str
-    accepted_at: float
-    deadline: float = math.inf
-    timeout_s: float = 0.0
-    state: str = ''
-    stream: Any = None  # the _Stream a streamed call came from (its chat messages wait)
-    repeat_key: tuple | None = None
-    handle: Any = None
-    origin: str = ORIGIN_TEXT  # how the dispatcher received it (ORIGIN_*)
-    approved: bool = False  # an operator approved it (approval: confirm is not asked again)
-    speech: Any = None  # _Speech: a call started before its text was complete (stream_speech)
-    stop: Any = None  # outcomes.Stop: it is being stopped on its executor (state CANCELLING)
-
-
-@dataclass(slots=True, eq=False)
-class _Speech:
-    """
-    A call of a tool with a streamable argument, seen while its markup still arrives.
-
-    `received`: the argument's text so far; `handed`: what went to the executor (whole
-    segments, then all of it once `closed`); `closed`: the parser saw the argument's value
-    end (its closing quote or tag), so `received` is all of it. `call` is None until the first
-    segment (or the whole text, when it closes first) decides whether the call starts early;
-    `fallback`: it does not (it runs, or is refused, once complete, like any call).
-    """
-
-    start: int
-    name: str
-    argument: str
-    format: str  # noqa: A003
-    received: str = ''
-    closed: bool = False
-    handed: str = ''
-    segments: int = 0
-    call: Any = None
-    fallback: bool = False
-    announced: bool = False
-    complete: bool = False  # the complete call came: `received` is its validated text
-    ended: bool = False  # the executor was told the text is complete
-    chat_index: int = -1  # its entry in the stream's chat_calls
-
-
-@dataclass(slots=True, eq=False)
-class _Stream:
-    parser: StreamingParser
-    last_chunk: float
-    content: list = field(default_factory=list)
-    chat_calls: list = field(default_factory=list)
-    held_tool_messages: list = field(default_factory=list)
-    closed: bool = False  # the assistant message is out: tool messages need not wait
-    finish_note: str = ''  # why the stream was finished without a final chunk
-    size: int = 0  # characters fed so far (what the stream holds, at most)
-    next_index: int = 1  # TextChunk.index expected next (numbered chunks only)
-    speech: dict = field(default_factory=dict)  # markup start -> _Speech (stream_speech)
-
-
-@dataclass(slots=True)
-class _Tool:
-    settings: ToolSettings
-    bucket: TokenBucket
-    free_text: frozenset = frozenset()  # arguments compared loosely for repeats
-
-
 class DispatchCore:
     """Admission, queues, deadlines, approval and one result per call; effects out, no I/O."""
 
@@ -221,14 +111,14 @@ class DispatchCore:
         self._id_prefix = id_prefix
         self._reserved_prefix = f'call_{id_prefix}'  # every id the core makes starts so
         self._ids = itertools.count(1)
-        self._tools: dict[str, _Tool] = {}
+        self._tools: dict[str, ToolState] = {}
         self._active: dict[str, Call] = {}       # approval, queued, waiting, sent, cancelling
         self._cancelling: dict[str, Call] = {}   # being stopped: the executor's answer decides
         self._queues: dict[str, deque] = {}
         self._running_tools: set[str] = set()
         self._waiting: dict[str, list[Call]] = {}  # tool -> calls whose executor is missing
         self._poll_due = math.inf
-        self._streams: dict[str, _Stream] = {}  # least recently fed first
+        self._streams: dict[str, Stream] = {}  # least recently fed first
         self._stream_bytes = 0
         self.streams_evicted = 0
         self._evictions_logged_at = -math.inf
@@ -337,7 +227,7 @@ class DispatchCore:
                 self._streams[key] = stream
             return self._out_of_sequence(key, stream, index, final, now)
         if stream is None:
-            stream = _Stream(StreamingParser(self.catalog, self.settings.formats,
+            stream = Stream(StreamingParser(self.catalog, self.settings.formats,
                                              max_input_bytes=self.settings.max_input_bytes,
                                              stream_arguments=self.settings.stream_speech), now)
             self._push(now + self.settings.stream_idle_timeout_s, 'stream', key)
@@ -353,7 +243,7 @@ class DispatchCore:
         self._bound_streams(now)
         return self._take()
 
-    def _out_of_sequence(self, key: str, stream: '_Stream | None', index: int, final: bool,
+    def _out_of_sequence(self, key: str, stream: 'Stream | None', index: int, final: bool,
                          now: float) -> list:
         """End a numbered generation whose chunk `index` is not the one expected next."""
         expected = stream.next_index if stream is not None else 1
@@ -732,7 +622,7 @@ class DispatchCore:
             return
         self._queue_or_start(call, now)
 
-    def _duplicate_of(self, call: Call, tool: _Tool, now: float) -> str:
+    def _duplicate_of(self, call: Call, tool: ToolState, now: float) -> str:
         """
         Return why `call` repeats a running or recent call of its tool, or ''.
 
@@ -984,7 +874,7 @@ class DispatchCore:
             'format': call.format}))
 
     def _issue(self, call_id: str, generation_id: str, issue: Any, now: float,
-               stream: _Stream | None = None) -> None:
+               stream: Stream | None = None) -> None:
         """Publish the one result of a call the parser could not recover."""
         call = Call(call_id, generation_id, issue.name, {}, '', issue.format, POLICY_SOURCE, now,
                     stream=stream, origin=ORIGIN_STREAM if stream is not None else ORIGIN_TEXT)
@@ -998,14 +888,14 @@ class DispatchCore:
 
     # -- streams -----------------------------------------------------------------------------
 
-    def _stream_events(self, generation_id: str, stream: _Stream, events: Iterable,
+    def _stream_events(self, generation_id: str, stream: Stream, events: Iterable,
                        now: float) -> None:
         for event in events:
             if isinstance(event, ContentEvent):
                 stream.content.append(event.text)
                 continue
             if isinstance(event, CallStartEvent):
-                stream.speech[event.start] = _Speech(event.start, event.name, event.argument,
+                stream.speech[event.start] = Speech(event.start, event.name, event.argument,
                                                      event.format)
                 continue
             if isinstance(event, ArgumentEvent):
@@ -1056,7 +946,7 @@ class DispatchCore:
     # saying how much text had been handed to speech. Its announcement (calls topic, audit
     # `call`) and chat entry carry the final text (the text so far when it stopped first).
 
-    def _speech_text(self, generation_id: str, stream: _Stream, speech: _Speech, text: str,
+    def _speech_text(self, generation_id: str, stream: Stream, speech: Speech, text: str,
                      closed: bool, now: float) -> None:
         """Take more text of a streamed call: start it at its first whole segment, or hand it."""
         speech.received += text
@@ -1074,7 +964,7 @@ class DispatchCore:
                 return
         self._hand(speech.call)
 
-    def _speech_starts(self, generation_id: str, stream: _Stream, speech: _Speech, first: str,
+    def _speech_starts(self, generation_id: str, stream: Stream, speech: Speech, first: str,
                        now: float) -> bool:
         """Start a streamed call early if its gates pass without the rest of its text."""
         name = speech.name
@@ -1104,7 +994,7 @@ class DispatchCore:
         self._out.append(fx.Send(call))
         return True
 
-    def _repeats_recent(self, speech: _Speech, first: str, tool: _Tool, now: float) -> bool:
+    def _repeats_recent(self, speech: Speech, first: str, tool: ToolState, now: float) -> bool:
         """Whether ``first`` begins the text of a running or recent call of the tool."""
         window = tool.settings.repeat_window_s
         if window <= 0:
@@ -1142,7 +1032,7 @@ class DispatchCore:
         speech.segments += bool(rest)
         self._out.append(fx.SendText(call, rest, speech.ended))
 
-    def _speech_end(self, stream: _Stream, speech: _Speech, event: Any, now: float) -> None:
+    def _speech_end(self, stream: Stream, speech: Speech, event: Any, now: float) -> None:
         """Take the complete markup (a call or an issue) of a streamed call that started."""
         call = speech.call
         live = self._active.get(call.call_id) is call
@@ -1216,7 +1106,7 @@ class DispatchCore:
         self._audit_call(call)
 
     @staticmethod
-    def _spoken(speech: _Speech) -> str:
+    def _spoken(speech: Speech) -> str:
         """Say how much of a streamed call's text went to speech before it stopped."""
         if not speech.handed:
             return 'none of its text had been handed to speech'
@@ -1233,7 +1123,7 @@ class DispatchCore:
         self._stream_events(generation_id, stream, stream.parser.finish(), now)
         self._close_stream(stream)
 
-    def _close_stream(self, stream: _Stream) -> None:
+    def _close_stream(self, stream: Stream) -> None:
         # The assistant message lists every call of the stream; tool messages held so far
         # follow it, and later results of this stream go out directly (stream.closed).
         self._out.append(fx.PublishChat(assistant_message(''.join(stream.content),
@@ -1245,11 +1135,11 @@ class DispatchCore:
 
     # -- helpers -----------------------------------------------------------------------------
 
-    def _tool(self, name: str, now: float) -> _Tool:
+    def _tool(self, name: str, now: float) -> ToolState:
         tool = self._tools.get(name)
         if tool is None:
             settings = self._tool_settings(name)
-            tool = self._tools[name] = _Tool(
+            tool = self._tools[name] = ToolState(
                 settings, TokenBucket(settings.rate_limit_hz, settings.burst, now),
                 free_text_properties(self.catalog.parameters(name)) if name in self.catalog
                 else frozenset())

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any, TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from .core import Call
+    from .calls import Call
 
 
 @dataclass(slots=True)
