@@ -25,6 +25,7 @@ import math
 from typing import Any
 
 from .records import TokenBucket
+from .states import CallState
 from ..parameters.declarations import DISPATCHER
 from ..parsing import StreamingParser
 
@@ -84,7 +85,7 @@ class Call:
     accepted_at: float
     deadline: float = math.inf
     timeout_s: float = 0.0
-    state: str = ''
+    state: CallState = CallState.NEW
     stream: Any = None  # the Stream a streamed call came from (its chat messages wait)
     repeat_key: tuple | None = None
     handle: Any = None
@@ -126,7 +127,6 @@ class Speech:
 class Stream:
     """A streamed generation being parsed: its content, its calls' chat entries, its speech."""
 
-
     parser: StreamingParser
     last_chunk: float
     content: list = field(default_factory=list)
@@ -142,7 +142,6 @@ class Stream:
 @dataclass(slots=True)
 class ToolState:
     """A tool's settings in force, its rate budget and the arguments compared loosely."""
-
 
     settings: ToolSettings
     bucket: TokenBucket

@@ -23,12 +23,12 @@ reads a clock (every event carries `now`, seconds on a monotonic clock), never s
 blocks; `next_wake()` says when it next needs a `tick`. The node wires ROS to it.
 
 States of an accepted call: waiting for approval -> queued behind earlier calls of its tool ->
-sent to its executor (or waiting for the executor to appear) -> finished. Every call the core
+sent to its executor (or waiting for the executor to appear) -> finished; `dispatch.states`
+holds them and the one table of their transitions, which `_move` consults. Every call the core
 accepts, or rejects, or could not parse, ends in exactly one `PublishResult`.
 """
 
 from collections import deque, OrderedDict
-from dataclasses import dataclass, field
 import heapq
 import itertools
 import json
@@ -43,6 +43,7 @@ from .outcomes import lost, settle, Settled, Stop, unconfirmed
 from .records import assistant_message, error_code_for_issue, TokenBucket, tool_message, ToolStats
 from .repeats import free_text_properties, normalise_text, repeat_key
 from .segments import split_segments
+from .states import CallState, CANCEL_ORDER, container_problems, next_state, StateEvent
 from .. import errors
 from ..catalog import decode_arguments_json, ToolArgumentError, ToolCatalog
 from ..limits import MAX_ARGUMENT_BYTES, MAX_TOOL_NAME_CHARS
@@ -50,8 +51,8 @@ from ..parameters.declarations import APPROVAL_MODES, DISPATCHER  # noqa: F401 -
 from ..parsing import (ArgumentEvent, CallEvent, CallStartEvent, ContentEvent, IssueEvent, parse,
                        StreamingParser)
 
-QUEUED, WAITING, SENT, APPROVAL, CANCELLING = 'queued', 'waiting', 'sent', 'approval', 'cancelling'
-_CANCEL_ORDER = {APPROVAL: 0, QUEUED: 0, WAITING: 1, SENT: 2}
+APPROVAL, QUEUED, WAITING = CallState.APPROVAL, CallState.QUEUED, CallState.WAITING
+SENT, CANCELLING = CallState.SENT, CallState.CANCELLING
 NOT_IN_CATALOG = '(not in catalog)'
 MAX_CALL_ID_CHARS = 128
 # Ids of finished calls a caller may not reuse (a result must name one call), and generation ids
@@ -112,8 +113,9 @@ class DispatchCore:
         self._reserved_prefix = f'call_{id_prefix}'  # every id the core makes starts so
         self._ids = itertools.count(1)
         self._tools: dict[str, ToolState] = {}
-        self._active: dict[str, Call] = {}       # approval, queued, waiting, sent, cancelling
-        self._cancelling: dict[str, Call] = {}   # being stopped: the executor's answer decides
+        # Calls by state (`dispatch.states`): _active holds every call without a result;
+        # _queues its tool's QUEUED calls in order, _waiting its tool's WAITING calls.
+        self._active: dict[str, Call] = {}
         self._queues: dict[str, deque] = {}
         self._running_tools: set[str] = set()
         self._waiting: dict[str, list[Call]] = {}  # tool -> calls whose executor is missing
@@ -228,8 +230,8 @@ class DispatchCore:
             return self._out_of_sequence(key, stream, index, final, now)
         if stream is None:
             stream = Stream(StreamingParser(self.catalog, self.settings.formats,
-                                             max_input_bytes=self.settings.max_input_bytes,
-                                             stream_arguments=self.settings.stream_speech), now)
+                                            max_input_bytes=self.settings.max_input_bytes,
+                                            stream_arguments=self.settings.stream_speech), now)
             self._push(now + self.settings.stream_idle_timeout_s, 'stream', key)
         self._streams[key] = stream  # now the most recently fed
         if index:
@@ -366,7 +368,7 @@ class DispatchCore:
         elif call_id.startswith(self._reserved_prefix):
             why = (f'starts with {self._reserved_prefix!r}, which is reserved for the ids the '
                    'dispatcher makes')
-        elif call_id in self._active or call_id in self._cancelling:
+        elif call_id in self._active:
             why = 'is in use by a pending call'
         elif call_id in self._finished_ids:
             why = 'was used by a recent call'
@@ -380,7 +382,7 @@ class DispatchCore:
         """Hold a call the node could not send (its executor is not there yet) and poll for it."""
         call = self._active.get(call_id)
         if call is not None and call.state == SENT:
-            call.state = WAITING
+            self._move(call, StateEvent.MISS)
             if call.speech is not None:  # none of its text reached an executor
                 call.speech.handed = ''
                 call.speech.segments = 0
@@ -394,7 +396,7 @@ class DispatchCore:
         for call in self._waiting.pop(name, []):
             if self._active.get(call.call_id) is call and call.state == WAITING \
                     and self._still_admitted(call, now):
-                call.state = SENT
+                self._move(call, StateEvent.SEND)
                 self._out.append(fx.Send(call))
                 if call.speech is not None:
                     self._hand(call)
@@ -450,7 +452,7 @@ class DispatchCore:
                    and ((call_id and call.call_id == call_id)
                         or (generation_id and call.generation_id == generation_id))]
         # Calls not yet started go first, so a released tool never starts a call being cancelled.
-        matches.sort(key=lambda call: _CANCEL_ORDER[call.state])
+        matches.sort(key=lambda call: CANCEL_ORDER[call.state])
         for call in matches:
             if call.state == SENT:
                 self._cancel_sent(call, errors.CANCELLED, reason, f'{reason} while it ran', now)
@@ -502,7 +504,7 @@ class DispatchCore:
         if approve:
             self._out.append(fx.ApprovalClosed(call, f'approved by {decided_by}'))
             call.approved = True
-            call.state = QUEUED  # no longer waiting for approval (closed above)
+            self._move(call, StateEvent.APPROVE)  # waits its turn (its approval closed above)
             self._queue_or_start(call, now)
         else:
             self._finish(call, errors.DENIED, f'an operator denied the call ({decided_by}'
@@ -518,7 +520,7 @@ class DispatchCore:
         while timers and timers[0][0] <= now:
             due, _, kind, key = heapq.heappop(timers)
             if kind == 'call':
-                call = self._active.get(key) or self._cancelling.get(key)
+                call = self._active.get(key)
                 if call is not None and call.deadline == due:
                     self._expire(call, now)
             else:
@@ -552,7 +554,6 @@ class DispatchCore:
             else:
                 self._finish(call, errors.UNAVAILABLE, 'the dispatcher shut down before the '
                              'call was sent; it did not run', now, release=False)
-        self._cancelling.clear()
         return self._take()
 
     # -- admission ---------------------------------------------------------------------------
@@ -615,7 +616,7 @@ class DispatchCore:
         if call.repeat_key is not None:
             self._recent.setdefault(name, {})[call.repeat_key] = (call.call_id, None)
         if tool.settings.approval == 'confirm':
-            call.state = APPROVAL
+            self._move(call, StateEvent.HOLD)
             self._out.append(fx.RequestApproval(
                 call, f"tool '{name}' has approval: confirm (parameter tool.{name}.approval)",
                 call.timeout_s))
@@ -675,7 +676,7 @@ class DispatchCore:
         if self._busy(call.name) and self._tool(call.name, now).settings.when_busy == 'replace':
             self._replace_calls_of(call, now)
         if self._busy(call.name):
-            call.state = QUEUED
+            self._move(call, StateEvent.QUEUE)
             self._queues.setdefault(call.name, deque()).append(call)
             return
         self._start(call, now)
@@ -685,7 +686,7 @@ class DispatchCore:
         if not self._still_admitted(call, now):
             return False
         self._running_tools.add(call.name)
-        call.state = SENT
+        self._move(call, StateEvent.SEND)
         self._out.append(fx.Send(call))
         return True
 
@@ -715,7 +716,7 @@ class DispatchCore:
             elif approval == 'confirm' and not call.approved:
                 if call.state == WAITING:
                     self._release(name, now)
-                call.state = APPROVAL
+                self._move(call, StateEvent.HOLD)
                 self._out.append(fx.RequestApproval(
                     call, f"tool '{name}' was set to approval: confirm (parameter "
                     f'tool.{name}.approval) after this call was accepted', call.deadline - now))
@@ -737,9 +738,8 @@ class DispatchCore:
         self._out.append(fx.StopOnExecutor(call, reason, await_answer=True))
         if call.speech is not None and not call.speech.announced:
             self._announce(call)  # with the text it had when it stopped
-        call.state = CANCELLING
+        self._move(call, StateEvent.STOP)
         call.stop = Stop(code, why)
-        self._cancelling[call.call_id] = call
         call.deadline = now + self.settings.cancel_timeout_s
         self._push(call.deadline, 'call', call.call_id)
 
@@ -801,6 +801,7 @@ class DispatchCore:
 
     def _reject(self, call: Call, code: str, message: str, now: float) -> None:
         """Answer a call that did not pass a gate: it is announced, then gets its result."""
+        self._move(call, StateEvent.FINISH)
         self._out.append(fx.PublishCall(call))
         self._audit_call(call)
         self._result(call, code, message, now)
@@ -814,16 +815,16 @@ class DispatchCore:
         was sent (every path that sends says so).
         """
         del self._active[call.call_id]
-        self._cancelling.pop(call.call_id, None)
+        state = self._move(call, StateEvent.FINISH)
         speech = call.speech
         if speech is not None:
             if code:
                 message = f'{message}; {self._spoken(speech)}'
             if not speech.announced:
                 self._announce(call)
-        if call.state == APPROVAL:
+        if state == APPROVAL:
             self._out.append(fx.ApprovalClosed(call, code or 'finished'))
-        elif call.state == WAITING:
+        elif state == WAITING:
             waiting = self._waiting.get(call.name, [])
             if call in waiting:
                 waiting.remove(call)
@@ -884,6 +885,7 @@ class DispatchCore:
                         f'max_input_bytes (now {self.settings.max_input_bytes})')
         if stream is not None and stream.finish_note:
             message += f' ({stream.finish_note})'
+        self._move(call, StateEvent.FINISH)
         self._result(call, error_code_for_issue(issue.code), message, now)
 
     # -- streams -----------------------------------------------------------------------------
@@ -896,7 +898,7 @@ class DispatchCore:
                 continue
             if isinstance(event, CallStartEvent):
                 stream.speech[event.start] = Speech(event.start, event.name, event.argument,
-                                                     event.format)
+                                                    event.format)
                 continue
             if isinstance(event, ArgumentEvent):
                 speech = stream.speech.get(event.start)
@@ -990,7 +992,7 @@ class DispatchCore:
         self._active[call.call_id] = call
         self._push(call.deadline, 'call', call.call_id)
         self._running_tools.add(name)
-        call.state = SENT
+        self._move(call, StateEvent.SEND)
         self._out.append(fx.Send(call))
         return True
 
@@ -1156,9 +1158,20 @@ class DispatchCore:
     def _timer_live(self, entry: tuple) -> bool:
         due, _, kind, key = entry
         if kind == 'call':
-            call = self._active.get(key) or self._cancelling.get(key)
+            call = self._active.get(key)
             return call is not None and call.deadline == due
         return key in self._streams
+
+    @staticmethod
+    def _move(call: Call, event: StateEvent) -> CallState:
+        """Move a call by the state table (`dispatch.states`); return the state it left."""
+        state = call.state
+        call.state = next_state(state, event)
+        return state
+
+    def container_problems(self) -> list[str]:
+        """Say where the containers disagree with the calls' states (tests check it is [])."""
+        return container_problems(self._active, self._queues, self._waiting)
 
     def _take(self) -> list:
         out, self._out = self._out, []
