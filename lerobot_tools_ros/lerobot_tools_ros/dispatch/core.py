@@ -35,7 +35,7 @@ import json
 import math
 from typing import Any, Callable, Iterable
 
-from . import effects as fx
+from . import effects as fx, gates
 from .calls import (Call, DispatchSettings, ORIGIN_CALL, ORIGIN_STREAM, ORIGIN_TEXT,  # noqa: F401
                     POLICY_ORIGINS, POLICY_SOURCE, Speech, Stream, stream_key, ToolSettings,
                     ToolState)
@@ -154,6 +154,11 @@ class DispatchCore:
         """Return the call with that id if it has no result yet."""
         return self._active.get(call_id)
 
+    @property
+    def calls_without_result(self) -> int:
+        """Count accepted calls that have no result yet (the max_pending gate counts them)."""
+        return len(self._active)
+
     def waiting_tools(self) -> list[str]:
         """Return tools with calls waiting for their executor to appear (the node polls them)."""
         return list(self._waiting)
@@ -170,7 +175,7 @@ class DispatchCore:
 
     def tool(self, name: str) -> ToolSettings:
         """Return the settings in force for a tool."""
-        return self._tool(name, 0.0).settings
+        return self.tool_state(name, 0.0).settings
 
     def settings_changed(self, now: float) -> None:
         """Re-read per-tool settings on next use (rate budgets start full again)."""
@@ -573,40 +578,11 @@ class DispatchCore:
                 call.arguments_json = _arguments_text(arguments)
             self._reject(call, exc.error_code, exc.message, now)
             return
-        if not self.enabled:
-            self._reject(call, errors.PAUSED,
-                         'tool use is paused; call ~/set_enabled with data: true to resume', now)
+        found = gates.verdict(self, call, now, gates.ADMISSION)
+        if isinstance(found, gates.Refusal):
+            self._reject(call, found.code, found.message, now)
             return
-        allowed = self.settings.allowed_tools
-        if allowed and name not in allowed:
-            self._reject(call, errors.NOT_ALLOWED,
-                         f"tool '{name}' is not in allowed_tools ({', '.join(allowed)})", now)
-            return
-        tool = self._tool(name, now)
-        if tool.settings.approval == 'deny':
-            self._reject(call, errors.DENIED, f"tool '{name}' has approval: deny (parameter "
-                         f'tool.{name}.approval); no call of it runs', now)
-            return
-        duplicate = self._duplicate_of(call, tool, now)
-        if duplicate:
-            self._reject(call, errors.DUPLICATE, duplicate, now)
-            return
-        if not tool.bucket.try_acquire(now):
-            bucket = tool.bucket
-            self._reject(call, errors.RATE_LIMITED, (
-                f"'{name}' is limited to {bucket.rate_hz:g} calls/s (burst {bucket.capacity:g});"
-                f' retry in {bucket.retry_after_s():.2f} s'), now)
-            return
-        if len(self._active) >= self.settings.max_pending:
-            self._reject(call, errors.BUSY, (
-                f'{len(self._active)} calls are already pending (max_pending='
-                f'{self.settings.max_pending}); retry later'), now)
-            return
-        if tool.settings.when_busy == 'refuse' and self._busy(name):
-            self._reject(call, errors.BUSY, (
-                f"'{name}' is still running call {self._running_call_id(name)} "
-                f'(tool.{name}.when_busy is refuse); retry when it has finished'), now)
-            return
+        tool = self.tool_state(name, now)
         self._out.append(fx.PublishCall(call))
         self._audit_call(call)
         call.timeout_s = tool.settings.timeout_s
@@ -615,15 +591,13 @@ class DispatchCore:
         self._push(call.deadline, 'call', call.call_id)
         if call.repeat_key is not None:
             self._recent.setdefault(name, {})[call.repeat_key] = (call.call_id, None)
-        if tool.settings.approval == 'confirm':
+        if isinstance(found, gates.Hold):
             self._move(call, StateEvent.HOLD)
-            self._out.append(fx.RequestApproval(
-                call, f"tool '{name}' has approval: confirm (parameter tool.{name}.approval)",
-                call.timeout_s))
+            self._out.append(fx.RequestApproval(call, found.reason, call.timeout_s))
             return
         self._queue_or_start(call, now)
 
-    def _duplicate_of(self, call: Call, tool: ToolState, now: float) -> str:
+    def duplicate_of(self, call: Call, tool: ToolState, now: float) -> str:
         """
         Return why `call` repeats a running or recent call of its tool, or ''.
 
@@ -650,10 +624,12 @@ class DispatchCore:
         return (f'same call as {original_id}, which {when}; identical {call.name} calls within '
                 f'{window:g} s are not repeated (tool.{call.name}.repeat_window_s)')
 
-    def _busy(self, name: str) -> bool:
+    def busy(self, name: str) -> bool:
+        """Whether a call of the tool holds its turn (serialize_per_tool)."""
         return self.settings.serialize_per_tool and name in self._running_tools
 
-    def _running_call_id(self, name: str) -> str:
+    def running_call_id(self, name: str) -> str:
+        """Return the id of the call of the tool that holds its turn, for a refusal."""
         for call in self._active.values():
             if call.name == name and call.state in (SENT, WAITING):
                 return call.call_id
@@ -673,9 +649,10 @@ class DispatchCore:
                 self._cancel_sent(old, errors.CANCELLED, 'replaced', why, now)
 
     def _queue_or_start(self, call: Call, now: float) -> None:
-        if self._busy(call.name) and self._tool(call.name, now).settings.when_busy == 'replace':
+        busy = self.busy(call.name)
+        if busy and self.tool_state(call.name, now).settings.when_busy == 'replace':
             self._replace_calls_of(call, now)
-        if self._busy(call.name):
+        if self.busy(call.name):
             self._move(call, StateEvent.QUEUE)
             self._queues.setdefault(call.name, deque()).append(call)
             return
@@ -699,32 +676,16 @@ class DispatchCore:
         from the catalog since. It then ends with that gate's code (or, for `confirm`, waits
         for an operator like a new call), holding no tool. False: it does not start.
         """
-        name = call.name
-        refusal = ''
-        if name not in self.catalog:
-            code, refusal = errors.UNKNOWN_TOOL, (
-                f"tool '{name}' was removed from the catalog by a reload")
-        elif self.settings.allowed_tools and name not in self.settings.allowed_tools:
-            code, refusal = errors.NOT_ALLOWED, (
-                f"tool '{name}' was removed from allowed_tools "
-                f"({', '.join(self.settings.allowed_tools)})")
-        else:
-            approval = self._tool(name, now).settings.approval
-            if approval == 'deny':
-                code, refusal = errors.DENIED, (
-                    f"tool '{name}' was set to approval: deny (parameter tool.{name}.approval)")
-            elif approval == 'confirm' and not call.approved:
-                if call.state == WAITING:
-                    self._release(name, now)
-                self._move(call, StateEvent.HOLD)
-                self._out.append(fx.RequestApproval(
-                    call, f"tool '{name}' was set to approval: confirm (parameter "
-                    f'tool.{name}.approval) after this call was accepted', call.deadline - now))
-                return False
-        if not refusal:
+        found = gates.verdict(self, call, now, gates.START)
+        if found is None:
             return True
-        self._finish(call, code, f'{refusal} after this call was accepted; it did not run',
-                     now, release=call.state == WAITING)
+        if isinstance(found, gates.Hold):
+            if call.state == WAITING:
+                self._release(call.name, now)
+            self._move(call, StateEvent.HOLD)
+            self._out.append(fx.RequestApproval(call, found.reason, call.deadline - now))
+            return False
+        self._finish(call, found.code, found.message, now, release=call.state == WAITING)
         return False
 
     def _cancel_sent(self, call: Call, code: str, reason: str, why: str,
@@ -973,7 +934,7 @@ class DispatchCore:
         allowed = self.settings.allowed_tools
         if not self.enabled or name not in self.catalog or (allowed and name not in allowed):
             return False
-        tool = self._tool(name, now)
+        tool = self.tool_state(name, now)
         if tool.settings.approval != 'auto' or len(self._active) >= self.settings.max_pending:
             return False
         if self.settings.serialize_per_tool and name in self._running_tools:
@@ -1081,7 +1042,7 @@ class DispatchCore:
             return
         speech.received = final
         self._announce(call)
-        tool = self._tool(call.name, now)
+        tool = self.tool_state(call.name, now)
         if tool.settings.repeat_window_s > 0:
             call.repeat_key = repeat_key(call.name, arguments, tool.free_text)
             self._recent.setdefault(call.name, {})[call.repeat_key] = (call.call_id, None)
@@ -1137,7 +1098,8 @@ class DispatchCore:
 
     # -- helpers -----------------------------------------------------------------------------
 
-    def _tool(self, name: str, now: float) -> ToolState:
+    def tool_state(self, name: str, now: float) -> ToolState:
+        """Return a tool's settings in force and its rate budget (made on first use)."""
         tool = self._tools.get(name)
         if tool is None:
             settings = self._tool_settings(name)
