@@ -60,3 +60,23 @@ def test_the_container_check_sees_a_call_held_in_the_wrong_place():
         "a is held under 'say'"]
     finished = SimpleNamespace(call_id='c', name='echo', state=CallState.FINISHED)
     assert container_problems({'c': finished}, {}, {}) == ['c is active as a finished call']
+
+
+def test_effects_are_carried_out_in_order_and_follow_ups_wait_for_their_batch():
+    """A handler's event to the core runs after its batch: effects never interleave."""
+    from lerobot_tools_ros.dispatch.effects import EffectRunner
+    done: list = []
+
+    def carry_out(effects: list) -> None:
+        for effect in effects:
+            done.append(effect)
+            if effect == 'send a':  # no executor: tell the core, which answers with effects
+                runner.follow_up(lambda: ['a waits', 'nested'])
+            if effect == 'nested':
+                runner.run(['after nested'])
+
+    runner = EffectRunner(carry_out)
+    runner.run(['send a', 'publish b'])
+    assert done == ['send a', 'publish b', 'a waits', 'nested', 'after nested']
+    runner.follow_up(lambda: ['alone'])  # outside a batch: runs at once
+    assert done[-1] == 'alone'

@@ -35,15 +35,15 @@ import json
 import math
 from typing import Any, Callable, Iterable
 
-from . import effects as fx, gates
+from . import effects as fx, gates, stream_speech
 from .calls import (Call, DispatchSettings, ORIGIN_CALL, ORIGIN_STREAM, ORIGIN_TEXT,  # noqa: F401
                     POLICY_ORIGINS, POLICY_SOURCE, Speech, Stream, stream_key, ToolSettings,
                     ToolState)
 from .outcomes import lost, settle, Settled, Stop, unconfirmed
 from .records import assistant_message, error_code_for_issue, TokenBucket, tool_message, ToolStats
-from .repeats import free_text_properties, normalise_text, repeat_key
-from .segments import split_segments
+from .repeats import free_text_properties, repeat_key
 from .states import CallState, CANCEL_ORDER, container_problems, next_state, StateEvent
+from .stream_speech import shown
 from .. import errors
 from ..catalog import decode_arguments_json, ToolArgumentError, ToolCatalog
 from ..limits import MAX_ARGUMENT_BYTES, MAX_TOOL_NAME_CHARS
@@ -58,11 +58,6 @@ MAX_CALL_ID_CHARS = 128
 # Ids of finished calls a caller may not reuse (a result must name one call), and generation ids
 # of streams ended early whose later chunks are refused: at most this many of each remembered.
 _RECENT_IDS = 4096
-
-
-def _shown(text: str, limit: int = 64) -> str:
-    """Return ``repr(text)`` cut to about ``limit`` characters (a caller's field in a message)."""
-    return repr(text) if len(text) <= limit else f'{text[:limit]!r}... ({len(text)} characters)'
 
 
 def _arguments_text(arguments: Any) -> str:
@@ -379,7 +374,7 @@ class DispatchCore:
             why = 'was used by a recent call'
         else:
             return ''
-        return f'call_id {_shown(call_id)} {why}; send a unique id or leave it empty'
+        return f'call_id {shown(call_id)} {why}; send a unique id or leave it empty'
 
     # -- events: executors -------------------------------------------------------------------
 
@@ -389,9 +384,7 @@ class DispatchCore:
         if call is not None and call.state == SENT:
             self._move(call, StateEvent.MISS)
             if call.speech is not None:  # none of its text reached an executor
-                call.speech.handed = ''
-                call.speech.segments = 0
-                call.speech.ended = False
+                stream_speech.not_sent(call.speech)
             self._waiting.setdefault(call.name, []).append(call)
             self._poll_due = min(self._poll_due, now + self.settings.executor_poll_s)
         return self._take()
@@ -780,7 +773,7 @@ class DispatchCore:
         speech = call.speech
         if speech is not None:
             if code:
-                message = f'{message}; {self._spoken(speech)}'
+                message = f'{message}; {stream_speech.spoken(speech)}'
             if not speech.announced:
                 self._announce(call)
         if state == APPROVAL:
@@ -887,27 +880,7 @@ class DispatchCore:
                 stream.chat_calls.append((call_id, event.issue.name, {}))
                 self._issue(call_id, generation_id, event.issue, now, stream)
 
-    # -- streamed speech (stream_speech, issue 32) ------------------------------------------
-    #
-    # A call of a tool with a streamable argument (say) starts while its markup still arrives,
-    # once the first segment of its text is whole (dispatch.segments), or its argument's value
-    # is closed (the parser saw its closing quote or tag) with the whole text as its first
-    # segment (`"On it"` in a JSON call whose markup goes on after the value), and every gate
-    # that does not need the rest passes: not paused, allowed, approval `auto` (a `confirm`
-    # call never starts early), its tool idle (serialize_per_tool), max_pending, and a
-    # rate-limit token.
-    # Repeats: when the first segment, normalised as for repeats, begins a call of the tool
-    # still running or done within repeat_window_s, the call does not start early; it is decided
-    # complete, like any call (`duplicate` when it is identical). Otherwise the executor gets
-    # `Send`, then `SendText` with whole segments as they arrive, all the rest once the
-    # argument is closed (the end of the value is a segment boundary: its last words need not
-    # wait for the call's closing markup), and `end` (with what is left, usually nothing) once
-    # the complete call is valid. A call that does not start early runs (or is refused) once
-    # complete, exactly as with stream_speech off. A started call whose complete markup is
-    # malformed or invalid, or whose complete text does not continue what was handed out, is
-    # stopped on its executor; it, and one cancelled, paused or timed out, gets its one result
-    # saying how much text had been handed to speech. Its announcement (calls topic, audit
-    # `call`) and chat entry carry the final text (the text so far when it stopped first).
+    # -- streamed speech: the decisions are in dispatch.stream_speech ----------------------
 
     def _speech_text(self, generation_id: str, stream: Stream, speech: Speech, text: str,
                      closed: bool, now: float) -> None:
@@ -917,12 +890,10 @@ class DispatchCore:
         if speech.fallback:
             return
         if speech.call is None:
-            pieces = split_segments(speech.received)[0]
-            if not pieces and speech.closed and speech.received:
-                pieces = [speech.received]  # closed before a boundary: all of it is a segment
-            if not pieces:
+            first = stream_speech.first_segment(speech)
+            if not first:
                 return
-            if not self._speech_starts(generation_id, stream, speech, pieces[0], now):
+            if not self._speech_starts(generation_id, stream, speech, first, now):
                 speech.fallback = True
                 return
         self._hand(speech.call)
@@ -939,7 +910,9 @@ class DispatchCore:
             return False
         if self.settings.serialize_per_tool and name in self._running_tools:
             return False
-        if self._repeats_recent(speech, first, tool, now) or not tool.bucket.try_acquire(now):
+        if stream_speech.repeats_recent(speech, first, self._recent.get(name, {}),
+                                        tool.settings.repeat_window_s, now) \
+                or not tool.bucket.try_acquire(now):
             return False
         call = Call(self._new_id('call_'), generation_id, name, {speech.argument: ''}, '',
                     speech.format, POLICY_SOURCE, now, stream=stream, origin=ORIGIN_STREAM,
@@ -957,23 +930,6 @@ class DispatchCore:
         self._out.append(fx.Send(call))
         return True
 
-    def _repeats_recent(self, speech: Speech, first: str, tool: ToolState, now: float) -> bool:
-        """Whether ``first`` begins the text of a running or recent call of the tool."""
-        window = tool.settings.repeat_window_s
-        if window <= 0:
-            return False
-        head = normalise_text(first)
-        for key, (_, ended) in self._recent.get(speech.name, {}).items():
-            if ended is not None and now - ended >= window:
-                continue
-            try:
-                text = json.loads(key[1]).get(speech.argument)
-            except (ValueError, AttributeError):
-                continue
-            if isinstance(text, str) and text.startswith(head):
-                return True
-        return False
-
     def _hand(self, call: Call) -> None:
         """
         Send a started streamed call's text not sent yet: whole segments, all once closed.
@@ -983,17 +939,9 @@ class DispatchCore:
         speech = call.speech
         if speech.ended or call.state != SENT or self._active.get(call.call_id) is not call:
             return
-        rest = speech.received[len(speech.handed):]
-        if speech.complete:
-            speech.ended = True
-        else:
-            if not speech.closed:  # only whole segments until the value's end is known
-                rest = ''.join(split_segments(rest)[0])
-            if not rest:
-                return
-        speech.handed += rest
-        speech.segments += bool(rest)
-        self._out.append(fx.SendText(call, rest, speech.ended))
+        rest = stream_speech.text_to_hand(speech)
+        if rest is not None:
+            self._out.append(fx.SendText(call, rest, speech.ended))
 
     def _speech_end(self, stream: Stream, speech: Speech, event: Any, now: float) -> None:
         """Take the complete markup (a call or an issue) of a streamed call that started."""
@@ -1010,22 +958,14 @@ class DispatchCore:
         if parsed.name != call.name:  # (a later JSON member replaced the name it streamed)
             if live:  # announced (and in the chat) as the call whose text was spoken
                 self._stop_speech(call, errors.INVALID_ARGUMENTS, (
-                    f'the complete call names {_shown(parsed.name)}, not the '
-                    f'{_shown(call.name)} whose text was streamed; it was not run'), now)
+                    f'the complete call names {shown(parsed.name)}, not the '
+                    f'{shown(call.name)} whose text was streamed; it was not run'), now)
             speech.complete = True
             return
         try:
             arguments = self.catalog.validate(call.name, parsed.arguments)
         except Exception as exc:  # noqa: B902 - one bad call must not stop the dispatcher
-            speech.complete = True  # announced with the arguments it ended with
-            stream.chat_calls[speech.chat_index] = (call.call_id, call.name, parsed.arguments)
-            if live:
-                code, message = (exc.error_code, exc.message) if isinstance(
-                    exc, ToolArgumentError) else (errors.INVALID_ARGUMENTS, (
-                        f'arguments could not be checked ({type(exc).__name__})'))
-                call.arguments = parsed.arguments
-                call.arguments_json = _arguments_text(parsed.arguments)
-                self._stop_speech(call, code, f'the complete call is invalid: {message}', now)
+            self._speech_invalid(stream, speech, parsed.arguments, exc, live, now)
             return
         stream.chat_calls[speech.chat_index] = (call.call_id, call.name, arguments)
         speech.complete = True
@@ -1048,6 +988,20 @@ class DispatchCore:
             self._recent.setdefault(call.name, {})[call.repeat_key] = (call.call_id, None)
         self._hand(call)
 
+    def _speech_invalid(self, stream: Stream, speech: Speech, arguments: Any, exc: Exception,
+                        live: bool, now: float) -> None:
+        """Stop a started streamed call whose complete arguments are invalid."""
+        call = speech.call
+        speech.complete = True  # announced with the arguments it ended with
+        stream.chat_calls[speech.chat_index] = (call.call_id, call.name, arguments)
+        if live:
+            code, message = (exc.error_code, exc.message) if isinstance(
+                exc, ToolArgumentError) else (errors.INVALID_ARGUMENTS, (
+                    f'arguments could not be checked ({type(exc).__name__})'))
+            call.arguments = arguments
+            call.arguments_json = _arguments_text(arguments)
+            self._stop_speech(call, code, f'the complete call is invalid: {message}', now)
+
     def _stop_speech(self, call: Call, code: str, message: str, now: float) -> None:
         """Stop a started streamed call (on its executor when it is there) with one result."""
         if call.state == SENT:
@@ -1057,24 +1011,9 @@ class DispatchCore:
 
     def _announce(self, call: Call) -> None:
         """Announce a streamed call once (calls topic, audit, chat), with its text at that time."""
-        speech = call.speech
-        speech.announced = True
-        if not speech.complete:
-            call.arguments = {speech.argument: speech.received}
-            call.arguments_json = json.dumps(call.arguments)
-            chat = call.stream.chat_calls if call.stream is not None else []
-            if 0 <= speech.chat_index < len(chat) and chat[speech.chat_index][0] == call.call_id:
-                chat[speech.chat_index] = (call.call_id, call.name, call.arguments)
+        stream_speech.announced_arguments(call)
         self._out.append(fx.PublishCall(call))
         self._audit_call(call)
-
-    @staticmethod
-    def _spoken(speech: Speech) -> str:
-        """Say how much of a streamed call's text went to speech before it stopped."""
-        if not speech.handed:
-            return 'none of its text had been handed to speech'
-        return (f'{len(speech.handed)} characters of its text had been handed to speech in '
-                f'{speech.segments} segment(s): {_shown(speech.handed)}')
 
     def _finish_stream(self, generation_id: str, now: float) -> None:
         stream = self._streams.pop(generation_id, None)
