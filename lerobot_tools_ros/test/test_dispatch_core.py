@@ -362,6 +362,7 @@ def _run(ops: list, serialize: bool) -> None:
 
     def feed(effects: list) -> None:
         h.feed(effects)
+        assert core.container_problems() == []  # the containers agree with the state table
         for effect in effects:
             if isinstance(effect, fx.PublishResult):
                 answered.add(effect.call.call_id)

@@ -276,3 +276,13 @@ def test_when_busy_refuse_answers_busy_and_keeps_the_running_call():
     out = h.answer(first, 1.0)
     assert [r.call for r in h.of(fx.PublishResult, out)] == [first]
     assert h.of(fx.PublishResult, out)[0].error_code == ''
+
+
+def test_one_gate_list_serves_admission_and_start_in_one_order():
+    """The gates an operator can change are checked again, in the same order, at start."""
+    from lerobot_tools_ros.dispatch import gates
+    both = [g.check.__name__ for g in gates.GATES if g.at_admission and g.at_start]
+    assert both == ['_allowed', '_not_denied', '_confirmed']
+    assert [g.check.__name__ for g in gates.GATES if g.at_start] == [
+        '_in_catalog', '_allowed', '_not_denied', '_confirmed']
+    assert gates.GATES[-1].check.__name__ == '_confirmed'  # a hold comes after every refusal

@@ -12,7 +12,7 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""stream_speech in the dispatch core: a say starts while its text still arrives."""
+"""stream_speech: a say starts while its text still arrives (dispatch.stream_speech, the core)."""
 
 import json
 
@@ -338,3 +338,45 @@ def test_text_without_punctuation_is_cut_at_a_space_when_long():
     text = 'word ' * 50
     end = segment_end(text)
     assert 0 < end <= 200 and text[end - 1] == ' '
+
+
+# -- the decisions of dispatch.stream_speech, on a Speech alone -------------------------------
+
+def _speech(received: str = '', closed: bool = False):
+    from lerobot_tools_ros.dispatch.calls import Speech
+    return Speech(0, 'say', 'text', 'lerobot_marker', received=received, closed=closed)
+
+
+def test_the_first_segment_is_whole_or_all_of_a_closed_value():
+    from lerobot_tools_ros.dispatch import stream_speech
+    assert stream_speech.first_segment(_speech('Hello there')) == ''  # no boundary yet
+    assert stream_speech.first_segment(_speech('Hello there', closed=True)) == 'Hello there'
+    assert stream_speech.first_segment(_speech('Hello there. I will')) == 'Hello there. '
+
+
+def test_text_is_handed_in_whole_segments_then_the_rest_with_the_end():
+    from lerobot_tools_ros.dispatch import stream_speech
+    speech = _speech('Hello there. I will')
+    assert stream_speech.text_to_hand(speech) == 'Hello there. '
+    assert stream_speech.text_to_hand(speech) is None  # 'I will' is not whole yet
+    speech.received += ' go.'
+    speech.closed = True
+    assert stream_speech.text_to_hand(speech) == 'I will go.'
+    speech.complete = True
+    assert stream_speech.text_to_hand(speech) == '' and speech.ended  # the end, nothing left
+    assert stream_speech.spoken(speech) == (
+        '23 characters of its text had been handed to speech in 2 segment(s): '
+        "'Hello there. I will go.'")
+    stream_speech.not_sent(speech)  # its executor was missing: nothing arrived
+    assert (speech.handed, speech.segments, speech.ended) == ('', 0, False)
+    assert stream_speech.spoken(speech) == 'none of its text had been handed to speech'
+
+
+def test_a_first_segment_that_begins_a_recent_call_is_a_repeat():
+    from lerobot_tools_ros.dispatch import stream_speech
+    speech = _speech('Hello there. More')
+    recent = {('say', json.dumps({'text': 'hello there. more to come'})): ('call_1', 10.0)}
+    assert stream_speech.repeats_recent(speech, 'Hello there. ', recent, 5.0, 12.0)
+    assert not stream_speech.repeats_recent(speech, 'Hello there. ', recent, 5.0, 16.0)  # past
+    assert not stream_speech.repeats_recent(speech, 'Hello there. ', recent, 0.0, 12.0)  # off
+    assert not stream_speech.repeats_recent(speech, 'Goodbye. ', recent, 5.0, 12.0)

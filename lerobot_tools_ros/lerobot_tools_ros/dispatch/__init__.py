@@ -22,8 +22,8 @@ messages and the audit log (`AuditLog`, `read_audit_log`, `lerobot_atoms`).
 """
 
 from . import diagnostics, effects
-from .core import (APPROVAL_MODES, Call, DispatchCore, DispatchSettings, NOT_IN_CATALOG,
-                   POLICY_SOURCE, ToolSettings)
+from .calls import Call, DispatchSettings, POLICY_SOURCE, ToolSettings
+from .core import APPROVAL_MODES, DispatchCore, NOT_IN_CATALOG
 from .records import (assistant_message, AuditLog, error_code_for_issue, lerobot_atoms,
                       read_audit_log, TokenBucket, tool_message, ToolStats)
 

@@ -23,23 +23,27 @@ reads a clock (every event carries `now`, seconds on a monotonic clock), never s
 blocks; `next_wake()` says when it next needs a `tick`. The node wires ROS to it.
 
 States of an accepted call: waiting for approval -> queued behind earlier calls of its tool ->
-sent to its executor (or waiting for the executor to appear) -> finished. Every call the core
+sent to its executor (or waiting for the executor to appear) -> finished; `dispatch.states`
+holds them and the one table of their transitions, which `_move` consults. Every call the core
 accepts, or rejects, or could not parse, ends in exactly one `PublishResult`.
 """
 
 from collections import deque, OrderedDict
-from dataclasses import dataclass, field
 import heapq
 import itertools
 import json
 import math
 from typing import Any, Callable, Iterable
 
-from . import effects as fx
+from . import effects as fx, gates, stream_speech
+from .calls import (Call, DispatchSettings, ORIGIN_CALL, ORIGIN_STREAM, ORIGIN_TEXT,  # noqa: F401
+                    POLICY_ORIGINS, POLICY_SOURCE, Speech, Stream, stream_key, ToolSettings,
+                    ToolState)
 from .outcomes import lost, settle, Settled, Stop, unconfirmed
 from .records import assistant_message, error_code_for_issue, TokenBucket, tool_message, ToolStats
-from .repeats import free_text_properties, normalise_text, repeat_key
-from .segments import split_segments
+from .repeats import free_text_properties, repeat_key
+from .states import CallState, CANCEL_ORDER, container_problems, next_state, StateEvent
+from .stream_speech import shown
 from .. import errors
 from ..catalog import decode_arguments_json, ToolArgumentError, ToolCatalog
 from ..limits import MAX_ARGUMENT_BYTES, MAX_TOOL_NAME_CHARS
@@ -47,23 +51,13 @@ from ..parameters.declarations import APPROVAL_MODES, DISPATCHER  # noqa: F401 -
 from ..parsing import (ArgumentEvent, CallEvent, CallStartEvent, ContentEvent, IssueEvent, parse,
                        StreamingParser)
 
-QUEUED, WAITING, SENT, APPROVAL, CANCELLING = 'queued', 'waiting', 'sent', 'approval', 'cancelling'
-_CANCEL_ORDER = {APPROVAL: 0, QUEUED: 0, WAITING: 1, SENT: 2}
+APPROVAL, QUEUED, WAITING = CallState.APPROVAL, CallState.QUEUED, CallState.WAITING
+SENT, CANCELLING = CallState.SENT, CallState.CANCELLING
 NOT_IN_CATALOG = '(not in catalog)'
-POLICY_SOURCE = 'policy'
 MAX_CALL_ID_CHARS = 128
-# How the dispatcher received a call (what it knows, unlike `source`, which a ~/call caller
-# claims): the values of ToolCall.ORIGIN_*.
-ORIGIN_TEXT, ORIGIN_STREAM, ORIGIN_CALL = 'policy_text', 'policy_stream', 'call_service'
-POLICY_ORIGINS = (ORIGIN_TEXT, ORIGIN_STREAM)
 # Ids of finished calls a caller may not reuse (a result must name one call), and generation ids
 # of streams ended early whose later chunks are refused: at most this many of each remembered.
 _RECENT_IDS = 4096
-
-
-def _shown(text: str, limit: int = 64) -> str:
-    """Return ``repr(text)`` cut to about ``limit`` characters (a caller's field in a message)."""
-    return repr(text) if len(text) <= limit else f'{text[:limit]!r}... ({len(text)} characters)'
 
 
 def _arguments_text(arguments: Any) -> str:
@@ -98,114 +92,6 @@ def _decode_request(call: 'Call', name: str, arguments: str) -> tuple[str, str, 
         return errors.INVALID_ARGUMENTS, message, call.arguments_json
 
 
-def stream_key(generation_id: str) -> str:
-    """Return the key a streamed generation is held under (chunks without an id share one)."""
-    return generation_id or 'stream'
-
-
-@dataclass(frozen=True, slots=True)
-class ToolSettings:
-    """Per-tool settings (parameters tool.<name>.<setting>, else the global values)."""
-
-    timeout_s: float = DISPATCHER['timeout_s'].default
-    rate_limit_hz: float = DISPATCHER['rate_limit_hz'].default
-    burst: int = DISPATCHER['burst'].default
-    repeat_window_s: float = 0.0
-    approval: str = 'auto'
-    when_busy: str = 'queue'  # a call while one runs: queue, replace or refuse
-
-
-@dataclass(slots=True)
-class DispatchSettings:
-    """Settings that apply to every tool; the node updates them when parameters change."""
-
-    # Defaults: the dispatcher's parameter declarations (parameters.declarations).
-    formats: list = field(default_factory=lambda: list(DISPATCHER['formats'].default))
-    allowed_tools: list = field(default_factory=list)  # []: every tool (the parameter's ['*'])
-    max_pending: int = DISPATCHER['max_pending'].default
-    serialize_per_tool: bool = DISPATCHER['serialize_per_tool'].default
-    max_input_bytes: int = DISPATCHER['max_input_bytes'].default
-    stream_idle_timeout_s: float = DISPATCHER['stream_idle_timeout_s'].default
-    max_open_streams: int = DISPATCHER['max_open_streams'].default
-    max_stream_bytes: int = DISPATCHER['max_stream_bytes'].default
-    stream_speech: bool = DISPATCHER['stream_speech'].default
-    cancel_timeout_s: float = DISPATCHER['cancel_timeout_s'].default
-    executor_poll_s: float = 0.05  # how often a call waiting for its executor is re-checked
-
-
-@dataclass(slots=True, eq=False)
-class Call:
-    """One tool call. `handle` belongs to the node (its future or goal handle for the call)."""
-
-    call_id: str
-    generation_id: str
-    name: str
-    arguments: dict
-    arguments_json: str
-    format: str  # noqa: A003 - the field name of ToolCall.msg
-    source: str
-    accepted_at: float
-    deadline: float = math.inf
-    timeout_s: float = 0.0
-    state: str = ''
-    stream: Any = None  # the _Stream a streamed call came from (its chat messages wait)
-    repeat_key: tuple | None = None
-    handle: Any = None
-    origin: str = ORIGIN_TEXT  # how the dispatcher received it (ORIGIN_*)
-    approved: bool = False  # an operator approved it (approval: confirm is not asked again)
-    speech: Any = None  # _Speech: a call started before its text was complete (stream_speech)
-    stop: Any = None  # outcomes.Stop: it is being stopped on its executor (state CANCELLING)
-
-
-@dataclass(slots=True, eq=False)
-class _Speech:
-    """
-    A call of a tool with a streamable argument, seen while its markup still arrives.
-
-    `received`: the argument's text so far; `handed`: what went to the executor (whole
-    segments, then all of it once `closed`); `closed`: the parser saw the argument's value
-    end (its closing quote or tag), so `received` is all of it. `call` is None until the first
-    segment (or the whole text, when it closes first) decides whether the call starts early;
-    `fallback`: it does not (it runs, or is refused, once complete, like any call).
-    """
-
-    start: int
-    name: str
-    argument: str
-    format: str  # noqa: A003
-    received: str = ''
-    closed: bool = False
-    handed: str = ''
-    segments: int = 0
-    call: Any = None
-    fallback: bool = False
-    announced: bool = False
-    complete: bool = False  # the complete call came: `received` is its validated text
-    ended: bool = False  # the executor was told the text is complete
-    chat_index: int = -1  # its entry in the stream's chat_calls
-
-
-@dataclass(slots=True, eq=False)
-class _Stream:
-    parser: StreamingParser
-    last_chunk: float
-    content: list = field(default_factory=list)
-    chat_calls: list = field(default_factory=list)
-    held_tool_messages: list = field(default_factory=list)
-    closed: bool = False  # the assistant message is out: tool messages need not wait
-    finish_note: str = ''  # why the stream was finished without a final chunk
-    size: int = 0  # characters fed so far (what the stream holds, at most)
-    next_index: int = 1  # TextChunk.index expected next (numbered chunks only)
-    speech: dict = field(default_factory=dict)  # markup start -> _Speech (stream_speech)
-
-
-@dataclass(slots=True)
-class _Tool:
-    settings: ToolSettings
-    bucket: TokenBucket
-    free_text: frozenset = frozenset()  # arguments compared loosely for repeats
-
-
 class DispatchCore:
     """Admission, queues, deadlines, approval and one result per call; effects out, no I/O."""
 
@@ -221,14 +107,15 @@ class DispatchCore:
         self._id_prefix = id_prefix
         self._reserved_prefix = f'call_{id_prefix}'  # every id the core makes starts so
         self._ids = itertools.count(1)
-        self._tools: dict[str, _Tool] = {}
-        self._active: dict[str, Call] = {}       # approval, queued, waiting, sent, cancelling
-        self._cancelling: dict[str, Call] = {}   # being stopped: the executor's answer decides
+        self._tools: dict[str, ToolState] = {}
+        # Calls by state (`dispatch.states`): _active holds every call without a result;
+        # _queues its tool's QUEUED calls in order, _waiting its tool's WAITING calls.
+        self._active: dict[str, Call] = {}
         self._queues: dict[str, deque] = {}
         self._running_tools: set[str] = set()
         self._waiting: dict[str, list[Call]] = {}  # tool -> calls whose executor is missing
         self._poll_due = math.inf
-        self._streams: dict[str, _Stream] = {}  # least recently fed first
+        self._streams: dict[str, Stream] = {}  # least recently fed first
         self._stream_bytes = 0
         self.streams_evicted = 0
         self._evictions_logged_at = -math.inf
@@ -262,6 +149,11 @@ class DispatchCore:
         """Return the call with that id if it has no result yet."""
         return self._active.get(call_id)
 
+    @property
+    def calls_without_result(self) -> int:
+        """Count accepted calls that have no result yet (the max_pending gate counts them)."""
+        return len(self._active)
+
     def waiting_tools(self) -> list[str]:
         """Return tools with calls waiting for their executor to appear (the node polls them)."""
         return list(self._waiting)
@@ -278,7 +170,7 @@ class DispatchCore:
 
     def tool(self, name: str) -> ToolSettings:
         """Return the settings in force for a tool."""
-        return self._tool(name, 0.0).settings
+        return self.tool_state(name, 0.0).settings
 
     def settings_changed(self, now: float) -> None:
         """Re-read per-tool settings on next use (rate budgets start full again)."""
@@ -337,9 +229,9 @@ class DispatchCore:
                 self._streams[key] = stream
             return self._out_of_sequence(key, stream, index, final, now)
         if stream is None:
-            stream = _Stream(StreamingParser(self.catalog, self.settings.formats,
-                                             max_input_bytes=self.settings.max_input_bytes,
-                                             stream_arguments=self.settings.stream_speech), now)
+            stream = Stream(StreamingParser(self.catalog, self.settings.formats,
+                                            max_input_bytes=self.settings.max_input_bytes,
+                                            stream_arguments=self.settings.stream_speech), now)
             self._push(now + self.settings.stream_idle_timeout_s, 'stream', key)
         self._streams[key] = stream  # now the most recently fed
         if index:
@@ -353,7 +245,7 @@ class DispatchCore:
         self._bound_streams(now)
         return self._take()
 
-    def _out_of_sequence(self, key: str, stream: '_Stream | None', index: int, final: bool,
+    def _out_of_sequence(self, key: str, stream: 'Stream | None', index: int, final: bool,
                          now: float) -> list:
         """End a numbered generation whose chunk `index` is not the one expected next."""
         expected = stream.next_index if stream is not None else 1
@@ -476,13 +368,13 @@ class DispatchCore:
         elif call_id.startswith(self._reserved_prefix):
             why = (f'starts with {self._reserved_prefix!r}, which is reserved for the ids the '
                    'dispatcher makes')
-        elif call_id in self._active or call_id in self._cancelling:
+        elif call_id in self._active:
             why = 'is in use by a pending call'
         elif call_id in self._finished_ids:
             why = 'was used by a recent call'
         else:
             return ''
-        return f'call_id {_shown(call_id)} {why}; send a unique id or leave it empty'
+        return f'call_id {shown(call_id)} {why}; send a unique id or leave it empty'
 
     # -- events: executors -------------------------------------------------------------------
 
@@ -490,11 +382,9 @@ class DispatchCore:
         """Hold a call the node could not send (its executor is not there yet) and poll for it."""
         call = self._active.get(call_id)
         if call is not None and call.state == SENT:
-            call.state = WAITING
+            self._move(call, StateEvent.MISS)
             if call.speech is not None:  # none of its text reached an executor
-                call.speech.handed = ''
-                call.speech.segments = 0
-                call.speech.ended = False
+                stream_speech.not_sent(call.speech)
             self._waiting.setdefault(call.name, []).append(call)
             self._poll_due = min(self._poll_due, now + self.settings.executor_poll_s)
         return self._take()
@@ -504,7 +394,7 @@ class DispatchCore:
         for call in self._waiting.pop(name, []):
             if self._active.get(call.call_id) is call and call.state == WAITING \
                     and self._still_admitted(call, now):
-                call.state = SENT
+                self._move(call, StateEvent.SEND)
                 self._out.append(fx.Send(call))
                 if call.speech is not None:
                     self._hand(call)
@@ -560,7 +450,7 @@ class DispatchCore:
                    and ((call_id and call.call_id == call_id)
                         or (generation_id and call.generation_id == generation_id))]
         # Calls not yet started go first, so a released tool never starts a call being cancelled.
-        matches.sort(key=lambda call: _CANCEL_ORDER[call.state])
+        matches.sort(key=lambda call: CANCEL_ORDER[call.state])
         for call in matches:
             if call.state == SENT:
                 self._cancel_sent(call, errors.CANCELLED, reason, f'{reason} while it ran', now)
@@ -612,7 +502,7 @@ class DispatchCore:
         if approve:
             self._out.append(fx.ApprovalClosed(call, f'approved by {decided_by}'))
             call.approved = True
-            call.state = QUEUED  # no longer waiting for approval (closed above)
+            self._move(call, StateEvent.APPROVE)  # waits its turn (its approval closed above)
             self._queue_or_start(call, now)
         else:
             self._finish(call, errors.DENIED, f'an operator denied the call ({decided_by}'
@@ -628,7 +518,7 @@ class DispatchCore:
         while timers and timers[0][0] <= now:
             due, _, kind, key = heapq.heappop(timers)
             if kind == 'call':
-                call = self._active.get(key) or self._cancelling.get(key)
+                call = self._active.get(key)
                 if call is not None and call.deadline == due:
                     self._expire(call, now)
             else:
@@ -662,7 +552,6 @@ class DispatchCore:
             else:
                 self._finish(call, errors.UNAVAILABLE, 'the dispatcher shut down before the '
                              'call was sent; it did not run', now, release=False)
-        self._cancelling.clear()
         return self._take()
 
     # -- admission ---------------------------------------------------------------------------
@@ -682,40 +571,11 @@ class DispatchCore:
                 call.arguments_json = _arguments_text(arguments)
             self._reject(call, exc.error_code, exc.message, now)
             return
-        if not self.enabled:
-            self._reject(call, errors.PAUSED,
-                         'tool use is paused; call ~/set_enabled with data: true to resume', now)
+        found = gates.verdict(self, call, now, gates.ADMISSION)
+        if isinstance(found, gates.Refusal):
+            self._reject(call, found.code, found.message, now)
             return
-        allowed = self.settings.allowed_tools
-        if allowed and name not in allowed:
-            self._reject(call, errors.NOT_ALLOWED,
-                         f"tool '{name}' is not in allowed_tools ({', '.join(allowed)})", now)
-            return
-        tool = self._tool(name, now)
-        if tool.settings.approval == 'deny':
-            self._reject(call, errors.DENIED, f"tool '{name}' has approval: deny (parameter "
-                         f'tool.{name}.approval); no call of it runs', now)
-            return
-        duplicate = self._duplicate_of(call, tool, now)
-        if duplicate:
-            self._reject(call, errors.DUPLICATE, duplicate, now)
-            return
-        if not tool.bucket.try_acquire(now):
-            bucket = tool.bucket
-            self._reject(call, errors.RATE_LIMITED, (
-                f"'{name}' is limited to {bucket.rate_hz:g} calls/s (burst {bucket.capacity:g});"
-                f' retry in {bucket.retry_after_s():.2f} s'), now)
-            return
-        if len(self._active) >= self.settings.max_pending:
-            self._reject(call, errors.BUSY, (
-                f'{len(self._active)} calls are already pending (max_pending='
-                f'{self.settings.max_pending}); retry later'), now)
-            return
-        if tool.settings.when_busy == 'refuse' and self._busy(name):
-            self._reject(call, errors.BUSY, (
-                f"'{name}' is still running call {self._running_call_id(name)} "
-                f'(tool.{name}.when_busy is refuse); retry when it has finished'), now)
-            return
+        tool = self.tool_state(name, now)
         self._out.append(fx.PublishCall(call))
         self._audit_call(call)
         call.timeout_s = tool.settings.timeout_s
@@ -724,15 +584,13 @@ class DispatchCore:
         self._push(call.deadline, 'call', call.call_id)
         if call.repeat_key is not None:
             self._recent.setdefault(name, {})[call.repeat_key] = (call.call_id, None)
-        if tool.settings.approval == 'confirm':
-            call.state = APPROVAL
-            self._out.append(fx.RequestApproval(
-                call, f"tool '{name}' has approval: confirm (parameter tool.{name}.approval)",
-                call.timeout_s))
+        if isinstance(found, gates.Hold):
+            self._move(call, StateEvent.HOLD)
+            self._out.append(fx.RequestApproval(call, found.reason, call.timeout_s))
             return
         self._queue_or_start(call, now)
 
-    def _duplicate_of(self, call: Call, tool: _Tool, now: float) -> str:
+    def duplicate_of(self, call: Call, tool: ToolState, now: float) -> str:
         """
         Return why `call` repeats a running or recent call of its tool, or ''.
 
@@ -759,10 +617,12 @@ class DispatchCore:
         return (f'same call as {original_id}, which {when}; identical {call.name} calls within '
                 f'{window:g} s are not repeated (tool.{call.name}.repeat_window_s)')
 
-    def _busy(self, name: str) -> bool:
+    def busy(self, name: str) -> bool:
+        """Whether a call of the tool holds its turn (serialize_per_tool)."""
         return self.settings.serialize_per_tool and name in self._running_tools
 
-    def _running_call_id(self, name: str) -> str:
+    def running_call_id(self, name: str) -> str:
+        """Return the id of the call of the tool that holds its turn, for a refusal."""
         for call in self._active.values():
             if call.name == name and call.state in (SENT, WAITING):
                 return call.call_id
@@ -782,10 +642,11 @@ class DispatchCore:
                 self._cancel_sent(old, errors.CANCELLED, 'replaced', why, now)
 
     def _queue_or_start(self, call: Call, now: float) -> None:
-        if self._busy(call.name) and self._tool(call.name, now).settings.when_busy == 'replace':
+        busy = self.busy(call.name)
+        if busy and self.tool_state(call.name, now).settings.when_busy == 'replace':
             self._replace_calls_of(call, now)
-        if self._busy(call.name):
-            call.state = QUEUED
+        if self.busy(call.name):
+            self._move(call, StateEvent.QUEUE)
             self._queues.setdefault(call.name, deque()).append(call)
             return
         self._start(call, now)
@@ -795,7 +656,7 @@ class DispatchCore:
         if not self._still_admitted(call, now):
             return False
         self._running_tools.add(call.name)
-        call.state = SENT
+        self._move(call, StateEvent.SEND)
         self._out.append(fx.Send(call))
         return True
 
@@ -808,32 +669,16 @@ class DispatchCore:
         from the catalog since. It then ends with that gate's code (or, for `confirm`, waits
         for an operator like a new call), holding no tool. False: it does not start.
         """
-        name = call.name
-        refusal = ''
-        if name not in self.catalog:
-            code, refusal = errors.UNKNOWN_TOOL, (
-                f"tool '{name}' was removed from the catalog by a reload")
-        elif self.settings.allowed_tools and name not in self.settings.allowed_tools:
-            code, refusal = errors.NOT_ALLOWED, (
-                f"tool '{name}' was removed from allowed_tools "
-                f"({', '.join(self.settings.allowed_tools)})")
-        else:
-            approval = self._tool(name, now).settings.approval
-            if approval == 'deny':
-                code, refusal = errors.DENIED, (
-                    f"tool '{name}' was set to approval: deny (parameter tool.{name}.approval)")
-            elif approval == 'confirm' and not call.approved:
-                if call.state == WAITING:
-                    self._release(name, now)
-                call.state = APPROVAL
-                self._out.append(fx.RequestApproval(
-                    call, f"tool '{name}' was set to approval: confirm (parameter "
-                    f'tool.{name}.approval) after this call was accepted', call.deadline - now))
-                return False
-        if not refusal:
+        found = gates.verdict(self, call, now, gates.START)
+        if found is None:
             return True
-        self._finish(call, code, f'{refusal} after this call was accepted; it did not run',
-                     now, release=call.state == WAITING)
+        if isinstance(found, gates.Hold):
+            if call.state == WAITING:
+                self._release(call.name, now)
+            self._move(call, StateEvent.HOLD)
+            self._out.append(fx.RequestApproval(call, found.reason, call.deadline - now))
+            return False
+        self._finish(call, found.code, found.message, now, release=call.state == WAITING)
         return False
 
     def _cancel_sent(self, call: Call, code: str, reason: str, why: str,
@@ -847,9 +692,8 @@ class DispatchCore:
         self._out.append(fx.StopOnExecutor(call, reason, await_answer=True))
         if call.speech is not None and not call.speech.announced:
             self._announce(call)  # with the text it had when it stopped
-        call.state = CANCELLING
+        self._move(call, StateEvent.STOP)
         call.stop = Stop(code, why)
-        self._cancelling[call.call_id] = call
         call.deadline = now + self.settings.cancel_timeout_s
         self._push(call.deadline, 'call', call.call_id)
 
@@ -911,6 +755,7 @@ class DispatchCore:
 
     def _reject(self, call: Call, code: str, message: str, now: float) -> None:
         """Answer a call that did not pass a gate: it is announced, then gets its result."""
+        self._move(call, StateEvent.FINISH)
         self._out.append(fx.PublishCall(call))
         self._audit_call(call)
         self._result(call, code, message, now)
@@ -924,16 +769,16 @@ class DispatchCore:
         was sent (every path that sends says so).
         """
         del self._active[call.call_id]
-        self._cancelling.pop(call.call_id, None)
+        state = self._move(call, StateEvent.FINISH)
         speech = call.speech
         if speech is not None:
             if code:
-                message = f'{message}; {self._spoken(speech)}'
+                message = f'{message}; {stream_speech.spoken(speech)}'
             if not speech.announced:
                 self._announce(call)
-        if call.state == APPROVAL:
+        if state == APPROVAL:
             self._out.append(fx.ApprovalClosed(call, code or 'finished'))
-        elif call.state == WAITING:
+        elif state == WAITING:
             waiting = self._waiting.get(call.name, [])
             if call in waiting:
                 waiting.remove(call)
@@ -984,7 +829,7 @@ class DispatchCore:
             'format': call.format}))
 
     def _issue(self, call_id: str, generation_id: str, issue: Any, now: float,
-               stream: _Stream | None = None) -> None:
+               stream: Stream | None = None) -> None:
         """Publish the one result of a call the parser could not recover."""
         call = Call(call_id, generation_id, issue.name, {}, '', issue.format, POLICY_SOURCE, now,
                     stream=stream, origin=ORIGIN_STREAM if stream is not None else ORIGIN_TEXT)
@@ -994,19 +839,20 @@ class DispatchCore:
                         f'max_input_bytes (now {self.settings.max_input_bytes})')
         if stream is not None and stream.finish_note:
             message += f' ({stream.finish_note})'
+        self._move(call, StateEvent.FINISH)
         self._result(call, error_code_for_issue(issue.code), message, now)
 
     # -- streams -----------------------------------------------------------------------------
 
-    def _stream_events(self, generation_id: str, stream: _Stream, events: Iterable,
+    def _stream_events(self, generation_id: str, stream: Stream, events: Iterable,
                        now: float) -> None:
         for event in events:
             if isinstance(event, ContentEvent):
                 stream.content.append(event.text)
                 continue
             if isinstance(event, CallStartEvent):
-                stream.speech[event.start] = _Speech(event.start, event.name, event.argument,
-                                                     event.format)
+                stream.speech[event.start] = Speech(event.start, event.name, event.argument,
+                                                    event.format)
                 continue
             if isinstance(event, ArgumentEvent):
                 speech = stream.speech.get(event.start)
@@ -1034,29 +880,9 @@ class DispatchCore:
                 stream.chat_calls.append((call_id, event.issue.name, {}))
                 self._issue(call_id, generation_id, event.issue, now, stream)
 
-    # -- streamed speech (stream_speech) --------------------------------------------------
-    #
-    # A call of a tool with a streamable argument (say) starts while its markup still arrives,
-    # once the first segment of its text is whole (dispatch.segments), or its argument's value
-    # is closed (the parser saw its closing quote or tag) with the whole text as its first
-    # segment (`"On it"` in a JSON call whose markup goes on after the value), and every gate
-    # that does not need the rest passes: not paused, allowed, approval `auto` (a `confirm`
-    # call never starts early), its tool idle (serialize_per_tool), max_pending, and a
-    # rate-limit token.
-    # Repeats: when the first segment, normalised as for repeats, begins a call of the tool
-    # still running or done within repeat_window_s, the call does not start early; it is decided
-    # complete, like any call (`duplicate` when it is identical). Otherwise the executor gets
-    # `Send`, then `SendText` with whole segments as they arrive, all the rest once the
-    # argument is closed (the end of the value is a segment boundary: its last words need not
-    # wait for the call's closing markup), and `end` (with what is left, usually nothing) once
-    # the complete call is valid. A call that does not start early runs (or is refused) once
-    # complete, exactly as with stream_speech off. A started call whose complete markup is
-    # malformed or invalid, or whose complete text does not continue what was handed out, is
-    # stopped on its executor; it, and one cancelled, paused or timed out, gets its one result
-    # saying how much text had been handed to speech. Its announcement (calls topic, audit
-    # `call`) and chat entry carry the final text (the text so far when it stopped first).
+    # -- streamed speech: the decisions are in dispatch.stream_speech ----------------------
 
-    def _speech_text(self, generation_id: str, stream: _Stream, speech: _Speech, text: str,
+    def _speech_text(self, generation_id: str, stream: Stream, speech: Speech, text: str,
                      closed: bool, now: float) -> None:
         """Take more text of a streamed call: start it at its first whole segment, or hand it."""
         speech.received += text
@@ -1064,29 +890,29 @@ class DispatchCore:
         if speech.fallback:
             return
         if speech.call is None:
-            pieces = split_segments(speech.received)[0]
-            if not pieces and speech.closed and speech.received:
-                pieces = [speech.received]  # closed before a boundary: all of it is a segment
-            if not pieces:
+            first = stream_speech.first_segment(speech)
+            if not first:
                 return
-            if not self._speech_starts(generation_id, stream, speech, pieces[0], now):
+            if not self._speech_starts(generation_id, stream, speech, first, now):
                 speech.fallback = True
                 return
         self._hand(speech.call)
 
-    def _speech_starts(self, generation_id: str, stream: _Stream, speech: _Speech, first: str,
+    def _speech_starts(self, generation_id: str, stream: Stream, speech: Speech, first: str,
                        now: float) -> bool:
         """Start a streamed call early if its gates pass without the rest of its text."""
         name = speech.name
         allowed = self.settings.allowed_tools
         if not self.enabled or name not in self.catalog or (allowed and name not in allowed):
             return False
-        tool = self._tool(name, now)
+        tool = self.tool_state(name, now)
         if tool.settings.approval != 'auto' or len(self._active) >= self.settings.max_pending:
             return False
         if self.settings.serialize_per_tool and name in self._running_tools:
             return False
-        if self._repeats_recent(speech, first, tool, now) or not tool.bucket.try_acquire(now):
+        if stream_speech.repeats_recent(speech, first, self._recent.get(name, {}),
+                                        tool.settings.repeat_window_s, now) \
+                or not tool.bucket.try_acquire(now):
             return False
         call = Call(self._new_id('call_'), generation_id, name, {speech.argument: ''}, '',
                     speech.format, POLICY_SOURCE, now, stream=stream, origin=ORIGIN_STREAM,
@@ -1100,26 +926,9 @@ class DispatchCore:
         self._active[call.call_id] = call
         self._push(call.deadline, 'call', call.call_id)
         self._running_tools.add(name)
-        call.state = SENT
+        self._move(call, StateEvent.SEND)
         self._out.append(fx.Send(call))
         return True
-
-    def _repeats_recent(self, speech: _Speech, first: str, tool: _Tool, now: float) -> bool:
-        """Whether ``first`` begins the text of a running or recent call of the tool."""
-        window = tool.settings.repeat_window_s
-        if window <= 0:
-            return False
-        head = normalise_text(first)
-        for key, (_, ended) in self._recent.get(speech.name, {}).items():
-            if ended is not None and now - ended >= window:
-                continue
-            try:
-                text = json.loads(key[1]).get(speech.argument)
-            except (ValueError, AttributeError):
-                continue
-            if isinstance(text, str) and text.startswith(head):
-                return True
-        return False
 
     def _hand(self, call: Call) -> None:
         """
@@ -1130,19 +939,11 @@ class DispatchCore:
         speech = call.speech
         if speech.ended or call.state != SENT or self._active.get(call.call_id) is not call:
             return
-        rest = speech.received[len(speech.handed):]
-        if speech.complete:
-            speech.ended = True
-        else:
-            if not speech.closed:  # only whole segments until the value's end is known
-                rest = ''.join(split_segments(rest)[0])
-            if not rest:
-                return
-        speech.handed += rest
-        speech.segments += bool(rest)
-        self._out.append(fx.SendText(call, rest, speech.ended))
+        rest = stream_speech.text_to_hand(speech)
+        if rest is not None:
+            self._out.append(fx.SendText(call, rest, speech.ended))
 
-    def _speech_end(self, stream: _Stream, speech: _Speech, event: Any, now: float) -> None:
+    def _speech_end(self, stream: Stream, speech: Speech, event: Any, now: float) -> None:
         """Take the complete markup (a call or an issue) of a streamed call that started."""
         call = speech.call
         live = self._active.get(call.call_id) is call
@@ -1157,22 +958,14 @@ class DispatchCore:
         if parsed.name != call.name:  # (a later JSON member replaced the name it streamed)
             if live:  # announced (and in the chat) as the call whose text was spoken
                 self._stop_speech(call, errors.INVALID_ARGUMENTS, (
-                    f'the complete call names {_shown(parsed.name)}, not the '
-                    f'{_shown(call.name)} whose text was streamed; it was not run'), now)
+                    f'the complete call names {shown(parsed.name)}, not the '
+                    f'{shown(call.name)} whose text was streamed; it was not run'), now)
             speech.complete = True
             return
         try:
             arguments = self.catalog.validate(call.name, parsed.arguments)
         except Exception as exc:  # noqa: B902 - one bad call must not stop the dispatcher
-            speech.complete = True  # announced with the arguments it ended with
-            stream.chat_calls[speech.chat_index] = (call.call_id, call.name, parsed.arguments)
-            if live:
-                code, message = (exc.error_code, exc.message) if isinstance(
-                    exc, ToolArgumentError) else (errors.INVALID_ARGUMENTS, (
-                        f'arguments could not be checked ({type(exc).__name__})'))
-                call.arguments = parsed.arguments
-                call.arguments_json = _arguments_text(parsed.arguments)
-                self._stop_speech(call, code, f'the complete call is invalid: {message}', now)
+            self._speech_invalid(stream, speech, parsed.arguments, exc, live, now)
             return
         stream.chat_calls[speech.chat_index] = (call.call_id, call.name, arguments)
         speech.complete = True
@@ -1189,11 +982,25 @@ class DispatchCore:
             return
         speech.received = final
         self._announce(call)
-        tool = self._tool(call.name, now)
+        tool = self.tool_state(call.name, now)
         if tool.settings.repeat_window_s > 0:
             call.repeat_key = repeat_key(call.name, arguments, tool.free_text)
             self._recent.setdefault(call.name, {})[call.repeat_key] = (call.call_id, None)
         self._hand(call)
+
+    def _speech_invalid(self, stream: Stream, speech: Speech, arguments: Any, exc: Exception,
+                        live: bool, now: float) -> None:
+        """Stop a started streamed call whose complete arguments are invalid."""
+        call = speech.call
+        speech.complete = True  # announced with the arguments it ended with
+        stream.chat_calls[speech.chat_index] = (call.call_id, call.name, arguments)
+        if live:
+            code, message = (exc.error_code, exc.message) if isinstance(
+                exc, ToolArgumentError) else (errors.INVALID_ARGUMENTS, (
+                    f'arguments could not be checked ({type(exc).__name__})'))
+            call.arguments = arguments
+            call.arguments_json = _arguments_text(arguments)
+            self._stop_speech(call, code, f'the complete call is invalid: {message}', now)
 
     def _stop_speech(self, call: Call, code: str, message: str, now: float) -> None:
         """Stop a started streamed call (on its executor when it is there) with one result."""
@@ -1204,24 +1011,9 @@ class DispatchCore:
 
     def _announce(self, call: Call) -> None:
         """Announce a streamed call once (calls topic, audit, chat), with its text at that time."""
-        speech = call.speech
-        speech.announced = True
-        if not speech.complete:
-            call.arguments = {speech.argument: speech.received}
-            call.arguments_json = json.dumps(call.arguments)
-            chat = call.stream.chat_calls if call.stream is not None else []
-            if 0 <= speech.chat_index < len(chat) and chat[speech.chat_index][0] == call.call_id:
-                chat[speech.chat_index] = (call.call_id, call.name, call.arguments)
+        stream_speech.announced_arguments(call)
         self._out.append(fx.PublishCall(call))
         self._audit_call(call)
-
-    @staticmethod
-    def _spoken(speech: _Speech) -> str:
-        """Say how much of a streamed call's text went to speech before it stopped."""
-        if not speech.handed:
-            return 'none of its text had been handed to speech'
-        return (f'{len(speech.handed)} characters of its text had been handed to speech in '
-                f'{speech.segments} segment(s): {_shown(speech.handed)}')
 
     def _finish_stream(self, generation_id: str, now: float) -> None:
         stream = self._streams.pop(generation_id, None)
@@ -1233,7 +1025,7 @@ class DispatchCore:
         self._stream_events(generation_id, stream, stream.parser.finish(), now)
         self._close_stream(stream)
 
-    def _close_stream(self, stream: _Stream) -> None:
+    def _close_stream(self, stream: Stream) -> None:
         # The assistant message lists every call of the stream; tool messages held so far
         # follow it, and later results of this stream go out directly (stream.closed).
         self._out.append(fx.PublishChat(assistant_message(''.join(stream.content),
@@ -1245,11 +1037,12 @@ class DispatchCore:
 
     # -- helpers -----------------------------------------------------------------------------
 
-    def _tool(self, name: str, now: float) -> _Tool:
+    def tool_state(self, name: str, now: float) -> ToolState:
+        """Return a tool's settings in force and its rate budget (made on first use)."""
         tool = self._tools.get(name)
         if tool is None:
             settings = self._tool_settings(name)
-            tool = self._tools[name] = _Tool(
+            tool = self._tools[name] = ToolState(
                 settings, TokenBucket(settings.rate_limit_hz, settings.burst, now),
                 free_text_properties(self.catalog.parameters(name)) if name in self.catalog
                 else frozenset())
@@ -1266,9 +1059,20 @@ class DispatchCore:
     def _timer_live(self, entry: tuple) -> bool:
         due, _, kind, key = entry
         if kind == 'call':
-            call = self._active.get(key) or self._cancelling.get(key)
+            call = self._active.get(key)
             return call is not None and call.deadline == due
         return key in self._streams
+
+    @staticmethod
+    def _move(call: Call, event: StateEvent) -> CallState:
+        """Move a call by the state table (`dispatch.states`); return the state it left."""
+        state = call.state
+        call.state = next_state(state, event)
+        return state
+
+    def container_problems(self) -> list[str]:
+        """Say where the containers disagree with the calls' states (tests check it is [])."""
+        return container_problems(self._active, self._queues, self._waiting)
 
     def _take(self) -> list:
         out, self._out = self._out, []

@@ -21,11 +21,12 @@ they are inspected directly). Text in them that came from a model or a caller is
 node makes it safe (`untrusted.ros_string`, `untrusted.log_text`) where it leaves the process.
 """
 
+from collections import deque
 from dataclasses import dataclass
-from typing import Any, TYPE_CHECKING
+from typing import Any, Callable, TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from .core import Call
+    from .calls import Call
 
 
 @dataclass(slots=True)
@@ -142,3 +143,39 @@ class Log:
 
 Effect = Send | SendText | StopOnExecutor | PublishCall | PublishResult | PublishChat \
     | PublishProgress | RequestApproval | ApprovalClosed | Audit | Log
+
+
+class EffectRunner:
+    """
+    Carry out batches of effects in the order they were made, never one batch inside another.
+
+    A handler that must tell the core something while a batch is carried out (the node found
+    no executor for a `Send`) passes that event to `follow_up`: it runs once the batch is done,
+    and the effects it returns are carried out after, so the core is never entered while the
+    effects of an earlier event are half carried out.
+    """
+
+    def __init__(self, carry_out: Callable[[list], None]) -> None:
+        self._carry_out = carry_out
+        self._events: deque[Callable[[], list]] = deque()
+        self._running = False
+
+    def run(self, effects: list) -> None:
+        """Carry out `effects`, then every follow-up event queued meanwhile, in order."""
+        if self._running:  # a handler passed effects in: they wait for the current batch
+            self._events.append(lambda: effects)
+            return
+        self._running = True
+        try:
+            self._carry_out(effects)
+            while self._events:
+                self._carry_out(self._events.popleft()())
+        finally:
+            self._running = False
+
+    def follow_up(self, event: Callable[[], list]) -> None:
+        """Run `event` (a core event returning effects) after the batch being carried out."""
+        if self._running:
+            self._events.append(event)
+        else:
+            self.run(event())

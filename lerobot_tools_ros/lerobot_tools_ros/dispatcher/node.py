@@ -133,6 +133,7 @@ class Dispatcher(Node):
             fx.PublishChat: topics.chat, fx.Audit: lambda effect: None, fx.Log: self._log,
             fx.PublishProgress: topics.progress, fx.RequestApproval: topics.request_approval,
             fx.ApprovalClosed: topics.close_approval}
+        self._effects = fx.EffectRunner(self._carry_out)  # in order, one batch at a time
         self._input_loss = InputLoss()
         on_text, on_chunk = (self._on_text, self._on_chunk) if _MESSAGE_INFO else (  # Humble:
             lambda msg: self._on_text(msg, None), lambda msg: self._on_chunk(msg, None))  # no info
@@ -260,15 +261,16 @@ class Dispatcher(Node):
         return answer
 
     def _apply(self, effects: list) -> None:
-        """Carry out the core's effects in order, then arm the timer for its next deadline."""
-        handlers = self._handlers
-        if self._audit is not None:  # audit records first, with the OS before the rest happens
-            effects = audited_first(self._audit, effects, self._clock)
-        for effect in effects:
-            handlers[type(effect)](effect)
+        """Carry out the core's effects in order (`EffectRunner`), then arm the next wake."""
+        self._effects.run(effects)
         due = self._core.next_wake()
         if due is not None and due < self._armed_for:
             self._arm(due)
+
+    def _carry_out(self, effects: list) -> None:
+        audit = self._audit  # audit records first, with the OS before the rest happens:
+        for effect in effects if audit is None else audited_first(audit, effects, self._clock):
+            self._handlers[type(effect)](effect)
 
     def _arm(self, due: float) -> None:
         # At most MAX_SECONDS (a later deadline wakes the core early; it re-arms): no overflow.
@@ -290,8 +292,9 @@ class Dispatcher(Node):
     def _send(self, effect: fx.Send) -> None:
         call = effect.call
         client = self._tool_clients.get(call.name)
-        if not (client.ready or client.poll()):
-            self._apply(self._core.executor_missing(call.call_id, time.monotonic()))
+        if not (client.ready or client.poll()):  # told to the core once this batch is done
+            self._effects.follow_up(lambda: self._core.executor_missing(call.call_id,
+                                                                        time.monotonic()))
             return
         call.handle = client.send(
             call.call_id, call.name, call.arguments_json,
