@@ -229,8 +229,13 @@ class NodeProcess:
             self._log.flush()
         return self.log_path.read_text(errors='replace')
 
-    def stop(self, sig: int = signal.SIGINT, timeout: float = 10.0) -> int:
-        """Stop like Ctrl-C would, escalating to SIGKILL; returns the exit code."""
+    def stop(self, sig: int = signal.SIGINT, timeout: float = 30.0) -> int:
+        """
+        Stop like Ctrl-C would, escalating to SIGKILL; returns the exit code.
+
+        `timeout` bounds a hang, not the speed of a stop: on two loaded cores a node's clean
+        stop (calls answered, tool threads joined, each with its own bound) can take seconds.
+        """
         if self.proc.poll() is None:
             self.proc.send_signal(sig)
             try:
