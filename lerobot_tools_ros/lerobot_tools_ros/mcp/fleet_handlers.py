@@ -27,7 +27,6 @@ Prompts and completions are a single robot's (they name tools without a robot): 
 
 import asyncio
 from typing import Any
-import warnings
 
 from lerobot_tools_ros import errors
 from lerobot_tools_ros.mcp import fleet, handlers as single, observations
@@ -193,35 +192,23 @@ class FleetHandlers:
 
 def build_fleet_server(fleet_handlers: FleetHandlers) -> Any:
     """Build the MCP low-level ``Server`` that routes to each robot of ``fleet_handlers``."""
-    from mcp.server.lowlevel import NotificationOptions, Server
     from mcp.server.subscriptions import ListenHandler
-    from mcp.shared.exceptions import MCPDeprecationWarning
-
-    class _Server(Server):
-        def create_initialization_options(self, notification_options=None, *args, **kwargs):
-            return super().create_initialization_options(
-                notification_options or NotificationOptions(
-                    tools_changed=True, resources_changed=False), *args, **kwargs)
 
     handlers = fleet_handlers
-    with warnings.catch_warnings():
-        warnings.simplefilter('ignore', MCPDeprecationWarning)  # logging: 2025-era clients
-        return _Server(
-            'lerobot_tools_ros', version=single.package_version(),
-            title='Robot fleet tools (lerobot_tools_ros)',
-            instructions=(
-                'Tools of several robots running lerobot_tools_ros. A tool is named '
-                '<robot>.<tool> (e.g. robot_a.say) and acts on that robot only; a robot that '
-                'leaves the network takes its tools out of the list until it is back. Every call '
-                "passes that robot's gates (validation, pause, allowlist, operator approval, "
-                'rate limits); an error result starts with its error code (e.g. "paused: ...", '
-                '"answer_lost: ..." when the robot left mid-call and its outcome is unknown).'),
-            on_list_tools=handlers.list_tools, on_call_tool=handlers.call_tool,
-            get_tool_input_schema=handlers.input_schema,
-            on_list_resources=handlers.list_resources,
-            on_list_resource_templates=handlers.list_templates,
-            on_read_resource=handlers.read_resource,
-            on_subscribe_resource=handlers.subscribe,
-            on_unsubscribe_resource=handlers.unsubscribe,
-            on_set_logging_level=handlers.set_level,
-            on_subscriptions_listen=ListenHandler(handlers.bus))
+    return single.new_server(
+        'Robot fleet tools (lerobot_tools_ros)',
+        'Tools of several robots running lerobot_tools_ros. A tool is named '
+        '<robot>.<tool> (e.g. robot_a.say) and acts on that robot only; a robot that '
+        'leaves the network takes its tools out of the list until it is back. Every call '
+        "passes that robot's gates (validation, pause, allowlist, operator approval, "
+        'rate limits); an error result starts with its error code (e.g. "paused: ...", '
+        '"answer_lost: ..." when the robot left mid-call and its outcome is unknown).',
+        on_list_tools=handlers.list_tools, on_call_tool=handlers.call_tool,
+        get_tool_input_schema=handlers.input_schema,
+        on_list_resources=handlers.list_resources,
+        on_list_resource_templates=handlers.list_templates,
+        on_read_resource=handlers.read_resource,
+        on_subscribe_resource=handlers.subscribe,
+        on_unsubscribe_resource=handlers.unsubscribe,
+        on_set_logging_level=handlers.set_level,
+        on_subscriptions_listen=ListenHandler(handlers.bus))

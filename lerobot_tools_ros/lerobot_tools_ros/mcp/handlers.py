@@ -585,10 +585,14 @@ class PromptHandlers:
             values=matches, total=len(matches), has_more=False))
 
 
-def build_server(bridge: RosBridge) -> Any:
-    """Build the MCP low-level ``Server`` with every handler over ``bridge``."""
+def new_server(title: str, instructions: str, **handlers: Any) -> Any:
+    """
+    Return the MCP low-level ``Server`` of this package with `handlers` (its ``on_*`` hooks).
+
+    Shared by the single-robot and the fleet endpoint: the same name and version, and
+    initialization options that announce tool list changes (the list follows the robots).
+    """
     from mcp.server.lowlevel import NotificationOptions, Server
-    from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
     from mcp.shared.exceptions import MCPDeprecationWarning
 
     class _Server(Server):
@@ -597,30 +601,36 @@ def build_server(bridge: RosBridge) -> Any:
                 notification_options or NotificationOptions(
                     tools_changed=True, resources_changed=False), *args, **kwargs)
 
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore', MCPDeprecationWarning)  # logging: 2025-era clients
+        return _Server('lerobot_tools_ros', version=package_version(), title=title,
+                       instructions=instructions, **handlers)
+
+
+def build_server(bridge: RosBridge) -> Any:
+    """Build the MCP low-level ``Server`` with every handler over ``bridge``."""
+    from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
+
     bridge.bus = InMemorySubscriptionBus()
     tools, resources, prompts = (
         ToolHandlers(bridge), ResourceHandlers(bridge), PromptHandlers(bridge))
-    with warnings.catch_warnings():
-        warnings.simplefilter('ignore', MCPDeprecationWarning)  # logging: 2025-era clients
-        return _Server(
-            'lerobot_tools_ros', version=package_version(),
-            title='Robot tools (lerobot_tools_ros)',
-            instructions=(
-                'Tools of a robot running lerobot_tools_ros. Every call passes the same gates as '
-                "the robot policy's own calls (validation, pause, allowlist, operator approval, "
-                'rate limits); an error result starts with its error code (e.g. "paused: ..."). '
-                'A call that needs approval reports "waiting for approval" and may ask you.'),
-            on_list_tools=tools.list_tools, on_call_tool=tools.call_tool,
-            get_tool_input_schema=tools.input_schema,
-            on_list_resources=resources.list_resources,
-            on_list_resource_templates=resources.list_templates,
-            on_read_resource=resources.read_resource,
-            on_subscribe_resource=resources.subscribe,
-            on_unsubscribe_resource=resources.unsubscribe,
-            on_set_logging_level=resources.set_level,
-            on_list_prompts=prompts.list_prompts, on_get_prompt=prompts.get_prompt,
-            on_completion=prompts.complete,
-            on_subscriptions_listen=ListenHandler(bridge.bus))
+    return new_server(
+        'Robot tools (lerobot_tools_ros)',
+        'Tools of a robot running lerobot_tools_ros. Every call passes the same gates as '
+        "the robot policy's own calls (validation, pause, allowlist, operator approval, "
+        'rate limits); an error result starts with its error code (e.g. "paused: ..."). '
+        'A call that needs approval reports "waiting for approval" and may ask you.',
+        on_list_tools=tools.list_tools, on_call_tool=tools.call_tool,
+        get_tool_input_schema=tools.input_schema,
+        on_list_resources=resources.list_resources,
+        on_list_resource_templates=resources.list_templates,
+        on_read_resource=resources.read_resource,
+        on_subscribe_resource=resources.subscribe,
+        on_unsubscribe_resource=resources.unsubscribe,
+        on_set_logging_level=resources.set_level,
+        on_list_prompts=prompts.list_prompts, on_get_prompt=prompts.get_prompt,
+        on_completion=prompts.complete,
+        on_subscriptions_listen=ListenHandler(bridge.bus))
 
 
 def _entry(bridge: RosBridge, name: str) -> dict:
