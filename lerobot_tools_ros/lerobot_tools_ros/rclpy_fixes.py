@@ -42,7 +42,7 @@ def parameter_overrides(node: Any) -> dict | None:
     return getattr(node, '_parameter_overrides', None)
 
 
-def declared_parameters(node: Any) -> dict:
+def parameters_declared_on(node: Any) -> dict:
     """Return `node`'s declared parameters by name (rclpy's private `_parameters`)."""
     return getattr(node, '_parameters', {})
 

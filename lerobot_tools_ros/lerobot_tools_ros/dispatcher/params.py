@@ -40,7 +40,7 @@ from lerobot_tools_ros.parameters.declarations import DISPATCHER, dispatcher_too
     PER_TOOL_SETTINGS
 from lerobot_tools_ros.parsing import parse
 from lerobot_tools_ros.parsing.registry import format_names
-from lerobot_tools_ros.rclpy_fixes import declared_parameters
+from lerobot_tools_ros.rclpy_fixes import parameters_declared_on
 from lerobot_tools_ros.untrusted import log_text
 from rclpy.node import Node
 from rclpy.parameter import Parameter
@@ -158,7 +158,7 @@ class DispatcherParameters:
             return (f"parameter '{shown}' does not exist: a tool's settings are "
                     f'tool.<name>.{{{",".join(PER_TOOL_SETTINGS)}}}{hint}')
         tools = sorted({key[len('tool.'):].rpartition('.')[0] for key in
-                        declared_parameters(self._node) if key.startswith('tool.')})
+                        parameters_declared_on(self._node) if key.startswith('tool.')})
         close = difflib.get_close_matches(tool, tools, n=1)
         hint = f"; did you mean 'tool.{close[0]}.{setting}'?" if close else ''
         return (f"parameter '{shown}' does not exist: the dispatcher's catalog has no tool "

@@ -29,7 +29,7 @@ import weakref
 
 from lerobot_tools_ros.errors import ConfigurationError
 from lerobot_tools_ros.parameters.spec import ALL, means_all, ParameterSpec, string_list
-from lerobot_tools_ros.rclpy_fixes import declared_parameters, parameter_overrides
+from lerobot_tools_ros.rclpy_fixes import parameter_overrides, parameters_declared_on
 from lerobot_tools_ros.untrusted import log_text
 from rcl_interfaces.msg import (FloatingPointRange, IntegerRange, ParameterDescriptor,
                                 ParameterType, SetParametersResult)
@@ -206,7 +206,7 @@ def unknown_parameter_message(node: Node, name: str) -> str:
     explained = explain(name) if explain is not None else ''
     if explained:
         return explained
-    known = sorted(declared_parameters(node))
+    known = sorted(parameters_declared_on(node))
     return (f"{node.get_fully_qualified_name()} has no parameter '{log_text(name, 200)}'"
             f'{_closest(name, known)} (`ros2 param list {node.get_fully_qualified_name()}` '
             'lists them)')
@@ -222,7 +222,7 @@ def refuse_unknown_parameters(node: Node) -> None:
     left alone.
     """
     overrides = parameter_overrides(node) or {}
-    declared = declared_parameters(node)
+    declared = parameters_declared_on(node)
     handles = getattr(node, 'handles_parameter', None)
     own = tuple(getattr(node, 'checks_its_own', ()))
     unknown = []
