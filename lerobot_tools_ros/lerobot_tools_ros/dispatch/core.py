@@ -29,8 +29,6 @@ accepts, or rejects, or could not parse, ends in exactly one `PublishResult`.
 """
 
 from collections import deque
-import heapq
-import itertools
 import json
 import math
 from typing import Any, Callable
@@ -40,6 +38,7 @@ from .call_ids import CallIds, MAX_CALL_ID_CHARS  # noqa: F401 - re-exported
 from .calls import (arguments_text, Call, DispatchSettings, ORIGIN_CALL,  # noqa: F401
                     ORIGIN_STREAM, ORIGIN_TEXT, POLICY_ORIGINS, POLICY_SOURCE, Speech, Stream,
                     stream_key, ToolSettings, ToolState)
+from .deadlines import CALL, Deadlines, STREAM
 from .outcomes import lost, settle, Settled, Stop, unconfirmed
 from .records import assistant_message, error_code_for_issue, TokenBucket, tool_message, ToolStats
 from .repeats import free_text_properties, RecentCalls
@@ -54,6 +53,12 @@ from ..parsing import parse
 APPROVAL, QUEUED, WAITING = CallState.APPROVAL, CallState.QUEUED, CallState.WAITING
 SENT, CANCELLING = CallState.SENT, CallState.CANCELLING
 NOT_IN_CATALOG = '(not in catalog)'
+# Why a call not sent yet ends when tool use is paused, by its state (in this order).
+_PAUSED_BEFORE_SENT = {
+    APPROVAL: 'tool use was paused while this call waited for approval',
+    QUEUED: 'tool use was paused before this call started',
+    WAITING: 'tool use was paused while this call waited for its executor',
+}
 
 
 def _decode_request(call: 'Call', name: str, arguments: str) -> tuple[str, str, Any]:
@@ -102,8 +107,7 @@ class DispatchCore:
         self._poll_due = math.inf
         self.recent = RecentCalls()  # calls running or done lately, for repeat_window_s
         self.streams = Streams(self)  # streamed generations (TextChunk), their calls and speech
-        self._timers: list[tuple[float, int, str, str]] = []  # (due, seq, kind, key) heap
-        self._seq = itertools.count()
+        self._deadlines = Deadlines()
         self._out: list = []
 
     # -- queries ---------------------------------------------------------------------------
@@ -132,10 +136,7 @@ class DispatchCore:
 
     def next_wake(self) -> float | None:
         """Return when the core next needs a `tick` (a deadline or a poll), or None."""
-        timers = self._timers
-        while timers and not self._timer_live(timers[0]):
-            heapq.heappop(timers)
-        due = timers[0][0] if timers else math.inf
+        due = self._deadlines.next_due(self._timer_live)
         if self._waiting:
             due = min(due, self._poll_due)
         return None if due == math.inf else due
@@ -321,15 +322,9 @@ class DispatchCore:
             for call in [c for c in self._active.values() if c.state == SENT]:
                 self._cancel_sent(call, errors.PAUSED, 'tool use paused',
                                   'tool use was paused while this call ran', now)
-            for call in [c for c in self._active.values() if c.state == APPROVAL]:
-                self._drop(call, errors.PAUSED, 'tool use was paused while this call waited for '
-                           'approval', now)
-            for call in [c for c in self._active.values() if c.state == QUEUED]:
-                self._drop(call, errors.PAUSED, 'tool use was paused before this call started',
-                           now)
-            for call in [c for c in self._active.values() if c.state == WAITING]:
-                self._drop(call, errors.PAUSED, 'tool use was paused while this call waited for '
-                           'its executor', now)
+            for state, why in _PAUSED_BEFORE_SENT.items():
+                for call in [c for c in self._active.values() if c.state == state]:
+                    self._drop(call, errors.PAUSED, why, now)
         return self._take()
 
     def decide(self, call_id: str, approve: bool, decided_by: str, note: str,
@@ -361,15 +356,11 @@ class DispatchCore:
         """Handle every deadline due at `now` (timeouts, idle streams, executor polls)."""
         if self._poll_due <= now:
             self._poll_due = (now + self.settings.executor_poll_s) if self._waiting else math.inf
-        timers = self._timers
-        while timers and timers[0][0] <= now:
-            due, _, kind, key = heapq.heappop(timers)
-            if kind == 'call':
-                call = self._active.get(key)
-                if call is not None and call.deadline == due:
-                    self._expire(call, now)
-            else:
+        for due, kind, key in self._deadlines.pop_due(now):
+            if kind == STREAM:
                 self.streams.idle_check(key, now)
+            elif self._timer_live(due, kind, key):
+                self._expire(self._active[key], now)
         return self._take()
 
     def shutdown(self, now: float) -> list:
@@ -410,7 +401,7 @@ class DispatchCore:
             self._reject(call, found.code, found.message, now)
             return
         self._out.append(fx.PublishCall(call))
-        self._audit_call(call)
+        self._out.append(fx.Audit.of_call(call))
         self._accept(call, self.tool_state(name, now), now)
         self.recent.running(call)
         if isinstance(found, gates.Hold):
@@ -501,7 +492,7 @@ class DispatchCore:
         self._move(call, StateEvent.STOP)
         call.stop = Stop(code, why)
         call.deadline = now + self.settings.cancel_timeout_s
-        self._push(call.deadline, 'call', call.call_id)
+        self._deadlines.push(call.deadline, CALL, call.call_id)
 
     def _settle(self, call: Call, settled: Settled, now: float) -> None:
         """Give a sent (or stopping) call the result its executor's answer (or loss) tells."""
@@ -563,7 +554,7 @@ class DispatchCore:
         """Answer a call that did not pass a gate: it is announced, then gets its result."""
         self._move(call, StateEvent.FINISH)
         self._out.append(fx.PublishCall(call))
-        self._audit_call(call)
+        self._out.append(fx.Audit.of_call(call))
         self._result(call, code, message, now)
 
     def _finish(self, call: Call, code: str, message: str, now: float, content: str = '', *,
@@ -600,10 +591,7 @@ class DispatchCore:
         elapsed = max(0.0, now - call.accepted_at)
         self._ids.finished(call.call_id)
         key = call.name if call.name in self.catalog else NOT_IN_CATALOG
-        stats = self.stats.get(key)
-        if stats is None:
-            stats = self.stats[key] = ToolStats()
-        stats.record(code, elapsed)
+        (self.stats.get(key) or self.stats.setdefault(key, ToolStats())).record(code, elapsed)
         self._out.append(fx.PublishResult(call, code, message, content, elapsed, outcome))
         chat = tool_message(call.call_id, call.name, not code, content, code, message)
         if call.source != POLICY_SOURCE:
@@ -613,17 +601,7 @@ class DispatchCore:
             stream.held_tool_messages.append(chat)
         else:
             self._out.append(fx.PublishChat(chat))
-        self._out.append(fx.Audit('result', {
-            'call_id': call.call_id, 'generation_id': call.generation_id, 'source': call.source,
-            'origin': call.origin, 'name': call.name, 'success': not code, 'content': content,
-            'error_code': code, 'error_message': message, 'outcome': outcome,
-            'duration_s': elapsed}))
-
-    def _audit_call(self, call: Call) -> None:
-        self._out.append(fx.Audit('call', {
-            'call_id': call.call_id, 'generation_id': call.generation_id, 'source': call.source,
-            'origin': call.origin, 'name': call.name, 'arguments': call.arguments,
-            'format': call.format}))
+        self._out.append(fx.Audit.of_result(call, code, message, content, outcome, elapsed))
 
     def refuse_issue(self, call_id: str, generation_id: str, issue: Any, now: float,
                      stream: Stream | None = None) -> None:
@@ -655,31 +633,11 @@ class DispatchCore:
 
     def wake_for_stream(self, due: float, key: str) -> None:
         """Have the stream under `key` checked for idleness at `due`."""
-        self._push(due, 'stream', key)
+        self._deadlines.push(due, STREAM, key)
 
     def is_live(self, call: Call) -> bool:
         """Whether `call` has no result yet."""
         return self._active.get(call.call_id) is call
-
-    def may_start_early(self, speech: Speech, first: str, now: float) -> ToolState | None:
-        """
-        Return the tool's state if a streamed call may start at its first segment, else None.
-
-        Only the gates that need no more of its text: not paused, in the catalog and allowed,
-        approval `auto`, room in max_pending, its tool idle, no repeat, a rate-limit token.
-        """
-        name, allowed = speech.name, self.settings.allowed_tools
-        if not self.enabled or name not in self.catalog or (allowed and name not in allowed):
-            return None
-        tool = self.tool_state(name, now)
-        if tool.settings.approval != 'auto' or len(self._active) >= self.settings.max_pending \
-                or self.busy(name):
-            return None
-        if stream_speech.repeats_recent(speech, first, self.recent.of(name),
-                                        tool.settings.repeat_window_s, now) \
-                or not tool.bucket.try_acquire(now):
-            return None
-        return tool
 
     def send_early(self, call: Call, tool: ToolState, now: float) -> None:
         """Send a streamed call that `may_start_early` let start (announced once complete)."""
@@ -712,7 +670,7 @@ class DispatchCore:
         """Announce a streamed call once (calls topic, audit, chat), with its text at that time."""
         stream_speech.announced_arguments(call)
         self._out.append(fx.PublishCall(call))
-        self._audit_call(call)
+        self._out.append(fx.Audit.of_call(call))
 
     # -- helpers -----------------------------------------------------------------------------
 
@@ -732,17 +690,13 @@ class DispatchCore:
         call.timeout_s = tool.settings.timeout_s
         call.deadline = now + call.timeout_s
         self._active[call.call_id] = call
-        self._push(call.deadline, 'call', call.call_id)
+        self._deadlines.push(call.deadline, CALL, call.call_id)
 
-    def _push(self, due: float, kind: str, key: str) -> None:
-        heapq.heappush(self._timers, (due, next(self._seq), kind, key))
-
-    def _timer_live(self, entry: tuple) -> bool:
-        due, _, kind, key = entry
-        if kind == 'call':
-            call = self._active.get(key)
-            return call is not None and call.deadline == due
-        return self.streams.is_open(key)
+    def _timer_live(self, due: float, kind: str, key: str) -> bool:
+        if kind == STREAM:
+            return self.streams.is_open(key)
+        call = self._active.get(key)
+        return call is not None and call.deadline == due
 
     @staticmethod
     def _move(call: Call, event: StateEvent) -> CallState:

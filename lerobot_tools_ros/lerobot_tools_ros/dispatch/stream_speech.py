@@ -43,7 +43,8 @@ reads them, and asks the core (`SpeechHost`: `DispatchCore`) to run the gates, s
 import json
 from typing import Any, Protocol
 
-from .calls import arguments_text, Call, ORIGIN_STREAM, POLICY_SOURCE, Speech, Stream, ToolState
+from .calls import (arguments_text, Call, DispatchSettings, ORIGIN_STREAM, POLICY_SOURCE, Speech,
+                    Stream, ToolState)
 from .records import error_code_for_issue
 from .repeats import normalise_text, RecentCalls, repeat_key
 from .segments import split_segments
@@ -135,14 +136,18 @@ class SpeechHost(Protocol):
     """What streamed speech asks of the call lifecycle (`DispatchCore` provides it)."""
 
     catalog: ToolCatalog
+    settings: DispatchSettings
+    enabled: bool
     recent: RecentCalls
+
+    @property
+    def calls_without_result(self) -> int: ...  # noqa: D102, E704
+
+    def busy(self, name: str) -> bool: ...  # noqa: D102, E704
 
     def new_id(self, kind: str) -> str: ...  # noqa: D102, E704
 
     def tool_state(self, name: str, now: float) -> ToolState: ...  # noqa: D102, E704
-
-    def may_start_early(self, speech: Speech, first: str,  # noqa: D102, E704
-                        now: float) -> ToolState | None: ...
 
     def send_early(self, call: Call, tool: ToolState, now: float) -> None: ...  # noqa: D102, E704
 
@@ -154,6 +159,27 @@ class SpeechHost(Protocol):
 
     def stop_speech(self, call: Call, code: str, message: str,  # noqa: D102, E704
                     now: float) -> None: ...
+
+
+def may_start_early(host: SpeechHost, speech: Speech, first: str,
+                    now: float) -> ToolState | None:
+    """
+    Return the tool's state if a streamed call may start at its first segment, else None.
+
+    Only the gates that need no more of its text: not paused, in the catalog and allowed,
+    approval `auto`, room in max_pending, its tool idle, no repeat, a rate-limit token (taken).
+    """
+    name, allowed = speech.name, host.settings.allowed_tools
+    if not host.enabled or name not in host.catalog or (allowed and name not in allowed):
+        return None
+    tool = host.tool_state(name, now)
+    if tool.settings.approval != 'auto' or host.busy(name) \
+            or host.calls_without_result >= host.settings.max_pending:
+        return None
+    if repeats_recent(speech, first, host.recent.of(name), tool.settings.repeat_window_s, now) \
+            or not tool.bucket.try_acquire(now):
+        return None
+    return tool
 
 
 class SpeechSteps:
@@ -182,7 +208,7 @@ class SpeechSteps:
                 now: float) -> bool:
         """Start a streamed call early if its gates pass without the rest of its text."""
         host = self._host
-        tool = host.may_start_early(speech, first, now)
+        tool = may_start_early(host, speech, first, now)
         if tool is None:
             return False
         call = Call(host.new_id('call_'), generation_id, speech.name, {speech.argument: ''}, '',
