@@ -30,7 +30,8 @@ from lerobot_tools_interfaces.srv import CallTool
 from lerobot_tools_ros import errors
 from lerobot_tools_ros.catalog import DEFAULT_TOOLS
 from lerobot_tools_ros.dispatch import AuditLog, read_audit_log
-from lerobot_tools_ros.dispatch.recovery import recovered_result, unanswered_calls
+from lerobot_tools_ros.dispatch.recovery import kept_results, recovered_result, \
+    unanswered_calls
 from lerobot_tools_ros.tools.echo import ECHO_SCHEMA
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
@@ -70,6 +71,30 @@ def test_a_call_id_used_again_pairs_each_result_with_one_call(tmp_path):
     ]))
     (call,) = unanswered_calls(log, log.stat().st_size).calls
     assert call['arguments'] == {'text': 'second'}
+
+
+def test_the_results_of_callers_calls_that_may_have_acted_are_kept_for_their_retries(tmp_path):
+    log = tmp_path / 'audit.jsonl'
+    log.write_text(''.join([
+        _line(event='call', call_id='ran', name='echo', origin='call_service',
+              arguments={'text': 'a'}),
+        _line(event='result', call_id='ran', content='a', outcome='ran'),
+        _line(event='call', call_id='refused', name='echo', origin='call_service'),
+        _line(event='result', call_id='refused', error_code='paused', outcome='not_run'),
+        _line(event='call', call_id='timed-out', name='echo', origin='call_service'),
+        _line(event='result', call_id='timed-out', error_code='timeout', outcome='unknown'),
+        _line(event='call', call_id='call_x01', name='say', origin='policy_text'),
+        _line(event='result', call_id='call_x01', outcome='ran'),
+        _line(event='call', call_id='in-flight', name='echo', origin='call_service',
+              arguments={'text': 'b'}),
+    ]))
+    kept = kept_results(unanswered_calls(log, log.stat().st_size), 100.0)
+    assert sorted(kept) == ['in-flight', 'ran', 'timed-out']  # not the one that did not act
+    assert (kept['ran'].content, kept['ran'].outcome, kept['ran'].success) == ('a', 'ran', True)
+    assert json.loads(kept['ran'].arguments) == {'text': 'a'}
+    assert (kept['timed-out'].error_code, kept['timed-out'].outcome) == ('timeout', 'unknown')
+    assert (kept['in-flight'].error_code, kept['in-flight'].outcome) == (
+        errors.ANSWER_LOST, errors.UNKNOWN)  # what the restarted dispatcher answered
 
 
 def test_a_streamed_call_sent_before_its_text_was_complete_is_one_call(tmp_path):
@@ -249,6 +274,26 @@ def test_sigkill_during_a_flood_then_restart_answers_every_call_once(
         call_id]}
     unanswered = set(calls) - set(answered)
     assert not unanswered and not extra, (sorted(unanswered)[:5], list(extra.items())[:5])
+
+    # A caller's retry of its call id after the restart acts once: it gets the result it had
+    # (or the answer_lost the restart gave); nothing is accepted a second time.
+    done = [f.result() for f in futures if f.done() and f.result() is not None]
+    retried = [r for r in done if r.success][:2] + [
+        CallTool.Response(call_id=call['call_id'], error_code=errors.ANSWER_LOST,
+                          outcome=errors.UNKNOWN)
+        for call in left if call.get('origin') == 'call_service'][:2]
+    assert retried, 'no ~/call was answered or left in flight by the kill'
+    for first in retried:
+        again = client.call_async(CallTool.Request(
+            call_id=first.call_id, name='echo', source='flood',
+            arguments=json.dumps({'text': f'call {first.call_id.removeprefix("node-")}'})))
+        assert spin_until(ros_node, again.done, 30.0), restarted.output()[-3000:]
+        answer = again.result()
+        assert (answer.call_id, answer.error_code, answer.outcome, answer.content) == (
+            first.call_id, first.error_code, first.outcome, first.content), answer
+    calls_after, answered_after = _results_per_call(log)
+    assert all(calls_after[r.call_id] == calls[r.call_id] == 1 for r in retried)
+    assert all(answered_after[r.call_id] == 1 for r in retried)
 
     # A second restart (after a clean stop) finds nothing to answer.
     assert restarted.stop() == 0

@@ -281,7 +281,8 @@ def test_submitted_calls_carry_their_source_and_need_unique_ids():
     clash, out = h.core.submit('echo', '{}', 0.0, source='mcp', call_id='mine')
     h.feed(out)
     assert clash.call_id != 'mine'
-    assert 'in use by a pending call' in h.results()[clash.call_id].error_message
+    assert 'names a pending call of another tool or with other arguments' in (
+        h.results()[clash.call_id].error_message)
     bad, out = h.core.submit('echo', '{"text": ', 0.0, source='ui')
     h.feed(out)
     assert h.results()[bad.call_id].error_code == errors.INVALID_ARGUMENTS
@@ -391,7 +392,8 @@ def _run(ops: list, serialize: bool) -> None:
             elif op[1] % 2:
                 feed(core.answered(call.call_id, now, success=False, error_code='no_frame'))
             else:
-                feed(core.failed(call.call_id, 'transport', now))
+                feed(core.answered(call.call_id, now, success=False,  # answer lost
+                                   error_code=errors.ANSWER_LOST, outcome=errors.UNKNOWN))
         elif kind == 'missing' and executing:
             call = executing.pop(op[1] % len(executing))
             feed(core.executor_missing(call.call_id, now))

@@ -118,7 +118,50 @@ def test_a_caller_cannot_take_the_id_of_a_generated_or_recent_call():
     h.answer(mine, 0.4)
     again, out = h.core.submit('echo', '{"text": "2"}', 0.5, source='x', call_id='mine')
     h.feed(out)
-    assert 'was used by a recent call' in h.results()[again.call_id].error_message
+    assert 'names a recent call of another tool or with other arguments' in (
+        h.results()[again.call_id].error_message)
+
+
+def test_a_repeated_call_id_joins_the_running_call_and_nothing_runs_twice():
+    h = Harness()
+    first, out = h.core.submit('echo', '{"text": "1"}', 0.0, source='ui', call_id='c-1')
+    h.feed(out)
+    again, out = h.core.submit('echo', '{ "text" : "1" }', 0.1, source='ui', call_id='c-1')
+    h.feed(out)
+    assert again is first and h.sent(out) == []  # the same JSON value: the same call
+    h.answer(first, 0.2)
+    assert len(h.of(fx.PublishResult)) == 1 and h.results()['c-1'].success
+
+
+def test_a_repeat_of_a_call_that_may_have_acted_gets_its_result_again():
+    h = Harness()
+    first, out = h.core.submit('echo', '{"text": "1"}', 0.0, source='ui', call_id='c-1')
+    h.feed(out)
+    h.feed(h.core.answered('c-1', 0.1, success=True, content='done', outcome=errors.RAN))
+    repeat, out = h.core.submit('echo', '{"text": "1"}', 5.0, source='ui', call_id='c-1')
+    h.feed(out)
+    (again,) = h.of(fx.AnswerAgain, out)
+    assert again.call is repeat and repeat.call_id == 'c-1' and h.sent(out) == []
+    assert (again.success, again.content, again.outcome) == (True, 'done', errors.RAN)
+    assert h.of(fx.PublishResult, out) == []  # the call has its one result already
+    lost, out = h.core.submit('echo', '{"text": "2"}', 6.0, source='ui', call_id='c-2')
+    h.feed(out)
+    h.feed(h.core.tick(60.0))  # timed out while sent: it may have run
+    (again,) = h.of(fx.AnswerAgain, h.feed(h.core.submit(
+        'echo', '{"text": "2"}', 61.0, source='ui', call_id='c-2')[1]))
+    assert (again.error_code, again.outcome) == (errors.TIMEOUT, errors.UNKNOWN)
+
+
+def test_a_call_that_did_not_act_leaves_its_id_free_for_a_retry():
+    h = Harness()
+    h.feed(h.core.set_enabled(False, 0.0))
+    paused, out = h.core.submit('echo', '{"text": "1"}', 0.0, source='ui', call_id='c-1')
+    h.feed(out)
+    assert (h.results()['c-1'].error_code, h.results()['c-1'].outcome) == (
+        errors.PAUSED, errors.NOT_RUN)
+    h.feed(h.core.set_enabled(True, 1.0))
+    retry, out = h.core.submit('echo', '{"text": "1"}', 1.0, source='ui', call_id='c-1')
+    assert h.sent(h.feed(out)) == [retry] and retry is not paused
 
 
 def test_what_the_dispatcher_knows_is_kept_apart_from_what_a_caller_claims():

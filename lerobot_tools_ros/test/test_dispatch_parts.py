@@ -16,7 +16,8 @@
 
 import math
 
-from lerobot_tools_ros.dispatch.call_ids import CallIds, MAX_CALL_ID_CHARS, RECENT_IDS
+from lerobot_tools_ros.dispatch.call_ids import (CallIds, Earlier, MAX_CALL_ID_CHARS, RECENT_IDS,
+                                                 same_request)
 from lerobot_tools_ros.dispatch.calls import Call, ToolSettings, ToolState
 from lerobot_tools_ros.dispatch.deadlines import CALL, Deadlines, STREAM
 from lerobot_tools_ros.dispatch.records import TokenBucket
@@ -41,15 +42,34 @@ def test_made_ids_are_unique_and_a_caller_may_not_take_one_in_their_form():
     assert ids.problem('mine-1', pending=()) == ''
 
 
-def test_an_id_in_use_recently_used_or_too_long_is_refused_and_old_ones_are_forgotten():
+def ran(name: str = 'echo', arguments: str = '{"text": "a"}') -> Earlier:
+    return Earlier(name, arguments, '', '', 'done', 'ran')
+
+
+def test_an_id_in_use_kept_or_too_long_is_no_new_call_and_old_ones_are_forgotten():
     ids = CallIds('x')
-    assert 'in use' in ids.problem('mine', pending={'mine'})
-    ids.finished('mine')
-    assert 'recent call' in ids.problem('mine', pending=())
+    assert 'names a pending call' in ids.problem('mine', pending={'mine'})
+    ids.finished('mine', ran())
+    assert ids.earlier('mine') == ran()
+    assert 'names a recent call' in ids.problem('mine', pending=())
     assert 'longer than' in ids.problem('m' * (MAX_CALL_ID_CHARS + 1), pending=())
     for n in range(RECENT_IDS):
-        ids.finished(f'other-{n}')
-    assert ids.problem('mine', pending=()) == ''  # remembered ids are bounded
+        ids.finished(f'other-{n}', ran())
+    assert ids.problem('mine', pending=()) == '' and ids.earlier('mine') is None  # bounded
+
+
+def test_a_call_that_did_not_act_is_not_kept():
+    ids = CallIds('x')
+    ids.finished('mine', ran())
+    ids.finished('mine', None)  # a later try of the id that did not act
+    assert ids.earlier('mine') is None and ids.problem('mine', pending=()) == ''
+
+
+def test_a_repeat_is_the_same_tool_with_the_same_json_value():
+    assert same_request('echo', '{"text": "a"}', 'echo', '{ "text":"a" }')
+    assert not same_request('echo', '{"text": "a"}', 'say', '{"text": "a"}')
+    assert not same_request('echo', '{"text": "a"}', 'echo', '{"text": "b"}')
+    assert not same_request('echo', '{"text": ', 'echo', '{"text": "a"}')
 
 
 def test_a_running_or_successful_call_suppresses_its_repeat_within_the_window():

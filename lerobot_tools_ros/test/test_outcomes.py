@@ -320,6 +320,37 @@ def test_a_call_id_sent_twice_acts_once_and_answers_the_first_outcome(stack):
         assert robot.received.count(HOLD + 80) == 1 and robot.finished == [HOLD + 80]
 
 
+def test_a_call_id_repeated_through_the_dispatcher_acts_once_with_one_published_result(stack):
+    robot = stack.robot
+    robot.clear()
+    call = stack.node.create_client(CallTool, '/dispatcher/call')
+    try:
+        assert spin_until(stack.node, call.service_is_ready, 10.0), stack.logs()
+        # The caller gives up waiting while the arm moves, then asks again with the same id:
+        # the dispatcher joins the running call instead of sending a second goal.
+        assert stack.request(call, 'arm', {'id': HOLD + 50}, call_id='disp-arm',
+                             timeout=0.2) is None
+        assert spin_until(stack.node, lambda: HOLD + 50 in robot.received, 10.0), stack.logs()
+        joined = stack.request(call, 'arm', {'id': HOLD + 50}, call_id='disp-arm')
+        assert joined is not None and joined.success and joined.outcome == Outcomes.RAN
+        assert json.loads(joined.content) == {'sequence': [HOLD + 50]}
+        again = stack.request(call, 'arm', {'id': HOLD + 50}, call_id='disp-arm')
+        assert (again.success, again.content) == (True, joined.content)
+        assert again.outcome == Outcomes.RAN
+        other = stack.request(call, 'arm', {'id': 7}, call_id='disp-arm')  # another call
+        assert (other.error_code, other.outcome) == (ErrorCodes.INVALID_ARGUMENTS,
+                                                     Outcomes.NOT_RUN)
+        assert 'names a recent call of another tool or with other arguments' in (
+            other.error_message)
+        spin_until(stack.node, lambda: False, 0.3)  # anything late would show here
+        with robot.lock:
+            assert robot.received == [HOLD + 50] and robot.finished == [HOLD + 50]
+        assert [r.call_id for r in stack.results].count('disp-arm') == 1  # one result
+        assert "call_id 'disp-arm' repeated by 'test'" in stack.dispatcher.output()
+    finally:
+        stack.node.destroy_client(call)
+
+
 def test_a_call_id_is_remembered_for_the_window_then_runs_again(stack):
     robot = stack.robot
     robot.clear()

@@ -104,6 +104,7 @@ class Call:
     approved: bool = False  # an operator approved it (approval: confirm is not asked again)
     speech: Any = None  # Speech: a call started before its text was complete (stream_speech)
     stop: Any = None  # outcomes.Stop: it is being stopped on its executor (state CANCELLING)
+    request: str = ''  # a ~/call request's arguments text (a repeat of its id must match)
 
 
 @dataclass(slots=True, eq=False)

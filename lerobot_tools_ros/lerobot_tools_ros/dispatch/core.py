@@ -34,15 +34,17 @@ import math
 from typing import Any, Callable
 
 from . import effects as fx, gates, stream_speech
-from .call_ids import CallIds, MAX_CALL_ID_CHARS  # noqa: F401 - re-exported
+from .call_ids import CallIds, Earlier, MAX_CALL_ID_CHARS, same_request  # noqa: F401
 from .calls import (arguments_text, Call, DispatchSettings, ORIGIN_CALL,  # noqa: F401
                     ORIGIN_STREAM, ORIGIN_TEXT, POLICY_ORIGINS, POLICY_SOURCE, Speech, Stream,
                     stream_key, ToolSettings, ToolState)
 from .deadlines import CALL, Deadlines, STREAM
 from .outcomes import lost, settle, Settled, Stop, unconfirmed
-from .records import assistant_message, error_code_for_issue, TokenBucket, tool_message, ToolStats
+from .records import (assistant_message, error_code_for_issue, issue_message, TokenBucket,
+                      tool_message, ToolStats)
 from .repeats import free_text_properties, RecentCalls
 from .states import CallState, CANCEL_ORDER, container_problems, next_state, StateEvent
+from .stream_speech import shown
 from .streams import Streams
 from .. import errors
 from ..catalog import decode_arguments_json, ToolArgumentError, ToolCatalog
@@ -121,10 +123,6 @@ class DispatchCore:
         """Return the calls that have no result yet."""
         return list(self._active.values())
 
-    def call(self, call_id: str) -> Call | None:
-        """Return the call with that id if it has no result yet."""
-        return self._active.get(call_id)
-
     @property
     def calls_without_result(self) -> int:
         """Count accepted calls that have no result yet (the max_pending gate counts them)."""
@@ -140,10 +138,6 @@ class DispatchCore:
         if self._waiting:
             due = min(due, self._poll_due)
         return None if due == math.inf else due
-
-    def tool(self, name: str) -> ToolSettings:
-        """Return the settings in force for a tool."""
-        return self.tool_state(name, 0.0).settings
 
     def settings_changed(self, now: float) -> None:
         """Re-read per-tool settings on next use (rate budgets start full again)."""
@@ -205,10 +199,17 @@ class DispatchCore:
         """
         Handle one call from another node (~/call): JSON text arguments, the caller's call id.
 
-        Returns the call (its `call_id` is the one its result will carry) and the effects.
+        Returns the call (its `call_id` is the one its result will carry) and the effects. A
+        request repeating the id of a call that may have acted (same tool and arguments) is
+        that call: the running call is returned (its result answers the repeat too), or a
+        finished one's result comes again as `AnswerAgain`; nothing runs twice (`call_ids`).
         """
+        if call_id:
+            repeated = self._repeat_of(call_id, name, arguments, source, now)
+            if repeated is not None:
+                return repeated, self._take()
         call = Call(call_id or self._ids.new('call_'), '', name, {}, arguments, '', source, now,
-                    origin=ORIGIN_CALL)
+                    origin=ORIGIN_CALL, request=arguments)
         problem = self._ids.problem(call_id, self._active) if call_id else ''
         if problem:
             call.call_id = self._ids.new('call_')
@@ -223,6 +224,31 @@ class DispatchCore:
         else:
             self.admit(call, decoded, now)
         return call, self._take()
+
+    def _repeat_of(self, call_id: str, name: str, arguments: str, source: str,
+                   now: float) -> Call | None:
+        """Return the call a request with an id in use repeats, or None: a new call."""
+        running = self._active.get(call_id)
+        if running is not None:
+            if not same_request(name, arguments, running.name, running.request):
+                return None
+            what = 'waits for the running call'
+        else:
+            earlier = self._ids.earlier(call_id)
+            if earlier is None or not same_request(name, arguments, earlier.name,
+                                                   earlier.arguments):
+                return None
+            running = Call(call_id, '', name, {}, arguments, '', source, now, origin=ORIGIN_CALL)
+            self._move(running, StateEvent.FINISH)
+            self._out.append(fx.AnswerAgain(running, earlier))
+            what = f'answered with its result ({earlier.outcome})'
+        self._out.append(fx.Log('info', f'call_id {shown(call_id)} repeated by '
+                                        f'{shown(source)}: {what}; nothing runs twice'))
+        return running
+
+    def remember(self, call_id: str, earlier: Earlier) -> None:
+        """Keep a result an earlier run gave (its audit log): a repeat of the id gets it."""
+        self._ids.finished(call_id, earlier)
 
     # -- events: executors -------------------------------------------------------------------
 
@@ -245,7 +271,7 @@ class DispatchCore:
                 self._move(call, StateEvent.SEND)
                 self._out.append(fx.Send(call))
                 if call.speech is not None:
-                    self.hand(call)
+                    stream_speech.hand(self, call)
         return self._take()
 
     def answered(self, call_id: str, now: float, *, success: bool, content: str = '',
@@ -267,14 +293,6 @@ class DispatchCore:
             self._settle(call, settle(call.stop, success=success, content=content,
                                       error_code=error_code or errors.EXECUTION_FAILED,
                                       error_message=error_message, outcome=outcome), now)
-        return self._take()
-
-    def failed(self, call_id: str, reason: str, now: float) -> list:
-        """Take a transport failure: sending the call or receiving its answer failed."""
-        call = self._active.get(call_id)
-        if call is not None and call.state in (SENT, CANCELLING):
-            self._settle(call, lost(call.stop, f'the call to its executor failed: {reason}'),
-                         now)
         return self._take()
 
     def progress(self, call_id: str, stage: str, progress: float, detail: str) -> list:
@@ -589,7 +607,9 @@ class DispatchCore:
     def _result(self, call: Call, code: str, message: str, now: float,
                 content: str = '', outcome: str = errors.NOT_RUN) -> None:
         elapsed = max(0.0, now - call.accepted_at)
-        self._ids.finished(call.call_id)
+        self._ids.finished(call.call_id, Earlier(
+            call.name, call.request, code, message, content, outcome)
+            if call.origin == ORIGIN_CALL and outcome != errors.NOT_RUN else None)
         key = call.name if call.name in self.catalog else NOT_IN_CATALOG
         (self.stats.get(key) or self.stats.setdefault(key, ToolStats())).record(code, elapsed)
         self._out.append(fx.PublishResult(call, code, message, content, elapsed, outcome))
@@ -608,13 +628,8 @@ class DispatchCore:
         """Publish the one result of a call the parser could not recover."""
         call = Call(call_id, generation_id, issue.name, {}, '', issue.format, POLICY_SOURCE, now,
                     stream=stream, origin=ORIGIN_STREAM if stream is not None else ORIGIN_TEXT)
-        message = issue.message
-        if issue.code == 'too_large':
-            message += (f'; split the generation, or raise the dispatcher parameter '
-                        f'max_input_bytes (now {self.settings.max_input_bytes})')
-        if stream is not None and stream.finish_note:
-            message += f' ({stream.finish_note})'
-        self.refuse(call, error_code_for_issue(issue.code), message, now)
+        self.refuse(call, error_code_for_issue(issue.code), issue_message(
+            issue, self.settings.max_input_bytes, stream.finish_note if stream else ''), now)
 
     def refuse(self, call: Call, code: str, message: str, now: float) -> None:
         """Give its result to a call that was never accepted (announced already, or not at all)."""
@@ -645,19 +660,6 @@ class DispatchCore:
         self._running_tools.add(call.name)
         self._move(call, StateEvent.SEND)
         self._out.append(fx.Send(call))
-
-    def hand(self, call: Call) -> None:
-        """
-        Send a started streamed call's text not sent yet: whole segments, all once closed.
-
-        The end (``SendText.end``) goes out only with the complete, validated call.
-        """
-        speech = call.speech
-        if speech.ended or call.state != SENT or self._active.get(call.call_id) is not call:
-            return
-        rest = stream_speech.text_to_hand(speech)
-        if rest is not None:
-            self._out.append(fx.SendText(call, rest, speech.ended))
 
     def stop_speech(self, call: Call, code: str, message: str, now: float) -> None:
         """Stop a started streamed call (on its executor when it is there) with one result."""

@@ -92,6 +92,34 @@ class PublishResult:
 
 
 @dataclass(slots=True)
+class AnswerAgain:
+    """Answer a ~/call request that repeats a finished call's id with that call's result."""
+
+    call: 'Call'  # the repeat (its id is the earlier call's)
+    earlier: Any  # call_ids.Earlier: what the earlier call's result said
+
+    @property
+    def success(self) -> bool:
+        return self.earlier.success
+
+    @property
+    def error_code(self) -> str:
+        return self.earlier.error_code
+
+    @property
+    def error_message(self) -> str:
+        return self.earlier.error_message
+
+    @property
+    def content(self) -> str:
+        return self.earlier.content
+
+    @property
+    def outcome(self) -> str:
+        return self.earlier.outcome
+
+
+@dataclass(slots=True)
 class PublishChat:
     """One OpenAI-shaped chat message (lerobot_tools/chat), as a dict."""
 

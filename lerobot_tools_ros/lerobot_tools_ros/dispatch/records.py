@@ -46,6 +46,15 @@ _O_CLOEXEC = getattr(os, 'O_CLOEXEC', 0)
 _ISSUE_CODE_TO_ERROR = {'unknown_tool': errors.UNKNOWN_TOOL}
 
 
+def issue_message(issue: Any, max_input_bytes: int, finish_note: str = '') -> str:
+    """Return the result message of a call the parser could not recover, with what to do."""
+    message = issue.message
+    if issue.code == 'too_large':
+        message += (f'; split the generation, or raise the dispatcher parameter '
+                    f'max_input_bytes (now {max_input_bytes})')
+    return f'{message} ({finish_note})' if finish_note else message
+
+
 def error_code_for_issue(issue_code: str) -> str:
     """Return the ToolResult error code for a parser issue."""
     return _ISSUE_CODE_TO_ERROR.get(issue_code, errors.PARSE_ERROR)

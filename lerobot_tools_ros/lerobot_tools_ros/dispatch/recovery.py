@@ -26,6 +26,10 @@ is not answered; a call and its result take some 600 bytes, so that is tens of t
 calls back); there is no age limit within that window (the answer says when the call was
 accepted). Lines that are not JSON (a fragment, a foreign line) are skipped and counted, never
 fatal.
+
+The same read finds the ~/call calls with a caller's own id that may have acted (their result
+`ran` or `unknown`, or answered here as `unknown`): `kept_results` gives them to the new core,
+so a caller's retry of such an id after the restart gets that result instead of acting again.
 """
 
 from collections import deque
@@ -35,6 +39,8 @@ import json
 import os
 from typing import Any
 
+from .call_ids import Earlier
+from .calls import ORIGIN_CALL
 from .. import errors
 
 RECOVERY_WINDOW_BYTES = 16 << 20
@@ -56,6 +62,8 @@ class Scan:
     """What the end of an audit log says: calls without a result, oldest first."""
 
     calls: list[dict] = field(default_factory=list)
+    # ~/call calls that may have acted, with their result records: (call, result)
+    answered: list[tuple[dict, dict]] = field(default_factory=list)
     window_start: int = 0  # offset the read began at (0: the whole log was read)
     end: int = 0  # offset the read stopped at (the size the log had when it was opened)
     bad_lines: int = 0  # lines skipped: not a JSON object
@@ -115,6 +123,9 @@ def unanswered_calls(path: str | os.PathLike, end: int,
             elif event == RESULT_EVENT and open_calls.get(call_id):
                 answered = open_calls[call_id].popleft()
                 answered['_answered'] = True
+                if answered.get('origin') == ORIGIN_CALL \
+                        and record.get('outcome') in (errors.RAN, errors.UNKNOWN):
+                    scan.answered.append((answered, record))
                 if started.get(call_id) is answered:
                     del started[call_id]
     scan.calls = [record for record in order if not record.pop('_answered', False)]
@@ -144,6 +155,19 @@ def recovered_result(call: dict, now_wall: float) -> dict:
             'crashed) and was restarted: the call may or may not have run; check what the '
             'robot did before you retry it'),
         'duration_s': waited}
+
+
+def kept_results(scan: Scan, now_wall: float) -> dict[str, Earlier]:
+    """Return, by call id, the results of ~/call calls that may have acted (newest wins)."""
+    kept: dict[str, Earlier] = {}
+    found = [*scan.answered, *((call, recovered_result(call, now_wall)) for call in scan.calls
+                               if call.get('origin') == ORIGIN_CALL)]
+    for call, result in found:
+        kept[call['call_id']] = Earlier(
+            _text(call.get('name')), arguments_text(call), _text(result.get('error_code')),
+            _text(result.get('error_message')), _text(result.get('content')),
+            _text(result.get('outcome')))
+    return kept
 
 
 def arguments_text(call: dict) -> str:

@@ -45,9 +45,11 @@ from typing import Any, Protocol
 
 from .calls import (arguments_text, Call, DispatchSettings, ORIGIN_STREAM, POLICY_SOURCE, Speech,
                     Stream, ToolState)
+from .effects import SendText
 from .records import error_code_for_issue
 from .repeats import normalise_text, RecentCalls, repeat_key
 from .segments import split_segments
+from .states import CallState
 from .. import errors
 from ..catalog import ToolArgumentError, ToolCatalog
 from ..parsing import IssueEvent
@@ -151,14 +153,28 @@ class SpeechHost(Protocol):
 
     def send_early(self, call: Call, tool: ToolState, now: float) -> None: ...  # noqa: D102, E704
 
-    def is_live(self, call: Call) -> bool: ...  # noqa: D102, E704
+    def emit(self, effect: Any) -> None: ...  # noqa: D102, E704
 
-    def hand(self, call: Call) -> None: ...  # noqa: D102, E704
+    def is_live(self, call: Call) -> bool: ...  # noqa: D102, E704
 
     def announce(self, call: Call) -> None: ...  # noqa: D102, E704
 
     def stop_speech(self, call: Call, code: str, message: str,  # noqa: D102, E704
                     now: float) -> None: ...
+
+
+def hand(host: SpeechHost, call: Call) -> None:
+    """
+    Send a started streamed call's text not sent yet: whole segments, all once closed.
+
+    The end (``SendText.end``) goes out only with the complete, validated call.
+    """
+    speech = call.speech
+    if speech.ended or call.state != CallState.SENT or not host.is_live(call):
+        return
+    rest = text_to_hand(speech)
+    if rest is not None:
+        host.emit(SendText(call, rest, speech.ended))
 
 
 def may_start_early(host: SpeechHost, speech: Speech, first: str,
@@ -202,7 +218,7 @@ class SpeechSteps:
             if not self._starts(generation_id, stream, speech, first, now):
                 speech.fallback = True
                 return
-        self._host.hand(speech.call)
+        hand(self._host, speech.call)
 
     def _starts(self, generation_id: str, stream: Stream, speech: Speech, first: str,
                 now: float) -> bool:
@@ -269,7 +285,7 @@ class SpeechSteps:
         if tool.settings.repeat_window_s > 0:
             call.repeat_key = repeat_key(call.name, arguments, tool.free_text)
             host.recent.running(call)
-        host.hand(call)
+        hand(host, call)
 
     def _invalid(self, stream: Stream, speech: Speech, arguments: Any, exc: Exception,
                  live: bool, now: float) -> None:

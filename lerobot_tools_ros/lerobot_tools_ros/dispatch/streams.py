@@ -47,8 +47,6 @@ class CallHost(SpeechHost, Protocol):
 
     settings: DispatchSettings
 
-    def emit(self, effect: Any) -> None: ...  # noqa: D102, E704
-
     def admit(self, call: Call, arguments: Any, now: float) -> None: ...  # noqa: D102, E704
 
     def refuse(self, call: Call, code: str, message: str,  # noqa: D102, E704

@@ -72,7 +72,7 @@ class CallService:
         self._context = node.context
         self._submit = submit
         self._post = post
-        self._waiters: dict[Any, Waiter] = {}  # ~/call requests by their call
+        self._waiters: dict[Any, list[Waiter]] = {}  # ~/call requests by their call (repeats)
         self._waiting: set[Waiter] = set()  # every ~/call request still waiting (for shutdown)
         self._node = rclpy.create_node(
             f'{node.get_name()}_call', namespace=node.get_namespace(), context=node.context,
@@ -97,14 +97,13 @@ class CallService:
             pass
 
     def expect(self, call: Any, waiter: Waiter) -> None:
-        """In the group, from `submit`: `waiter` waits for `call`'s result."""
+        """In the group, from `submit`: `waiter` waits for `call`'s result (repeats join it)."""
         waiter.call = call
-        self._waiters[call] = waiter
+        self._waiters.setdefault(call, []).append(waiter)
 
-    def answer(self, effect: fx.PublishResult) -> None:
-        """In the group: wake the ~/call request waiting for this result, if one is."""
-        waiter = self._waiters.pop(effect.call, None)
-        if waiter is not None:
+    def answer(self, effect: fx.PublishResult | fx.AnswerAgain) -> None:
+        """In the group: wake the ~/call requests waiting for this result, if any are."""
+        for waiter in self._waiters.pop(effect.call, ()):
             waiter.result = effect
             waiter.answered.set()
 
@@ -135,7 +134,7 @@ class CallService:
                 pass  # the core answers every call by its deadline; this only notices shutdown
         finally:
             self._waiting.discard(waiter)
-        result: fx.PublishResult | None = waiter.result
+        result: fx.PublishResult | fx.AnswerAgain | None = waiter.result
         response.call_id = waiter.call.call_id if waiter.call is not None else request.call_id
         if result is None:
             if waiter.fault or waiter.call is None:  # the core never took it: nothing was sent
@@ -159,7 +158,7 @@ class CallService:
     def release(self) -> None:
         """At shutdown: let every waiting request answer (unavailable if it has no result)."""
         self._released = bool(self._waiters or self._waiting)
-        for waiter in [*self._waiters.values(), *self._waiting]:
+        for waiter in [*(w for ws in self._waiters.values() for w in ws), *self._waiting]:
             waiter.answered.set()
 
     def close(self) -> None:

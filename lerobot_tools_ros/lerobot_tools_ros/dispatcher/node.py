@@ -124,12 +124,14 @@ class Dispatcher(Node):
         self._clock = self.get_clock()
         reliable = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
         self._topics = topics = DispatcherTopics(self, reliable)
-        self._recovery = Recovery(self, self._audit, topics, self._group)  # a killed run's calls
+        # A killed run's calls: answered; its callers' results kept for their retries.
+        self._recovery = Recovery(self, self._audit, topics, self._group, self._core.remember)
         topics.catalog(catalog, self._service_name)  # latched: what MCP clients are offered
         self._handlers: dict[type, Callable[[Any], None]] = {
             fx.Send: self._send, fx.SendText: self._send_text,
             fx.StopOnExecutor: self._stop_on_executor,
             fx.PublishCall: topics.call, fx.PublishResult: self._publish_result,
+            fx.AnswerAgain: lambda effect: self._calls.answer(effect),  # a repeated call_id
             fx.PublishChat: topics.chat, fx.Audit: lambda effect: None, fx.Log: self._log,
             fx.PublishProgress: topics.progress, fx.RequestApproval: topics.request_approval,
             fx.ApprovalClosed: topics.close_approval}
@@ -158,10 +160,6 @@ class Dispatcher(Node):
     @property
     def catalog(self) -> ToolCatalog:
         return self._core.catalog
-
-    @property
-    def enabled(self) -> bool:
-        return self._core.enabled
 
     # -- parameters (declared and checked in dispatcher_params) ------------------------------
 

@@ -25,19 +25,22 @@ answers each once: its `result` record is written to the audit log (and handed t
 a ToolResult with outcome unknown and error code answer_lost, and its {"role": "tool"} chat
 message, are published. It waits for the results topic to have a subscriber (at most
 `PUBLISH_WAIT_S`): a result published before anyone listens reaches nobody. A dispatcher
-stopped before then leaves them for its next start. Nothing here touches the dispatch core.
+stopped before then leaves them for its next start. The core only gets, through `keep`, the
+results of ~/call calls that may have acted (`dispatch.recovery.kept_results`), so a caller's
+retry of such a call id after the restart is answered with its result instead of acting again.
 """
 
 import time
-from typing import Any
+from typing import Any, Callable
 
 from builtin_interfaces.msg import Duration
 from lerobot_tools_interfaces.msg import ToolResult
 from lerobot_tools_ros.dispatch import effects as fx
+from lerobot_tools_ros.dispatch.call_ids import Earlier
 from lerobot_tools_ros.dispatch.core import POLICY_SOURCE
 from lerobot_tools_ros.dispatch.records import AuditLog, tool_message
-from lerobot_tools_ros.dispatch.recovery import arguments_text, recovered_result, \
-    RESULT_EVENT, STARTED_EVENT, started_record, unanswered_calls
+from lerobot_tools_ros.dispatch.recovery import arguments_text, kept_results, \
+    recovered_result, RESULT_EVENT, STARTED_EVENT, started_record, unanswered_calls
 from lerobot_tools_ros.untrusted import log_text, ros_string
 from rclpy.node import Node
 
@@ -79,7 +82,8 @@ def audited_first(audit: AuditLog, effects: list, clock: Any) -> list:
 class Recovery:
     """Find a killed dispatcher's unanswered calls in the audit log, then answer each once."""
 
-    def __init__(self, node: Node, audit: Any, topics: Any, group: Any) -> None:
+    def __init__(self, node: Node, audit: Any, topics: Any, group: Any,
+                 keep: Callable[[str, Earlier], None]) -> None:
         self._node, self._audit, self._topics = node, audit, topics
         self._calls: list[dict] = []
         self._timer: Any = None
@@ -98,6 +102,8 @@ class Recovery:
             logger.error(f'could not read audit log {audit.path} for calls left unanswered: '
                          f'{exc.strerror or exc}; none are answered')
             return
+        for call_id, earlier in kept_results(scan, time.time()).items():
+            keep(call_id, earlier)  # a caller's retry of a call that may have acted: its result
         if scan.bad_lines:
             logger.warning(f'audit log {audit.path}: {scan.bad_lines} line(s) that are not JSON '
                            'records were skipped while looking for unanswered calls')
