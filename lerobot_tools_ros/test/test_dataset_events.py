@@ -491,6 +491,46 @@ def test_a_write_killed_at_any_point_leaves_old_or_new_and_a_rerun_works(
         ['audit.jsonl', 'two', 'ready', *(['out'] if where == 'output' else [])])
 
 
+def test_two_writers_of_one_dataset_take_turns_and_both_rows_are_kept(ros_env, tmp_path):
+    root = two_episodes(tmp_path)
+    logs = [write_log(tmp_path / f'audit-{n}.jsonl', audit(
+        10.0, ('call', 0.2, f'c{n}', 'record_observation', {'label': label}, True)))
+        for n, label in enumerate(('cup', 'bowl'))]
+
+    def command(log: pathlib.Path) -> list[str]:
+        return [sys.executable, '-m', 'lerobot_tools_ros.cli', 'dataset', 'add-events',
+                str(root), '--episode', '1', '--audit', str(log), '--start', '10', '--in-place']
+
+    ready = tmp_path / 'first-ready'
+    # The first writer stops after its data is written (dataset.atomic.checkpoint), holding
+    # the dataset; the second starts then, from the same version on disk.
+    first = subprocess.Popen(command(logs[0]), env={**ros_env,
+                                                    atomic.PAUSE_ENV: f'data-written:{ready}'},
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    second = None
+    try:
+        deadline = time.monotonic() + 60.0
+        while not ready.exists() and first.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)  # polling for the file the writer makes when it stops
+        assert ready.exists(), first.communicate(timeout=10)[0]
+        second = subprocess.Popen(command(logs[1]), env=ros_env, stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT, text=True)
+        with pytest.raises(subprocess.TimeoutExpired):
+            second.wait(3.0)  # it waits for the first to finish
+        ready.unlink()  # the first goes on, swaps its version in, and ends
+        assert first.wait(60) == 0, first.communicate(timeout=10)[0]
+        assert second.wait(60) == 0, second.communicate(timeout=10)[0]
+    finally:
+        for proc in (first, second):
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+                proc.wait(30)
+    rows = episodes.read_episode(root, 1).frames[6].events
+    assert [language.tool_calls(row) for row in rows] == [
+        [], [('record_observation', {'label': 'cup'})],
+        [('record_observation', {'label': 'bowl'})]]  # neither write lost the other's row
+
+
 # -- the dispatcher records interjections and markers ----------------------------------------
 
 def test_dispatcher_records_interjections_and_episode_markers(start_node, ros_node, tmp_path):

@@ -25,11 +25,16 @@ into place; an existing dataset is exchanged with its staging directory in one s
 is removed. A failure or a `kill -9` at any point leaves either the old or the new dataset at
 the target, never a mix, and at most a staging directory, which the next run removes once the
 process that made it is gone.
+
+One writer at a time (`one_writer`): two runs on one dataset would each build from the version
+they read, and the second swap would drop the first one's rows. A run holds an exclusive lock
+on the directory the dataset is in from its first read to its swap; another waits for it.
 """
 
 import contextlib
 import ctypes
 import errno
+import fcntl
 import itertools
 import os
 import pathlib
@@ -47,6 +52,31 @@ CHECKPOINTS = ('data-written', 'before-commit', 'after-commit')
 _RENAME_EXCHANGE = 2
 _AT_FDCWD = -100
 _counter = itertools.count()
+# How long a write waits for another one on the same directory (copying gigabytes of video for
+# --output takes minutes) before it gives up, saying so.
+LOCK_WAIT_S = 600.0
+_LOCK_POLL_S = 0.05
+
+
+@contextlib.contextmanager
+def one_writer(root: pathlib.Path, wait_s: float = LOCK_WAIT_S):
+    """Hold the write lock of the directory `root` is in (waiting for another writer)."""
+    descriptor = os.open(root.parent, os.O_RDONLY | getattr(os, 'O_DIRECTORY', 0))
+    try:
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise DatasetError(
+                        f'another run has been writing a dataset in {root.parent} for '
+                        f'{wait_s:g} s; wait for it to end (or stop it), then run again')
+                time.sleep(_LOCK_POLL_S)
+        yield
+    finally:
+        os.close(descriptor)  # releases the lock
 
 
 def staging_dir(final: pathlib.Path) -> pathlib.Path:
@@ -150,11 +180,17 @@ def exchange(first: pathlib.Path, second: pathlib.Path) -> None:
 
 
 def checkpoint(point: str) -> None:
-    """Stop here for good when the test hook (`PAUSE_ENV`) names this point; else nothing."""
+    """
+    Stop here when the test hook (`PAUSE_ENV`) names this point; else nothing.
+
+    The writer makes the hook's file and waits while it exists: the test kills it there, or
+    removes the file to let it go on.
+    """
     spec = os.environ.get(PAUSE_ENV, '')
     name, _, ready = spec.partition(':')
     if name != point or not ready:
         return
-    pathlib.Path(ready).write_text(f'{os.getpid()}\n', encoding='utf-8')
-    while True:  # killed here by the test
-        time.sleep(60.0)
+    path = pathlib.Path(ready)
+    path.write_text(f'{os.getpid()}\n', encoding='utf-8')
+    while path.exists():
+        time.sleep(_LOCK_POLL_S)

@@ -258,6 +258,12 @@ def write_events(root: pathlib.Path, episode: Episode, placed: dict[int, list[Re
     Into a new copy at `output`, or into `root` itself. Only the episode's data file(s) and
     info.json change; every other file is the same file (in place) or a copy of it.
     """
+    with atomic.one_writer(root):  # from the first read to the swap
+        return _write_events(root, episode, placed, tools, output)
+
+
+def _write_events(root: pathlib.Path, episode: Episode, placed: dict[int, list[RecordedEvent]],
+                  tools: list[dict], output: pathlib.Path | None) -> WriteReport:
     info = read_info(root)
     new_info = updated_info(info, tools)
     final = check_output(root, output) if output is not None else root
