@@ -20,7 +20,7 @@ import random
 import sys
 import time
 
-from conftest import prove_service, spin_until
+from conftest import PACKAGE_DIR, prove_service, spin_until
 from lerobot_tools_interfaces.msg import ErrorCodes, TextChunk, ToolCall, ToolResult
 from lerobot_tools_ros import names
 from lerobot_tools_ros.catalog import DEFAULT_TOOLS
@@ -362,6 +362,20 @@ def test_diagnostics_report_per_tool_counts_and_availability(stack, ros_node):
     assert values['errors.execution_failed'] == '1'
     assert values['executor_available'] == 'True'
     assert float(values['latency_p50_ms']) > 0
+
+
+def test_two_robots_diagnostics_on_one_topic_are_told_apart(start_node, ros_node):
+    from diagnostic_msgs.msg import DiagnosticArray
+    names: set = set()
+    ros_node.create_subscription(DiagnosticArray, '/diagnostics', lambda array: names.update(
+        status.name for status in array.status), 10)
+    params = str(PACKAGE_DIR / 'config' / 'lerobot_tools.yaml')
+    robots = [start_node('lerobot_tools_ros.dispatcher.node', '--params-file', params,
+                         '-r', f'__ns:=/{robot}', name=robot) for robot in ('robot_a', 'robot_b')]
+    wanted = {'/robot_a/dispatcher: say', '/robot_b/dispatcher: say'}
+    assert spin_until(ros_node, lambda: wanted <= names, 30.0), (
+        sorted(names), [robot.output()[-2000:] for robot in robots])
+    assert not [name for name in names if name.startswith('dispatcher:')]
 
 
 def test_reload_catalog_reports_what_changed(stack, ros_node, dataset):

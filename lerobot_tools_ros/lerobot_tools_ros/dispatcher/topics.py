@@ -176,7 +176,8 @@ class DispatcherTopics:
 
     def diagnostics(self, statuses: list) -> None:
         """Publish `dispatch.diagnostics.Status` values as one DiagnosticArray."""
-        node_name = self._node.get_name()
+        # Namespaced (/robot_a/dispatcher): /diagnostics is one topic for every robot.
+        node_name = self._node.get_fully_qualified_name()
         array = DiagnosticArray()
         array.header.stamp = self._clock.now().to_msg()
         array.status = [DiagnosticStatus(
