@@ -34,7 +34,7 @@ CORE = SOURCE / 'dispatch' / 'core.py'
 # speech, ids, repeats and deadlines live in modules of their own (dispatch.states, gates,
 # streams, stream_speech, call_ids, repeats, deadlines); the class keeps the event API and the
 # life of an accepted call, in about 600 lines.
-CORE_CLASS_MAX_LINES = 640
+CORE_CLASS_MAX_LINES = 620
 METHOD_MAX_LINES = 50
 
 

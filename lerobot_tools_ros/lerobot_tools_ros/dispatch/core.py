@@ -24,8 +24,8 @@ blocks; `next_wake()` says when it next needs a `tick`. The node wires ROS to it
 
 States of an accepted call: waiting for approval -> queued behind earlier calls of its tool ->
 sent to its executor (or waiting for the executor to appear) -> finished; `dispatch.states`
-holds them and the one table of their transitions, which `_move` consults. Every call the core
-accepts, or rejects, or could not parse, ends in exactly one `PublishResult`.
+holds them and the one table of their transitions, which `states.move` consults. Every call the
+core accepts, or rejects, or could not parse, ends in exactly one `PublishResult`.
 """
 
 from collections import deque
@@ -43,7 +43,7 @@ from .outcomes import lost, settle, Settled, Stop, unconfirmed
 from .records import (assistant_message, error_code_for_issue, issue_message, TokenBucket,
                       tool_message, ToolStats)
 from .repeats import free_text_properties, RecentCalls
-from .states import CallState, CANCEL_ORDER, container_problems, next_state, StateEvent
+from .states import CallState, CANCEL_ORDER, container_problems, move, StateEvent
 from .stream_speech import shown
 from .streams import Streams
 from .. import errors
@@ -109,7 +109,7 @@ class DispatchCore:
         self._poll_due = math.inf
         self.recent = RecentCalls()  # calls running or done lately, for repeat_window_s
         self.streams = Streams(self)  # streamed generations (TextChunk), their calls and speech
-        self._deadlines = Deadlines()
+        self.deadlines = Deadlines()
         self._out: list = []
 
     # -- queries ---------------------------------------------------------------------------
@@ -134,7 +134,7 @@ class DispatchCore:
 
     def next_wake(self) -> float | None:
         """Return when the core next needs a `tick` (a deadline or a poll), or None."""
-        due = self._deadlines.next_due(self._timer_live)
+        due = self.deadlines.next_due(self._timer_live)
         if self._waiting:
             due = min(due, self._poll_due)
         return None if due == math.inf else due
@@ -239,7 +239,7 @@ class DispatchCore:
                                                    earlier.arguments):
                 return None
             running = Call(call_id, '', name, {}, arguments, '', source, now, origin=ORIGIN_CALL)
-            self._move(running, StateEvent.FINISH)
+            move(running, StateEvent.FINISH)
             self._out.append(fx.AnswerAgain(running, earlier))
             what = f'answered with its result ({earlier.outcome})'
         self._out.append(fx.Log('info', f'call_id {shown(call_id)} repeated by '
@@ -256,7 +256,7 @@ class DispatchCore:
         """Hold a call the node could not send (its executor is not there yet) and poll for it."""
         call = self._active.get(call_id)
         if call is not None and call.state == SENT:
-            self._move(call, StateEvent.MISS)
+            move(call, StateEvent.MISS)
             if call.speech is not None:  # none of its text reached an executor
                 stream_speech.not_sent(call.speech)
             self._waiting.setdefault(call.name, []).append(call)
@@ -268,7 +268,7 @@ class DispatchCore:
         for call in self._waiting.pop(name, []):
             if self._active.get(call.call_id) is call and call.state == WAITING \
                     and self._still_admitted(call, now):
-                self._move(call, StateEvent.SEND)
+                move(call, StateEvent.SEND)
                 self._out.append(fx.Send(call))
                 if call.speech is not None:
                     stream_speech.hand(self, call)
@@ -355,14 +355,11 @@ class DispatchCore:
         call = self._active.get(call_id)
         if call is None or call.state != APPROVAL:
             return False, self._take()
-        self._out.append(fx.Audit('approval', {
-            'call_id': call.call_id, 'name': call.name, 'approved': approve,
-            'decided_by': decided_by, 'note': note,
-            'waited_s': round(now - call.accepted_at, 3)}))
+        self._out.append(fx.Audit.of_decision(call, approve, decided_by, note, now))
         if approve:
             self._out.append(fx.ApprovalClosed(call, f'approved by {decided_by}'))
             call.approved = True
-            self._move(call, StateEvent.APPROVE)  # waits its turn (its approval closed above)
+            move(call, StateEvent.APPROVE)  # waits its turn (its approval closed above)
             self._queue_or_start(call, now)
         else:
             self._finish(call, errors.DENIED, f'an operator denied the call ({decided_by}'
@@ -374,7 +371,7 @@ class DispatchCore:
         """Handle every deadline due at `now` (timeouts, idle streams, executor polls)."""
         if self._poll_due <= now:
             self._poll_due = (now + self.settings.executor_poll_s) if self._waiting else math.inf
-        for due, kind, key in self._deadlines.pop_due(now):
+        for due, kind, key in self.deadlines.pop_due(now):
             if kind == STREAM:
                 self.streams.idle_check(key, now)
             elif self._timer_live(due, kind, key):
@@ -423,7 +420,7 @@ class DispatchCore:
         self._accept(call, self.tool_state(name, now), now)
         self.recent.running(call)
         if isinstance(found, gates.Hold):
-            self._move(call, StateEvent.HOLD)
+            move(call, StateEvent.HOLD)
             self._out.append(fx.RequestApproval(call, found.reason, call.timeout_s))
             return
         self._queue_or_start(call, now)
@@ -461,7 +458,7 @@ class DispatchCore:
         if busy and self.tool_state(call.name, now).settings.when_busy == 'replace':
             self._replace_calls_of(call, now)
         if self.busy(call.name):
-            self._move(call, StateEvent.QUEUE)
+            move(call, StateEvent.QUEUE)
             self._queues.setdefault(call.name, deque()).append(call)
             return
         self._start(call, now)
@@ -471,7 +468,7 @@ class DispatchCore:
         if not self._still_admitted(call, now):
             return False
         self._running_tools.add(call.name)
-        self._move(call, StateEvent.SEND)
+        move(call, StateEvent.SEND)
         self._out.append(fx.Send(call))
         return True
 
@@ -490,7 +487,7 @@ class DispatchCore:
         if isinstance(found, gates.Hold):
             if call.state == WAITING:
                 self._release(call.name, now)
-            self._move(call, StateEvent.HOLD)
+            move(call, StateEvent.HOLD)
             self._out.append(fx.RequestApproval(call, found.reason, call.deadline - now))
             return False
         self._finish(call, found.code, found.message, now, release=call.state == WAITING)
@@ -507,10 +504,10 @@ class DispatchCore:
         self._out.append(fx.StopOnExecutor(call, reason, await_answer=True))
         if call.speech is not None and not call.speech.announced:
             self.announce(call)  # with the text it had when it stopped
-        self._move(call, StateEvent.STOP)
+        move(call, StateEvent.STOP)
         call.stop = Stop(code, why)
         call.deadline = now + self.settings.cancel_timeout_s
-        self._deadlines.push(call.deadline, CALL, call.call_id)
+        self.deadlines.push(call.deadline, CALL, call.call_id)
 
     def _settle(self, call: Call, settled: Settled, now: float) -> None:
         """Give a sent (or stopping) call the result its executor's answer (or loss) tells."""
@@ -570,7 +567,7 @@ class DispatchCore:
 
     def _reject(self, call: Call, code: str, message: str, now: float) -> None:
         """Answer a call that did not pass a gate: it is announced, then gets its result."""
-        self._move(call, StateEvent.FINISH)
+        move(call, StateEvent.FINISH)
         self._out.append(fx.PublishCall(call))
         self._out.append(fx.Audit.of_call(call))
         self._result(call, code, message, now)
@@ -584,7 +581,7 @@ class DispatchCore:
         was sent (every path that sends says so).
         """
         del self._active[call.call_id]
-        state = self._move(call, StateEvent.FINISH)
+        state = move(call, StateEvent.FINISH)
         speech = call.speech
         if speech is not None:
             if code:
@@ -633,7 +630,7 @@ class DispatchCore:
 
     def refuse(self, call: Call, code: str, message: str, now: float) -> None:
         """Give its result to a call that was never accepted (announced already, or not at all)."""
-        self._move(call, StateEvent.FINISH)
+        move(call, StateEvent.FINISH)
         self._result(call, code, message, now)
 
     # -- streamed calls: dispatch.streams and dispatch.stream_speech ask for these --------
@@ -646,10 +643,6 @@ class DispatchCore:
         """Return a new call ('call_') or generation ('') id."""
         return self._ids.new(kind)
 
-    def wake_for_stream(self, due: float, key: str) -> None:
-        """Have the stream under `key` checked for idleness at `due`."""
-        self._deadlines.push(due, STREAM, key)
-
     def is_live(self, call: Call) -> bool:
         """Whether `call` has no result yet."""
         return self._active.get(call.call_id) is call
@@ -658,7 +651,7 @@ class DispatchCore:
         """Send a streamed call that `may_start_early` let start (announced once complete)."""
         self._accept(call, tool, now)
         self._running_tools.add(call.name)
-        self._move(call, StateEvent.SEND)
+        move(call, StateEvent.SEND)
         self._out.append(fx.Send(call))
 
     def stop_speech(self, call: Call, code: str, message: str, now: float) -> None:
@@ -692,20 +685,13 @@ class DispatchCore:
         call.timeout_s = tool.settings.timeout_s
         call.deadline = now + call.timeout_s
         self._active[call.call_id] = call
-        self._deadlines.push(call.deadline, CALL, call.call_id)
+        self.deadlines.push(call.deadline, CALL, call.call_id)
 
     def _timer_live(self, due: float, kind: str, key: str) -> bool:
         if kind == STREAM:
             return self.streams.is_open(key)
         call = self._active.get(key)
         return call is not None and call.deadline == due
-
-    @staticmethod
-    def _move(call: Call, event: StateEvent) -> CallState:
-        """Move a call by the state table (`dispatch.states`); return the state it left."""
-        state = call.state
-        call.state = next_state(state, event)
-        return state
 
     def container_problems(self) -> list[str]:
         """Say where the containers disagree with the calls' states (tests check it is [])."""

@@ -169,6 +169,14 @@ class Audit:
             'format': call.format})
 
     @classmethod
+    def of_decision(cls, call: 'Call', approve: bool, decided_by: str, note: str,
+                    now: float) -> 'Audit':
+        """Return the record of an operator's decision on a call waiting for approval."""
+        return cls('approval', {
+            'call_id': call.call_id, 'name': call.name, 'approved': approve,
+            'decided_by': decided_by, 'note': note, 'waited_s': round(now - call.accepted_at, 3)})
+
+    @classmethod
     def of_result(cls, call: 'Call', code: str, message: str, content: str, outcome: str,
                   elapsed: float) -> 'Audit':
         """Return the record of a call's one result."""

@@ -24,7 +24,7 @@ and `container_problems` checks the core's containers against the states of its 
 """
 
 from enum import Enum
-from typing import Iterable, Mapping
+from typing import Any, Iterable, Mapping
 
 
 class CallState(str, Enum):
@@ -91,6 +91,13 @@ def next_state(state: CallState, event: StateEvent) -> CallState:
         return TRANSITIONS[state][event]
     except KeyError:
         raise IllegalTransition(f'a {state} call cannot {event}') from None
+
+
+def move(call: Any, event: StateEvent) -> CallState:
+    """Move a call (its `state`) by the table; return the state it left. The only way to move."""
+    state = call.state
+    call.state = next_state(state, event)
+    return state
 
 
 def container_problems(active: Mapping, queues: Mapping[str, Iterable],

@@ -33,6 +33,7 @@ from typing import Any, Iterable, Protocol
 from . import effects as fx
 from .call_ids import RECENT_IDS
 from .calls import Call, DispatchSettings, ORIGIN_STREAM, POLICY_SOURCE, Speech, Stream
+from .deadlines import Deadlines, STREAM
 from .records import assistant_message
 from .stream_speech import SpeechHost, SpeechSteps
 from .. import errors
@@ -46,6 +47,7 @@ class CallHost(SpeechHost, Protocol):
     """What a stream asks of the call lifecycle (`DispatchCore` provides it)."""
 
     settings: DispatchSettings
+    deadlines: Deadlines
 
     def admit(self, call: Call, arguments: Any, now: float) -> None: ...  # noqa: D102, E704
 
@@ -54,8 +56,6 @@ class CallHost(SpeechHost, Protocol):
 
     def refuse_issue(self, call_id: str, generation_id: str, issue: Any,  # noqa: D102, E704
                      now: float, stream: Stream | None = None) -> None: ...
-
-    def wake_for_stream(self, due: float, key: str) -> None: ...  # noqa: D102, E704
 
 
 class Streams:
@@ -108,7 +108,7 @@ class Streams:
             stream = Stream(StreamingParser(self._host.catalog, settings.formats,
                                             max_input_bytes=settings.max_input_bytes,
                                             stream_arguments=settings.stream_speech), now)
-            self._host.wake_for_stream(now + settings.stream_idle_timeout_s, key)
+            self._host.deadlines.push(now + settings.stream_idle_timeout_s, STREAM, key)
         self._open[key] = stream  # now the most recently fed
         if index:
             stream.next_index = index + 1
@@ -157,7 +157,7 @@ class Streams:
             return
         idle = self._host.settings.stream_idle_timeout_s
         if now - stream.last_chunk < idle:
-            self._host.wake_for_stream(stream.last_chunk + idle, key)
+            self._host.deadlines.push(stream.last_chunk + idle, STREAM, key)
             return
         stream.finish_note = (
             f'the stream got no chunk for {idle:g} s and no chunk with final set; the policy '
@@ -168,8 +168,8 @@ class Streams:
     def settings_changed(self) -> None:
         """Re-arm every open stream's idle timer (stream_idle_timeout_s may have changed)."""
         for key, stream in self._open.items():
-            self._host.wake_for_stream(
-                stream.last_chunk + self._host.settings.stream_idle_timeout_s, key)
+            self._host.deadlines.push(
+                stream.last_chunk + self._host.settings.stream_idle_timeout_s, STREAM, key)
 
     def shutdown(self, now: float) -> None:
         """Finish every open stream: the dispatcher is going away."""
