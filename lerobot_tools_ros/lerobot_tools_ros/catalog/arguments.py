@@ -28,19 +28,35 @@ other JSON values are immutable) where arguments enter the tool_server in proces
 dispatcher, which keeps them for its audit record and results, cannot change what a running tool
 sees, and a tool cannot change what the dispatcher recorded.
 
-Nothing here imports rclpy.
+Refused arguments raise `ToolArgumentError` (defined here, re-exported by the catalog). Nothing
+here imports rclpy.
 """
 
 import hashlib
 import json
-from typing import Any, Mapping, TYPE_CHECKING
+from typing import Any, Mapping
 
 from lerobot_tools_ros import errors, limits
 
-if TYPE_CHECKING:  # (tool_catalog imports this module)
-    from lerobot_tools_ros.catalog.tool_catalog import ToolArgumentError
+__all__ = ['copy_arguments', 'schema_fingerprint', 'too_deep', 'ToolArgumentError',
+           'ValidatedArguments']
 
-__all__ = ['copy_arguments', 'schema_fingerprint', 'too_deep', 'ValidatedArguments']
+
+class ToolArgumentError(ValueError):
+    """A call the catalog rejects; ``error_code`` is ``unknown_tool`` or ``invalid_arguments``."""
+
+    def __init__(self, error_code: str, message: str, *, tool: str | None = None,
+                 suggestion: str | None = None) -> None:
+        super().__init__(message)
+        self.error_code = error_code
+        self.message = message
+        self.tool = tool
+        self.suggestion = suggestion
+
+    @property
+    def code(self) -> str:
+        """Alias of ``error_code``, matching ``errors.ToolError.code``."""
+        return self.error_code
 
 
 class ValidatedArguments(dict):
@@ -95,9 +111,8 @@ def _copy(value: Any, depth: int) -> Any:
     return value  # str, int, float, bool, None: immutable
 
 
-def too_deep() -> 'ToolArgumentError':
+def too_deep() -> ToolArgumentError:
     """Return the error for arguments nested deeper than `limits.MAX_ARGUMENT_DEPTH`."""
-    from lerobot_tools_ros.catalog.tool_catalog import ToolArgumentError
     return ToolArgumentError(
         errors.INVALID_ARGUMENTS,
         f'arguments nest arrays/objects more than {limits.MAX_ARGUMENT_DEPTH} levels deep (the '

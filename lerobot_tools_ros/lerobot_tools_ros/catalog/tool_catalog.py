@@ -47,7 +47,8 @@ from jsonschema import validators as jsonschema_validators
 
 from lerobot_tools_ros import errors, limits, names
 from lerobot_tools_ros.catalog import safe_regex
-from lerobot_tools_ros.catalog.arguments import schema_fingerprint, too_deep, ValidatedArguments
+from lerobot_tools_ros.catalog.arguments import (schema_fingerprint, too_deep, ToolArgumentError,
+                                                 ValidatedArguments)
 from lerobot_tools_ros.catalog.schema_safety import check_schema_safety
 from lerobot_tools_ros.hub import DatasetNotFound, find_dataset_file, hf_lerobot_home
 from lerobot_tools_ros.parsing.values import json_type as _json_type
@@ -101,23 +102,6 @@ _short.maxlevel = 2
 
 class CatalogError(errors.ConfigurationError):
     """A catalog that cannot be loaded: not found, not JSON, no valid entry, strict-mode errors."""
-
-
-class ToolArgumentError(ValueError):
-    """A call the catalog rejects; ``error_code`` is ``unknown_tool`` or ``invalid_arguments``."""
-
-    def __init__(self, error_code: str, message: str, *, tool: str | None = None,
-                 suggestion: str | None = None) -> None:
-        super().__init__(message)
-        self.error_code = error_code
-        self.message = message
-        self.tool = tool
-        self.suggestion = suggestion
-
-    @property
-    def code(self) -> str:
-        """Alias of ``error_code``, matching ``errors.ToolError.code``."""
-        return self.error_code
 
 
 def _json_path(root: str, parts: Any) -> str:

@@ -19,13 +19,14 @@ Other nodes may call these directly (without the dispatcher), so the server vali
 against the catalog itself: a goal's or request's JSON text is decoded and validated once, where
 it arrives. A caller in this process (the dispatcher, `executors.inprocess`) passes its validated
 dict instead: the tool gets a copy, checked again only when this catalog's schema of the tool is
-not the one the caller checked it against (`tool_server.request`). Each tool has a node of its own, spun by an executor thread of its
-own, plus one worker thread that runs the tool's calls one at a time (tools are not required to
-be thread-safe): a slow `say` never delays a `record_observation`, and while a goal runs the
-tool's executor thread still takes new requests, goals and cancel requests. A `CallTool` request
-that finds its tool idle runs on the executor thread itself (nothing can cancel a request, and
-the hand-off to the worker cost about a third of a round trip); one that finds the tool busy
-waits for the worker like a goal.
+not the one the caller checked it against (`tool_server.request`).
+
+Each tool has a node of its own, spun by an executor thread of its own, plus one worker thread that
+runs the tool's calls one at a time (tools are not required to be thread-safe): a slow `say` never
+delays a `record_observation`, and while a goal runs the tool's executor thread still takes new
+requests, goals and cancel requests. A `CallTool` request that finds its tool idle runs on the
+executor thread itself (nothing can cancel a request, and the hand-off to the worker cost about a
+third of a round trip); one that finds the tool busy waits for the worker like a goal.
 
 Every call gets a `CallContext`: an action goal's cancel request cancels it, the tool's progress
 reports become the goal's feedback, and shutdown cancels every call still queued or running
