@@ -715,7 +715,7 @@ def test_a_dataset_lerobot_made_replays_with_the_defaults_and_takes_events(ros_e
          '--audit-log', str(log)], env=ros_env, capture_output=True, text=True, timeout=240)
     output = replay.stdout + replay.stderr
     assert replay.returncode == 0, output
-    assert "[replay] not hosting 'record_observation'" in output
+    assert "not hosting 'record_observation'" in output
     assert "style 'mood' is not one of upstream's core styles" in output
     assert output.count("style 'vqa' has nothing to replay") == 2, output
     assert '2 result(s) for 2 call(s); 0 failed' in replay.stdout

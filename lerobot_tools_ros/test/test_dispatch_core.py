@@ -537,17 +537,18 @@ def test_open_streams_are_bounded_in_number_and_characters():
     h = Harness(max_open_streams=3, max_stream_bytes=1000)
     for index in range(5):  # five unfinished generations, each ending inside a call
         h.feed(h.core.chunk(f'g{index}', '<echo>open', False, float(index)))
-    assert h.core.open_streams == (3, 30)
+    assert (h.core.streams.open_count, h.core.streams.held) == (3, 30)
     results = list(h.results().values())
     assert [r.call.generation_id for r in results] == ['g0', 'g1']  # the oldest, finished
     assert all(r.error_code == errors.PARSE_ERROR and 'max_open_streams' in r.error_message
                for r in results)
     assert len(h.of(fx.Log)) == 1  # one line, not one per stream
     h.feed(h.core.chunk('g2', 'x' * 990, False, 10.0))  # g2 fed last: g3 and g4 go first
-    assert h.core.open_streams == (1, 1000)
-    assert h.core.streams_evicted == 4
+    assert (h.core.streams.open_count, h.core.streams.held) == (1, 1000)
+    assert h.core.streams.evicted == 4
     h.feed(h.core.chunk('g2', '</echo>', True, 11.0))
-    assert h.core.open_streams == (0, 0) and h.core.pending_calls == 1  # g2's echo runs
+    assert (h.core.streams.open_count, h.core.streams.held) == (0, 0)
+    assert h.core.pending_calls == 1  # g2's echo runs
 
 
 def test_diagnostics_of_a_large_catalog_name_only_the_tools_called():

@@ -44,7 +44,7 @@ def test_an_evicted_stream_does_not_turn_its_rest_into_new_calls():
     for at, piece in enumerate(QUOTED[1:]):
         h.feed(h.core.chunk('quoting', piece, at == 1, 0.2 + at))
     assert 'say' not in _names(h)  # before: the quoted sentence was spoken
-    assert h.core.chunks_refused == 2
+    assert h.core.streams.chunks_refused == 2
     (log,) = [e for e in h.of(fx.Log) if 'refused' in e.text]
     assert "'quoting'" in log.text and 'new generation_id' in log.text
     # Its final chunk came: the id may start a new generation.
@@ -57,7 +57,7 @@ def test_an_idle_stream_stays_ended_until_a_chunk_numbered_one():
     h.feed(h.core.chunk('g', QUOTED[0], False, 0.0, index=1))
     h.feed(h.core.tick(1.0))  # idle: ended with a parse_error for the open echo
     h.feed(h.core.chunk('g', QUOTED[1], False, 2.0, index=2))
-    assert h.sent() == [] and h.core.chunks_refused == 1
+    assert h.sent() == [] and h.core.streams.chunks_refused == 1
     h.feed(h.core.chunk('g', '<say>A new one.</say>', True, 3.0, index=1))
     assert [c.arguments for c in h.sent()] == [{'text': 'A new one.'}]
 
@@ -72,8 +72,9 @@ def test_a_missing_chunk_ends_its_generation_with_one_result():
     results = [r for r in h.results().values() if r.call is not echo]
     (busy,) = results
     assert busy.error_code == errors.BUSY and 'chunk 2 never arrived' in busy.error_message
-    assert busy.call.origin == ORIGIN_STREAM and h.core.chunks_lost == 1
-    assert h.core.open_streams == (0, 0) and h.core.pending_calls == 1  # the echo only
+    assert busy.call.origin == ORIGIN_STREAM and h.core.streams.chunks_lost == 1
+    assert (h.core.streams.open_count, h.core.streams.held) == (0, 0)
+    assert h.core.pending_calls == 1  # the echo only
 
 
 def test_a_repeated_or_headless_numbered_chunk_is_not_parsed():
@@ -86,7 +87,7 @@ def test_a_repeated_or_headless_numbered_chunk_is_not_parsed():
     assert h.sent() == [] and len(messages) == 2
     assert 'chunk(s) 1..3 never arrived' in messages[0]
     assert 'chunk 1 arrived after chunk 1 (repeated or out of order)' in messages[1]
-    assert h.core.chunks_lost == 3 and h.core.chunks_refused == 1
+    assert h.core.streams.chunks_lost == 3 and h.core.streams.chunks_refused == 1
 
 
 def test_unnumbered_chunks_are_taken_as_before():

@@ -30,10 +30,11 @@ SOURCE = pathlib.Path(__file__).resolve().parents[1] / PACKAGE
 DISPATCHER = SOURCE / 'dispatcher' / 'node.py'
 DISPATCHER_MAX_LINES = 420
 CORE = SOURCE / 'dispatch' / 'core.py'
-# The dispatch core's class may not grow: its states, gates, calls and speech decisions live in
-# modules of their own (dispatch.states, gates, calls, stream_speech). The aim is about 600
-# lines, once stream input (chunks, ordering, bounds) leaves it too; until then, no growth.
-CORE_CLASS_MAX_LINES = 990
+# The dispatch core's class stays readable: a call's states, the gates, streamed input, streamed
+# speech, ids, repeats and deadlines live in modules of their own (dispatch.states, gates,
+# streams, stream_speech, call_ids, repeats, deadlines); the class keeps the event API and the
+# life of an accepted call, in about 600 lines.
+CORE_CLASS_MAX_LINES = 640
 METHOD_MAX_LINES = 50
 
 

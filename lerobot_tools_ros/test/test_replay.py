@@ -321,8 +321,8 @@ def test_an_upstream_annotated_dataset_replays_with_the_packaged_defaults(
     run, _ = run_replay(tmp_path, ros_env, str(root), '--rate', '4')
     assert run.returncode == 0, run.stdout + run.stderr
     output = run.stdout + run.stderr
-    assert output.count("[replay] not hosting 'record_observation': the dataset's catalog "
-                        'does not declare it (declared: say)') == 1, output
+    assert output.count("not hosting 'record_observation': the catalog ") == 1, output
+    assert 'does not declare it (declared: say)' in output
     rows = table_rows(run.stdout)
     assert [(frame, result) for frame, _, result in rows] == [
         (0, 'ok'), (3, 'published'), (3, 'ok')], run.stdout

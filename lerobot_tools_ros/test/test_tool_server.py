@@ -27,7 +27,7 @@ import subprocess
 import sys
 import time
 
-from conftest import spin_until
+from conftest import PACKAGE_DIR, spin_until
 from executor_calls import Caller, destroy_callers, RawCaller
 from lerobot_tools_interfaces.msg import ErrorCodes, Outcomes
 from lerobot_tools_ros.catalog import DEFAULT_TOOLS
@@ -411,3 +411,37 @@ def test_a_goal_result_is_kept_for_action_result_timeout_s(start_node, ros_node,
     proc = start_node('lerobot_tools_ros.tool_server.node', '-p', 'tools:=[echo]',
                       '-p', f'dataset:={echo_dataset}', '-p', 'action_result_timeout_s:=0.3')
     assert _late_result_status(ros_node, 1.5) == GoalStatus.STATUS_UNKNOWN, proc.output()
+
+
+@pytest.fixture
+def upstream_dataset(tmp_path) -> pathlib.Path:
+    """Return a dataset as LeRobot writes it without tool annotations (no `tools`: say)."""
+    root = tmp_path / 'upstream'
+    (root / 'meta').mkdir(parents=True)
+    (root / 'meta' / 'info.json').write_text(json.dumps(
+        {'codebase_version': 'v3.0', 'fps': 30, 'features': {}}))
+    return root
+
+
+def test_the_packaged_parameters_host_what_an_upstream_dataset_declares(
+        start_node, ros_node, upstream_dataset):
+    server = start_node('lerobot_tools_ros.tool_server.node',
+                        '--params-file', str(PACKAGE_DIR / 'config' / 'lerobot_tools.yaml'),
+                        '-p', f'dataset:={upstream_dataset}', '-p', 'tool.say.backend:=espeak_ng')
+    start_node('lerobot_tools_ros.speaker.node', '-p', 'sink:=null', '-p', 'realtime:=false')
+    say = ready_caller(ros_node, server, '/lerobot_tools/say', SERVICE, timeout=45.0)
+    outcome = say.call({'text': 'hello'}, call_id='upstream-say', timeout=30.0)
+    assert outcome.success, outcome.error_message + server.output()
+    services = dict(ros_node.get_service_names_and_types())
+    assert '/lerobot_tools/record_observation' not in services
+    assert "not hosting 'record_observation': the catalog" in server.output()
+    assert server.proc.poll() is None
+
+
+def test_a_tool_server_with_no_declared_tool_to_host_refuses_to_start(start_node,
+                                                                      upstream_dataset):
+    server = start_node('lerobot_tools_ros.tool_server.node', '-p', 'tools:=[record_observation]',
+                        '-p', f'dataset:={upstream_dataset}')
+    assert server.proc.wait(60) == 78, server.output()
+    assert "none of the tools in parameter 'tools' (record_observation) is declared" in (
+        server.output())

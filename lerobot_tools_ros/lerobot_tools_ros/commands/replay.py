@@ -20,9 +20,9 @@ timestamps through the real dispatcher and executors, its interjections on
 `lerobot_tools/interjections`; the command prints one row per call (frame, time, call, result)
 and exits 1 if any call failed or got no result. By default it starts the runtime in this
 process, as `bringup` does (dispatcher, tool_server, speaker and the demo camera, with the
-packaged parameters file and the dataset's own catalog; a tool of the parameters that the
-catalog does not declare is not hosted, with a line saying so); with ``--connect`` it replays
-into a runtime already running (a launch file, a robot).
+packaged parameters file and the dataset's own catalog; the tool_server leaves out, with a
+line saying so, a tool of the parameters that the catalog does not declare); with
+``--connect`` it replays into a runtime already running (a launch file, a robot).
 """
 
 import argparse
@@ -158,7 +158,6 @@ def run(args: argparse.Namespace) -> int:
 def _start_runtime(nodes: list, params: pathlib.Path, args: argparse.Namespace,
                    root: pathlib.Path, namespace: str, bringup) -> None:
     """Append dispatcher, tool_server, speaker (and the demo camera) to `nodes`."""
-    from lerobot_tools_ros.catalog import ToolCatalog
     from lerobot_tools_ros.dispatcher.node import Dispatcher
     from lerobot_tools_ros.speaker.node import Speaker
     from lerobot_tools_ros.tool_server.node import ToolServer
@@ -170,47 +169,12 @@ def _start_runtime(nodes: list, params: pathlib.Path, args: argparse.Namespace,
     def cli_args(node: str) -> list[str]:
         return bringup.node_arguments(params, args.log_level, overrides.get(node, {}), namespace)
 
-    catalog = ToolCatalog.load(root)
-    hosted, dropped = _catalog_tools(cli_args('tool_server'), catalog)
-    for name in dropped:
-        print(f"[replay] not hosting '{name}': the dataset's catalog does not declare it "
-              f"(declared: {', '.join(catalog.names)})", flush=True)
-    if dropped and hosted:
-        overrides['tool_server']['tools'] = '[' + ', '.join(
-            "'" + name.replace("'", "''") + "'" for name in hosted) + ']'
-
     nodes.append(Dispatcher(cli_args=cli_args('dispatcher')))
     nodes.append(ToolServer(cli_args=cli_args('tool_server')))
     nodes.append(Speaker(cli_args=cli_args('speaker')))
     if not args.no_camera:
         from lerobot_tools_ros.demo.camera import DemoCamera
         nodes.append(DemoCamera(cli_args=cli_args('demo_camera')))
-
-
-def _catalog_tools(tool_server_args: list[str], catalog) -> tuple[list[str], list[str]]:
-    """
-    Split the tool_server's `tools` into those the dataset's catalog declares and the rest.
-
-    A dataset annotated by LeRobot declares only `say` (or nothing: DEFAULT_TOOLS, `say`),
-    while the packaged parameters host `say` and `record_observation`: the episode can only
-    call what its catalog declares, so the rest is not hosted rather than refused. The list is
-    read the way the tool_server reads it, by rcl from the same arguments (parameters file and
-    overrides), on a short-lived node without parameter services.
-    """
-    import rclpy
-
-    from lerobot_tools_ros import names
-    from lerobot_tools_ros.nodes.params import declare_spec
-    from lerobot_tools_ros.parameters.declarations import TOOL_SERVER
-
-    probe = rclpy.create_node(names.TOOL_SERVER_NODE, cli_args=tool_server_args,
-                              start_parameter_services=False, enable_rosout=False)
-    try:
-        tools = declare_spec(probe, TOOL_SERVER['tools'])
-    finally:
-        probe.destroy_node()
-    return ([name for name in tools if name in catalog],
-            [name for name in tools if name not in catalog])
 
 
 def _report(replay, elapsed: float, format_table) -> int:

@@ -15,7 +15,9 @@
 """
 The dispatcher without ROS: the call lifecycle (`core`), its effects, and its records.
 
-`core.DispatchCore` decides what happens to every call; `effects` are what it asks for;
+`core.DispatchCore` decides what happens to every call (streamed input: `streams`, streamed
+speech: `stream_speech`; a call's states: `states`; the gates: `gates`); `effects` are what it
+asks for;
 `diagnostics` is what goes to /diagnostics; `records` holds rate limits, statistics, chat
 messages and the audit log (`AuditLog`, `read_audit_log`, `lerobot_atoms`).
 `dispatcher/node.py` wires them to ROS.

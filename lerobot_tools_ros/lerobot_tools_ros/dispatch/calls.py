@@ -21,11 +21,13 @@ without importing the core.
 """
 
 from dataclasses import dataclass, field
+import json
 import math
 from typing import Any
 
 from .records import TokenBucket
 from .states import CallState
+from ..limits import MAX_ARGUMENT_BYTES
 from ..parameters.declarations import DISPATCHER
 from ..parsing import StreamingParser
 
@@ -34,6 +36,15 @@ POLICY_SOURCE = 'policy'
 # claims): the values of ToolCall.ORIGIN_*.
 ORIGIN_TEXT, ORIGIN_STREAM, ORIGIN_CALL = 'policy_text', 'policy_stream', 'call_service'
 POLICY_ORIGINS = (ORIGIN_TEXT, ORIGIN_STREAM)
+
+
+def arguments_text(arguments: Any) -> str:
+    """Return arguments as JSON text for a refused call's announcement, whatever they are."""
+    try:
+        text = json.dumps(arguments, default=str)
+    except (ValueError, TypeError, RecursionError):
+        return '{}'
+    return text if len(text) <= MAX_ARGUMENT_BYTES else text[:256] + '...'
 
 
 def stream_key(generation_id: str) -> str:

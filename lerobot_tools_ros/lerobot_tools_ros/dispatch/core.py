@@ -28,45 +28,37 @@ holds them and the one table of their transitions, which `_move` consults. Every
 accepts, or rejects, or could not parse, ends in exactly one `PublishResult`.
 """
 
-from collections import deque, OrderedDict
-import heapq
-import itertools
+from collections import deque
 import json
 import math
-from typing import Any, Callable, Iterable
+from typing import Any, Callable
 
 from . import effects as fx, gates, stream_speech
-from .calls import (Call, DispatchSettings, ORIGIN_CALL, ORIGIN_STREAM, ORIGIN_TEXT,  # noqa: F401
-                    POLICY_ORIGINS, POLICY_SOURCE, Speech, Stream, stream_key, ToolSettings,
-                    ToolState)
+from .call_ids import CallIds, MAX_CALL_ID_CHARS  # noqa: F401 - re-exported
+from .calls import (arguments_text, Call, DispatchSettings, ORIGIN_CALL,  # noqa: F401
+                    ORIGIN_STREAM, ORIGIN_TEXT, POLICY_ORIGINS, POLICY_SOURCE, Speech, Stream,
+                    stream_key, ToolSettings, ToolState)
+from .deadlines import CALL, Deadlines, STREAM
 from .outcomes import lost, settle, Settled, Stop, unconfirmed
 from .records import assistant_message, error_code_for_issue, TokenBucket, tool_message, ToolStats
-from .repeats import free_text_properties, repeat_key
+from .repeats import free_text_properties, RecentCalls
 from .states import CallState, CANCEL_ORDER, container_problems, next_state, StateEvent
-from .stream_speech import shown
+from .streams import Streams
 from .. import errors
 from ..catalog import decode_arguments_json, ToolArgumentError, ToolCatalog
-from ..limits import MAX_ARGUMENT_BYTES, MAX_TOOL_NAME_CHARS
+from ..limits import MAX_TOOL_NAME_CHARS
 from ..parameters.declarations import APPROVAL_MODES, DISPATCHER  # noqa: F401 - re-exported
-from ..parsing import (ArgumentEvent, CallEvent, CallStartEvent, ContentEvent, IssueEvent, parse,
-                       StreamingParser)
+from ..parsing import parse
 
 APPROVAL, QUEUED, WAITING = CallState.APPROVAL, CallState.QUEUED, CallState.WAITING
 SENT, CANCELLING = CallState.SENT, CallState.CANCELLING
 NOT_IN_CATALOG = '(not in catalog)'
-MAX_CALL_ID_CHARS = 128
-# Ids of finished calls a caller may not reuse (a result must name one call), and generation ids
-# of streams ended early whose later chunks are refused: at most this many of each remembered.
-_RECENT_IDS = 4096
-
-
-def _arguments_text(arguments: Any) -> str:
-    """Return arguments as JSON text for a refused call's announcement, whatever they are."""
-    try:
-        text = json.dumps(arguments, default=str)
-    except (ValueError, TypeError, RecursionError):
-        return '{}'
-    return text if len(text) <= MAX_ARGUMENT_BYTES else text[:256] + '...'
+# Why a call not sent yet ends when tool use is paused, by its state (in this order).
+_PAUSED_BEFORE_SENT = {
+    APPROVAL: 'tool use was paused while this call waited for approval',
+    QUEUED: 'tool use was paused before this call started',
+    WAITING: 'tool use was paused while this call waited for its executor',
+}
 
 
 def _decode_request(call: 'Call', name: str, arguments: str) -> tuple[str, str, Any]:
@@ -104,9 +96,7 @@ class DispatchCore:
         self.stats: dict[str, ToolStats] = {}
         self._tool_settings = tool_settings
         self._describe_executor = describe_executor
-        self._id_prefix = id_prefix
-        self._reserved_prefix = f'call_{id_prefix}'  # every id the core makes starts so
-        self._ids = itertools.count(1)
+        self._ids = CallIds(id_prefix)
         self._tools: dict[str, ToolState] = {}
         # Calls by state (`dispatch.states`): _active holds every call without a result;
         # _queues its tool's QUEUED calls in order, _waiting its tool's WAITING calls.
@@ -115,31 +105,17 @@ class DispatchCore:
         self._running_tools: set[str] = set()
         self._waiting: dict[str, list[Call]] = {}  # tool -> calls whose executor is missing
         self._poll_due = math.inf
-        self._streams: dict[str, Stream] = {}  # least recently fed first
-        self._stream_bytes = 0
-        self.streams_evicted = 0
-        self._evictions_logged_at = -math.inf
-        self._recent: dict[str, dict[tuple, tuple[str, float | None]]] = {}
-        self._finished_ids: OrderedDict = OrderedDict()  # recent call ids (not reusable)
-        self._closed_streams: OrderedDict = OrderedDict()  # ended early: later chunks refused
-        self.chunks_refused = 0  # chunks of a stream that had been ended early
-        self.chunks_lost = 0  # numbered chunks that never came (gaps in TextChunk.index)
-        self._refusals_logged_at = -math.inf
-        self._timers: list[tuple[float, int, str, str]] = []  # (due, seq, kind, key) heap
-        self._seq = itertools.count()
+        self.recent = RecentCalls()  # calls running or done lately, for repeat_window_s
+        self.streams = Streams(self)  # streamed generations (TextChunk), their calls and speech
+        self._deadlines = Deadlines()
         self._out: list = []
 
     # -- queries ---------------------------------------------------------------------------
 
     @property
-    def open_streams(self) -> tuple[int, int]:
-        """Return (open streams, characters they hold)."""
-        return len(self._streams), self._stream_bytes
-
-    @property
     def pending_calls(self) -> int:
         """Count calls not yet answered, plus streamed generations not yet finished."""
-        return len(self._active) + len(self._streams)
+        return len(self._active) + self.streams.open_count
 
     def active_calls(self) -> list[Call]:
         """Return the calls that have no result yet."""
@@ -160,10 +136,7 @@ class DispatchCore:
 
     def next_wake(self) -> float | None:
         """Return when the core next needs a `tick` (a deadline or a poll), or None."""
-        timers = self._timers
-        while timers and not self._timer_live(timers[0]):
-            heapq.heappop(timers)
-        due = timers[0][0] if timers else math.inf
+        due = self._deadlines.next_due(self._timer_live)
         if self._waiting:
             due = min(due, self._poll_due)
         return None if due == math.inf else due
@@ -175,18 +148,16 @@ class DispatchCore:
     def settings_changed(self, now: float) -> None:
         """Re-read per-tool settings on next use (rate budgets start full again)."""
         self._tools.clear()
-        for generation_id, stream in self._streams.items():
-            self._push(stream.last_chunk + self.settings.stream_idle_timeout_s, 'stream',
-                       generation_id)
+        self.streams.settings_changed()
 
     # -- events: input -----------------------------------------------------------------------
 
     def text(self, text: str, now: float) -> list:
         """Handle one complete policy generation."""
-        generation_id = self._new_id('')
+        generation_id = self._ids.new('')
         result = parse(text, self.catalog, self.settings.formats,
                        max_input_bytes=self.settings.max_input_bytes)
-        call_ids = [self._new_id('call_') for _ in range(len(result.calls) + len(result.errors))]
+        call_ids = [self._ids.new('call_') for _ in range(len(result.calls) + len(result.errors))]
         issues = list(zip(call_ids[len(result.calls):], result.errors))
         # Every result gets a tool message, so every call the model wrote, even one that could
         # not be parsed (name ''), is listed in the assistant message that goes out first.
@@ -197,9 +168,9 @@ class DispatchCore:
         for call_id, parsed in zip(call_ids, result.calls):
             call = Call(call_id, generation_id, parsed.name, parsed.arguments, '',
                         parsed.format, POLICY_SOURCE, now)
-            self._admit(call, parsed.arguments, now)
+            self.admit(call, parsed.arguments, now)
         for call_id, issue in issues:
-            self._issue(call_id, generation_id, issue, now)
+            self.refuse_issue(call_id, generation_id, issue, now)
         return self._take()
 
     def chunk(self, generation_id: str, text: str, final: bool, now: float,
@@ -214,73 +185,8 @@ class DispatchCore:
         ended early (evicted, idle, lost chunks) stays ended: its later chunks are refused and
         counted until its final chunk, or until a chunk numbered 1 starts a new generation.
         """
-        key = stream_key(generation_id)
-        stream = self._streams.pop(key, None)
-        if stream is None and key in self._closed_streams:
-            if index != 1:
-                self.chunks_refused += 1
-                if final:
-                    del self._closed_streams[key]  # its generation is over: the id is free
-                self._log_refused(key, now)
-                return self._take()
-            del self._closed_streams[key]  # a new generation reuses the id
-        if index and index != (stream.next_index if stream is not None else 1):
-            if stream is not None:
-                self._streams[key] = stream
-            return self._out_of_sequence(key, stream, index, final, now)
-        if stream is None:
-            stream = Stream(StreamingParser(self.catalog, self.settings.formats,
-                                            max_input_bytes=self.settings.max_input_bytes,
-                                            stream_arguments=self.settings.stream_speech), now)
-            self._push(now + self.settings.stream_idle_timeout_s, 'stream', key)
-        self._streams[key] = stream  # now the most recently fed
-        if index:
-            stream.next_index = index + 1
-        stream.last_chunk = now
-        stream.size += len(text)
-        self._stream_bytes += len(text)
-        self._stream_events(key, stream, stream.parser.feed(text), now)
-        if final:
-            self._finish_stream(key, now)
-        self._bound_streams(now)
+        self.streams.chunk(stream_key(generation_id), text, final, now, index)
         return self._take()
-
-    def _out_of_sequence(self, key: str, stream: 'Stream | None', index: int, final: bool,
-                         now: float) -> list:
-        """End a numbered generation whose chunk `index` is not the one expected next."""
-        expected = stream.next_index if stream is not None else 1
-        if index > expected:
-            self.chunks_lost += index - expected
-            what = (f'chunk(s) {expected}..{index - 1} never arrived (chunk {index} came next)'
-                    if index - 1 > expected else f'chunk {expected} never arrived (chunk '
-                    f'{index} came next)')
-        else:
-            what = (f'chunk {index} arrived after chunk {expected - 1} (repeated or out of '
-                    'order)')
-        message = (f'generation {key!r} lost its order: {what}. It was ended here and its '
-                   'later chunks are refused: calls it had completed before ran, anything '
-                   'after did not. Send it again with each chunk once, in order')
-        self._abandon(key, message, now, only_open=False)
-        if final:
-            self._closed_streams.pop(key, None)
-        return self._take()
-
-    def _log_refused(self, key: str, now: float) -> None:
-        if now - self._refusals_logged_at >= 10.0:  # one line per 10 s, not per chunk
-            self._refusals_logged_at = now
-            self._out.append(fx.Log('warning', (
-                f'refused a chunk of stream {key!r}, which the dispatcher had already ended '
-                f'({self.chunks_refused} refused so far): the rest of a generation ended early '
-                'is not parsed as a new one. Start a new generation with a new generation_id '
-                '(or number its chunks from 1)')))
-
-    def _close_early(self, key: str) -> None:
-        """Remember a generation ended before its final chunk: its later chunks are refused."""
-        closed = self._closed_streams
-        closed[key] = None
-        closed.move_to_end(key)
-        while len(closed) > _RECENT_IDS:
-            closed.popitem(last=False)
 
     def abandon_stream(self, generation_id: str, message: str, now: float, *,
                        only_open: bool = True) -> list:
@@ -291,51 +197,8 @@ class DispatchCore:
         dropped, not parsed into a garbled call. Without an open stream (it lost its start, or
         it already ended) there is a result only when `only_open` is False.
         """
-        self._abandon(stream_key(generation_id), message, now, only_open)
+        self.streams.abandon(stream_key(generation_id), message, now, only_open)
         return self._take()
-
-    def _abandon(self, generation_id: str, message: str, now: float, only_open: bool) -> None:
-        stream = self._streams.pop(generation_id, None)
-        if stream is None and only_open:
-            return
-        if stream is not None:  # calls speaking while the stream broke stop with it
-            for speech in stream.speech.values():
-                call = speech.call
-                active = self._active.get(call.call_id) if call is not None else None
-                if active is not None and active is call:
-                    self._stop_speech(active, errors.BUSY, f'its generation broke off: {message}',
-                                      now)
-            stream.speech.clear()
-        self._close_early(generation_id)
-        call_id = self._new_id('call_')
-        call = Call(call_id, generation_id, '', {}, '', '', POLICY_SOURCE, now, stream=stream,
-                    origin=ORIGIN_STREAM)
-        if stream is None:
-            self._out.append(fx.PublishChat(assistant_message('', [(call_id, '', {})])))
-            self._result(call, errors.BUSY, message, now)
-            return
-        self._stream_bytes -= stream.size
-        stream.chat_calls.append((call_id, '', {}))
-        self._result(call, errors.BUSY, message, now)
-        self._close_stream(stream)
-
-    def _bound_streams(self, now: float) -> None:
-        """Finish the least recently fed streams while too many are open or they hold too much."""
-        settings = self.settings
-        while self._streams and (len(self._streams) > settings.max_open_streams
-                                 or self._stream_bytes > settings.max_stream_bytes):
-            generation_id, stream = next(iter(self._streams.items()))
-            stream.finish_note = (
-                f'finished before its final chunk: {len(self._streams)} streams were open '
-                f'holding {self._stream_bytes} characters (max_open_streams '
-                f'{settings.max_open_streams}, max_stream_bytes {settings.max_stream_bytes})')
-            self.streams_evicted += 1
-            if now - self._evictions_logged_at >= 10.0:  # one line per 10 s, not per stream
-                self._evictions_logged_at = now
-                self._out.append(fx.Log('warning', (
-                    f"stream '{generation_id}' {stream.finish_note}; {self.streams_evicted} "
-                    'stream(s) finished early so far; end each generation with final: true')))
-            self._finish_stream(generation_id, now)
 
     def submit(self, name: str, arguments: str, now: float, *, source: str,
                call_id: str = '') -> tuple[Call, list]:
@@ -344,11 +207,11 @@ class DispatchCore:
 
         Returns the call (its `call_id` is the one its result will carry) and the effects.
         """
-        call = Call(call_id or self._new_id('call_'), '', name, {}, arguments, '', source, now,
+        call = Call(call_id or self._ids.new('call_'), '', name, {}, arguments, '', source, now,
                     origin=ORIGIN_CALL)
-        problem = self._caller_id_problem(call_id) if call_id else ''
+        problem = self._ids.problem(call_id, self._active) if call_id else ''
         if problem:
-            call.call_id = self._new_id('call_')
+            call.call_id = self._ids.new('call_')
         code, decoded = errors.INVALID_ARGUMENTS, arguments
         if not problem:
             code, problem, decoded = _decode_request(call, name, arguments)
@@ -358,23 +221,8 @@ class DispatchCore:
         if problem:
             self._reject(call, code, problem, now)
         else:
-            self._admit(call, decoded, now)
+            self.admit(call, decoded, now)
         return call, self._take()
-
-    def _caller_id_problem(self, call_id: str) -> str:
-        """Return why a caller's own call id cannot name its call, or ''."""
-        if len(call_id) > MAX_CALL_ID_CHARS:
-            why = f'is longer than {MAX_CALL_ID_CHARS} characters'
-        elif call_id.startswith(self._reserved_prefix):
-            why = (f'starts with {self._reserved_prefix!r}, which is reserved for the ids the '
-                   'dispatcher makes')
-        elif call_id in self._active:
-            why = 'is in use by a pending call'
-        elif call_id in self._finished_ids:
-            why = 'was used by a recent call'
-        else:
-            return ''
-        return f'call_id {shown(call_id)} {why}; send a unique id or leave it empty'
 
     # -- events: executors -------------------------------------------------------------------
 
@@ -397,7 +245,7 @@ class DispatchCore:
                 self._move(call, StateEvent.SEND)
                 self._out.append(fx.Send(call))
                 if call.speech is not None:
-                    self._hand(call)
+                    self.hand(call)
         return self._take()
 
     def answered(self, call_id: str, now: float, *, success: bool, content: str = '',
@@ -474,15 +322,9 @@ class DispatchCore:
             for call in [c for c in self._active.values() if c.state == SENT]:
                 self._cancel_sent(call, errors.PAUSED, 'tool use paused',
                                   'tool use was paused while this call ran', now)
-            for call in [c for c in self._active.values() if c.state == APPROVAL]:
-                self._drop(call, errors.PAUSED, 'tool use was paused while this call waited for '
-                           'approval', now)
-            for call in [c for c in self._active.values() if c.state == QUEUED]:
-                self._drop(call, errors.PAUSED, 'tool use was paused before this call started',
-                           now)
-            for call in [c for c in self._active.values() if c.state == WAITING]:
-                self._drop(call, errors.PAUSED, 'tool use was paused while this call waited for '
-                           'its executor', now)
+            for state, why in _PAUSED_BEFORE_SENT.items():
+                for call in [c for c in self._active.values() if c.state == state]:
+                    self._drop(call, errors.PAUSED, why, now)
         return self._take()
 
     def decide(self, call_id: str, approve: bool, decided_by: str, note: str,
@@ -514,33 +356,16 @@ class DispatchCore:
         """Handle every deadline due at `now` (timeouts, idle streams, executor polls)."""
         if self._poll_due <= now:
             self._poll_due = (now + self.settings.executor_poll_s) if self._waiting else math.inf
-        timers = self._timers
-        while timers and timers[0][0] <= now:
-            due, _, kind, key = heapq.heappop(timers)
-            if kind == 'call':
-                call = self._active.get(key)
-                if call is not None and call.deadline == due:
-                    self._expire(call, now)
-            else:
-                stream = self._streams.get(key)
-                if stream is None:
-                    continue
-                idle = self.settings.stream_idle_timeout_s
-                if now - stream.last_chunk >= idle:
-                    stream.finish_note = (
-                        f'the stream got no chunk for {idle:g} s and no chunk with final set; '
-                        'the policy side must end each generation with final: true')
-                    self._out.append(fx.Log('warning', f"stream '{key}': {stream.finish_note}"))
-                    self._finish_stream(key, now)
-                else:
-                    self._push(stream.last_chunk + idle, 'stream', key)
+        for due, kind, key in self._deadlines.pop_due(now):
+            if kind == STREAM:
+                self.streams.idle_check(key, now)
+            elif self._timer_live(due, kind, key):
+                self._expire(self._active[key], now)
         return self._take()
 
     def shutdown(self, now: float) -> list:
         """Give every call without a result its result: the dispatcher is going away."""
-        for generation_id, stream in list(self._streams.items()):
-            stream.finish_note = 'the dispatcher shut down before the stream ended'
-            self._finish_stream(generation_id, now)
+        self.streams.shutdown(now)
         for call in list(self._active.values()):
             if call.state in (SENT, CANCELLING):
                 self._out.append(fx.StopOnExecutor(call, 'dispatcher shutting down',
@@ -556,7 +381,7 @@ class DispatchCore:
 
     # -- admission ---------------------------------------------------------------------------
 
-    def _admit(self, call: Call, arguments: Any, now: float) -> None:
+    def admit(self, call: Call, arguments: Any, now: float) -> None:
         """Run one call through the gates; it is started, queued, held for approval or answered."""
         name = call.name
         try:
@@ -568,22 +393,17 @@ class DispatchCore:
                     f'arguments for {name!r} could not be checked ({type(exc).__name__}: '
                     f'{str(exc)[:200]}); the call was refused'))
             if not call.arguments_json:
-                call.arguments_json = _arguments_text(arguments)
+                call.arguments_json = arguments_text(arguments)
             self._reject(call, exc.error_code, exc.message, now)
             return
         found = gates.verdict(self, call, now, gates.ADMISSION)
         if isinstance(found, gates.Refusal):
             self._reject(call, found.code, found.message, now)
             return
-        tool = self.tool_state(name, now)
         self._out.append(fx.PublishCall(call))
-        self._audit_call(call)
-        call.timeout_s = tool.settings.timeout_s
-        call.deadline = now + call.timeout_s  # covers approval, queueing and the executor
-        self._active[call.call_id] = call
-        self._push(call.deadline, 'call', call.call_id)
-        if call.repeat_key is not None:
-            self._recent.setdefault(name, {})[call.repeat_key] = (call.call_id, None)
+        self._out.append(fx.Audit.of_call(call))
+        self._accept(call, self.tool_state(name, now), now)
+        self.recent.running(call)
         if isinstance(found, gates.Hold):
             self._move(call, StateEvent.HOLD)
             self._out.append(fx.RequestApproval(call, found.reason, call.timeout_s))
@@ -591,31 +411,8 @@ class DispatchCore:
         self._queue_or_start(call, now)
 
     def duplicate_of(self, call: Call, tool: ToolState, now: float) -> str:
-        """
-        Return why `call` repeats a running or recent call of its tool, or ''.
-
-        Only a call that is still running or that succeeded suppresses its repeats: a retry of
-        a call that failed, was cancelled or paused runs (`_finish` forgets those).
-        """
-        window = tool.settings.repeat_window_s
-        if window <= 0:
-            return ''
-        call.repeat_key = repeat_key(call.name, call.arguments, tool.free_text)
-        recent = self._recent.setdefault(call.name, {})
-        if len(recent) > 256:  # forget what the window no longer covers
-            for key, (_, ended) in list(recent.items()):
-                if ended is not None and now - ended >= window:
-                    del recent[key]
-        original = recent.get(call.repeat_key)
-        if original is None:
-            return ''
-        original_id, ended = original
-        if ended is not None and now - ended >= window:
-            return ''
-        when = 'is still running' if ended is None else f'finished {now - ended:.1f} s ago'
-        call.repeat_key = None  # a duplicate is not an original for later calls
-        return (f'same call as {original_id}, which {when}; identical {call.name} calls within '
-                f'{window:g} s are not repeated (tool.{call.name}.repeat_window_s)')
+        """Return why `call` repeats a running or recent call of its tool, or '' (a gate)."""
+        return self.recent.duplicate_of(call, tool, now)
 
     def busy(self, name: str) -> bool:
         """Whether a call of the tool holds its turn (serialize_per_tool)."""
@@ -691,11 +488,11 @@ class DispatchCore:
         """
         self._out.append(fx.StopOnExecutor(call, reason, await_answer=True))
         if call.speech is not None and not call.speech.announced:
-            self._announce(call)  # with the text it had when it stopped
+            self.announce(call)  # with the text it had when it stopped
         self._move(call, StateEvent.STOP)
         call.stop = Stop(code, why)
         call.deadline = now + self.settings.cancel_timeout_s
-        self._push(call.deadline, 'call', call.call_id)
+        self._deadlines.push(call.deadline, CALL, call.call_id)
 
     def _settle(self, call: Call, settled: Settled, now: float) -> None:
         """Give a sent (or stopping) call the result its executor's answer (or loss) tells."""
@@ -757,7 +554,7 @@ class DispatchCore:
         """Answer a call that did not pass a gate: it is announced, then gets its result."""
         self._move(call, StateEvent.FINISH)
         self._out.append(fx.PublishCall(call))
-        self._audit_call(call)
+        self._out.append(fx.Audit.of_call(call))
         self._result(call, code, message, now)
 
     def _finish(self, call: Call, code: str, message: str, now: float, content: str = '', *,
@@ -775,7 +572,7 @@ class DispatchCore:
             if code:
                 message = f'{message}; {stream_speech.spoken(speech)}'
             if not speech.announced:
-                self._announce(call)
+                self.announce(call)
         if state == APPROVAL:
             self._out.append(fx.ApprovalClosed(call, code or 'finished'))
         elif state == WAITING:
@@ -784,13 +581,7 @@ class DispatchCore:
                 waiting.remove(call)
             if not waiting:
                 self._waiting.pop(call.name, None)
-        if call.repeat_key is not None:
-            recent = self._recent.get(call.name, {})
-            if recent.get(call.repeat_key, ('',))[0] == call.call_id:
-                if code:  # not done: its retry is no repeat
-                    del recent[call.repeat_key]
-                else:
-                    recent[call.repeat_key] = (call.call_id, now)
+        self.recent.finished(call, not code, now)
         self._result(call, code, message, now, content, outcome)
         if release:
             self._release(call.name, now)
@@ -798,15 +589,9 @@ class DispatchCore:
     def _result(self, call: Call, code: str, message: str, now: float,
                 content: str = '', outcome: str = errors.NOT_RUN) -> None:
         elapsed = max(0.0, now - call.accepted_at)
-        finished = self._finished_ids
-        finished[call.call_id] = None
-        if len(finished) > _RECENT_IDS:
-            finished.popitem(last=False)
+        self._ids.finished(call.call_id)
         key = call.name if call.name in self.catalog else NOT_IN_CATALOG
-        stats = self.stats.get(key)
-        if stats is None:
-            stats = self.stats[key] = ToolStats()
-        stats.record(code, elapsed)
+        (self.stats.get(key) or self.stats.setdefault(key, ToolStats())).record(code, elapsed)
         self._out.append(fx.PublishResult(call, code, message, content, elapsed, outcome))
         chat = tool_message(call.call_id, call.name, not code, content, code, message)
         if call.source != POLICY_SOURCE:
@@ -816,20 +601,10 @@ class DispatchCore:
             stream.held_tool_messages.append(chat)
         else:
             self._out.append(fx.PublishChat(chat))
-        self._out.append(fx.Audit('result', {
-            'call_id': call.call_id, 'generation_id': call.generation_id, 'source': call.source,
-            'origin': call.origin, 'name': call.name, 'success': not code, 'content': content,
-            'error_code': code, 'error_message': message, 'outcome': outcome,
-            'duration_s': elapsed}))
+        self._out.append(fx.Audit.of_result(call, code, message, content, outcome, elapsed))
 
-    def _audit_call(self, call: Call) -> None:
-        self._out.append(fx.Audit('call', {
-            'call_id': call.call_id, 'generation_id': call.generation_id, 'source': call.source,
-            'origin': call.origin, 'name': call.name, 'arguments': call.arguments,
-            'format': call.format}))
-
-    def _issue(self, call_id: str, generation_id: str, issue: Any, now: float,
-               stream: Stream | None = None) -> None:
+    def refuse_issue(self, call_id: str, generation_id: str, issue: Any, now: float,
+                     stream: Stream | None = None) -> None:
         """Publish the one result of a call the parser could not recover."""
         call = Call(call_id, generation_id, issue.name, {}, '', issue.format, POLICY_SOURCE, now,
                     stream=stream, origin=ORIGIN_STREAM if stream is not None else ORIGIN_TEXT)
@@ -839,98 +614,39 @@ class DispatchCore:
                         f'max_input_bytes (now {self.settings.max_input_bytes})')
         if stream is not None and stream.finish_note:
             message += f' ({stream.finish_note})'
+        self.refuse(call, error_code_for_issue(issue.code), message, now)
+
+    def refuse(self, call: Call, code: str, message: str, now: float) -> None:
+        """Give its result to a call that was never accepted (announced already, or not at all)."""
         self._move(call, StateEvent.FINISH)
-        self._result(call, error_code_for_issue(issue.code), message, now)
+        self._result(call, code, message, now)
 
-    # -- streams -----------------------------------------------------------------------------
+    # -- streamed calls: dispatch.streams and dispatch.stream_speech ask for these --------
 
-    def _stream_events(self, generation_id: str, stream: Stream, events: Iterable,
-                       now: float) -> None:
-        for event in events:
-            if isinstance(event, ContentEvent):
-                stream.content.append(event.text)
-                continue
-            if isinstance(event, CallStartEvent):
-                stream.speech[event.start] = Speech(event.start, event.name, event.argument,
-                                                    event.format)
-                continue
-            if isinstance(event, ArgumentEvent):
-                speech = stream.speech.get(event.start)
-                if speech is not None:
-                    self._speech_text(generation_id, stream, speech, event.text, event.closed,
-                                      now)
-                continue
-            speech = None
-            if stream.speech:
-                start = (event.call if isinstance(event, CallEvent) else event.issue).span[0]
-                speech = stream.speech.pop(start, None)
-            if speech is not None and speech.call is not None:
-                self._speech_end(stream, speech, event, now)
-                continue
-            call_id = self._new_id('call_')
-            if isinstance(event, CallEvent):
-                parsed = event.call
-                call = Call(call_id, generation_id, parsed.name, parsed.arguments, '',
-                            parsed.format, POLICY_SOURCE, now, stream=stream,
-                            origin=ORIGIN_STREAM)
-                stream.chat_calls.append((call_id, parsed.name, parsed.arguments))
-                self._admit(call, parsed.arguments, now)
-                stream.chat_calls[-1] = (call_id, parsed.name, call.arguments)
-            elif isinstance(event, IssueEvent):
-                stream.chat_calls.append((call_id, event.issue.name, {}))
-                self._issue(call_id, generation_id, event.issue, now, stream)
+    def emit(self, effect: Any) -> None:
+        """Add an effect to those the current event returns."""
+        self._out.append(effect)
 
-    # -- streamed speech: the decisions are in dispatch.stream_speech ----------------------
+    def new_id(self, kind: str) -> str:
+        """Return a new call ('call_') or generation ('') id."""
+        return self._ids.new(kind)
 
-    def _speech_text(self, generation_id: str, stream: Stream, speech: Speech, text: str,
-                     closed: bool, now: float) -> None:
-        """Take more text of a streamed call: start it at its first whole segment, or hand it."""
-        speech.received += text
-        speech.closed = speech.closed or closed
-        if speech.fallback:
-            return
-        if speech.call is None:
-            first = stream_speech.first_segment(speech)
-            if not first:
-                return
-            if not self._speech_starts(generation_id, stream, speech, first, now):
-                speech.fallback = True
-                return
-        self._hand(speech.call)
+    def wake_for_stream(self, due: float, key: str) -> None:
+        """Have the stream under `key` checked for idleness at `due`."""
+        self._deadlines.push(due, STREAM, key)
 
-    def _speech_starts(self, generation_id: str, stream: Stream, speech: Speech, first: str,
-                       now: float) -> bool:
-        """Start a streamed call early if its gates pass without the rest of its text."""
-        name = speech.name
-        allowed = self.settings.allowed_tools
-        if not self.enabled or name not in self.catalog or (allowed and name not in allowed):
-            return False
-        tool = self.tool_state(name, now)
-        if tool.settings.approval != 'auto' or len(self._active) >= self.settings.max_pending:
-            return False
-        if self.settings.serialize_per_tool and name in self._running_tools:
-            return False
-        if stream_speech.repeats_recent(speech, first, self._recent.get(name, {}),
-                                        tool.settings.repeat_window_s, now) \
-                or not tool.bucket.try_acquire(now):
-            return False
-        call = Call(self._new_id('call_'), generation_id, name, {speech.argument: ''}, '',
-                    speech.format, POLICY_SOURCE, now, stream=stream, origin=ORIGIN_STREAM,
-                    speech=speech)
-        call.arguments_json = json.dumps(call.arguments)
-        speech.call = call
-        speech.chat_index = len(stream.chat_calls)
-        stream.chat_calls.append((call.call_id, name, call.arguments))
-        call.timeout_s = tool.settings.timeout_s
-        call.deadline = now + call.timeout_s
-        self._active[call.call_id] = call
-        self._push(call.deadline, 'call', call.call_id)
-        self._running_tools.add(name)
+    def is_live(self, call: Call) -> bool:
+        """Whether `call` has no result yet."""
+        return self._active.get(call.call_id) is call
+
+    def send_early(self, call: Call, tool: ToolState, now: float) -> None:
+        """Send a streamed call that `may_start_early` let start (announced once complete)."""
+        self._accept(call, tool, now)
+        self._running_tools.add(call.name)
         self._move(call, StateEvent.SEND)
         self._out.append(fx.Send(call))
-        return True
 
-    def _hand(self, call: Call) -> None:
+    def hand(self, call: Call) -> None:
         """
         Send a started streamed call's text not sent yet: whole segments, all once closed.
 
@@ -943,97 +659,18 @@ class DispatchCore:
         if rest is not None:
             self._out.append(fx.SendText(call, rest, speech.ended))
 
-    def _speech_end(self, stream: Stream, speech: Speech, event: Any, now: float) -> None:
-        """Take the complete markup (a call or an issue) of a streamed call that started."""
-        call = speech.call
-        live = self._active.get(call.call_id) is call
-        if isinstance(event, IssueEvent):
-            if live:
-                self._stop_speech(call, error_code_for_issue(event.issue.code),
-                                  f'the rest of the call was malformed: {event.issue.message}',
-                                  now)
-            speech.complete = True
-            return
-        parsed = event.call
-        if parsed.name != call.name:  # (a later JSON member replaced the name it streamed)
-            if live:  # announced (and in the chat) as the call whose text was spoken
-                self._stop_speech(call, errors.INVALID_ARGUMENTS, (
-                    f'the complete call names {shown(parsed.name)}, not the '
-                    f'{shown(call.name)} whose text was streamed; it was not run'), now)
-            speech.complete = True
-            return
-        try:
-            arguments = self.catalog.validate(call.name, parsed.arguments)
-        except Exception as exc:  # noqa: B902 - one bad call must not stop the dispatcher
-            self._speech_invalid(stream, speech, parsed.arguments, exc, live, now)
-            return
-        stream.chat_calls[speech.chat_index] = (call.call_id, call.name, arguments)
-        speech.complete = True
-        call.arguments = arguments
-        call.arguments_json = json.dumps(arguments)
-        if not live:
-            return  # stopped before its end: its result is out
-        final = arguments.get(speech.argument)
-        if not isinstance(final, str) or not final.startswith(speech.handed):
-            self._stop_speech(call, errors.INVALID_ARGUMENTS, (
-                f"the complete call's {speech.argument!r} does not continue the text that was "
-                'streamed (a later duplicate JSON member replaced it; otherwise a parser bug: '
-                'please report it with the text)'), now)
-            return
-        speech.received = final
-        self._announce(call)
-        tool = self.tool_state(call.name, now)
-        if tool.settings.repeat_window_s > 0:
-            call.repeat_key = repeat_key(call.name, arguments, tool.free_text)
-            self._recent.setdefault(call.name, {})[call.repeat_key] = (call.call_id, None)
-        self._hand(call)
-
-    def _speech_invalid(self, stream: Stream, speech: Speech, arguments: Any, exc: Exception,
-                        live: bool, now: float) -> None:
-        """Stop a started streamed call whose complete arguments are invalid."""
-        call = speech.call
-        speech.complete = True  # announced with the arguments it ended with
-        stream.chat_calls[speech.chat_index] = (call.call_id, call.name, arguments)
-        if live:
-            code, message = (exc.error_code, exc.message) if isinstance(
-                exc, ToolArgumentError) else (errors.INVALID_ARGUMENTS, (
-                    f'arguments could not be checked ({type(exc).__name__})'))
-            call.arguments = arguments
-            call.arguments_json = _arguments_text(arguments)
-            self._stop_speech(call, code, f'the complete call is invalid: {message}', now)
-
-    def _stop_speech(self, call: Call, code: str, message: str, now: float) -> None:
+    def stop_speech(self, call: Call, code: str, message: str, now: float) -> None:
         """Stop a started streamed call (on its executor when it is there) with one result."""
         if call.state == SENT:
             self._cancel_sent(call, code, 'stopped while speaking', message, now)
         else:
             self._drop(call, code, message, now)
 
-    def _announce(self, call: Call) -> None:
+    def announce(self, call: Call) -> None:
         """Announce a streamed call once (calls topic, audit, chat), with its text at that time."""
         stream_speech.announced_arguments(call)
         self._out.append(fx.PublishCall(call))
-        self._audit_call(call)
-
-    def _finish_stream(self, generation_id: str, now: float) -> None:
-        stream = self._streams.pop(generation_id, None)
-        if stream is None:
-            return
-        if stream.finish_note:  # ended before its final chunk: the rest must not be parsed
-            self._close_early(generation_id)
-        self._stream_bytes -= stream.size
-        self._stream_events(generation_id, stream, stream.parser.finish(), now)
-        self._close_stream(stream)
-
-    def _close_stream(self, stream: Stream) -> None:
-        # The assistant message lists every call of the stream; tool messages held so far
-        # follow it, and later results of this stream go out directly (stream.closed).
-        self._out.append(fx.PublishChat(assistant_message(''.join(stream.content),
-                                                          stream.chat_calls)))
-        stream.closed = True
-        self._out.extend(fx.PublishChat(message) for message in stream.held_tool_messages)
-        stream.held_tool_messages.clear()
-        stream.chat_calls = []
+        self._out.append(fx.Audit.of_call(call))
 
     # -- helpers -----------------------------------------------------------------------------
 
@@ -1048,20 +685,18 @@ class DispatchCore:
                 else frozenset())
         return tool
 
-    def _new_id(self, kind: str) -> str:
-        # Never derived from the policy's generation_id: two streams that reuse (or omit) an
-        # id must not share call ids, or one call's result would replace the other's.
-        return f'{kind}{self._id_prefix}{next(self._ids):06x}'
+    def _accept(self, call: Call, tool: ToolState, now: float) -> None:
+        """Hold an accepted call until its result, with its deadline (approval, queue, run)."""
+        call.timeout_s = tool.settings.timeout_s
+        call.deadline = now + call.timeout_s
+        self._active[call.call_id] = call
+        self._deadlines.push(call.deadline, CALL, call.call_id)
 
-    def _push(self, due: float, kind: str, key: str) -> None:
-        heapq.heappush(self._timers, (due, next(self._seq), kind, key))
-
-    def _timer_live(self, entry: tuple) -> bool:
-        due, _, kind, key = entry
-        if kind == 'call':
-            call = self._active.get(key)
-            return call is not None and call.deadline == due
-        return key in self._streams
+    def _timer_live(self, due: float, kind: str, key: str) -> bool:
+        if kind == STREAM:
+            return self.streams.is_open(key)
+        call = self._active.get(key)
+        return call is not None and call.deadline == due
 
     @staticmethod
     def _move(call: Call, event: StateEvent) -> CallState:

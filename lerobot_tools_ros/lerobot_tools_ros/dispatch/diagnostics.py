@@ -69,8 +69,8 @@ def statuses(core: DispatchCore, audit: AuditLog | None, available: Callable[[st
                                 'queued': audit.queued, 'stalled_s': f'{stalled:.1f}',
                                 # results published (calls sent) before their record reached the OS
                                 'published_unwritten': audit.published_unwritten}))
-    (streams, held), evicted = core.open_streams, core.streams_evicted
-    refused, lost = core.chunks_refused, core.chunks_lost
+    streams, held, evicted = core.streams.open_count, core.streams.held, core.streams.evicted
+    refused, lost = core.streams.chunks_refused, core.streams.chunks_lost
     problems = [text for count, text in (
         (evicted, 'streams were finished early (max_open_streams, max_stream_bytes)'),
         (lost, 'numbered chunks never arrived (gaps in TextChunk.index)'),

@@ -132,6 +132,24 @@ class Audit:
     event: str
     fields: dict[str, Any]
 
+    @classmethod
+    def of_call(cls, call: 'Call') -> 'Audit':
+        """Return the record of a call as it was announced (before its result)."""
+        return cls('call', {
+            'call_id': call.call_id, 'generation_id': call.generation_id, 'source': call.source,
+            'origin': call.origin, 'name': call.name, 'arguments': call.arguments,
+            'format': call.format})
+
+    @classmethod
+    def of_result(cls, call: 'Call', code: str, message: str, content: str, outcome: str,
+                  elapsed: float) -> 'Audit':
+        """Return the record of a call's one result."""
+        return cls('result', {
+            'call_id': call.call_id, 'generation_id': call.generation_id, 'source': call.source,
+            'origin': call.origin, 'name': call.name, 'success': not code, 'content': content,
+            'error_code': code, 'error_message': message, 'outcome': outcome,
+            'duration_s': elapsed})
+
 
 @dataclass(slots=True)
 class Log:

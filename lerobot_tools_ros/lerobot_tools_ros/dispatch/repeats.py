@@ -20,12 +20,18 @@ every time: spacing, a no-break or zero-width space, case, a composed or decompo
 Free text arguments (string properties without enum, const, pattern or format: prose, not
 identifiers) are compared after NFKC normalisation, with invisible format characters removed,
 whitespace collapsed and case folded; every other argument is compared exactly.
+
+`RecentCalls` remembers, per tool, the calls still running or done within the window: only a
+call that is running or that succeeded suppresses its repeats (a retry of a failed, cancelled
+or paused call runs).
 """
 
 import json
 import re
 from typing import Any
 import unicodedata
+
+from .calls import Call, ToolState
 
 _WHITESPACE = re.compile(r'\s+')
 _CONSTRAINTS = ('enum', 'const', 'pattern', 'format')
@@ -59,3 +65,57 @@ def repeat_key(name: str, arguments: dict, free_text: frozenset) -> tuple:
         arguments = {key: normalise_text(value) if key in free_text and isinstance(value, str)
                      else value for key, value in arguments.items()}
     return (name, json.dumps(arguments, sort_keys=True))
+
+
+# A tool's remembered calls are swept of those the window no longer covers past this many.
+_SWEEP_ABOVE = 256
+
+
+class RecentCalls:
+    """Per tool: repeat key -> (call id, when it succeeded; None while it runs)."""
+
+    def __init__(self) -> None:
+        self._by_tool: dict[str, dict[tuple, tuple[str, float | None]]] = {}
+
+    def of(self, name: str) -> dict[tuple, tuple[str, float | None]]:
+        """Return the remembered calls of a tool (read only)."""
+        return self._by_tool.get(name, {})
+
+    def duplicate_of(self, call: Call, tool: ToolState, now: float) -> str:
+        """Return why `call` repeats a running or recent call of its tool, or ''."""
+        window = tool.settings.repeat_window_s
+        if window <= 0:
+            return ''
+        call.repeat_key = repeat_key(call.name, call.arguments, tool.free_text)
+        recent = self._by_tool.setdefault(call.name, {})
+        if len(recent) > _SWEEP_ABOVE:  # forget what the window no longer covers
+            for key, (_, ended) in list(recent.items()):
+                if ended is not None and now - ended >= window:
+                    del recent[key]
+        original = recent.get(call.repeat_key)
+        if original is None:
+            return ''
+        original_id, ended = original
+        if ended is not None and now - ended >= window:
+            return ''
+        when = 'is still running' if ended is None else f'finished {now - ended:.1f} s ago'
+        call.repeat_key = None  # a duplicate is not an original for later calls
+        return (f'same call as {original_id}, which {when}; identical {call.name} calls within '
+                f'{window:g} s are not repeated (tool.{call.name}.repeat_window_s)')
+
+    def running(self, call: Call) -> None:
+        """Remember an accepted call (its `repeat_key` set) as running."""
+        if call.repeat_key is not None:
+            self._by_tool.setdefault(call.name, {})[call.repeat_key] = (call.call_id, None)
+
+    def finished(self, call: Call, succeeded: bool, now: float) -> None:
+        """Keep a call that succeeded until its window passes; forget one that did not."""
+        if call.repeat_key is None:
+            return
+        recent = self._by_tool.get(call.name, {})
+        if recent.get(call.repeat_key, ('',))[0] != call.call_id:
+            return
+        if succeeded:
+            recent[call.repeat_key] = (call.call_id, now)
+        else:  # not done: its retry is no repeat
+            del recent[call.repeat_key]

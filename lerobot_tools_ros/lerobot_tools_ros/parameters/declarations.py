@@ -198,8 +198,10 @@ def dispatcher_tool_spec(tool: str, setting: str) -> ParameterSpec:
 TOOL_SERVER = table(
     ParameterSpec('tools', ['say', 'record_observation'],
                   'Names of the tools to host; each must be registered (built in or through the '
-                  "'lerobot_tools_ros.tools' entry-point group) and declared in the dataset "
-                  'catalog.', read_only='tools are built and served once, at start'),
+                  "'lerobot_tools_ros.tools' entry-point group). One the dataset catalog does "
+                  'not declare is left out with a warning (a policy of that dataset cannot call '
+                  'it); with none declared the node does not start.',
+                  read_only='tools are built and served once, at start'),
     ParameterSpec('dataset', '', 'Catalog source for the tool schemas: a dataset root, an '
                   "info.json path or a LeRobot repo id. Empty: the package's sample dataset.",
                   read_only=_RESTART),

@@ -227,6 +227,7 @@ class ToolServer(Node):
         if not tool_names:
             raise ConfigurationError(
                 "parameter 'tools' is empty: name at least one tool to host")
+        tool_names = self._declared_only(tool_names)
         self._hosted = {}
         self._stops = StopListener(self)
         try:
@@ -236,6 +237,30 @@ class ToolServer(Node):
         except BaseException:
             self.close_tools()
             raise
+
+    def _declared_only(self, tool_names: list[str]) -> list[str]:
+        """
+        Leave out, with a line each, registered tools the dataset's catalog does not declare.
+
+        A dataset annotated by LeRobot declares only `say` (or no tools: the defaults), while
+        the packaged parameters host `say` and `record_observation`: its policy can only call
+        what its catalog declares, so the rest is not hosted rather than refused. A name that
+        is neither declared nor registered is a mistake, refused by `_check_hostable`.
+        """
+        left_out = [name for name in tool_names
+                    if name not in self.catalog and name in TOOL_REGISTRY]
+        for name in left_out:
+            self.get_logger().warning(
+                f"not hosting '{name}': the catalog {self.catalog.source} does not declare it "
+                f"(declared: {', '.join(self.catalog.names)}); add its schema to info.json to "
+                'host it')
+        hosted = [name for name in tool_names if name not in left_out]
+        if not hosted:
+            raise ConfigurationError(
+                f"none of the tools in parameter 'tools' ({', '.join(tool_names)}) is declared in "
+                f"the catalog {self.catalog.source} (declared: {', '.join(self.catalog.names)}); "
+                'host a declared tool or add its schema to info.json')
+        return hosted
 
     def _host(self, tool_name: str) -> None:
         """Make the tool, bind it to ROS and offer it as a service and an action."""
