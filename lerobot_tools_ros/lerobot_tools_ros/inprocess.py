@@ -19,14 +19,16 @@ When the dispatcher and the tool_server share a process (``lerobot-tools-ros bri
 benches), the DDS round trip between them carries nothing a function call could not: the
 tool_server registers each hosted tool here, and the dispatcher's executor client calls it
 directly when it finds it (same rclpy context, same fully resolved name), over DDS otherwise.
-What a call goes through stays the same: the host validates, queues and runs it exactly as a
-``RunTool`` goal, with the same cancel, progress and one answer.
+What a call goes through stays the same: the host queues and runs it exactly as a ``RunTool``
+goal, with the same cancel, progress and one answer. Its arguments cross as the caller's
+validated dict, never as JSON text, and are validated once: again by the host only when its
+schema of the tool is not the one the caller checked them against.
 
 No rclpy here: a host is anything with ``context`` and ``start(...)``; the registry only finds it.
 """
 
 import threading
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Mapping, Protocol
 
 from lerobot_tools_ros.tools.base import CallContext
 
@@ -40,12 +42,14 @@ class LocalHost(Protocol):
 
     context: Any  # the rclpy context its node lives in (a caller must share it)
 
-    def start(self, call_id: str, name: str, arguments_json: str, source: str,
+    def start(self, call_id: str, name: str, arguments: Mapping[str, Any], source: str,
               context: CallContext, answer: Answer) -> None:
         """
         Take one call; ``answer(code, text, outcome)`` comes exactly once, from any thread.
 
-        It may come before ``start`` returns (a call refused at once). Cancel it with
+        ``arguments``: the caller's dict (a ``catalog.ValidatedArguments`` when it validated
+        them); the host never changes it and gives the tool a copy of its own, so the caller may
+        keep it. It may answer before ``start`` returns (a call refused at once). Cancel it with
         ``context.cancel()``; progress arrives through ``context``'s report.
         """
 

@@ -231,7 +231,7 @@ class _Host:
     def __init__(self, context: object) -> None:
         self.context = context
 
-    def start(self, call_id, name, arguments_json, source, context, answer) -> None:
+    def start(self, call_id, name, arguments, source, context, answer) -> None:
         raise AssertionError('the registry never calls a host')
 
 
@@ -263,7 +263,7 @@ class _AnswerWhenTold:
         self.answer = None
         self.source = None
 
-    def start(self, call_id, name, arguments_json, source, context, answer) -> None:
+    def start(self, call_id, name, arguments, source, context, answer) -> None:
         def progress_then_answer() -> None:
             context.feedback('running', 0.5, 'half way')
             answer('', 'done', 'ran')
@@ -282,7 +282,7 @@ def test_every_answer_of_a_local_call_reaches_on_done_exactly_once(world, case):
     host = _AnswerWhenTold(world.context, at_once=case == 'at once')
     events: list = []
     call = InProcessExecutor(host, executor).send(
-        'c1', 'echo', '{}', 'mcp',
+        'c1', 'echo', {}, 'mcp',
         lambda outcome: events.append(('done', outcome, threading.get_ident())),
         lambda stage, progress, detail: events.append(('progress', stage,
                                                        threading.get_ident())))

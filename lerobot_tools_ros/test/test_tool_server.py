@@ -28,8 +28,8 @@ import sys
 import time
 
 from conftest import PACKAGE_DIR, spin_until
-from executor_calls import Caller, destroy_callers
-from lerobot_tools_interfaces.msg import ErrorCodes
+from executor_calls import Caller, destroy_callers, RawCaller
+from lerobot_tools_interfaces.msg import ErrorCodes, Outcomes
 from lerobot_tools_ros.catalog import DEFAULT_TOOLS
 from lerobot_tools_ros.executors import ACTION, SERVICE
 from lerobot_tools_ros.tools.echo import ECHO_SCHEMA
@@ -79,14 +79,30 @@ def test_two_processes_talk_call_tool_over_dds(echo_server):
     assert outcome.error_code == ''
 
 
-def test_invalid_arguments_are_answered_not_executed(echo_server):
+def test_invalid_arguments_are_answered_not_executed(echo_server, ros_node):
     _, service, action = echo_server
     for caller in (service, action):
         outcome = caller.call({'delay_s': 'soon'})
         assert not outcome.success
         assert outcome.error_code == ErrorCodes.INVALID_ARGUMENTS
+        assert outcome.outcome == Outcomes.NOT_RUN
         assert 'delay_s' in outcome.error_message
-        assert caller.call('{not json').error_code == ErrorCodes.INVALID_ARGUMENTS
+    # The JSON text of a goal or request is decoded and validated where it arrives, whoever
+    # wrote it: text that is not JSON, or not an object, is refused as it always was.
+    raw = RawCaller(ros_node, '/lerobot_tools/echo')
+    try:
+        for number, (text, says) in enumerate([
+                ('{not json', 'not valid JSON'), ('[1, 2]', 'must be a JSON object'),
+                ('{"delay_s": "soon"}', 'delay_s'), ('{"text": NaN}', 'not valid JSON')]):
+            for answer in (raw.request(text, f'raw-s{number}'), raw.goal(text, f'raw-g{number}')):
+                assert not answer.success
+                assert answer.error_code == ErrorCodes.INVALID_ARGUMENTS, answer
+                assert answer.outcome == Outcomes.NOT_RUN
+                assert says in answer.error_message, answer.error_message
+        assert raw.request('', 'raw-empty').success  # no arguments: an empty object
+        assert json.loads(raw.goal('{"text": "raw"}', 'raw-ok').content) == {'text': 'raw'}
+    finally:
+        raw.destroy()
 
 
 def test_wrong_name_for_the_service_is_unknown_tool(echo_server):

@@ -17,6 +17,9 @@ What tools exist: the dataset's catalog, and everything that keeps it safe to us
 
 - ``tool_catalog``: ``ToolCatalog`` (load from ``meta/info.json``, validate arguments),
   ``DEFAULT_TOOLS``, the sample dataset;
+- ``arguments``: validated arguments (``ValidatedArguments``: which schema they were checked
+  against, so a tool_server in the same process need not check them again) and the copy a tool
+  gets of them;
 - ``schema_safety`` and ``safe_regex``: a schema from a dataset or a binding is checked at load so
   that validating model arguments against it always ends;
 - ``edit``: add, remove and replace tools in a dataset's ``meta/info.json`` (atomically).
@@ -24,11 +27,13 @@ What tools exist: the dataset's catalog, and everything that keeps it safe to us
 The dispatcher's reload of a running catalog is ROS wiring and lives with the dispatcher node.
 """
 
+from lerobot_tools_ros.catalog.arguments import copy_arguments, ValidatedArguments
 from lerobot_tools_ros.catalog.tool_catalog import (
     CatalogError, decode_arguments_json, DEFAULT_TOOLS, hf_lerobot_home, SAMPLE_DATASET,
     TOOL_NAME_PATTERN, ToolArgumentError, ToolCatalog)
 
 __all__ = [
-    'CatalogError', 'decode_arguments_json', 'DEFAULT_TOOLS', 'SAMPLE_DATASET',
-    'TOOL_NAME_PATTERN', 'ToolArgumentError', 'ToolCatalog', 'hf_lerobot_home',
+    'CatalogError', 'copy_arguments', 'decode_arguments_json', 'DEFAULT_TOOLS', 'SAMPLE_DATASET',
+    'TOOL_NAME_PATTERN', 'ToolArgumentError', 'ToolCatalog', 'ValidatedArguments',
+    'hf_lerobot_home',
 ]

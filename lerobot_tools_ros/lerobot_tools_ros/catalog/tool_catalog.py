@@ -47,6 +47,8 @@ from jsonschema import validators as jsonschema_validators
 
 from lerobot_tools_ros import errors, limits, names
 from lerobot_tools_ros.catalog import safe_regex
+from lerobot_tools_ros.catalog.arguments import (schema_fingerprint, too_deep, ToolArgumentError,
+                                                 ValidatedArguments)
 from lerobot_tools_ros.catalog.schema_safety import check_schema_safety
 from lerobot_tools_ros.hub import DatasetNotFound, find_dataset_file, hf_lerobot_home
 from lerobot_tools_ros.parsing.values import json_type as _json_type
@@ -100,23 +102,6 @@ _short.maxlevel = 2
 
 class CatalogError(errors.ConfigurationError):
     """A catalog that cannot be loaded: not found, not JSON, no valid entry, strict-mode errors."""
-
-
-class ToolArgumentError(ValueError):
-    """A call the catalog rejects; ``error_code`` is ``unknown_tool`` or ``invalid_arguments``."""
-
-    def __init__(self, error_code: str, message: str, *, tool: str | None = None,
-                 suggestion: str | None = None) -> None:
-        super().__init__(message)
-        self.error_code = error_code
-        self.message = message
-        self.tool = tool
-        self.suggestion = suggestion
-
-    @property
-    def code(self) -> str:
-        """Alias of ``error_code``, matching ``errors.ToolError.code``."""
-        return self.error_code
 
 
 def _json_path(root: str, parts: Any) -> str:
@@ -414,8 +399,8 @@ def _fast_validator(cls: type, parameters: dict) -> Any:
     """
     Return a ``jsonschema-rs`` validator that can accept arguments quickly, or None.
 
-    jsonschema checks a small argument object in ~25 us, and every call is checked twice (by
-    the dispatcher and by the executor); jsonschema-rs in ~1 us. It is used only to say "valid",
+    jsonschema checks a small argument object in ~25 us, and a call is checked by the dispatcher
+    and, over DDS, again by the executor; jsonschema-rs in ~1 us. It is used only to say "valid",
     and only for Draft 2020-12 schemas made of keywords both implement alike: anything else, a
     "not valid", or a value it cannot take goes to jsonschema, which stays the authority and
     writes the message.
@@ -494,18 +479,11 @@ def decode_arguments_json(text: str) -> Any:
             'send a JSON object such as {"text": "hi"}') from None
 
 
-def _too_deep() -> ToolArgumentError:
-    return ToolArgumentError(
-        errors.INVALID_ARGUMENTS,
-        f'arguments nest arrays/objects more than {limits.MAX_ARGUMENT_DEPTH} levels deep (the '
-        'limit for tool arguments); flatten them')
-
-
 def _check_text_depth(text: str | bytes | bytearray) -> None:
     if isinstance(text, (bytes, bytearray)):
         text = bytes(text).decode('latin-1')  # brackets and quotes are ASCII in any encoding
     if limits.json_text_deeper_than(text, limits.MAX_ARGUMENT_DEPTH):
-        raise _too_deep()
+        raise too_deep()
 
 
 def _decode_arguments(arguments: Any) -> dict:
@@ -524,7 +502,7 @@ def _decode_arguments(arguments: Any) -> dict:
                 errors.INVALID_ARGUMENTS,
                 f'arguments are not valid JSON: {_truncate(str(exc), 200)}') from None
     if limits.value_deeper_than(value, limits.MAX_ARGUMENT_DEPTH):
-        raise _too_deep()
+        raise too_deep()
     if isinstance(value, dict):
         return value
     raise ToolArgumentError(
@@ -591,6 +569,7 @@ class ToolCatalog:
         self._entries: dict[str, dict] = {}
         self._validators: dict[str, Any] = {}
         self._fast: dict[str, Any] = {}  # jsonschema-rs validators, made at a tool's first call
+        self._fingerprints: dict[str, str] = {}  # schema_fingerprint, made at a tool's first call
         if tools is not None and not isinstance(tools, list):
             raise CatalogError(f'{self._source}: "tools" must be a list, got {_json_type(tools)}')
         self._used_default = not tools
@@ -763,18 +742,21 @@ class ToolCatalog:
         matches = difflib.get_close_matches(name[:200], list(self._entries), n=1, cutoff=0.6)
         return matches[0] if matches else None
 
-    def validate(self, name: str, arguments: Any) -> dict:
+    def validate(self, name: str, arguments: Any) -> ValidatedArguments:
         """
-        Return ``arguments`` as a dict checked against ``name``'s schema.
+        Return ``arguments`` (a dict or JSON text) as a dict checked against ``name``'s schema.
 
-        Raises ``ToolArgumentError`` (``unknown_tool`` or ``invalid_arguments``) with a message
-        that names each failing field path (``arguments.target.x``) and its constraint.
+        The dict is a `ValidatedArguments` that remembers the schema it was checked against,
+        so a tool_server in this process takes the check instead of making it again
+        (`vouches_for`). Raises ``ToolArgumentError`` (``unknown_tool`` or
+        ``invalid_arguments``) with a message that names each failing field path
+        (``arguments.target.x``) and its constraint.
         """
         validator = self._validators.get(name) if isinstance(name, str) else None
         if validator is None:
             self._require(name)
         try:
-            return self._check(name, validator, _decode_arguments(arguments))
+            checked = self._check(name, validator, _decode_arguments(arguments))
         except ToolArgumentError:
             raise
         except Exception as exc:  # noqa: B902 - one call's failure must stay that call's
@@ -785,6 +767,26 @@ class ToolCatalog:
                 f'arguments for {name!r} could not be checked against its schema '
                 f'({type(exc).__name__}: {_truncate(str(exc), 200)}); the call was refused',
                 tool=name) from None
+        return ValidatedArguments(checked, name, self.fingerprint(name))
+
+    def fingerprint(self, name: str) -> str:
+        """Return the `schema_fingerprint` of ``name``'s parameters (equal schemas, equal)."""
+        found = self._fingerprints.get(name)
+        if found is None:
+            found = self._fingerprints[name] = schema_fingerprint(self.parameters(name))
+        return found
+
+    def vouches_for(self, name: str, arguments: Any) -> bool:
+        """
+        Tell whether ``arguments`` were validated against this catalog's schema of ``name``.
+
+        True for a `ValidatedArguments` of ``name`` whose schema fingerprint is this catalog's,
+        whichever catalog made it (the dispatcher's and the tool_server's in one process, with
+        the same dataset); then validating them here again would find nothing new. False for
+        anything else: a plain dict, another tool, another schema of the same tool.
+        """
+        return (isinstance(arguments, ValidatedArguments) and arguments.tool == name
+                and name in self._entries and arguments.schema == self.fingerprint(name))
 
     def _check(self, name: str, validator: Any, value: dict) -> dict:
         bad_number = _non_finite_path(value, 'arguments')

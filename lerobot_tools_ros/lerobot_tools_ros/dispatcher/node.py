@@ -295,7 +295,7 @@ class Dispatcher(Node):
                                                                         time.monotonic()))
             return
         call.handle = client.send(
-            call.call_id, call.name, call.arguments_json,
+            call.call_id, call.name, call.arguments,
             functools.partial(self._on_outcome, call), functools.partial(self._on_feedback, call),
             source=call.source,
             stream_argument=call.speech.argument if call.speech is not None else '')

@@ -27,7 +27,8 @@ from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rclpy.task import Future
 from unique_identifier_msgs.msg import UUID
 
-from .base import ACTION, DoneCallback, ExecutorCall, FeedbackCallback, Outcome
+from .base import (ACTION, Arguments, arguments_json, DoneCallback, ExecutorCall,
+                   FeedbackCallback, Outcome)
 from .goal_ids import new_goal_id
 
 
@@ -91,9 +92,11 @@ class ActionExecutor:
         self._when_done(send_goal_async(self._client, RunTool.Goal(name=names.READINESS_PROBE)),
                         accepted)
 
-    def send(self, call_id: str, tool_name: str, arguments_json: str, source: str,
+    def send(self, call_id: str, tool_name: str, arguments: Arguments, source: str,
              on_done: DoneCallback, on_feedback: FeedbackCallback | None,
              stream_argument: str = '') -> ExecutorCall:
+        goal = RunTool.Goal(call_id=call_id, name=tool_name, arguments=arguments_json(arguments),
+                            source=source, streamed=bool(stream_argument))
         if stream_argument and self._texts is None:
             self._texts = self._node.create_publisher(
                 TextChunk, names.tool_text_topic(self.name),
@@ -122,9 +125,8 @@ class ActionExecutor:
         # The goal's id says when it was sent (goal_ids): tool_server holds a goal that waited
         # long enough for its stop to be still on its way.
         self._when_done(send_goal_async(
-            self._client, RunTool.Goal(call_id=call_id, name=tool_name, arguments=arguments_json,
-                                       source=source, streamed=bool(stream_argument)),
-            feedback_callback=feedback, goal_uuid=UUID(uuid=list(new_goal_id()))), accepted)
+            self._client, goal, feedback_callback=feedback,
+            goal_uuid=UUID(uuid=list(new_goal_id()))), accepted)
         return call
 
     def destroy(self) -> None:

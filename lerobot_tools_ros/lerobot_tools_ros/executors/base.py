@@ -15,17 +15,25 @@
 """
 What every way of calling a tool's executor has in common: a call handle and its outcome.
 
-An executor takes one call (id, tool name, JSON arguments, who claims to send it) with two
+An executor takes one call (id, tool name, arguments, who claims to send it) with two
 callbacks: `on_done` gets exactly one `Outcome` (unless the call is forgotten first), and
 `on_feedback` gets the tool's progress while it runs. It returns an `ExecutorCall`, the handle
 through which the caller cancels the call or forgets it. Three implement it: `ActionExecutor`
 (a RunTool goal: progress and cancel), `ServiceExecutor` (a CallTool request: neither) and
 `InProcessExecutor` (a tool_server in this process, called directly). `ExecutorClient` picks
 one per tool, in one place.
+
+Arguments are a dict, as the caller validated them (`catalog.ValidatedArguments`, from
+`ToolCatalog.validate`), never JSON text: the DDS executors write the JSON of a goal or request
+at their boundary, once, and the tool_server decodes and validates it there; the in-process
+executor hands the object itself to the tool_server, which copies it before the tool sees it and
+validates it again only when its catalog's schema of the tool is not the one it was checked
+against. The executor never changes the dict: the caller keeps it (audit, results).
 """
 
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol
+import json
+from typing import Any, Callable, Mapping, Protocol
 
 from lerobot_tools_ros import errors
 
@@ -52,6 +60,13 @@ FeedbackCallback = Callable[[str, float, str], None]  # stage, progress (0..1 or
 DoneCallback = Callable[[Outcome], None]
 # Runs a function where the owner's state may be touched (its callback group), from any thread.
 Post = Callable[[Callable[[], None]], Any]
+# A call's arguments as its caller validated them (a dict; see the module's docstring).
+Arguments = Mapping[str, Any]
+
+
+def arguments_json(arguments: Arguments) -> str:
+    """Write a call's arguments as the JSON text of a goal or request: the DDS boundary."""
+    return json.dumps(arguments if isinstance(arguments, dict) else dict(arguments))
 
 
 class ExecutorCall:
@@ -103,12 +118,13 @@ class Executor(Protocol):
 
     kind: str
 
-    def send(self, call_id: str, tool_name: str, arguments_json: str, source: str,
+    def send(self, call_id: str, tool_name: str, arguments: Arguments, source: str,
              on_done: DoneCallback, on_feedback: FeedbackCallback | None,
              stream_argument: str = '') -> ExecutorCall:
         """
         Start one call; `on_done` gets its one `Outcome`, `on_feedback` its progress.
 
-        `stream_argument`: the call is streamed: that argument's text follows
-        through the handle's `send_text`.
+        `arguments`: a JSON object's value (dicts, lists, str, numbers, bool, None), not changed
+        here. `stream_argument`: the call is streamed: that argument's text follows
+        through the handle's `send_text` (and `arguments` are the rest, not yet validated).
         """

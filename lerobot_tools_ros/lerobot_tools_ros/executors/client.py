@@ -19,8 +19,10 @@ The choice is made here, per call, and nowhere else:
 
 - **In process, no DDS.** When the executor is a tool_server in this very process (same rclpy
   context, same resolved name; `lerobot_tools_ros.inprocess`), calls go to it directly
-  (`InProcessExecutor`): the same validation, queue, cancel, progress and one answer, without
-  the DDS round trip. `in_process=False` keeps every call on DDS.
+  (`InProcessExecutor`): the same queue, cancel, progress and one answer, without the DDS
+  round trip, and the arguments as the caller validated them (no JSON text, no second check
+  when the tool_server's schema of the tool is the caller's). `in_process=False` keeps every
+  call on DDS.
 - **Discovery, not configuration.** Otherwise the executor's kind is whatever it offers at the
   tool's name: the action (feedback, cancel) when its server is there, the service otherwise.
   A tool_server offers both; an executor that only has the service is still usable.
@@ -40,7 +42,6 @@ they would race the owner's callbacks (and, on rclpy 7, the ActionClient's own u
 tables); an owner there passes `post`, which runs them in its mutually exclusive group.
 """
 
-import json
 import time
 from typing import Any, Callable
 
@@ -51,8 +52,8 @@ from rclpy.task import Future
 from std_msgs.msg import String
 
 from .action import ActionExecutor
-from .base import (ACTION, DoneCallback, Executor, ExecutorCall, FeedbackCallback, LOCAL, Outcome,
-                   Post, SERVICE)
+from .base import (ACTION, Arguments, DoneCallback, Executor, ExecutorCall, FeedbackCallback,
+                   LOCAL, Outcome, Post, SERVICE)
 from .inprocess import InProcessExecutor
 from .service import ServiceExecutor
 
@@ -229,11 +230,15 @@ class ExecutorClient:
 
     # -- calls ---------------------------------------------------------------------------------
 
-    def send(self, call_id: str, tool_name: str, arguments_json: str, on_done: DoneCallback,
+    def send(self, call_id: str, tool_name: str, arguments: Arguments, on_done: DoneCallback,
              on_feedback: FeedbackCallback | None = None, *, source: str = '',
              stream_argument: str = '') -> ExecutorCall:
         """
         Send one call the way the executor is reached now (check `ready` first).
+
+        `arguments`: the dict the caller validated (`ToolCatalog.validate`), not JSON text: it
+        becomes JSON only on a DDS path, and in process the tool_server takes the caller's
+        validation when its schema of the tool is the same (`executors.base`).
 
         `on_done` gets exactly one `Outcome` unless the call is cancelled while it is a service
         request (see `ExecutorCall.cancel`) or forgotten. `on_feedback` gets the tool's progress
@@ -249,12 +254,11 @@ class ExecutorClient:
             if executor is None:
                 raise RuntimeError(f'{self.name}: no {self.kind} client to send through')
         if not stream_argument:
-            return executor.send(call_id, tool_name, arguments_json, source, on_done,
-                                 on_feedback)
+            return executor.send(call_id, tool_name, arguments, source, on_done, on_feedback)
         if executor.kind == SERVICE:
-            return _WholeText(executor, (call_id, tool_name, arguments_json, source, on_done,
+            return _WholeText(executor, (call_id, tool_name, arguments, source, on_done,
                                          on_feedback), stream_argument)
-        return executor.send(call_id, tool_name, arguments_json, source, on_done, on_feedback,
+        return executor.send(call_id, tool_name, arguments, source, on_done, on_feedback,
                              stream_argument)
 
     def destroy(self) -> None:
@@ -285,10 +289,11 @@ class _WholeText(ExecutorCall):
         self._text.append(text)
         if not end:
             return
-        call_id, tool_name, arguments_json, source, on_done, on_feedback = self._call
-        arguments = json.loads(arguments_json)
-        arguments[self._argument] = ''.join(self._text)
-        self._sent = self._executor.send(call_id, tool_name, json.dumps(arguments), source,
+        call_id, tool_name, arguments, source, on_done, on_feedback = self._call
+        # A new dict: the caller's stays as it gave it. The CallTool request is validated
+        # whole by the tool_server.
+        whole = {**arguments, self._argument: ''.join(self._text)}
+        self._sent = self._executor.send(call_id, tool_name, whole, source,
                                          lambda outcome: self.finish(on_done, outcome),
                                          on_feedback)
 

@@ -16,8 +16,11 @@
 Both ends of the in-process executor path (see `lerobot_tools_ros.inprocess`).
 
 - `HostedToolOffer` (tool_server side): one hosted tool, offered to callers in this process.
-  A call goes through `ToolServer.submit` (name check, catalog validation, the closing check,
-  the tool's queue and worker thread), exactly like a `RunTool` goal.
+  A call goes through `ToolServer.submit` (name check, the closing check, the tool's queue and
+  worker thread), exactly like a `RunTool` goal. Its arguments cross as the caller's dict, not
+  as JSON text: the offer copies them (the caller keeps its dict, the tool gets its own) and
+  the tool_server validates them only when its catalog's schema of the tool is not the one the
+  caller checked them against (`ToolCatalog.vouches_for`; `tool_server.request`).
 - `InProcessExecutor` (dispatcher side): one call to such a tool, as a `LocalCall`. The tool
   runs on the tool_server's worker thread; its progress and answer reach the caller's executor
   thread as executor tasks (`Executor.create_task` wakes the executor through its guard
@@ -30,15 +33,16 @@ then finds no offer and goes back to DDS, where nobody answers: `unavailable` at
 
 import threading
 import time
-from types import SimpleNamespace
 from typing import Any, Callable
 import weakref
 
 from lerobot_tools_ros import errors, inprocess
+from lerobot_tools_ros.catalog import copy_arguments, ToolArgumentError
+from lerobot_tools_ros.tool_server.request import ToolRequest
 from lerobot_tools_ros.tools.base import CallContext, TextStream
 from lerobot_tools_ros.untrusted import ros_string
 
-from .base import DoneCallback, ExecutorCall, FeedbackCallback, LOCAL, Outcome, Post
+from .base import Arguments, DoneCallback, ExecutorCall, FeedbackCallback, LOCAL, Outcome, Post
 
 # As the RunTool feedback of the DDS path: a stage's reports at most this often (the first of a
 # stage and progress 1 always go).
@@ -54,15 +58,20 @@ class HostedToolOffer:
         self.name = name
         self.context = server.context
 
-    def start(self, call_id: str, name: str, arguments_json: str, source: str,
+    def start(self, call_id: str, name: str, arguments: Arguments, source: str,
               context: CallContext, answer: inprocess.Answer) -> None:
         server = self._server()
         if server is None or not self.context.ok():
             answer(errors.UNAVAILABLE, f'the tool_server hosting {self.name} is gone; the call '
                                        'did not run', errors.NOT_RUN)
             return
-        request = SimpleNamespace(call_id=call_id, name=name, arguments=arguments_json,
-                                  source=source)
+        try:
+            # The tool's own copy: nothing the caller does with its dict afterwards reaches it.
+            request = ToolRequest(call_id, name, copy_arguments(arguments), source,
+                                  validated=server.catalog.vouches_for(name, arguments))
+        except ToolArgumentError as exc:  # nested deeper than any tool takes
+            answer(exc.error_code, exc.message, errors.NOT_RUN)
+            return
         try:
             done = server.submit(self._hosted, request, context, local=True)
         except Exception as exc:  # noqa: B902 - every call gets an answer, as over DDS
@@ -179,7 +188,7 @@ class InProcessExecutor:
         self.executor = executor
         self._post = post  # the owner's group, where it runs on a multi-threaded executor
 
-    def send(self, call_id: str, tool_name: str, arguments_json: str, source: str,
+    def send(self, call_id: str, tool_name: str, arguments: Arguments, source: str,
              on_done: DoneCallback, on_feedback: FeedbackCallback | None,
              stream_argument: str = '') -> ExecutorCall:
         post = self._post
@@ -191,5 +200,5 @@ class InProcessExecutor:
                     lambda: feedback_here(*report))
         call = LocalCall(call_id, on_done, on_feedback, self.executor.create_task,
                          stream_argument)
-        self.host.start(call_id, tool_name, arguments_json, source, call.context, call.arrive)
+        self.host.start(call_id, tool_name, arguments, source, call.context, call.arrive)
         return call

@@ -21,7 +21,8 @@ from lerobot_tools_ros import errors, names
 from rclpy.node import Node
 from rclpy.task import Future
 
-from .base import DoneCallback, ExecutorCall, FeedbackCallback, Outcome, SERVICE
+from .base import (Arguments, arguments_json, DoneCallback, ExecutorCall, FeedbackCallback,
+                   Outcome, SERVICE)
 
 
 class RequestCall(ExecutorCall):
@@ -69,7 +70,7 @@ class ServiceExecutor:
                 self._client.remove_pending_request(future)
         self._probes.clear()
 
-    def send(self, call_id: str, tool_name: str, arguments_json: str, source: str,
+    def send(self, call_id: str, tool_name: str, arguments: Arguments, source: str,
              on_done: DoneCallback, on_feedback: FeedbackCallback | None,
              stream_argument: str = '') -> ExecutorCall:
         if stream_argument:  # (ExecutorClient sends a streamed call once its text is whole)
@@ -77,7 +78,7 @@ class ServiceExecutor:
                              f'{stream_argument!r}; send the whole text')
         call = RequestCall(call_id, self._stop)
         future = self._client.call_async(CallTool.Request(
-            call_id=call_id, name=tool_name, arguments=arguments_json, source=source))
+            call_id=call_id, name=tool_name, arguments=arguments_json(arguments), source=source))
         call._forget = lambda: self._client.remove_pending_request(future)
         _callbacks_when_taken(future)
         self._when_done(future, lambda done: call.finish(on_done, _outcome(done.result())))

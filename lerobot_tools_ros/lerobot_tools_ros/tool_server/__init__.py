@@ -16,6 +16,7 @@
 The tool_server node: hosts the tools as CallTool services and RunTool actions.
 
 - ``node``: the node (one executor thread per tool, at most once per call id, stops first);
+- ``request``: ``ToolRequest``, one call as it enters (from DDS or in process), validated once;
 - ``host``: what a tool may use of ROS (subscriptions, clients) through ``tools.host.ToolHost``;
 - ``stop_listener``: the stops (cancel, pause) its callers publish, taken on a thread of its own.
 """

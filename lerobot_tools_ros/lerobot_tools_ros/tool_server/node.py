@@ -16,13 +16,17 @@
 Host tools as `CallTool` services and `RunTool` actions, both at `<service_prefix>/<name>`.
 
 Other nodes may call these directly (without the dispatcher), so the server validates arguments
-against the catalog itself. Each tool has a node of its own, spun by an executor thread of its
-own, plus one worker thread that runs the tool's calls one at a time (tools are not required to
-be thread-safe): a slow `say` never delays a `record_observation`, and while a goal runs the
-tool's executor thread still takes new requests, goals and cancel requests. A `CallTool` request
-that finds its tool idle runs on the executor thread itself (nothing can cancel a request, and
-the hand-off to the worker cost about a third of a round trip); one that finds the tool busy
-waits for the worker like a goal.
+against the catalog itself: a goal's or request's JSON text is decoded and validated once, where
+it arrives. A caller in this process (the dispatcher, `executors.inprocess`) passes its validated
+dict instead: the tool gets a copy, checked again only when this catalog's schema of the tool is
+not the one the caller checked it against (`tool_server.request`).
+
+Each tool has a node of its own, spun by an executor thread of its own, plus one worker thread that
+runs the tool's calls one at a time (tools are not required to be thread-safe): a slow `say` never
+delays a `record_observation`, and while a goal runs the tool's executor thread still takes new
+requests, goals and cancel requests. A `CallTool` request that finds its tool idle runs on the
+executor thread itself (nothing can cancel a request, and the hand-off to the worker cost about a
+third of a round trip); one that finds the tool busy waits for the worker like a goal.
 
 Every call gets a `CallContext`: an action goal's cancel request cancels it, the tool's progress
 reports become the goal's feedback, and shutdown cancels every call still queued or running
@@ -76,6 +80,7 @@ from lerobot_tools_ros.nodes.runner import run_node
 from lerobot_tools_ros.parameters.declarations import TOOL_SERVER
 from lerobot_tools_ros.parsing.registry import composed_properties, streamable_argument
 from lerobot_tools_ros.tool_server.host import RosToolHost
+from lerobot_tools_ros.tool_server.request import ToolRequest
 from lerobot_tools_ros.tool_server.stop_listener import StopListener
 from lerobot_tools_ros.tools import TOOL_REGISTRY
 from lerobot_tools_ros.tools.base import (accepts_context, CallContext, declared_parameters,
@@ -427,7 +432,8 @@ class ToolServer(Node):
                 context = CallContext(request.call_id)
                 # A request is stopped only through the stop topic: when the tool is idle it
                 # runs right here, on the tool's executor thread, without the worker hand-off.
-                code, text, outcome = await self.submit(hosted, request, context, inline=True)
+                code, text, outcome = await self._submit_from_dds(hosted, request, context,
+                                                                  inline=True)
             except Exception as exc:  # noqa: B902 - every request gets an answer
                 code, text, outcome = (errors.EXECUTION_FAILED, f'{type(exc).__name__}: {exc}',
                                        errors.UNKNOWN)
@@ -470,8 +476,8 @@ class ToolServer(Node):
             if goal_ids.waited_s(bytes(goal_handle.goal_id.uuid)) > goal_ids.LATE_S:
                 hold_until = time.monotonic() + goal_ids.STOP_GRACE_S
             try:
-                code, content, outcome = await self.submit(hosted, goal, context,
-                                                           hold_until=hold_until)
+                code, content, outcome = await self._submit_from_dds(
+                    hosted, goal, context, hold_until=hold_until)
             except Exception as exc:  # noqa: B902 - every goal gets a result
                 code, content, outcome = (errors.EXECUTION_FAILED,
                                           f'{type(exc).__name__}: {exc}', errors.UNKNOWN)
@@ -518,10 +524,47 @@ class ToolServer(Node):
             context.cancel()
         return CancelResponse.ACCEPT
 
-    def submit(self, hosted: _HostedTool, request: Any, context: CallContext, *,
+    def _submit_from_dds(self, hosted: _HostedTool, message: Any, context: CallContext,
+                         **options: Any) -> Future:
+        """
+        Submit a CallTool request or RunTool goal: its JSON text decoded and validated here.
+
+        This is where a call crosses from DDS, so its arguments are checked here, once; a
+        refused one is answered at once (the future is done on return), in the order `submit`
+        checks: the tool's name first, then its arguments.
+        """
+        refusal = self._name_refusal(hosted, message.name)
+        if refusal is None:
+            try:
+                arguments = self.catalog.validate(hosted.tool.name, message.arguments or '{}')
+            except ToolArgumentError as exc:
+                refusal = (exc.error_code, exc.message, errors.NOT_RUN)
+        if refusal is not None:
+            answer = Future()
+            answer.set_result(refusal)
+            return answer
+        return self.submit(hosted, ToolRequest(message.call_id, message.name, arguments,
+                                               message.source, validated=True),
+                           context, **options)
+
+    def _name_refusal(self, hosted: _HostedTool, requested: str) -> Answer | None:
+        """Refuse a call that names another tool than the one hosted here ('' : this one)."""
+        name = hosted.tool.name
+        if not requested or requested == name:
+            return None
+        other = names.tool_service_name(self.service_prefix, requested)
+        return (errors.UNKNOWN_TOOL, (
+            f"this service hosts '{name}', but the request names '{requested}'; call "
+            f'{self.resolve_service_name(other)} instead'), errors.NOT_RUN)
+
+    def submit(self, hosted: _HostedTool, request: ToolRequest, context: CallContext, *,
                inline: bool = False, local: bool = False, hold_until: float = 0.0) -> Future:
         """
-        Validate a call and queue it for the worker; the future gives (code, text, outcome).
+        Check a call and queue it for the worker; the future gives (code, text, outcome).
+
+        `request.arguments` are validated here unless `request.validated` says they were,
+        against this catalog's schema of the tool (at the DDS boundary, or by a caller in this
+        process with the same schema).
 
         `inline`: when no call of the tool is queued or running, run this one now on the
         calling thread (the tool's executor thread; the future is done on return). Only for
@@ -535,17 +578,17 @@ class ToolServer(Node):
         """
         answer = Future()
         name = hosted.tool.name
-        if request.name and request.name != name:
-            other = names.tool_service_name(self.service_prefix, request.name)
-            answer.set_result((errors.UNKNOWN_TOOL, (
-                f"this service hosts '{name}', but the request names '{request.name}'; call "
-                f'{self.resolve_service_name(other)} instead'), errors.NOT_RUN))
+        refusal = self._name_refusal(hosted, request.name)
+        if refusal is not None:
+            answer.set_result(refusal)
             return answer
-        try:
-            arguments = self.catalog.validate(name, request.arguments or '{}')
-        except ToolArgumentError as exc:
-            answer.set_result((exc.error_code, exc.message, errors.NOT_RUN))
-            return answer
+        arguments = request.arguments
+        if not request.validated:
+            try:
+                arguments = self.catalog.validate(name, arguments)
+            except ToolArgumentError as exc:
+                answer.set_result((exc.error_code, exc.message, errors.NOT_RUN))
+                return answer
         with hosted.lock:
             if hosted.closing:
                 answer.set_result((errors.UNAVAILABLE, (
