@@ -35,8 +35,8 @@ from lerobot_tools_ros.untrusted import log_text
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.node import Node
 
-__all__ = ['check_hostable', 'declare_derived', 'declared_only', 'make_tool', 'refuse_unknown',
-           'tool_kwargs']
+__all__ = ['apply_parameter', 'check_hostable', 'declare_derived', 'declared_only', 'make_tool',
+           'refuse_unknown', 'tool_kwargs']
 
 
 def declared_only(catalog: ToolCatalog, tool_names: list[str],
@@ -166,3 +166,12 @@ def refuse_unknown(node: Node, tool_name: str, tool_class: type) -> None:
         raise ConfigurationError(
             f"unknown parameter '{prefix}{log_text(extra, 100)}': tool '{tool_name}' "
             f"declares {', '.join(sorted(known)) or 'no parameters'}")
+
+
+def apply_parameter(tool: Any, key: str, value: Any) -> None:
+    """Apply a live tool parameter that was set: through the tool's `set_parameter`, if any."""
+    setter = getattr(tool, 'set_parameter', None)
+    if setter is not None:
+        setter(key, value)
+    else:
+        setattr(tool, key, value)

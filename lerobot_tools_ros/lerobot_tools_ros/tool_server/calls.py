@@ -26,8 +26,11 @@ gets its answer).
 
 The outcome says whether the tool may have acted: not_run when the call was refused or stopped
 before the tool was called, ran once it was called, or what the tool itself said (a binding
-whose request went out and whose answer never came: unknown). A tool's exception becomes an
-`execution_failed` answer; it never ends the server.
+whose request went out and whose answer never came: unknown). A cancelled call ends with error
+code `cancelled`; a tool's exception becomes an `execution_failed` answer and never ends the
+server. The ledger's window and size are the tool_server's call_ids_window_s and call_ids_max.
+A streamed call's text arrives while it runs (`context.text`): a tool that speaks segments as
+they come declares `STREAMS_TEXT = True`; any other tool is called once the text is whole.
 
 No rclpy here: the node passes what needs ROS as plain callables (a new future to answer with,
 the wake of the executor thread its handlers await on, its logger, the catalog's validate).
@@ -47,8 +50,8 @@ from lerobot_tools_ros.tools.base import accepts_context, CallContext, Tool
 from lerobot_tools_ros.tools.ledger import Answer, CallLedger, STOPPED_MESSAGE
 from lerobot_tools_ros.untrusted import log_text
 
-__all__ = ['AnswerFuture', 'CLOSE_TIMEOUT_S', 'Feedback', 'Logger', 'STAGE_QUEUED',
-           'STAGE_RUNNING', 'ToolCalls']
+__all__ = ['AnswerFuture', 'CLOSE_TIMEOUT_S', 'Feedback', 'FEEDBACK_MIN_INTERVAL_S', 'Logger',
+           'STAGE_QUEUED', 'STAGE_RUNNING', 'ToolCalls']
 
 # RunTool.Feedback.STAGE_* (the interface's message module is kept out of this core; a test
 # holds the values equal).
@@ -100,15 +103,17 @@ class Feedback:
     `send(stage, progress, detail)` publishes one report (the node: a RunTool feedback).
     """
 
-    def __init__(self, send: Callable[[str, float, str], None], logger: Logger) -> None:
+    def __init__(self, send: Callable[[str, float, str], None], logger: Logger,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self._send = send
         self._logger = logger
+        self._clock = clock
         self._stage = ''
         self._sent_at = 0.0
         self.closed = False  # the goal has its result: later reports go nowhere
 
     def __call__(self, stage: str, progress: float, detail: str) -> None:
-        now = time.monotonic()
+        now = self._clock()
         repeated = stage == self._stage and progress < 1.0
         if self.closed or (repeated and now - self._sent_at < FEEDBACK_MIN_INTERVAL_S):
             return

@@ -16,40 +16,29 @@
 """
 Host tools as `CallTool` services and `RunTool` actions, both at `<service_prefix>/<name>`.
 
-This node only wires ROS: what happens to a call (checks, at most once per call id, the queue,
-stops, running it, its answer) is `tool_server.calls.ToolCalls`, one per tool; which tools are
-hosted and how each is made is `tool_server.building`.
+The node only wires ROS: what happens to a call (its checks, at most once per call id, the
+queue, stops first, running it, its answer and outcome) is `tool_server.calls.ToolCalls`, one
+per tool; which tools are hosted, and how each is made from its parameters, is
+`tool_server.building`. Other nodes may call the tools directly (without the dispatcher), so a
+goal's or request's JSON text is validated against the catalog where it arrives; a caller in
+this process (`executors.inprocess`) passes its validated dict (`tool_server.request`).
 
-Other nodes may call these directly (without the dispatcher), so a goal's or request's JSON
-text is decoded and validated against the catalog once, where it arrives. A caller in this
-process (the dispatcher, `executors.inprocess`) passes its validated dict instead: the tool gets
-a copy, checked again only when this catalog's schema of the tool is not the one the caller
-checked it against (`tool_server.request`).
+Each tool has a node of its own, spun by an executor thread of its own, plus the worker thread
+of its `ToolCalls`: a slow `say` never delays a `record_observation`, and while a goal runs the
+tool's executor thread still takes new requests, goals and cancel requests. A `CallTool` request
+that finds its tool idle runs on the executor thread itself (nothing can cancel a request, and
+the hand-off to the worker cost about a third of a round trip).
 
-Each tool has a node of its own, spun by an executor thread of its own, plus one worker thread
-that runs the tool's calls one at a time: a slow `say` never delays a `record_observation`, and
-while a goal runs the tool's executor thread still takes new requests, goals and cancel
-requests. A `CallTool` request that finds its tool idle runs on the executor thread itself
-(nothing can cancel a request, and the hand-off to the worker cost about a third of a round
-trip); one that finds the tool busy waits for the worker like a goal.
-
-Every call gets a `CallContext`: an action goal's cancel request cancels it, the tool's progress
-reports become the goal's feedback, and shutdown cancels every call still queued or running
-(each still gets its answer). A cancelled call ends with error code `cancelled`. A call id runs
-at most once (parameters call_ids_window_s and call_ids_max). Callers stop calls whose goal or
-request may still be on its way on `names.tool_stop_topic` (a std_msgs/String call id, taken by
-a thread of its own, `tool_server.stop_listener`, and right before each call starts): such a
-call is refused when it arrives, and a running one is cancelled (a request too). A goal whose id
-says it waited before it was taken (`executors.goal_ids`) is held a moment first, so a stop sent
-after it that is still on its way wins. A request or goal naming `names.READINESS_PROBE` is
-answered at once without running anything: callers use it to prove that answers reach them
-before their first real call.
-
-Streamed calls: a tool with a streamable argument (say: text) also takes its calls' text in
-segments on `names.tool_text_topic` beside its action, for goals with `streamed` set
-(`tool_server.streamed_text`). A tool that speaks segments as they come declares
-`STREAMS_TEXT = True` and reads `context.text`; any other tool is called once the text is
-whole, as usual.
+An action goal's cancel request cancels its call's `CallContext`, the tool's progress reports
+become the goal's feedback, and shutdown cancels every call still queued or running (each still
+gets its answer). Callers stop calls whose goal or request may still be on its way on
+`names.tool_stop_topic` (a std_msgs/String call id, taken by `tool_server.stop_listener` on a
+thread of its own, and right before each call starts). A goal whose id says it waited before it
+was taken (`executors.goal_ids`) is held a moment first, so a stop sent after it that is still on
+its way wins. A request or goal naming `names.READINESS_PROBE` is answered at once without
+running anything: callers use it to prove that answers reach them before their first real call.
+A tool with a streamable argument (say: text) also takes its streamed goals' text in segments on
+`names.tool_text_topic` beside its action (`tool_server.streamed_text`).
 """
 
 from dataclasses import dataclass, field
@@ -73,7 +62,6 @@ from lerobot_tools_ros.parsing.registry import composed_properties, streamable_a
 from lerobot_tools_ros.tool_server import building
 from lerobot_tools_ros.tool_server.calls import CLOSE_TIMEOUT_S, Feedback, ToolCalls
 from lerobot_tools_ros.tool_server.host import RosToolHost
-from lerobot_tools_ros.tool_server.request import ToolRequest
 from lerobot_tools_ros.tool_server.stop_listener import StopListener
 from lerobot_tools_ros.tool_server.streamed_text import StreamedTexts
 from lerobot_tools_ros.tools import TOOL_REGISTRY
@@ -220,7 +208,7 @@ class ToolServer(Node):
         hosted.thread = threading.Thread(target=self._spin, args=(hosted,), daemon=True,
                                          name=f'tool-{tool_name}')
         hosted.thread.start()
-        hosted.offer = HostedToolOffer(self, hosted, service_name)
+        hosted.offer = HostedToolOffer(self, hosted.calls, service_name)
         hosted.offer.offer()
         self.get_logger().info(f"hosting '{tool_name}' ({type(hosted.tool).__name__}) at "
                                f'{service_name} (CallTool service and RunTool action)')
@@ -235,11 +223,7 @@ class ToolServer(Node):
         hosted = self._hosted.get(tool_name)
         if hosted is None:
             return  # set while the tool is being built: its constructor took the value
-        setter = getattr(hosted.tool, 'set_parameter', None)
-        if setter is not None:
-            setter(key, value)
-        else:
-            setattr(hosted.tool, key, value)
+        building.apply_parameter(hosted.tool, key, value)
         self.get_logger().info(f'tool.{tool_name}.{key} is now {log_text(repr(value), 200)}')
 
     def _spin(self, hosted: _HostedTool) -> None:
@@ -346,11 +330,6 @@ class ToolServer(Node):
         if context is not None:
             context.cancel()
         return CancelResponse.ACCEPT
-
-    def submit(self, hosted: _HostedTool, request: ToolRequest, context: CallContext,
-               **options: Any) -> Future:
-        """Submit a call of a caller in this process (`HostedToolOffer`): `ToolCalls.submit`."""
-        return hosted.calls.submit(request, context, **options)
 
     @property
     def tools(self) -> dict[str, Tool]:
