@@ -153,7 +153,8 @@ class ToolServer(Node):
                                   lambda key, value: self._apply(tool_name, key, value))
         logger = self.get_logger()
         hosted = _HostedTool(ToolCalls(
-            tool, new_future=Future, validate=self.catalog.validate, logger=logger,
+            tool, new_future=Future, logger=logger,
+            validate=lambda name, arguments: self.catalog.validate(name, arguments),
             ledger=CallLedger(*self._call_ids), wake=lambda: hosted.wake_executor(),
             accepting=lambda: self.accepting,
             service_of=lambda name: self.resolve_service_name(
