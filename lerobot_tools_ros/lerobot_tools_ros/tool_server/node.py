@@ -16,12 +16,11 @@
 """
 Host tools as `CallTool` services and `RunTool` actions, both at `<service_prefix>/<name>`.
 
-The node only wires ROS: what happens to a call (its checks, at most once per call id, the
-queue, stops first, running it, its answer and outcome) is `tool_server.calls.ToolCalls`, one
-per tool; which tools are hosted, and how each is made from its parameters, is
-`tool_server.building`. Other nodes may call the tools directly (without the dispatcher), so a
-goal's or request's JSON text is validated against the catalog where it arrives; a caller in
-this process (`executors.inprocess`) passes its validated dict (`tool_server.request`).
+The node only wires ROS: what happens to a call (checks, at most once per call id, the queue,
+stops first, running it, its answer) is `tool_server.calls.ToolCalls`, one per tool; what is
+hosted, each tool made from its parameters, is `tool_server.building`. Any node may call the
+tools, so a goal's or request's JSON text is validated where it arrives; a caller in this
+process (`executors.inprocess`) passes its validated dict (`tool_server.request`).
 
 Each tool has a node of its own, spun by an executor thread of its own, plus the worker thread
 of its `ToolCalls`: a slow `say` never delays a `record_observation`, and while a goal runs the
@@ -92,14 +91,15 @@ class _HostedTool:
     action_server: ActionServer | None = None
     stop: threading.Event = field(default_factory=threading.Event)
     wake: Any = None  # guard condition on `node`: wakes `thread` when `stop` is set
-    lock: threading.Lock = field(default_factory=threading.Lock)
+    lock: threading.Lock = field(default_factory=threading.Lock)  # goal_contexts, in_flight
     goal_contexts: dict = field(default_factory=dict)  # goal id bytes -> CallContext
     in_flight: int = 0  # requests and goals not yet answered
     offer: HostedToolOffer | None = None  # to callers in this process (no DDS hop)
-    texts: StreamedTexts = field(default_factory=lambda: StreamedTexts(''))  # streamed goals'
+    texts: StreamedTexts = field(default_factory=lambda: StreamedTexts(''))  # of streamed goals
 
     @property
     def tool(self) -> Tool:
+        """Return the hosted tool: what its calls run."""
         return self.calls.tool
 
     def wake_executor(self) -> None:
