@@ -126,8 +126,16 @@ class Graph:
         assert all(count == 1 for count in counts.values()), counts
         assert {call.call_id for call in self.calls} <= set(counts)
 
-    def cancelled_goals(self) -> int:
-        return sum(status == GoalStatus.STATUS_CANCELED for status in self.goal_status.values())
+    def stopped_goals(self) -> int:
+        """
+        Count goals the executor ended early on their caller's stop.
+
+        CANCELED when the goal's cancel request reached tool_server before the stop topic did;
+        ABORTED when the stop came first and ended the call (ROS lets a server cancel only a
+        goal whose cancel was requested). Either way the goal did not run to its end.
+        """
+        return sum(status in (GoalStatus.STATUS_CANCELED, GoalStatus.STATUS_ABORTED)
+                   for status in self.goal_status.values())
 
 
 @pytest.fixture
@@ -173,8 +181,8 @@ def test_dispatcher_timeout_cancels_the_goal_on_the_executor(stack):
     graph.publish(echo(text='too slow', delay_s=20))
     [result] = graph.wait_results(1, timeout=10.0)
     assert result.error_code == ErrorCodes.TIMEOUT
-    # The executor saw the cancel: its goal ended CANCELED, long before the 20 s delay.
-    assert spin_until(graph.node, lambda: graph.cancelled_goals() == 1, 5.0), (
+    # The executor saw the stop: its goal ended early, long before the 20 s delay.
+    assert spin_until(graph.node, lambda: graph.stopped_goals() == 1, 5.0), (
         graph.goal_status, procs['tool_server'].output())
     graph.publish(echo(text='next'))  # the tool is free again at once
     results = graph.wait_results(2, timeout=5.0)
@@ -199,7 +207,7 @@ def test_pause_cancels_running_calls_as_well_as_waiting_ones(stack):
     assert running.outcome == 'ran'  # its executor confirmed it stopped part-way
     waiting = next(r for r in results if r.call_id == by_text['waiting'])
     assert waiting.outcome == 'not_run'
-    assert spin_until(graph.node, lambda: graph.cancelled_goals() == 1, 5.0), (
+    assert spin_until(graph.node, lambda: graph.stopped_goals() == 1, 5.0), (
         graph.goal_status, procs['tool_server'].output())
     graph.one_result_each()
 
@@ -219,7 +227,7 @@ def test_cancel_service_cancels_every_call_of_a_generation(stack):
     for call in graph.calls[:2]:
         assert results[call.call_id].error_code == ErrorCodes.CANCELLED
     assert results[graph.calls[2].call_id].success  # ran once the tool was free
-    assert spin_until(graph.node, lambda: graph.cancelled_goals() == 1, 5.0)
+    assert spin_until(graph.node, lambda: graph.stopped_goals() == 1, 5.0)
     nothing = graph.request(graph.cancel, CancelCalls.Request(call_id='no-such-call'))
     assert not nothing.success and list(nothing.cancelled_call_ids) == []
     graph.one_result_each()

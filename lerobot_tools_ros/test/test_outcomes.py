@@ -337,7 +337,7 @@ def test_a_call_id_repeated_through_the_dispatcher_acts_once_with_one_published_
         again = stack.request(call, 'arm', {'id': HOLD + 50}, call_id='disp-arm')
         assert (again.success, again.content) == (True, joined.content)
         assert again.outcome == Outcomes.RAN
-        other = stack.request(call, 'arm', {'id': 7}, call_id='disp-arm')  # another call
+        other = stack.request(call, 'arm', {'id': 990}, call_id='disp-arm')  # another call
         assert (other.error_code, other.outcome) == (ErrorCodes.INVALID_ARGUMENTS,
                                                      Outcomes.NOT_RUN)
         assert 'names a recent call of another tool or with other arguments' in (
@@ -349,6 +349,8 @@ def test_a_call_id_repeated_through_the_dispatcher_acts_once_with_one_published_
         assert "call_id 'disp-arm' repeated by 'test'" in stack.dispatcher.output()
     finally:
         stack.node.destroy_client(call)
+        stack.results.clear()
+        stack.policy.calls.clear()
 
 
 def test_a_call_id_is_remembered_for_the_window_then_runs_again(stack):

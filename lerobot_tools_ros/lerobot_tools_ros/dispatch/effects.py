@@ -96,27 +96,14 @@ class AnswerAgain:
     """Answer a ~/call request that repeats a finished call's id with that call's result."""
 
     call: 'Call'  # the repeat (its id is the earlier call's)
-    earlier: Any  # call_ids.Earlier: what the earlier call's result said
+    error_code: str  # what the earlier call's result said
+    error_message: str
+    content: str
+    outcome: str
 
     @property
     def success(self) -> bool:
-        return self.earlier.success
-
-    @property
-    def error_code(self) -> str:
-        return self.earlier.error_code
-
-    @property
-    def error_message(self) -> str:
-        return self.earlier.error_message
-
-    @property
-    def content(self) -> str:
-        return self.earlier.content
-
-    @property
-    def outcome(self) -> str:
-        return self.earlier.outcome
+        return not self.error_code
 
 
 @dataclass(slots=True)
