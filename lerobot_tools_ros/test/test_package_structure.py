@@ -29,6 +29,10 @@ PACKAGE = 'lerobot_tools_ros'
 SOURCE = pathlib.Path(__file__).resolve().parents[1] / PACKAGE
 DISPATCHER = SOURCE / 'dispatcher' / 'node.py'
 DISPATCHER_MAX_LINES = 420
+# The tool_server node wires ROS to its tools' `ToolCalls` (tool_server.calls) and to
+# tool_server.building; what it grows beyond wiring belongs in those.
+TOOL_SERVER = SOURCE / 'tool_server' / 'node.py'
+TOOL_SERVER_MAX_LINES = 420
 CORE = SOURCE / 'dispatch' / 'core.py'
 # The dispatch core's class stays readable: a call's states, the gates, streamed input, streamed
 # speech, ids, repeats and deadlines live in modules of their own (dispatch.states, gates,
@@ -228,6 +232,13 @@ def test_the_dispatcher_module_stays_wiring_sized():
         'core, effects out) into the objects it holds')
 
 
+def test_the_tool_server_module_stays_wiring_sized():
+    lines = len(TOOL_SERVER.read_text(encoding='utf-8').splitlines())
+    assert lines <= TOOL_SERVER_MAX_LINES, (
+        f'tool_server/node.py has {lines} lines: move what a call goes through into '
+        'tool_server/calls.py (ToolCalls) and what hosting decides into tool_server/building.py')
+
+
 def test_the_private_access_check_sees_a_reach_and_a_mixin():
     tree = ast.parse('def f(stack):\n    return stack.dispatcher._core.catalog\n'
                      'class Mixin:\n    def g(self):\n        self._own = 1\n'
@@ -269,6 +280,14 @@ def _methods(path: pathlib.Path, class_name: str) -> dict[str, list[str]]:
     (cls,) = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == class_name]
     return {f.name: [a.arg for a in f.args.args + f.args.kwonlyargs] for f in cls.body
             if isinstance(f, ast.FunctionDef) and not f.name.startswith('_')}
+
+
+def test_the_tool_servers_call_lifecycle_imports_no_ros():
+    # What a call goes through is decided without ROS (tested without a graph in
+    # test_tool_calls.py); the node passes what needs ROS in as plain callables.
+    cores = [SOURCE / 'tool_server' / name for name in ('calls.py', 'streamed_text.py')]
+    assert [found for path in cores for found in _ros_imports(path)] == []
+    assert _ros_imports(TOOL_SERVER)  # the check reads imports: the node's are found
 
 
 def test_the_ros_host_offers_exactly_what_the_tool_host_promises():

@@ -16,11 +16,12 @@
 Both ends of the in-process executor path (see `lerobot_tools_ros.inprocess`).
 
 - `HostedToolOffer` (tool_server side): one hosted tool, offered to callers in this process.
-  A call goes through `ToolServer.submit` (name check, the closing check, the tool's queue and
-  worker thread), exactly like a `RunTool` goal. Its arguments cross as the caller's dict, not
-  as JSON text: the offer copies them (the caller keeps its dict, the tool gets its own) and
-  the tool_server validates them only when its catalog's schema of the tool is not the one the
-  caller checked them against (`ToolCatalog.vouches_for`; `tool_server.request`).
+  A call goes through `tool_server.calls.ToolCalls.submit` (name check, the closing check, the
+  tool's queue and worker thread), exactly like a `RunTool` goal. Its arguments cross as the
+  caller's dict, not as JSON text: the offer copies them (the caller keeps its dict, the tool
+  gets its own) and the tool_server validates them only when its catalog's schema of the tool
+  is not the one the caller checked them against (`ToolCatalog.vouches_for`;
+  `tool_server.request`).
 - `InProcessExecutor` (dispatcher side): one call to such a tool, as a `LocalCall`. The tool
   runs on the tool_server's worker thread; its progress and answer reach the caller's executor
   thread as executor tasks (`Executor.create_task` wakes the executor through its guard
@@ -50,11 +51,11 @@ _PROGRESS_MIN_INTERVAL_S = 0.02
 
 
 class HostedToolOffer:
-    """A tool hosted by `server` (a ToolServer), offered at `name` in this process."""
+    """The `calls` of a tool hosted by `server` (a ToolServer), offered at `name` here."""
 
-    def __init__(self, server: Any, hosted: Any, name: str) -> None:
+    def __init__(self, server: Any, calls: Any, name: str) -> None:
         self._server = weakref.ref(server)  # the offer must not keep a destroyed server alive
-        self._hosted = hosted
+        self._calls = calls  # the tool's `tool_server.calls.ToolCalls`
         self.name = name
         self.context = server.context
 
@@ -73,7 +74,7 @@ class HostedToolOffer:
             answer(exc.error_code, exc.message, errors.NOT_RUN)
             return
         try:
-            done = server.submit(self._hosted, request, context, local=True)
+            done = self._calls.submit(request, context, local=True)
         except Exception as exc:  # noqa: B902 - every call gets an answer, as over DDS
             answer(errors.EXECUTION_FAILED, f'{type(exc).__name__}: {exc}', errors.UNKNOWN)
             return

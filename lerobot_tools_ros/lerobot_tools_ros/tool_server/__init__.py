@@ -15,7 +15,11 @@
 """
 The tool_server node: hosts the tools as CallTool services and RunTool actions.
 
-- ``node``: the node (one executor thread per tool, at most once per call id, stops first);
+- ``node``: the node and its ROS wiring (a node and an executor thread per tool);
+- ``calls``: ``ToolCalls``, one tool's call lifecycle (no rclpy): checks, at most once per call
+  id, its queue and worker thread, stops first, running a call and its answer;
+- ``building``: which tools are hosted and how each is made from its parameters;
+- ``streamed_text``: the text of streamed goals, taken in segments (no rclpy);
 - ``request``: ``ToolRequest``, one call as it enters (from DDS or in process), validated once;
 - ``host``: what a tool may use of ROS (subscriptions, clients) through ``tools.host.ToolHost``;
 - ``stop_listener``: the stops (cancel, pause) its callers publish, taken on a thread of its own.

@@ -12,83 +12,62 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
+
 """
 Host tools as `CallTool` services and `RunTool` actions, both at `<service_prefix>/<name>`.
 
-Other nodes may call these directly (without the dispatcher), so the server validates arguments
-against the catalog itself: a goal's or request's JSON text is decoded and validated once, where
-it arrives. A caller in this process (the dispatcher, `executors.inprocess`) passes its validated
-dict instead: the tool gets a copy, checked again only when this catalog's schema of the tool is
-not the one the caller checked it against (`tool_server.request`).
+The node only wires ROS: what happens to a call (checks, at most once per call id, the queue,
+stops first, running it, its answer) is `tool_server.calls.ToolCalls`, one per tool; what is
+hosted, each tool made from its parameters, is `tool_server.building`. Any node may call the
+tools, so a goal's or request's JSON text is validated where it arrives; a caller in this
+process (`executors.inprocess`) passes its validated dict (`tool_server.request`).
 
-Each tool has a node of its own, spun by an executor thread of its own, plus one worker thread that
-runs the tool's calls one at a time (tools are not required to be thread-safe): a slow `say` never
-delays a `record_observation`, and while a goal runs the tool's executor thread still takes new
-requests, goals and cancel requests. A `CallTool` request that finds its tool idle runs on the
-executor thread itself (nothing can cancel a request, and the hand-off to the worker cost about a
-third of a round trip); one that finds the tool busy waits for the worker like a goal.
+Each tool has a node of its own, spun by an executor thread of its own, plus the worker thread
+of its `ToolCalls`: a slow `say` never delays a `record_observation`, and while a goal runs the
+tool's executor thread still takes new requests, goals and cancel requests. A `CallTool` request
+that finds its tool idle runs on the executor thread itself (nothing can cancel a request, and
+the hand-off to the worker cost about a third of a round trip).
 
-Every call gets a `CallContext`: an action goal's cancel request cancels it, the tool's progress
-reports become the goal's feedback, and shutdown cancels every call still queued or running
-(each still gets its answer). A cancelled call ends with error code `cancelled`.
-
-Every answer says whether the tool may have acted (`outcome`): not_run when it was refused or
-stopped before the tool was called, ran once the tool was called, or what the tool itself
-said (a binding whose request went out and whose answer never came: unknown). A call id runs
-at most once (`tools.ledger.CallLedger`, parameters call_ids_window_s and call_ids_max): a
-repeated goal or request with the id of a running call waits for its answer, one with the id of
-an ended call gets the first answer again. Callers stop calls whose goal or request may still
-be on its way on `names.tool_stop_topic` (a std_msgs/String call id, taken by a thread of its
-own, `nodes.stop_listener`, and right before each call starts, so a busy or stalled tool thread
-does not hold it up): such a call is refused when it arrives, and a running one is cancelled
-(a request too). A goal whose id says it waited before it was taken (`executors.goal_ids`) is
-held a moment first, so a stop sent after it that is still on its way wins. A tool's
-exception becomes an `execution_failed` answer; it never takes the server down. A request or
-goal naming `names.READINESS_PROBE` is answered at once without running anything: callers use
-it to prove that answers reach them before their first real call.
-
-Streamed calls: a tool with a streamable argument (say: text) also takes its calls'
-text in segments, on `names.tool_text_topic` beside its action (TextChunk, generation_id = the
-goal's call_id), for goals with `streamed` set. Segments that arrive before their goal wait for
-it (the last 64 calls' worth). A tool that speaks segments as they come declares
-`STREAMS_TEXT = True` and reads `context.text`; any other tool is called once the text is
-whole, as usual.
+An action goal's cancel request cancels its call's `CallContext`, the tool's progress reports
+become the goal's feedback, and shutdown cancels every call still queued or running (each still
+gets its answer). Callers stop calls whose goal or request may still be on its way on
+`names.tool_stop_topic` (a std_msgs/String call id, taken by `tool_server.stop_listener` on a
+thread of its own, and right before each call starts). A goal whose id says it waited before it
+was taken (`executors.goal_ids`) is held a moment first, so a stop sent after it that is still on
+its way wins. A request or goal naming `names.READINESS_PROBE` is answered at once without
+running anything: callers use it to prove that answers reach them before their first real call.
+A tool with a streamable argument (say: text) also takes its streamed goals' text in segments on
+`names.tool_text_topic` beside its action (`tool_server.streamed_text`).
 """
 
-from collections import OrderedDict
-
 from dataclasses import dataclass, field
-import inspect
-import json
-import queue
 import sys
 import threading
 import time
-from typing import Any, Callable
+from typing import Any
 
 from lerobot_tools_interfaces.action import RunTool
 from lerobot_tools_interfaces.msg import TextChunk
 from lerobot_tools_interfaces.srv import CallTool
 from lerobot_tools_ros import errors, names
-from lerobot_tools_ros.catalog import ToolArgumentError, ToolCatalog
+from lerobot_tools_ros.catalog import ToolCatalog
 from lerobot_tools_ros.errors import ConfigurationError
 from lerobot_tools_ros.executors import goal_ids
 from lerobot_tools_ros.executors.inprocess import HostedToolOffer
-from lerobot_tools_ros.nodes.params import declare_spec, declare_table, descriptor, \
-    overrides_with_prefix
+from lerobot_tools_ros.nodes.params import declare_table
 from lerobot_tools_ros.nodes.runner import run_node
 from lerobot_tools_ros.parameters.declarations import TOOL_SERVER
 from lerobot_tools_ros.parsing.registry import composed_properties, streamable_argument
+from lerobot_tools_ros.tool_server import building
+from lerobot_tools_ros.tool_server.calls import CLOSE_TIMEOUT_S, Feedback, ToolCalls
 from lerobot_tools_ros.tool_server.host import RosToolHost
-from lerobot_tools_ros.tool_server.request import ToolRequest
 from lerobot_tools_ros.tool_server.stop_listener import StopListener
+from lerobot_tools_ros.tool_server.streamed_text import StreamedTexts
 from lerobot_tools_ros.tools import TOOL_REGISTRY
-from lerobot_tools_ros.tools.base import (accepts_context, CallContext, declared_parameters,
-                                          TextStream, Tool)
+from lerobot_tools_ros.tools.base import CallContext, Tool
 from lerobot_tools_ros.tools.bindings.loader import load_bindings
-from lerobot_tools_ros.tools.ledger import Answer, CallLedger, STOPPED_MESSAGE
+from lerobot_tools_ros.tools.ledger import CallLedger
 from lerobot_tools_ros.untrusted import log_text, ros_string
-from rcl_interfaces.msg import ParameterDescriptor
 import rclpy
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
@@ -97,109 +76,37 @@ from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rclpy.task import Future
 
-# Feedback of one stage is sent at most this often (a tool may report per audio block); a
-# new stage, and the end of one (progress 1), always go out.
-_FEEDBACK_MIN_INTERVAL_S = 0.02
-# At shutdown: how long cancelled calls get to finish and their answers to go out.
-_CLOSE_TIMEOUT_S = 5.0
+# At shutdown: how long the answers of cancelled calls get to go out.
 _ANSWER_GRACE_S = 0.2
 
 
 @dataclass
-class _Job:
-    """One validated call waiting for (or running on) the tool's worker thread."""
-
-    call_id: str
-    arguments: dict
-    context: CallContext
-    done: Future  # set by the worker: (error_code, text, outcome)
-    queued: bool = False  # it waited behind another call (told so in its feedback)
-    local: bool = False  # from a caller in this process: no handler on the executor awaits it
-    hold_until: float = 0.0  # a goal that waited: not started before (its stop may come)
-
-
-@dataclass
 class _HostedTool:
-    tool: Tool
+    """One hosted tool: its calls, and the ROS parts that serve them."""
+
+    calls: ToolCalls[Future]
     node: Node | None = None  # serves the tool's CallTool service and RunTool action
     executor: SingleThreadedExecutor | None = None  # spins `node` in `thread`
     thread: threading.Thread | None = None
-    worker: threading.Thread | None = None  # runs the jobs, one at a time
     action_server: ActionServer | None = None
-    jobs: 'queue.SimpleQueue[_Job | None]' = field(default_factory=queue.SimpleQueue)
-    pending: int = 0  # jobs queued or running
-    closing: bool = False  # no new calls are taken
     stop: threading.Event = field(default_factory=threading.Event)
     wake: Any = None  # guard condition on `node`: wakes `thread` when `stop` is set
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    contexts: set = field(default_factory=set)  # CallContexts of calls queued or running
+    lock: threading.Lock = field(default_factory=threading.Lock)  # goal_contexts, in_flight
     goal_contexts: dict = field(default_factory=dict)  # goal id bytes -> CallContext
     in_flight: int = 0  # requests and goals not yet answered
     offer: HostedToolOffer | None = None  # to callers in this process (no DDS hop)
-    streamable: str = ''  # its streamable argument ('' for none): streamed goals allowed
-    texts: dict = field(default_factory=dict)  # call_id -> TextStream of a streamed goal
-    early: OrderedDict = field(default_factory=OrderedDict)  # call_id -> chunks before goal
-    ledger: CallLedger | None = None  # the call ids it ran, runs or was told to stop
-    take_stops: Callable[[], None] = lambda: None  # applies the stops that have arrived
+    texts: StreamedTexts = field(default_factory=lambda: StreamedTexts(''))  # of streamed goals
 
+    @property
+    def tool(self) -> Tool:
+        """Return the hosted tool: what its calls run."""
+        return self.calls.tool
 
-class _Feedback:
-    """A CallContext report that publishes a goal's feedback; never raises, rate-limited."""
-
-    def __init__(self, goal_handle: Any, logger: Any) -> None:
-        self._goal_handle = goal_handle
-        self._logger = logger
-        self._stage = ''
-        self._sent_at = 0.0
-        self.closed = False  # the goal has its result: later reports go nowhere
-
-    def __call__(self, stage: str, progress: float, detail: str) -> None:
-        now = time.monotonic()
-        repeated = stage == self._stage and progress < 1.0
-        if self.closed or (repeated and now - self._sent_at < _FEEDBACK_MIN_INTERVAL_S):
-            return
-        self._stage, self._sent_at = stage, now
-        try:
-            self._goal_handle.publish_feedback(RunTool.Feedback(
-                stage=ros_string(str(stage)), progress=float(progress),
-                detail=ros_string(str(detail))))
-        except Exception as exc:  # noqa: B902 - progress is best effort, never fails the call
-            self._logger.debug(f'feedback not sent: {exc!r}')
-
-
-def tool_kwargs(node: Node, tool_name: str, tool_class: type, catalog: ToolCatalog,
-                apply: Any = None) -> dict:
-    """
-    Collect the constructor kwargs of a tool from its `tool.<name>.*` parameters.
-
-    Each is declared from the tool's `ToolParameter` and checked against it. A list parameter
-    given with nested keys is passed as a map
-    (`tool.record_observation.cameras.front: /camera/front/image_raw` -> cameras={'front': ...})
-    and declared as the equivalent list (`['front=/camera/front/image_raw']`), so a dump of the
-    node holds it and the node starts again from that dump. `apply(key, value)` is called when
-    a live parameter is set while the tool runs.
-    """
-    prefix = f'tool.{tool_name}.'
-    declared = declared_parameters(tool_class)
-    kwargs: dict[str, Any] = {}
-    for key, parameter in declared.items():
-        spec = parameter.spec(prefix + key)
-        nested = overrides_with_prefix(node, f'{prefix}{key}.')
-        if nested and spec.kind == 'str_list':
-            kwargs[key] = nested
-            node.declare_parameter(spec.name, [f'{k}={v}' for k, v in nested.items()],
-                                   descriptor(spec), ignore_override=True)
-            continue
-        live = None
-        if apply is not None and spec.writable:
-            live = (lambda value, key=key: apply(key, value))
-        kwargs[key] = declare_spec(node, spec, apply=live)
-    accepted = inspect.signature(tool_class).parameters
-    if 'catalog' in accepted:
-        kwargs['catalog'] = catalog
-    if 'dataset_cameras' in accepted:
-        kwargs['dataset_cameras'] = catalog.camera_names
-    return kwargs
+    def wake_executor(self) -> None:
+        """Wake the tool's executor thread: a handler awaiting an answer resumes there."""
+        if self.executor is None:
+            raise RuntimeError('no executor')
+        self.executor.wake()
 
 
 class ToolServer(Node):
@@ -227,7 +134,7 @@ class ToolServer(Node):
         if not tool_names:
             raise ConfigurationError(
                 "parameter 'tools' is empty: name at least one tool to host")
-        tool_names = self._declared_only(tool_names)
+        tool_names = building.declared_only(self.catalog, tool_names, self.get_logger().warning)
         self._hosted = {}
         self._stops = StopListener(self)
         try:
@@ -238,46 +145,25 @@ class ToolServer(Node):
             self.close_tools()
             raise
 
-    def _declared_only(self, tool_names: list[str]) -> list[str]:
-        """
-        Leave out, with a line each, registered tools the dataset's catalog does not declare.
-
-        A dataset annotated by LeRobot declares only `say` (or no tools: the defaults), while
-        the packaged parameters host `say` and `record_observation`: its policy can only call
-        what its catalog declares, so the rest is not hosted rather than refused. A name that
-        is neither declared nor registered is a mistake, refused by `_check_hostable`.
-        """
-        left_out = [name for name in tool_names
-                    if name not in self.catalog and name in TOOL_REGISTRY]
-        for name in left_out:
-            self.get_logger().warning(
-                f"not hosting '{name}': the catalog {self.catalog.source} does not declare it "
-                f"(declared: {', '.join(self.catalog.names)}); add its schema to info.json to "
-                'host it')
-        hosted = [name for name in tool_names if name not in left_out]
-        if not hosted:
-            raise ConfigurationError(
-                f"none of the tools in parameter 'tools' ({', '.join(tool_names)}) is declared in "
-                f"the catalog {self.catalog.source} (declared: {', '.join(self.catalog.names)}); "
-                'host a declared tool or add its schema to info.json')
-        return hosted
-
     def _host(self, tool_name: str) -> None:
         """Make the tool, bind it to ROS and offer it as a service and an action."""
-        bound = self._check_hostable(tool_name)
-        tool = self._make_tool(tool_name, bound)
-        hosted = _HostedTool(tool=tool)
+        bound = building.check_hostable(tool_name, self.catalog, self._bound, self._hosted,
+                                        self.service_prefix)
+        tool = building.make_tool(self, tool_name, bound, self.catalog,
+                                  lambda key, value: self._apply(tool_name, key, value))
+        logger = self.get_logger()
+        hosted = _HostedTool(ToolCalls(
+            tool, new_future=Future, logger=logger,
+            validate=lambda name, arguments: self.catalog.validate(name, arguments),
+            ledger=CallLedger(*self._call_ids), wake=lambda: hosted.wake_executor(),
+            accepting=lambda: self.accepting,
+            service_of=lambda name: self.resolve_service_name(
+                names.tool_service_name(self.service_prefix, name)),
+            debug_enabled=lambda: logger.is_enabled_for(LoggingSeverity.DEBUG)))
         self._hosted[tool_name] = hosted
-        # What the tool derived from its parameters (record_observation: one camera per dataset
-        # image feature), visible to ros2 param list/get/describe.
-        for key, (value, description) in getattr(tool, 'resolved_parameters', dict)().items():
-            name = f'tool.{tool_name}.{key}'
-            if not self.has_parameter(name):  # shows what is used: overrides do not apply
-                self.declare_parameter(name, value, ParameterDescriptor(
-                    name=name, description=f'{description} Read-only: derived from the '
-                    "tool's parameters at start.", read_only=True), ignore_override=True)
+        building.declare_derived(self, tool_name, tool)
         if bound is None:
-            self._refuse_unknown(tool_name, type(tool))
+            building.refuse_unknown(self, tool_name, type(tool))
         # A tool reaches ROS through a typed host (tools/host.py); a binding to robot
         # interfaces of any type gets the node itself.
         bind, bind_ros = getattr(tool, 'bind', None), getattr(tool, 'bind_ros', None)
@@ -286,46 +172,6 @@ class ToolServer(Node):
         elif bind_ros is not None:
             bind_ros(self)
         self._offer(tool_name, hosted)
-
-    def _check_hostable(self, tool_name: str) -> Any:
-        """Refuse a tool this server cannot host; return its binding (None: a tool class)."""
-        if tool_name in self._hosted:
-            raise ConfigurationError(f"tool '{tool_name}' is listed twice in parameter 'tools'")
-        if tool_name not in self.catalog:
-            hint = self.catalog.suggest(tool_name)
-            raise ConfigurationError(
-                f"tool '{tool_name}' is not declared in the catalog {self.catalog.source} "
-                f"(declared: {', '.join(self.catalog.names)})"
-                + (f"; did you mean '{hint}'?" if hint else '; add its schema to info.json'))
-        bound = self._bound.get(tool_name)
-        if bound is None and tool_name not in TOOL_REGISTRY:
-            raise ConfigurationError(
-                f"no implementation is registered for tool '{tool_name}' (registered: "
-                f"{', '.join(sorted(TOOL_REGISTRY))}); install a package that provides it "
-                "through the 'lerobot_tools_ros.tools' entry-point group")
-        for other in self._hosted:
-            if names.ros_safe(other) == names.ros_safe(tool_name):
-                raise ConfigurationError(
-                    f"tools '{other}' and '{tool_name}' would share the service "
-                    f'{names.tool_service_name(self.service_prefix, tool_name)} '
-                    '(ROS names hold no "-" or "."); rename one in info.json')
-        return bound
-
-    def _make_tool(self, tool_name: str, bound: Any) -> Any:
-        """Return the binding, or an instance of the registered class from its parameters."""
-        if bound is not None:
-            wins = ' (wins over the registered tool class)' if tool_name in TOOL_REGISTRY else ''
-            self.get_logger().info(f"'{tool_name}' is bound to {bound.describe()}{wins}")
-            for warning in bound.warnings():
-                self.get_logger().warning(warning)
-            return bound
-        tool_class = TOOL_REGISTRY[tool_name]
-        kwargs = tool_kwargs(self, tool_name, tool_class, self.catalog,
-                             lambda key, value: self._apply(tool_name, key, value))
-        try:
-            return tool_class(self.catalog.schema(tool_name), **kwargs)
-        except ValueError as exc:  # the tool refused a value (see tools.base)
-            raise ConfigurationError(f"tool '{tool_name}': {exc}") from exc
 
     def _offer(self, tool_name: str, hosted: _HostedTool) -> None:
         """Serve the tool's CallTool service and RunTool action, each on its own threads."""
@@ -340,34 +186,30 @@ class ToolServer(Node):
             f'{self.get_name()}_{names.ros_safe(tool_name)}', namespace=self.get_namespace(),
             context=self.context, start_parameter_services=False, use_global_arguments=False)
         hosted.node.create_service(CallTool, service_name, self._service_handler(hosted))
-        hosted.streamable = streamable_argument(
-            tool_name, composed_properties(self.catalog.parameters(tool_name)))
-        if hosted.streamable:
+        hosted.texts = StreamedTexts(streamable_argument(
+            tool_name, composed_properties(self.catalog.parameters(tool_name))))
+        if hosted.texts.argument:
             hosted.node.create_subscription(
-                TextChunk, names.tool_text_topic(service_name),
-                lambda chunk: self._on_text(hosted, chunk),
+                TextChunk, names.tool_text_topic(service_name), hosted.texts.take,
                 QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE))
         hosted.action_server = ActionServer(
             hosted.node, RunTool, service_name, execute_callback=self._goal_handler(hosted),
-            goal_callback=lambda _goal: (GoalResponse.REJECT if hosted.closing
+            goal_callback=lambda _goal: (GoalResponse.REJECT if hosted.calls.closing
                                          else GoalResponse.ACCEPT),
             cancel_callback=lambda goal_handle: self._on_cancel(hosted, goal_handle),
             result_timeout=self.result_timeout_s)
         hosted.wake = hosted.node.create_guard_condition(lambda: None)
-        hosted.ledger = CallLedger(*self._call_ids)
         # Not on the tool's node: a stop is taken while the tool's thread is busy, and right
         # before a call starts (so a stop that arrived with its goal wins).
-        hosted.take_stops = self._stops.add(names.tool_stop_topic(service_name),
-                                            lambda call_id: self._on_stop(hosted, call_id))
+        hosted.calls.take_stops = self._stops.add(names.tool_stop_topic(service_name),
+                                                  hosted.calls.stop_call)
         hosted.executor = SingleThreadedExecutor(context=self.context)
         hosted.executor.add_node(hosted.node)
-        hosted.worker = threading.Thread(target=self._work, args=(hosted,), daemon=True,
-                                         name=f'tool-{tool_name}-calls')
-        hosted.worker.start()
+        hosted.calls.start()
         hosted.thread = threading.Thread(target=self._spin, args=(hosted,), daemon=True,
                                          name=f'tool-{tool_name}')
         hosted.thread.start()
-        hosted.offer = HostedToolOffer(self, hosted, service_name)
+        hosted.offer = HostedToolOffer(self, hosted.calls, service_name)
         hosted.offer.offer()
         self.get_logger().info(f"hosting '{tool_name}' ({type(hosted.tool).__name__}) at "
                                f'{service_name} (CallTool service and RunTool action)')
@@ -377,27 +219,12 @@ class ToolServer(Node):
         tool = name[len('tool.'):].split('.', 1)[0] if name.startswith('tool.') else ''
         return bool(tool) and tool not in self._hosted and tool in TOOL_REGISTRY
 
-    def _refuse_unknown(self, tool_name: str, tool_class: type) -> None:
-        """Refuse a tool.<name>.<key> the tool does not declare (a typo would be ignored)."""
-        prefix = f'tool.{tool_name}.'
-        known = set(declared_parameters(tool_class))
-        for extra in sorted(overrides_with_prefix(self, prefix)):
-            if extra.split('.', 1)[0] in known or self.has_parameter(prefix + extra):
-                continue  # a declared map's key, or what the tool derived (in a dump)
-            raise ConfigurationError(
-                f"unknown parameter '{prefix}{log_text(extra, 100)}': tool '{tool_name}' "
-                f"declares {', '.join(sorted(known)) or 'no parameters'}")
-
     def _apply(self, tool_name: str, key: str, value: Any) -> None:
         """Apply a live tool parameter that was set (checked against its declaration)."""
         hosted = self._hosted.get(tool_name)
         if hosted is None:
             return  # set while the tool is being built: its constructor took the value
-        setter = getattr(hosted.tool, 'set_parameter', None)
-        if setter is not None:
-            setter(key, value)
-        else:
-            setattr(hosted.tool, key, value)
+        building.apply_parameter(hosted.tool, key, value)
         self.get_logger().info(f'tool.{tool_name}.{key} is now {log_text(repr(value), 200)}')
 
     def _spin(self, hosted: _HostedTool) -> None:
@@ -417,7 +244,7 @@ class ToolServer(Node):
                     return
                 self.get_logger().error(f'{hosted.tool.name}: service thread error: {exc!r}')
 
-    # -- calls: validation on the executor thread, execution on the worker ---------------------
+    # -- calls: decoded and validated on the executor thread, run by the tool's ToolCalls -------
 
     def _service_handler(self, hosted: _HostedTool):
         async def handle(request: CallTool.Request, response: CallTool.Response):
@@ -429,11 +256,11 @@ class ToolServer(Node):
             with hosted.lock:
                 hosted.in_flight += 1
             try:
-                context = CallContext(request.call_id)
                 # A request is stopped only through the stop topic: when the tool is idle it
                 # runs right here, on the tool's executor thread, without the worker hand-off.
-                code, text, outcome = await self._submit_from_dds(hosted, request, context,
-                                                                  inline=True)
+                code, text, outcome = await hosted.calls.submit_text(
+                    request.call_id, request.name, request.arguments, request.source,
+                    CallContext(request.call_id), inline=True)
             except Exception as exc:  # noqa: B902 - every request gets an answer
                 code, text, outcome = (errors.EXECUTION_FAILED, f'{type(exc).__name__}: {exc}',
                                        errors.UNKNOWN)
@@ -454,30 +281,29 @@ class ToolServer(Node):
                 result.outcome = errors.NOT_RUN
                 return result
             key = bytes(goal_handle.goal_id.uuid)
-            feedback = _Feedback(goal_handle, self.get_logger())
-            if goal.streamed and not hosted.streamable:
+            feedback = Feedback(lambda stage, progress, detail: goal_handle.publish_feedback(
+                RunTool.Feedback(stage=ros_string(stage), progress=progress,
+                                 detail=ros_string(detail))), self.get_logger())
+            if goal.streamed and not hosted.texts.argument:
                 goal_handle.abort()
                 _fill(result, errors.INVALID_ARGUMENTS, (
                     f"'{hosted.tool.name}' has no streamable argument, so a goal with streamed "
                     'set cannot run; send the complete arguments'), errors.NOT_RUN)
                 return result
-            text = TextStream(hosted.streamable) if goal.streamed else None
+            text = hosted.texts.arrived(goal.call_id) if goal.streamed else None
             context = CallContext(goal.call_id, feedback, text)
             with hosted.lock:
                 hosted.in_flight += 1
                 hosted.goal_contexts[key] = context
-                if text is not None:
-                    hosted.texts[goal.call_id] = text
-                    for chunk in hosted.early.pop(goal.call_id, ()):
-                        _take_chunk(text, chunk)
             if goal_handle.is_cancel_requested:  # cancelled between acceptance and now
                 context.cancel()
             hold_until = 0.0
-            if goal_ids.waited_s(bytes(goal_handle.goal_id.uuid)) > goal_ids.LATE_S:
+            if goal_ids.waited_s(key) > goal_ids.LATE_S:
                 hold_until = time.monotonic() + goal_ids.STOP_GRACE_S
             try:
-                code, content, outcome = await self._submit_from_dds(
-                    hosted, goal, context, hold_until=hold_until)
+                code, content, outcome = await hosted.calls.submit_text(
+                    goal.call_id, goal.name, goal.arguments, goal.source, context,
+                    hold_until=hold_until)
             except Exception as exc:  # noqa: B902 - every goal gets a result
                 code, content, outcome = (errors.EXECUTION_FAILED,
                                           f'{type(exc).__name__}: {exc}', errors.UNKNOWN)
@@ -486,8 +312,8 @@ class ToolServer(Node):
                 with hosted.lock:
                     hosted.in_flight -= 1
                     hosted.goal_contexts.pop(key, None)
-                    if text is not None and hosted.texts.get(goal.call_id) is text:
-                        del hosted.texts[goal.call_id]
+                if text is not None:
+                    hosted.texts.ended(goal.call_id, text)
             _fill(result, code, content, outcome)
             if not code:
                 goal_handle.succeed()
@@ -498,24 +324,6 @@ class ToolServer(Node):
             return result
         return execute
 
-    def _on_text(self, hosted: _HostedTool, chunk: TextChunk) -> None:
-        """Hand a streamed goal's text segment to it (or keep it until the goal arrives)."""
-        with hosted.lock:
-            text = hosted.texts.get(chunk.generation_id)
-            if text is not None:
-                _take_chunk(text, chunk)
-                return
-            hosted.early.setdefault(chunk.generation_id, []).append(chunk)
-            hosted.early.move_to_end(chunk.generation_id)
-            while len(hosted.early) > _EARLY_CALLS:
-                hosted.early.popitem(last=False)
-
-    def _on_stop(self, hosted: _HostedTool, call_id: str) -> None:
-        """Take a caller's stop: cancel the call if it runs, refuse it if it has not come yet."""
-        if hosted.ledger is not None and hosted.ledger.stop(call_id):
-            self.get_logger().info(f'{hosted.tool.name} call {log_text(call_id, 80)}: stopped '
-                                   'by its caller')
-
     def _on_cancel(self, hosted: _HostedTool, goal_handle: Any) -> CancelResponse:
         """Accept every cancel request: the call's context is cancelled, the tool stops."""
         with hosted.lock:
@@ -523,216 +331,6 @@ class ToolServer(Node):
         if context is not None:
             context.cancel()
         return CancelResponse.ACCEPT
-
-    def _submit_from_dds(self, hosted: _HostedTool, message: Any, context: CallContext,
-                         **options: Any) -> Future:
-        """
-        Submit a CallTool request or RunTool goal: its JSON text decoded and validated here.
-
-        This is where a call crosses from DDS, so its arguments are checked here, once; a
-        refused one is answered at once (the future is done on return), in the order `submit`
-        checks: the tool's name first, then its arguments.
-        """
-        refusal = self._name_refusal(hosted, message.name)
-        if refusal is None:
-            try:
-                arguments = self.catalog.validate(hosted.tool.name, message.arguments or '{}')
-            except ToolArgumentError as exc:
-                refusal = (exc.error_code, exc.message, errors.NOT_RUN)
-        if refusal is not None:
-            answer = Future()
-            answer.set_result(refusal)
-            return answer
-        return self.submit(hosted, ToolRequest(message.call_id, message.name, arguments,
-                                               message.source, validated=True),
-                           context, **options)
-
-    def _name_refusal(self, hosted: _HostedTool, requested: str) -> Answer | None:
-        """Refuse a call that names another tool than the one hosted here ('' : this one)."""
-        name = hosted.tool.name
-        if not requested or requested == name:
-            return None
-        other = names.tool_service_name(self.service_prefix, requested)
-        return (errors.UNKNOWN_TOOL, (
-            f"this service hosts '{name}', but the request names '{requested}'; call "
-            f'{self.resolve_service_name(other)} instead'), errors.NOT_RUN)
-
-    def submit(self, hosted: _HostedTool, request: ToolRequest, context: CallContext, *,
-               inline: bool = False, local: bool = False, hold_until: float = 0.0) -> Future:
-        """
-        Check a call and queue it for the worker; the future gives (code, text, outcome).
-
-        `request.arguments` are validated here unless `request.validated` says they were,
-        against this catalog's schema of the tool (at the DDS boundary, or by a caller in this
-        process with the same schema).
-
-        `inline`: when no call of the tool is queued or running, run this one now on the
-        calling thread (the tool's executor thread; the future is done on return). Only for
-        service requests: only a stop (taken on its own thread) cancels them, and the executor
-        thread is free again before a goal or cancel request could need it (while the tool is
-        idle none is pending).
-        `local`: the caller is in this process (`HostedToolOffer`) and takes the answer from the
-        future's callback, so the tool's executor thread need not wake for it.
-        `hold_until`: a goal that waited before it was taken (`executors.goal_ids`) does not start
-        before this time, so a stop sent after it, and still on its way, wins.
-        """
-        answer = Future()
-        name = hosted.tool.name
-        refusal = self._name_refusal(hosted, request.name)
-        if refusal is not None:
-            answer.set_result(refusal)
-            return answer
-        arguments = request.arguments
-        if not request.validated:
-            try:
-                arguments = self.catalog.validate(name, arguments)
-            except ToolArgumentError as exc:
-                answer.set_result((exc.error_code, exc.message, errors.NOT_RUN))
-                return answer
-        with hosted.lock:
-            if hosted.closing:
-                answer.set_result((errors.UNAVAILABLE, (
-                    f"the tool_server hosting '{name}' is shutting down; the call did not run"),
-                    errors.NOT_RUN))
-                return answer
-            if not self.accepting:
-                answer.set_result((errors.PAUSED, (
-                    f"the tool_server hosting '{name}' is not active (managed node); the call "
-                    'did not run'), errors.NOT_RUN))
-                return answer
-        if not self._first(hosted, request.call_id, context, answer, local):
-            return answer
-        with hosted.lock:
-            waits = hosted.pending > 0
-            hosted.pending += 1
-            hosted.contexts.add(context)
-            if waits or not inline:
-                hosted.jobs.put(_Job(request.call_id, arguments, context, answer, queued=waits,
-                                     local=local, hold_until=hold_until))
-        if inline and not waits:
-            hosted.take_stops()  # the last moment before the tool starts: stops first
-            outcome = self._execute(hosted.tool, arguments, request.call_id, context) \
-                if not context.cancelled.is_set() else _stopped_before_start(hosted.tool.name)
-            with hosted.lock:
-                hosted.pending -= 1
-                hosted.contexts.discard(context)
-            answer.set_result(outcome)
-            if hosted.ledger is not None:
-                hosted.ledger.finish(request.call_id, outcome)
-            return answer
-        if waits:
-            context.feedback(RunTool.Feedback.STAGE_QUEUED, -1.0,
-                             f"waiting for an earlier '{name}' call to finish")
-        return answer
-
-    def _first(self, hosted: _HostedTool, call_id: str, context: CallContext, answer: Future,
-               local: bool) -> bool:
-        """
-        Return True when this is the first call with its id; else answer it as the first was.
-
-        A repeat of a running call gets that call's answer when it ends; one of an ended (or
-        stopped) call gets the first answer now. Nothing runs twice.
-        """
-        ledger = hosted.ledger
-        if ledger is None:
-            return True
-
-        def joined(first: Answer) -> None:  # on the thread that ended the first call
-            answer.set_result(first)
-            if not local:
-                self._wake(hosted)
-
-        claim = ledger.claim(call_id, context, joined)
-        if claim.first:
-            return True
-        stopped = claim.answer is not None and claim.answer[1] == STOPPED_MESSAGE
-        self.get_logger().info(f'{hosted.tool.name} call {log_text(call_id, 80)}: ' + (
-            'its caller stopped it before it arrived; not run' if stopped else
-            'a repeat of a call id it has already taken; answered as the first, not run again'))
-        if claim.answer is not None:
-            answer.set_result(claim.answer)
-        return False
-
-    def _wake(self, hosted: _HostedTool) -> None:
-        """Wake the tool's executor thread: a handler awaiting an answer resumes there."""
-        try:
-            executor = hosted.executor
-            if executor is None:
-                raise RuntimeError('no executor')
-            executor.wake()
-        except Exception as exc:  # noqa: B902 - the executor may be shutting down
-            self.get_logger().debug(f'{hosted.tool.name}: could not wake executor: {exc!r}')
-
-    def _work(self, hosted: _HostedTool) -> None:
-        """Worker thread: run the tool's calls one at a time until a None job arrives."""
-        while True:
-            job = hosted.jobs.get()
-            if job is None:
-                return
-            remaining = job.hold_until - time.monotonic()
-            if remaining > 0:  # it waited: a stop sent after it may still be on its way
-                job.context.cancelled.wait(remaining)  # (the stop listener cancels it)
-            hosted.take_stops()  # the last moment before the tool starts: stops first
-            if job.context.cancelled.is_set():
-                outcome = _stopped_before_start(hosted.tool.name)
-            else:
-                if job.queued:
-                    job.context.feedback(RunTool.Feedback.STAGE_RUNNING, -1.0, 'started')
-                outcome = self._execute(hosted.tool, job.arguments, job.call_id, job.context)
-            with hosted.lock:
-                hosted.pending -= 1
-                hosted.contexts.discard(job.context)
-            job.done.set_result(outcome)
-            if hosted.ledger is not None:  # repeats that joined this call get its answer
-                hosted.ledger.finish(job.call_id, outcome)
-            if job.local:
-                continue  # a caller in this process got it from the future's callback
-            self._wake(hosted)  # the awaiting handler resumes on the executor thread
-
-    def _execute(self, tool: Tool, arguments: dict, call_id: str,
-                 context: CallContext) -> Answer:
-        """
-        Run one call; return ('', content, ran) or (error_code, error_message, outcome).
-
-        The outcome is ran once the tool was called, unless the tool says otherwise (a
-        `ToolError` with an outcome: a binding that sent nothing, or lost the robot's answer).
-        """
-        started = time.monotonic()
-        called = errors.NOT_RUN  # until the tool is called: refused before it could act
-        try:
-            if context.text is not None and not getattr(tool, 'STREAMS_TEXT', False):
-                whole = context.text.whole(context.cancelled)  # a tool that takes whole texts
-                if whole is None:
-                    raise errors.ToolError(errors.CANCELLED, (
-                        f"'{tool.name}' call cancelled while its text was still arriving; it "
-                        'did not run'), errors.NOT_RUN)
-                arguments = self.catalog.validate(
-                    tool.name, {**arguments, context.text.argument: whole})
-            call: Callable[..., str | dict] = tool.call  # (Tool.call may take a context too)
-            called = errors.RAN
-            output = call(arguments, context) if accepts_context(tool) else call(arguments)
-            content = output if isinstance(output, str) else json.dumps(output)
-            outcome: Answer = ('', content, errors.RAN)
-        except errors.ToolError as exc:
-            outcome = (exc.code, exc.message, exc.outcome or called)
-        except ToolArgumentError as exc:
-            outcome = (exc.error_code, exc.message, called)
-        except Exception as exc:  # noqa: B902 - a tool's failure must not end the server
-            outcome = (errors.EXECUTION_FAILED, f'{tool.name} failed: {type(exc).__name__}: {exc}',
-                       called)
-        elapsed_ms = (time.monotonic() - started) * 1e3
-        if outcome[0]:
-            line = (f'{tool.name} call {log_text(call_id, 80)} -> {outcome[0]}: '
-                    f'{log_text(outcome[1], 300)} ({elapsed_ms:.0f} ms)')
-            # Two call sites: rclpy refuses one call site logging at two severities.
-            if outcome[0] == errors.CANCELLED:  # a cancel is what the caller asked for
-                self.get_logger().info(line)
-            else:
-                self.get_logger().warning(line)
-        elif self.get_logger().is_enabled_for(LoggingSeverity.DEBUG):  # (built only if shown)
-            self.get_logger().debug(
-                f'{tool.name} call {log_text(call_id, 80)} ok ({elapsed_ms:.1f} ms)')
-        return outcome
 
     @property
     def tools(self) -> dict[str, Tool]:
@@ -750,28 +348,12 @@ class ToolServer(Node):
         hosted_tools = list(self._hosted.values())
         cancelled = False
         for hosted in hosted_tools:
-            with hosted.lock:
-                hosted.closing = True
-                contexts = list(hosted.contexts)
-            for context in contexts:
-                context.cancel()
-            cancelled = cancelled or bool(contexts)
-            hosted.jobs.put(None)  # the worker ends after the jobs already queued
+            cancelled = bool(hosted.calls.begin_close()) or cancelled
         for hosted in hosted_tools:
-            close = getattr(hosted.tool, 'close', None)
-            if close is not None:  # ends a call that ignores its context (a device, a thread)
-                try:
-                    close()
-                except Exception as exc:  # noqa: B902 - keep closing the others
-                    self.get_logger().warning(f'closing {hosted.tool.name} failed: {exc}')
-        deadline = time.monotonic() + _CLOSE_TIMEOUT_S
+            hosted.calls.close_tool()
+        deadline = time.monotonic() + CLOSE_TIMEOUT_S
         for hosted in hosted_tools:
-            if hosted.worker is not None:
-                hosted.worker.join(timeout=max(0.0, deadline - time.monotonic()))
-                if hosted.worker.is_alive():
-                    self.get_logger().warning(
-                        f'{hosted.tool.name}: a call is still running after '
-                        f'{_CLOSE_TIMEOUT_S:g} s; leaving it')
+            hosted.calls.join(deadline)
         # The handlers answer on the executor threads, which still spin.
         while (any(hosted.in_flight for hosted in hosted_tools)
                and time.monotonic() < deadline and self.context.ok()):
@@ -809,14 +391,7 @@ class ToolServer(Node):
 
     def stop_calls(self) -> int:
         """Cancel every queued and running call (each answers cancelled); return how many."""
-        stopped = 0
-        for hosted in list(self._hosted.values()):
-            with hosted.lock:
-                contexts = list(hosted.contexts)
-            for context in contexts:
-                context.cancel()
-            stopped += len(contexts)
-        return stopped
+        return sum(hosted.calls.stop() for hosted in list(self._hosted.values()))
 
     def _release(self) -> None:
         self.close_tools()
@@ -824,25 +399,6 @@ class ToolServer(Node):
     def destroy_node(self) -> None:
         self._release()
         super().destroy_node()
-
-
-_EARLY_CALLS = 64  # streamed calls whose segments may wait for their goal
-
-
-def _take_chunk(text: TextStream, chunk: TextChunk) -> None:
-    """Add one segment to a streamed call's text; a segment out of order ends it failed."""
-    expected = text.next_index
-    if chunk.index and chunk.index != expected:
-        text.fail(f'text segment {expected} of the streamed call never arrived (segment '
-                  f'{chunk.index} came next); the rest was not spoken')
-        return
-    text.next_index = expected + 1
-    text.put(chunk.text, chunk.final)
-
-
-def _stopped_before_start(tool_name: str) -> Answer:
-    return (errors.CANCELLED, f"'{tool_name}' call cancelled before it started; it did not run",
-            errors.NOT_RUN)
 
 
 def _fill(answer: Any, code: str, text: str, outcome: str) -> None:

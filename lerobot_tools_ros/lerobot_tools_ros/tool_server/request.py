@@ -21,7 +21,7 @@ One call as it enters the tool_server, built where it crossed over: DDS or in pr
 - In process (`executors.inprocess.HostedToolOffer`) the arguments arrive as the dispatcher's
   dict. The offer copies them (`catalog.copy_arguments`: the dispatcher keeps its dict) and
   sets ``validated`` when the dispatcher checked them against the very schema the tool_server's
-  catalog has for the tool (`ToolCatalog.vouches_for`); otherwise `ToolServer.submit` validates
+  catalog has for the tool (`ToolCatalog.vouches_for`); otherwise `ToolCalls.submit` validates
   the copy.
 
 No rclpy here.
