@@ -396,7 +396,9 @@ class Dispatcher(Node):
             core = getattr(self, '_core', None)
             if core is not None and hasattr(self, '_handlers') and self.context.ok():
                 with self._lock:
-                    self._apply(core.shutdown(time.monotonic()))
+                    self._apply(final := core.shutdown(time.monotonic()))
+                if final:  # the last results reach their subscribers before we go
+                    self._topics.flush()
         except Exception as exc:  # noqa: B902 - shutting down regardless
             self.get_logger().error(f'could not publish the final results: {exc}')
         finally:

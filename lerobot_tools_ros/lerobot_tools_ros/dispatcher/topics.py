@@ -21,6 +21,7 @@ something on the hot path (calls, chat).
 """
 
 import json
+import time
 from typing import Any
 
 from builtin_interfaces.msg import Duration
@@ -29,6 +30,7 @@ from lerobot_tools_interfaces.msg import ApprovalRequest, ToolCall, ToolProgress
 from lerobot_tools_ros import names
 from lerobot_tools_ros.dispatch import effects as fx
 from lerobot_tools_ros.untrusted import log_text, ros_string
+from rclpy.duration import Duration as RclpyDuration
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
@@ -41,6 +43,8 @@ except ImportError:  # Humble
 # the executor (the dispatcher's per-message cost), and a subscriber with an incompatible QoS is
 # reported on its own side by rclpy's and rclcpp's default handlers.
 _NO_EVENTS = PublisherEventCallbacks(use_default_callbacks=False)
+# At shutdown: how long the last results get to be acknowledged by their subscribers.
+FLUSH_WAIT_S = 1.0
 
 
 def _json(message: dict) -> str:
@@ -91,6 +95,20 @@ class DispatcherTopics:
             String, f'~/{names.DISPATCHER_CATALOG}',
             QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                        durability=DurabilityPolicy.TRANSIENT_LOCAL))
+
+    def flush(self, timeout_s: float = FLUSH_WAIT_S) -> bool:
+        """
+        Wait until every subscriber acknowledged the calls, results and chat published so far.
+
+        At shutdown: a node destroyed (a process that exits) right after publishing can drop
+        what its writers still hold. False when `timeout_s` passed first.
+        """
+        deadline = time.monotonic() + timeout_s
+        for publisher in (self._calls, self._results, self._chat):
+            left = max(0.0, deadline - time.monotonic())
+            if not publisher.wait_for_all_acked(RclpyDuration(nanoseconds=int(left * 1e9))):
+                return False
+        return True
 
     def _stamp(self, msg: Any) -> Any:
         msg.header.stamp = self._clock.now().to_msg()
