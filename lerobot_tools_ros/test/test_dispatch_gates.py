@@ -142,14 +142,15 @@ def test_a_repeat_of_a_call_that_may_have_acted_gets_its_result_again():
     h.feed(out)
     (again,) = h.of(fx.AnswerAgain, out)
     assert again.call is repeat and repeat.call_id == 'c-1' and h.sent(out) == []
-    assert (again.success, again.content, again.outcome) == (True, 'done', errors.RAN)
+    assert (again.earlier.success, again.earlier.content, again.earlier.outcome) == (
+        True, 'done', errors.RAN)
     assert h.of(fx.PublishResult, out) == []  # the call has its one result already
     lost, out = h.core.submit('echo', '{"text": "2"}', 6.0, source='ui', call_id='c-2')
     h.feed(out)
     h.feed(h.core.tick(60.0))  # timed out while sent: it may have run
     (again,) = h.of(fx.AnswerAgain, h.feed(h.core.submit(
         'echo', '{"text": "2"}', 61.0, source='ui', call_id='c-2')[1]))
-    assert (again.error_code, again.outcome) == (errors.TIMEOUT, errors.UNKNOWN)
+    assert (again.earlier.error_code, again.earlier.outcome) == (errors.TIMEOUT, errors.UNKNOWN)
 
 
 def test_a_call_that_did_not_act_leaves_its_id_free_for_a_retry():

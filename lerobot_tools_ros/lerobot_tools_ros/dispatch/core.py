@@ -240,8 +240,7 @@ class DispatchCore:
                 return None
             running = Call(call_id, '', name, {}, arguments, '', source, now, origin=ORIGIN_CALL)
             move(running, StateEvent.FINISH)
-            self._out.append(fx.AnswerAgain(running, earlier.error_code, earlier.error_message,
-                                            earlier.content, earlier.outcome))
+            self._out.append(fx.AnswerAgain(running, earlier))
             what = f'answered with its result ({earlier.outcome})'
         self._out.append(fx.Log('info', f'call_id {shown(call_id)} repeated by '
                                         f'{shown(source)}: {what}; nothing runs twice'))

@@ -96,14 +96,7 @@ class AnswerAgain:
     """Answer a ~/call request that repeats a finished call's id with that call's result."""
 
     call: 'Call'  # the repeat (its id is the earlier call's)
-    error_code: str  # what the earlier call's result said
-    error_message: str
-    content: str
-    outcome: str
-
-    @property
-    def success(self) -> bool:
-        return not self.error_code
+    earlier: Any  # call_ids.Earlier: the earlier call's result (success, content, outcome...)
 
 
 @dataclass(slots=True)

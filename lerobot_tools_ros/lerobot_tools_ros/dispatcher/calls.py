@@ -30,6 +30,7 @@ from typing import Any
 from lerobot_tools_interfaces.srv import CallTool
 from lerobot_tools_ros import errors, names
 from lerobot_tools_ros.dispatch import effects as fx
+from lerobot_tools_ros.dispatch.call_ids import Earlier
 from lerobot_tools_ros.untrusted import ros_string
 import rclpy
 from rclpy.callback_groups import ReentrantCallbackGroup
@@ -102,10 +103,10 @@ class CallService:
         waiter.call = call
         self._waiters.setdefault(call, []).append(waiter)
 
-    def answer(self, effect: fx.PublishResult | fx.AnswerAgain) -> None:
-        """In the group: wake the ~/call requests waiting for this result, if any are."""
-        for waiter in self._waiters.pop(effect.call, ()):
-            waiter.result = effect
+    def answer(self, call: Any, result: fx.PublishResult | Earlier) -> None:
+        """In the group: wake the ~/call requests waiting for `call`'s result, if any are."""
+        for waiter in self._waiters.pop(call, ()):
+            waiter.result = result
             waiter.answered.set()
 
     def _on_call(self, request: CallTool.Request, response: CallTool.Response):
@@ -135,7 +136,7 @@ class CallService:
                 pass  # the core answers every call by its deadline; this only notices shutdown
         finally:
             self._waiting.discard(waiter)
-        result: fx.PublishResult | fx.AnswerAgain | None = waiter.result
+        result: fx.PublishResult | Earlier | None = waiter.result
         response.call_id = waiter.call.call_id if waiter.call is not None else request.call_id
         if result is None:
             if waiter.fault or waiter.call is None:  # the core never took it: nothing was sent

@@ -131,7 +131,7 @@ class Dispatcher(Node):
             fx.Send: self._send, fx.SendText: self._send_text,
             fx.StopOnExecutor: self._stop_on_executor,
             fx.PublishCall: topics.call, fx.PublishResult: self._publish_result,
-            fx.AnswerAgain: lambda effect: self._calls.answer(effect),  # a repeated call_id
+            fx.AnswerAgain: lambda effect: self._calls.answer(effect.call, effect.earlier),
             fx.PublishChat: topics.chat, fx.Audit: lambda effect: None, fx.Log: self._log,
             fx.PublishProgress: topics.progress, fx.RequestApproval: topics.request_approval,
             fx.ApprovalClosed: topics.close_approval}
@@ -356,7 +356,7 @@ class Dispatcher(Node):
     def _publish_result(self, effect: fx.PublishResult) -> None:
         self._topics.result(effect)
         call = effect.call
-        self._calls.answer(effect)  # a ~/call request may wait for this result
+        self._calls.answer(call, effect)  # a ~/call request may wait for this result
         if effect.error_code:
             self.get_logger().warning(
                 f'{log_text(call.name)} [{log_text(call.call_id)}] {effect.error_code}: '
