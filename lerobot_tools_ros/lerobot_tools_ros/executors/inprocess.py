@@ -32,6 +32,7 @@ tool_server that is gone (its node collected) answers `unavailable` too. Either 
 then finds no offer and goes back to DDS, where nobody answers: `unavailable` at its timeout.
 """
 
+import logging
 import threading
 import time
 from typing import Any, Callable
@@ -39,15 +40,14 @@ import weakref
 
 from lerobot_tools_ros import errors, inprocess
 from lerobot_tools_ros.catalog import copy_arguments, ToolArgumentError
+from lerobot_tools_ros.tool_server.calls import Feedback
 from lerobot_tools_ros.tool_server.request import ToolRequest
 from lerobot_tools_ros.tools.base import CallContext, TextStream
 from lerobot_tools_ros.untrusted import ros_string
 
 from .base import Arguments, DoneCallback, ExecutorCall, FeedbackCallback, LOCAL, Outcome, Post
 
-# As the RunTool feedback of the DDS path: a stage's reports at most this often (the first of a
-# stage and progress 1 always go).
-_PROGRESS_MIN_INTERVAL_S = 0.02
+_LOGGER = logging.getLogger(__name__)
 
 
 class HostedToolOffer:
@@ -105,7 +105,10 @@ class LocalCall(ExecutorCall):
                  on_feedback: FeedbackCallback | None, post: Post,
                  stream_argument: str = '') -> None:
         super().__init__(call_id, LOCAL)
-        self.context = CallContext(call_id, _Progress(self._report),
+        # Rate-limited per stage exactly as the RunTool feedback of the DDS path.
+        progress = Feedback(lambda stage, value, detail: self._report(
+            ros_string(stage), value, ros_string(detail)), _LOGGER)
+        self.context = CallContext(call_id, progress,
                                    TextStream(stream_argument) if stream_argument else None)
         self._on_done = on_done
         self._on_feedback = on_feedback
@@ -160,22 +163,6 @@ class LocalCall(ExecutorCall):
         self.cancel_requested = True
         self.context.cancel()
         return True
-
-
-class _Progress:
-    """A tool's progress reports, rate-limited per stage, handed on as the DDS path would."""
-
-    def __init__(self, relay: Callable[[str, float, str], None]) -> None:
-        self._relay = relay
-        self._stage = ''
-        self._at = 0.0
-
-    def __call__(self, stage: str, progress: float, detail: str) -> None:
-        now = time.monotonic()
-        if stage == self._stage and progress < 1.0 and now - self._at < _PROGRESS_MIN_INTERVAL_S:
-            return
-        self._stage, self._at = stage, now
-        self._relay(ros_string(str(stage)), float(progress), ros_string(str(detail)))
 
 
 class InProcessExecutor:
