@@ -126,3 +126,19 @@ def remove_quietly(name: str, dir_fd: int | None = None) -> None:
         os.unlink(name, dir_fd=dir_fd)
     except OSError:
         pass
+
+
+def writer_alive(pid: int) -> bool:
+    """
+    Whether the process that left a partial file or directory (its pid in the name) may live.
+
+    True unless that process is certainly gone: what a live writer is still writing is never
+    removed as a leftover.
+    """
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # exists, owned by someone else
+    return True

@@ -34,7 +34,7 @@ import time
 from typing import Any, Optional
 
 from .base import AudioSink, SAMPLE_WIDTH, SinkError, SinkUnavailable
-from ..output_dir import open_output_dir, remove_quietly, SymlinkRefused
+from ..output_dir import open_output_dir, remove_quietly, SymlinkRefused, writer_alive
 
 __all__ = ['PARTIAL_SUFFIX', 'WavSink', 'wav_file_stem']
 
@@ -55,16 +55,6 @@ def wav_file_stem(utterance_id: str) -> str:
         return utterance_id
     digest = hashlib.sha256(utterance_id.encode('utf-8', errors='replace')).hexdigest()[:32]
     return f'utterance-{digest}'
-
-
-def _process_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True  # exists, owned by someone else
-    return True
 
 
 class WavSink(AudioSink):
@@ -102,7 +92,7 @@ class WavSink(AudioSink):
         """Delete temporary files a killed speaker left (its pid is gone)."""
         for path in self.output_dir.glob('.*.part'):
             match = _PARTIAL.fullmatch(path.name)
-            if match and not _process_alive(int(match.group(1))):
+            if match and not writer_alive(int(match.group(1))):
                 _unlink(path)
 
     def begin(self, utterance_id: str, sample_rate: int, channels: int) -> None:

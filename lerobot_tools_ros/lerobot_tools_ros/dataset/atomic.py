@@ -43,6 +43,7 @@ import shutil
 import time
 
 from .episodes import DatasetError
+from ..output_dir import writer_alive
 
 STAGING_TAG = 'add-events'
 # Test hook: `<point>:<file>` makes the writer create <file> when it reaches <point> and then
@@ -87,16 +88,6 @@ def staging_dir(final: pathlib.Path) -> pathlib.Path:
             return path
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def remove_stale(final: pathlib.Path) -> list[pathlib.Path]:
     """Remove staging directories beside `final` left by runs whose process is gone."""
     pattern = re.compile(re.escape(f'.{final.name}.{STAGING_TAG}-') + r'(\d+)-\d+')
@@ -105,7 +96,7 @@ def remove_stale(final: pathlib.Path) -> list[pathlib.Path]:
         return removed
     for path in final.parent.iterdir():
         match = pattern.fullmatch(path.name)
-        if match is None or _pid_alive(int(match.group(1))):
+        if match is None or writer_alive(int(match.group(1))):
             continue
         if path.is_dir() and not path.is_symlink():
             shutil.rmtree(path)
