@@ -149,7 +149,8 @@ class Stack:
             '-p', 'tool.slow_arm.timeout_s:=0.6', '-p', 'tool.ghost.timeout_s:=0.6'), server=(
             '-p', f'call_ids_window_s:={WINDOW_S}', '-p', 'call_ids_max:=200'))
         self.server = NodeProcess(commands['tool_server'], env, tmp / 'tool_server.log')
-        self.dispatcher = NodeProcess(commands['dispatcher'], env, tmp / 'dispatcher.log')
+        self._start_dispatcher = lambda log: NodeProcess(commands['dispatcher'], env, tmp / log)
+        self.dispatcher = self._start_dispatcher('dispatcher.log')
         self.policy = Policy(self.context, self.logs)
         self.node, self.results = self.policy.node, self.policy.results
         self.direct = {name: self.node.create_client(CallTool, f'/lerobot_tools/{name}')
@@ -163,16 +164,26 @@ class Stack:
             for _ in range(60):
                 if self.request(client, READINESS_PROBE, {}, timeout=0.5) is not None:
                     break
-        # Prove tool_server's paths to the robot, and the dispatcher's to tool_server, with
-        # harmless calls (as a bringup would), then forget what the robot logged.
+        self.prove_paths()
+
+    def prove_paths(self) -> None:
+        """Prove tool_server's paths to the robot, and the dispatcher's, with harmless calls."""
         for name, arguments in (('set_light', {'on': False}), ('arm', {'id': 0})):
             for _ in range(5):
                 if self.policy.call(name, arguments).success:
                     break
             assert self.results[-1].success, self.results[-1].error_message + self.logs()
-        self.robot.clear()
+        self.robot.clear()  # then forget what the robot logged (as a bringup would)
         self.results.clear()
         self.policy.calls.clear()
+
+    def restart_dispatcher(self) -> None:
+        """Start a new dispatcher after a test stopped the old one; tests run in any order."""
+        self.dispatcher.stop()
+        self.dispatcher = self._start_dispatcher('dispatcher-restarted.log')
+        assert spin_until(self.node, lambda: 'dispatching' in self.dispatcher.output()
+                          and self.enable.service_is_ready(), 30.0), self.logs()
+        self.prove_paths()
 
     def logs(self) -> str:
         return ('--- tool_server\n' + self.server.output()[-4000:] + '\n--- dispatcher\n'
@@ -457,7 +468,7 @@ def test_a_timeout_is_unknown_and_no_executor_is_not_run(stack):
 
 
 def test_a_dispatcher_stopped_mid_call_answers_unknown_not_nothing_sent(stack):
-    """Last in the module: it stops the dispatcher."""
+    """It stops the dispatcher, then starts a new one for the tests that run after it."""
     robot = stack.robot
     robot.clear()
     stack.policy.send('arm', {'id': HOLD + 300})
@@ -471,3 +482,4 @@ def test_a_dispatcher_stopped_mid_call_answers_unknown_not_nothing_sent(stack):
     with robot.lock:
         assert robot.received == [HOLD + 300]  # it had reached the robot
     stack.dispatcher.proc.wait(15.0)
+    stack.restart_dispatcher()
