@@ -136,7 +136,7 @@ class CountingRobot:
 class Stack:
     """The counting robot, tool_server with the bindings, the dispatcher, the policy's node."""
 
-    def __init__(self, domain: int, tmp: pathlib.Path) -> None:
+    def __init__(self, domain: int, tmp: pathlib.Path, dispatcher: tuple = ()) -> None:
         import rclpy
         root, bindings = write_stack_files(tmp, CATALOG, BINDINGS)
         env = node_env(domain, tmp)
@@ -146,7 +146,8 @@ class Stack:
         self.robot = CountingRobot(self.context)
         commands = node_commands(root, bindings, dispatcher=(
             '-p', 'timeout_s:=10.0', '-p', 'cancel_timeout_s:=5.0',
-            '-p', 'tool.slow_arm.timeout_s:=0.6', '-p', 'tool.ghost.timeout_s:=0.6'), server=(
+            '-p', 'tool.slow_arm.timeout_s:=0.6', '-p', 'tool.ghost.timeout_s:=0.6', *dispatcher),
+            server=(
             '-p', f'call_ids_window_s:={WINDOW_S}', '-p', 'call_ids_max:=200'))
         self.server = NodeProcess(commands['tool_server'], env, tmp / 'tool_server.log')
         self._start_dispatcher = lambda log: NodeProcess(commands['dispatcher'], env, tmp / log)
@@ -268,8 +269,19 @@ def test_nothing_reaches_the_robot_after_a_pause_answered_while_a_call_waits_for
         stack.policy.calls.clear()
 
 
-def test_nothing_reaches_the_robot_after_a_pause_answered_while_tool_server_stalled(stack):
-    """The dispatcher's goal and its stop both wait in a stalled tool_server (SIGSTOP)."""
+@pytest.fixture(scope='module')
+def service_stack(tmp_path_factory):
+    """Start the same robot and nodes, with the dispatcher calling tools as CallTool requests."""
+    with in_own_domain(lambda domain: Stack(domain, tmp_path_factory.mktemp('service'), (
+            '-p', 'executor_interface:=service'))) as up:
+        yield up
+
+
+@pytest.mark.parametrize('interface', ['action', 'service'])
+def test_nothing_reaches_the_robot_after_a_pause_answered_while_tool_server_stalled(
+        interface, request):
+    """The dispatcher's goal (or request) and its stop both wait in a stalled tool_server."""
+    stack = request.getfixturevalue({'action': 'stack', 'service': 'service_stack'}[interface])
     robot = stack.robot
     pid = stack.server.proc.pid
     for run in range(5):
@@ -286,7 +298,7 @@ def test_nothing_reaches_the_robot_after_a_pause_answered_while_tool_server_stal
         result = stack.result_of(call.call_id)
         spin_until(stack.node, lambda: False, 0.5)  # anything late would show here
         with robot.lock:
-            assert robot.received == [], (run, robot.received, stack.logs())
+            assert robot.received == [], (run, robot.received, result, stack.logs())
         assert result.outcome == Outcomes.NOT_RUN, (run, result.error_code,
                                                     result.error_message)
         stack.set_enabled(True)

@@ -30,6 +30,7 @@ import time
 
 from lerobot_tools_ros import errors
 from lerobot_tools_ros.catalog import ToolCatalog
+from lerobot_tools_ros.executors import goal_ids
 from lerobot_tools_ros.tool_server.calls import CLOSE_TIMEOUT_S, Feedback, \
     FEEDBACK_MIN_INTERVAL_S, STAGE_QUEUED, STAGE_RUNNING, ToolCalls
 from lerobot_tools_ros.tool_server.request import ToolRequest
@@ -183,6 +184,31 @@ def test_a_call_stopped_before_it_starts_is_not_run_and_the_tool_never_sees_it()
         errors.CANCELLED, "'gate' call cancelled before it started; it did not run",
         errors.NOT_RUN)
     assert tool.started == ['a']
+    _close(calls)
+
+
+def test_a_request_taken_late_is_held_for_a_stop_sent_after_it():
+    """A request that waited (its stamp says so) does not run inline: a late stop still wins."""
+    tool = EchoTool(ECHO_SCHEMA)
+    calls = _calls(tool)
+    sent = time.time() - 1.0  # it waited a second in a stalled process
+    sec, nanosec = int(sent), int(sent % 1 * 1e9)
+    waited = goal_ids.stamp_waited_s(sec, nanosec)
+    assert 0.9 < waited < 5.0
+    held, context = _submit(calls, 'late', 'hi', inline=True,
+                            hold_until=goal_ids.hold_until(waited))
+    assert not held.done()  # on the worker, held, not run on the calling thread
+    calls.stop_call('late')  # the pause's stop, sent after the request, arrives now
+    assert _answer(held) == (errors.CANCELLED, "'echo' call cancelled before it started; it "
+                             'did not run', errors.NOT_RUN)
+    # Held as long again as it was late, within bounds (after a stall a stop may lag its call).
+    assert [goal_ids.hold_until(waited, now_monotonic=100.0) for waited in (0.15, 1.2, 9.0)] == [
+        100.0 + goal_ids.STOP_GRACE_S, 101.2, 100.0 + goal_ids.MAX_HOLD_S]
+    fresh = goal_ids.stamp_waited_s(*divmod(time.time_ns(), 1_000_000_000))
+    assert goal_ids.hold_until(fresh) == 0.0  # taken at once: runs inline, as before
+    assert goal_ids.stamp_waited_s(0, 0) == 0.0  # a caller that gives no stamp: not held
+    answer, _ = _submit(calls, 'now', 'hi', inline=True, hold_until=goal_ids.hold_until(fresh))
+    assert answer.done() and _answer(answer)[0] == ''
     _close(calls)
 
 

@@ -13,23 +13,28 @@
 # limitations under the License.
 
 """
-Goal ids that say when the goal was sent: UUID version 7 (RFC 9562), a millisecond timestamp.
+When a call was sent: goal ids that say it (UUID version 7, RFC 9562), and request stamps.
 
-The dispatcher gives each RunTool goal such an id. tool_server reads how long a goal waited
-before it could take it (a busy tool thread, a stalled process): a goal that waited may have a
-stop (`names.tool_stop_topic`) still on its way, sent after it but travelling apart, so it is
-held a moment (`STOP_GRACE_S`) while stops are taken, before the tool may act. Any other id
-(a caller that makes its own) reads as not waited. Clocks are compared across processes, so a
-host whose clock runs ahead only costs its goals that moment. Pure Python.
+The dispatcher gives each RunTool goal such an id, and stamps each CallTool request with the
+system time (`stamp`). tool_server reads how long a call waited before it could take it (a busy
+tool thread, a stalled process): a call that waited may have a stop (`names.tool_stop_topic`)
+still on its way, sent after it but travelling apart, so it is held while stops are taken,
+before the tool may act (`hold_until`): as long again as it was late, within `STOP_GRACE_S` and
+`MAX_HOLD_S`. After a stall DDS delivers what waited by retransmission, and a stop was seen
+arriving a third of a second after its call, taken three seconds late. Any other id, and a zero
+stamp (a caller that says nothing), reads as not waited. Clocks are compared across processes, so a
+host whose clock runs ahead only costs its calls that moment. Pure Python.
 """
 
 import os
 import time
 
-__all__ = ['LATE_S', 'STOP_GRACE_S', 'new_goal_id', 'sent_at', 'waited_s']
+__all__ = ['LATE_S', 'MAX_HOLD_S', 'STOP_GRACE_S', 'hold_until', 'new_goal_id', 'sent_at',
+           'stamp_waited_s', 'waited_s']
 
-LATE_S = 0.1  # a goal taken this long after it was sent may have a stop still on its way
-STOP_GRACE_S = 0.25  # how long such a goal waits for that stop before its tool may act
+LATE_S = 0.1  # a call taken this long after it was sent may have a stop still on its way
+STOP_GRACE_S = 0.25  # the least such a call waits for that stop before its tool may act
+MAX_HOLD_S = 2.0  # the most: a call that waited longer is held this long
 
 
 def new_goal_id(now_s: float | None = None) -> bytes:
@@ -50,7 +55,23 @@ def sent_at(goal_id: bytes) -> float | None:
 
 def waited_s(goal_id: bytes, now_s: float | None = None) -> float:
     """Return how long ago the goal was sent by its id (0 for an id without a time)."""
-    sent = sent_at(goal_id)
+    return _waited_since(sent_at(goal_id), now_s)
+
+
+def stamp_waited_s(sec: int, nanosec: int, now_s: float | None = None) -> float:
+    """Return how long ago a request stamped so (system time) was sent (0 when unstamped)."""
+    return _waited_since(sec + nanosec / 1e9 if sec or nanosec else None, now_s)
+
+
+def hold_until(waited: float, now_monotonic: float | None = None) -> float:
+    """Return the monotonic time a call taken after waiting so long may start at (0: now)."""
+    if waited <= LATE_S:
+        return 0.0
+    hold = min(max(waited, STOP_GRACE_S), MAX_HOLD_S)
+    return (time.monotonic() if now_monotonic is None else now_monotonic) + hold
+
+
+def _waited_since(sent: float | None, now_s: float | None) -> float:
     if sent is None:
         return 0.0
     return max(0.0, (time.time() if now_s is None else now_s) - sent)

@@ -14,8 +14,10 @@
 
 """A tool's executor called as a `CallTool` service: one request, one response, no cancel."""
 
+import time
 from typing import Any, Callable
 
+from builtin_interfaces.msg import Time
 from lerobot_tools_interfaces.srv import CallTool
 from lerobot_tools_ros import errors, names
 from rclpy.node import Node
@@ -78,7 +80,8 @@ class ServiceExecutor:
                              f'{stream_argument!r}; send the whole text')
         call = RequestCall(call_id, self._stop)
         future = self._client.call_async(CallTool.Request(
-            call_id=call_id, name=tool_name, arguments=arguments_json(arguments), source=source))
+            call_id=call_id, name=tool_name, arguments=arguments_json(arguments), source=source,
+            stamp=_system_time()))
         call._forget = lambda: self._client.remove_pending_request(future)
         _callbacks_when_taken(future)
         self._when_done(future, lambda done: call.finish(on_done, _outcome(done.result())))
@@ -86,6 +89,12 @@ class ServiceExecutor:
 
     def destroy(self) -> None:
         self._node.destroy_client(self._client)
+
+
+def _system_time() -> Time:
+    """Now, as the request's stamp: tool_server holds a request taken late (`goal_ids`)."""
+    sec, nanosec = divmod(time.time_ns(), 1_000_000_000)
+    return Time(sec=sec, nanosec=nanosec)
 
 
 def _callbacks_when_taken(future: Future) -> None:

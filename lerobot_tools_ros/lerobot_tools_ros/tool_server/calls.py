@@ -215,8 +215,9 @@ class ToolCalls(Generic[FutureT]):
         idle none is pending).
         `local`: the caller is in this process (`HostedToolOffer`) and takes the answer from the
         future's callback, so the tool's executor thread need not wake for it.
-        `hold_until`: a goal that waited before it was taken (`executors.goal_ids`) does not start
-        before this time, so a stop sent after it, and still on its way, wins.
+        `hold_until`: a call that waited before it was taken (`executors.goal_ids`) does not start
+        before this time (on the worker, never inline), so a stop sent after it, and still on
+        its way, wins.
         """
         refusal = self._refusal(request)
         if isinstance(refusal, tuple):
@@ -229,10 +230,11 @@ class ToolCalls(Generic[FutureT]):
             waits = self.pending > 0
             self.pending += 1
             self._contexts.add(context)
-            if waits or not inline:
+            inline = inline and not waits and hold_until <= time.monotonic()
+            if not inline:
                 self._jobs.put(_Job(request.call_id, arguments, context, answer, queued=waits,
                                     local=local, hold_until=hold_until))
-        if inline and not waits:
+        if inline:
             self.take_stops()  # the last moment before the tool starts: stops first
             outcome = self.execute(arguments, request.call_id, context) \
                 if not context.cancelled.is_set() else self._stopped_before_start()

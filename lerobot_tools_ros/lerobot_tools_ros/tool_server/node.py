@@ -32,10 +32,11 @@ An action goal's cancel request cancels its call's `CallContext`, the tool's pro
 become the goal's feedback, and shutdown cancels every call still queued or running (each still
 gets its answer). Callers stop calls whose goal or request may still be on its way on
 `names.tool_stop_topic` (a std_msgs/String call id, taken by `tool_server.stop_listener` on a
-thread of its own, and right before each call starts). A goal whose id says it waited before it
-was taken (`executors.goal_ids`) is held a moment first, so a stop sent after it that is still on
-its way wins. A request or goal naming `names.READINESS_PROBE` is answered at once without
-running anything: callers use it to prove that answers reach them before their first real call.
+thread of its own, and right before each call starts). A goal whose id (or a request whose
+stamp) says it waited before it was taken (`executors.goal_ids`) is held first, so a stop sent
+after it that is still on its way wins. A request or goal naming `names.READINESS_PROBE` is
+answered at once without running anything: callers use it to prove that answers reach them
+before their first real call.
 A tool with a streamable argument (say: text) also takes its streamed goals' text in segments on
 `names.tool_text_topic` beside its action (`tool_server.streamed_text`).
 """
@@ -260,7 +261,8 @@ class ToolServer(Node):
                 # runs right here, on the tool's executor thread, without the worker hand-off.
                 code, text, outcome = await hosted.calls.submit_text(
                     request.call_id, request.name, request.arguments, request.source,
-                    CallContext(request.call_id), inline=True)
+                    CallContext(request.call_id), inline=True, hold_until=goal_ids.hold_until(
+                        goal_ids.stamp_waited_s(request.stamp.sec, request.stamp.nanosec)))
             except Exception as exc:  # noqa: B902 - every request gets an answer
                 code, text, outcome = (errors.EXECUTION_FAILED, f'{type(exc).__name__}: {exc}',
                                        errors.UNKNOWN)
@@ -297,13 +299,10 @@ class ToolServer(Node):
                 hosted.goal_contexts[key] = context
             if goal_handle.is_cancel_requested:  # cancelled between acceptance and now
                 context.cancel()
-            hold_until = 0.0
-            if goal_ids.waited_s(key) > goal_ids.LATE_S:
-                hold_until = time.monotonic() + goal_ids.STOP_GRACE_S
             try:
                 code, content, outcome = await hosted.calls.submit_text(
                     goal.call_id, goal.name, goal.arguments, goal.source, context,
-                    hold_until=hold_until)
+                    hold_until=goal_ids.hold_until(goal_ids.waited_s(key)))
             except Exception as exc:  # noqa: B902 - every goal gets a result
                 code, content, outcome = (errors.EXECUTION_FAILED,
                                           f'{type(exc).__name__}: {exc}', errors.UNKNOWN)
