@@ -127,6 +127,11 @@ class RobotServers:
         if self.battery_timer is not None:
             self.battery_timer.cancel()
 
+    def start_battery(self) -> None:
+        """Publish again after `stop_battery` (tests of one module run in any order)."""
+        if self.battery_timer is not None:
+            self.battery_timer.reset()
+
     def close(self) -> None:
         self.executor.shutdown(timeout_sec=2.0)
         self.thread.join(timeout=5.0)

@@ -214,8 +214,11 @@ def test_bound_service_that_is_not_up_is_unavailable(stack):
 
 def test_stale_reading_is_stale_frame(stack):
     stack.robot.stop_battery()
-    time.sleep(2.5)  # max_age_s is 2.0
-    result = stack.call('get_battery', {})
+    try:
+        time.sleep(2.5)  # max_age_s is 2.0
+        result = stack.call('get_battery', {})
+    finally:
+        stack.robot.start_battery()
     assert result.error_code == ErrorCodes.STALE_FRAME, result
     assert BATTERY_TOPIC in result.error_message
 

@@ -115,9 +115,14 @@ class FleetStack:
                               SetBool.Request(data=not paused))
         assert answer.success, answer.message
 
-    def mcp_results(self, robot: str) -> list:
+    def mcp_results(self, robot: str, since: int = 0) -> list:
+        """The robot's results of MCP calls, from the `since`-th result on (see `seen`)."""
         spin_until(self.node, lambda: False, 0.5)  # what is on its way arrives
-        return [r for r in self.results[robot] if r.source == 'mcp']
+        return [r for r in self.results[robot][since:] if r.source == 'mcp']
+
+    def seen(self, robot: str) -> int:
+        """How many results of the robot arrived so far: tests of one module run in any order."""
+        return len(self.results[robot])
 
     def close(self) -> None:
         import rclpy
@@ -155,6 +160,7 @@ async def stdio_fleet(fleet: FleetStack, *options: str, **session_kwargs):
 def test_each_robots_tools_under_its_name_each_call_to_its_robot_pause_per_robot(fleet):
     from lerobot_tools_ros.tools.echo import ECHO_SCHEMA
     fleet.set_parameter('robot_a', 'tool.echo.approval', 'auto')
+    since = {robot: fleet.seen(robot) for robot in ROBOTS}
 
     async def session() -> None:
         async with stdio_fleet(fleet, '--robots', ','.join(ROBOTS)) as client:
@@ -207,10 +213,11 @@ def test_each_robots_tools_under_its_name_each_call_to_its_robot_pause_per_robot
                 f'lerobot-tools://robots/{robot}/observations/{{path}}' for robot in ROBOTS}
 
     asyncio.run(session())
-    sent_a = [json.loads(r.arguments)['text'] for r in fleet.mcp_results('robot_a')]
-    sent_b = [json.loads(r.arguments)['text'] for r in fleet.mcp_results('robot_b')]
+    results = {robot: fleet.mcp_results(robot, since[robot]) for robot in ROBOTS}
+    sent_a, sent_b = ([json.loads(r.arguments)['text'] for r in results[robot]]
+                      for robot in ROBOTS)
     assert sent_a == ['to robot_a', 'paused?'] and sent_b == ['to robot_b', 'still on']
-    assert [r.error_code for r in fleet.mcp_results('robot_a')] == ['', 'paused']
+    assert [r.error_code for r in results['robot_a']] == ['', 'paused']
 
 
 def test_discovery_finds_every_robot_on_the_domain(fleet):
