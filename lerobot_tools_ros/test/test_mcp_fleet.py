@@ -116,12 +116,12 @@ class FleetStack:
         assert answer.success, answer.message
 
     def mcp_results(self, robot: str, since: int = 0) -> list:
-        """The robot's results of MCP calls, from the `since`-th result on (see `seen`)."""
+        """Return the robot's results of MCP calls, from the `since`-th result on (`seen`)."""
         spin_until(self.node, lambda: False, 0.5)  # what is on its way arrives
         return [r for r in self.results[robot][since:] if r.source == 'mcp']
 
     def seen(self, robot: str) -> int:
-        """How many results of the robot arrived so far: tests of one module run in any order."""
+        """Return how many results of the robot arrived: tests of a module run in any order."""
         return len(self.results[robot])
 
     def close(self) -> None:
