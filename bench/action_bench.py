@@ -152,7 +152,7 @@ class Bench(Driver):
             self.raw_action.send_goal_async(self.RunTool.Goal(
                 call_id=key, name='noop', arguments='{}')).add_done_callback(accepted)
         else:  # tool_server through ExecutorClient
-            self.tool_server.send(key, 'echo', '{}', lambda _: self.arrived.__setitem__(
+            self.tool_server.send(key, 'echo', {}, lambda _: self.arrived.__setitem__(
                 key, time.perf_counter()))
 
 
