@@ -43,13 +43,16 @@ import statistics
 import sys
 import tempfile
 import time
+from typing import TYPE_CHECKING
 
 from common import (bench_domain, Driver, percentile, Processes, qos, RAW_RESULTS, RAW_TEXT,
                     relay_main, spin, test_helper)
 from results import record
 
-# The stack's files and command lines are the binding tests' (test/bound_stack.py).
-stack = test_helper('bound_stack')
+if TYPE_CHECKING:  # mypy follows it (setup.cfg): the bench's calls into it are checked
+    import bound_stack as stack
+else:  # the stack's files and command lines are the binding tests' (test/bound_stack.py)
+    stack = test_helper('bound_stack')
 
 LIGHT_SERVICE = '/bench/light'
 HOP_SERVICE = '/bench/hop'
@@ -115,7 +118,8 @@ def _time_binding_calls() -> None:
             return call(self, arguments, context)
         finally:
             spans.append(time.perf_counter() - start)
-    ServiceBinding.call = timed
+    # Replaced on the class, so the tool_server's own ServiceBinding instances are timed.
+    ServiceBinding.call = timed  # type: ignore[method-assign]  # a timing wrapper, same signature
     atexit.register(lambda: spans and print(
         "inner: ServiceBinding.call on the in-process stack's worker thread p50 "
         f'{percentile(spans, 0.5) * 1e3:.3f} ms ({len(spans)} calls)', flush=True))
@@ -217,9 +221,12 @@ def call_alone(host, count: int) -> tuple[list[float], list[float]]:
 
     from lerobot_tools_ros.catalog import ToolCatalog
     from lerobot_tools_ros.tools.bindings.loader import parse_bindings
+    from lerobot_tools_ros.tools.bindings.service import ServiceBinding
     catalog = ToolCatalog.from_tools([stack.LIGHT_TOOL])
     tool = parse_bindings(BINDINGS, catalog)['set_light']
-    tool.bind_ros(host)
+    if not isinstance(tool, ServiceBinding):
+        raise RuntimeError(f'set_light: expected a service binding, got {type(tool).__name__}')
+    tool.bind_ros(host)  # as tool_server binds a binding kind to robot interfaces: its node
     node = rclpy.create_node('bench_raw_client')
     executor = SingleThreadedExecutor()
     executor.add_node(node)
@@ -275,7 +282,8 @@ def main() -> int:
     roles = {'light_server': role_light_server, 'hop_server': role_hop_server,
              'raw_relay': lambda: role_raw_relay(LIGHT_SERVICE, ''),
              'raw_relay2': lambda: role_raw_relay(HOP_SERVICE, '2'),
-             'stack': lambda: role_stack(*args.files, args.interface, args.profile, args.inner)}
+             'stack': lambda: role_stack(args.files[0], args.files[1], args.interface,
+                                         args.profile, args.inner)}
     if args.role:
         roles[args.role]()
         return 0
@@ -322,14 +330,14 @@ def _run(args: argparse.Namespace) -> int:
             p50, p99 = percentile(values, 0.5), percentile(values, 0.99)
             print(f'  {LABELS[path]:<44} {p50 * 1e3:7.3f}  {p99 * 1e3:7.3f}  '
                   f'{statistics.mean(values) * 1e3:7.3f}   {p50 / f50:6.2f}x    {p99 / f99:6.2f}x')
-        p50 = {path: percentile(values, 0.5) for path, values in times.items()}
-        print(f'bound in-proc p50 / floor p50 = {p50["bound in-proc"] / f50:.2f}x (target <= '
-              f'1.5x); two processes: bound / floor {p50["bound"] / f50:.2f}x, bound / floor2 '
-              f'{p50["bound"] / p50["floor2"]:.2f}x; bound - echo p50 = '
-              f'{(p50["bound"] - p50["echo"]) * 1e3:+.3f} ms (in-proc '
-              f'{(p50["bound in-proc"] - p50["echo in-proc"]) * 1e3:+.3f} ms)')
+        p50s = {path: percentile(values, 0.5) for path, values in times.items()}
+        print(f'bound in-proc p50 / floor p50 = {p50s["bound in-proc"] / f50:.2f}x (target <= '
+              f'1.5x); two processes: bound / floor {p50s["bound"] / f50:.2f}x, bound / floor2 '
+              f'{p50s["bound"] / p50s["floor2"]:.2f}x; bound - echo p50 = '
+              f'{(p50s["bound"] - p50s["echo"]) * 1e3:+.3f} ms (in-proc '
+              f'{(p50s["bound in-proc"] - p50s["echo in-proc"]) * 1e3:+.3f} ms)')
         for path, target in (('bound in-proc', 1.5), ('bound', None)):
-            record('binding_bench', path, p50[path] * 1e3, 'ms', floor=f50 * 1e3,
+            record('binding_bench', path, p50s[path] * 1e3, 'ms', floor=f50 * 1e3,
                    floor_label='raw rclpy relay calling the same SetBool server',
                    target_ratio=target, target=f'<= {target:g}x' if target else '',
                    label=f'policy text -> bound SetBool -> result ({path}), p50',

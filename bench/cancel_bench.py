@@ -136,6 +136,8 @@ def cancel_once(tool: Any, side: Side) -> tuple[float, float]:
     if not wait_for(playing, 30.0):
         raise RuntimeError('the speaker did not start playing')
     uid = playing()
+    if uid is None:  # (statuses only grow: what was playing stays found)
+        raise RuntimeError('the playing utterance was lost')
     cancelled_at = time.time()
     context.cancel()
     thread.join(30.0)
@@ -331,6 +333,8 @@ def stop_once(side: StackSide, how: str, run: int) -> tuple[float, float]:
     if not wait_for(lambda: playing() or call_id in side.results, 30.0) or not playing():
         raise RuntimeError(f'the speaker did not start playing: {side.results.get(call_id)}')
     uid = playing()
+    if uid is None:  # (statuses only grow: what was playing stays found)
+        raise RuntimeError('the playing utterance was lost')
     if how == 'pause':
         stopped_at = time.time()
         side.service(side.enable, SetBool.Request(data=False))
@@ -412,7 +416,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         env = dict(os.environ, ROS_DOMAIN_ID=str(args.domain), PYTHONUNBUFFERED='1')
         env['PYTHONPATH'] = os.pathsep.join(
             p for p in (str(REPO / 'lerobot_tools_ros'), env.get('PYTHONPATH', '')) if p)
-        plans = []
+        plans: list[tuple[str, str, dict[str, Any]]] = []
         if args.backend in ('both', 'espeak_ng'):
             plans.append(('espeak-ng', 'espeak_ng', {}))
         if args.backend in ('both', 'pocket_tts') and args.path != 'stack':

@@ -89,12 +89,23 @@ def _rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
 
 
+def _jsonschema_rs_importable() -> bool:
+    """Tell whether the catalog's optional fast checker can be imported in this process."""
+    try:
+        import jsonschema_rs  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def child(root: str, repeat: int, without_rs: bool) -> None:
     """Measure in this (fresh) process and print one JSON line."""
-    import lerobot_tools_ros.catalog as catalog_module
-    from lerobot_tools_ros.catalog import ToolCatalog
     if without_rs:
-        catalog_module._jsonschema_rs = lambda: None  # jsonschema's own check only
+        # As where jsonschema-rs is not installed: the catalog imports it lazily (once, on
+        # first use), and a None in sys.modules makes that import raise ImportError, so every
+        # schema and argument check is jsonschema's own. Set before the package is imported.
+        sys.modules['jsonschema_rs'] = None  # type: ignore[assignment]  # blocks the import
+    from lerobot_tools_ros.catalog import ToolCatalog
     path = pathlib.Path(root) / 'meta' / 'info.json'
     ToolCatalog.from_tools(None)  # import-time and first-use costs are not the catalog's
     json.loads(path.read_bytes())  # warm the page cache and the json module
@@ -117,7 +128,8 @@ def child(root: str, repeat: int, without_rs: bool) -> None:
     for name in catalog.names:
         catalog.validate(name, {'target': 'cup', 'speed': 0.5})
     validate = time.perf_counter() - start
-    print(json.dumps({'tools': len(catalog), 'floor_s': min(floor), 'load_s': first,
+    print(json.dumps({'tools': len(catalog), 'jsonschema_rs': _jsonschema_rs_importable(),
+                      'floor_s': min(floor), 'load_s': first,
                       'reload_s': min(reload), 'validate_all_s': validate,
                       'rss_growth_mb': rss_growth}))
 
@@ -199,9 +211,13 @@ class Bench(Driver):
         """Reload, calling echo every `period` until it answers; (message, seconds, RTTs)."""
         start = time.perf_counter()
         reloaded = self.reload.call_async(self.Trigger.Request())
-        took = []
-        rtts = self.calling(period, lambda: reloaded.done() and not took.append(
-            time.perf_counter() - start))
+        took: list[float] = []  # seconds to the reload's answer, noted when it is seen
+
+        def answered() -> bool:
+            if reloaded.done() and not took:
+                took.append(time.perf_counter() - start)
+            return bool(took)
+        rtts = self.calling(period, answered)
         result = reloaded.result()
         if not result.success:
             raise RuntimeError(f'reload failed: {result.message}')
@@ -309,7 +325,7 @@ def main() -> int:
 def load_part(args: argparse.Namespace) -> None:
     """Load each size in a fresh process; print one row per size and the linearity."""
     print(f'{"tools":>7} {"json floor":>11} {"first load":>11} {"/floor":>7} {"us/tool":>8} '
-          f'{"reload":>9} {"validate/call":>13} {"RSS growth":>11}')
+          f'{"reload":>9} {"validate/call":>13} {"RSS growth":>11}  checks')
     per_tool = []
     with tempfile.TemporaryDirectory() as tmp:
         for count in args.sizes:
@@ -322,15 +338,23 @@ def load_part(args: argparse.Namespace) -> None:
             out = subprocess.run(command, check=True, capture_output=True, text=True).stdout
             f = json.loads(out.strip().splitlines()[-1])
             assert f['tools'] == count, f
+            if args.without_jsonschema_rs and f['jsonschema_rs']:
+                raise RuntimeError('--without-jsonschema-rs: jsonschema_rs was still importable')
+            # What really checked the schemas (jsonschema alone also where jsonschema-rs is not
+            # installed): the figures of the two differ by orders of magnitude.
+            checks = 'jsonschema-rs' if f['jsonschema_rs'] else 'jsonschema only'
             us_per_tool = f['load_s'] / count * 1e6
             per_tool.append(us_per_tool)
             print(f'{count:>7} {f["floor_s"] * 1e3:>9.1f}ms {f["load_s"] * 1e3:>9.1f}ms '
                   f'{f["load_s"] / f["floor_s"]:>6.0f}x {us_per_tool:>8.0f} '
                   f'{f["reload_s"] * 1e3:>7.1f}ms {f["validate_all_s"] / count * 1e6:>11.1f}us '
-                  f'{f["rss_growth_mb"]:>9.1f}MB', flush=True)
-            record('catalog_bench', f'load.{count}', f['load_s'] * 1e3, 'ms',
+                  f'{f["rss_growth_mb"]:>9.1f}MB  {checks}', flush=True)
+            metric, label = f'load.{count}', f'catalog load of {count} tools'
+            if not f['jsonschema_rs']:
+                metric, label = f'load_jsonschema_only.{count}', f'{label} (jsonschema only)'
+            record('catalog_bench', metric, f['load_s'] * 1e3, 'ms',
                    floor=f['floor_s'] * 1e3, floor_label='json.loads of the same info.json',
-                   label=f'catalog load of {count} tools')
+                   label=label)
     # Ten tools are too few to time well (fixed costs dominate): compare each size with the one
     # before it. 1.0 is linear; quadratic work would show about size ratio (10x) here.
     for (small, small_us), (large, large_us) in zip(zip(args.sizes, per_tool),

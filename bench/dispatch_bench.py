@@ -69,8 +69,9 @@ class Bench(Driver):
         self.arrived.pop(key, None)
         return arrived
 
-    def round_trips(self, project: bool, count: int) -> list[float]:
-        return super().round_trips(project, count, 'p' if project else 'r')
+    def round_trips(self, path: bool, count: int, prefix: str = '') -> list[float]:
+        """Round trips on the project's path (``path`` True) or the floor's (False)."""
+        return super().round_trips(path, count, prefix or ('p' if path else 'r'))
 
     def flood(self, count: int, prefix: str) -> tuple[float, int, float]:
         """Publish `count` generations at once; return (publish rate, results, results/s)."""
@@ -158,13 +159,15 @@ def _run(args: argparse.Namespace) -> int:
         # Warm up both paths (discovery of the service clients, first-call allocations). A
         # request sent before the service's response path matched is lost: resend until one
         # arrives.
-        for project in (False, True):
-            if not any(bench.probe(project) for _ in range(30)):
+        for on_project in (False, True):
+            if not any(bench.probe(on_project) for _ in range(30)):
                 print('error: no round trip came back', file=sys.stderr)
                 return 1
         bench.round_trips(False, 50)
         bench.round_trips(True, 50)
-        floor, project, ratios = [], [], []
+        floor: list[float] = []
+        project: list[float] = []
+        ratios: list[float] = []
         batches = max(1, args.batches)
         per_batch = max(1, args.round_trips // batches)
         for _ in range(batches):  # interleave so both see the same machine load

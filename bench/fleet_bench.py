@@ -107,7 +107,8 @@ def cross_host(fleet_support, domain: int, root: pathlib.Path, batches: int,
         before = _round_trips(operator, 'robot_a', batches * per_batch, 'a-before')
         fleet.cut('robot_b')
         # Over twice B's lease: while the others still try to reach B, and after it left.
-        cut_at, during = time.monotonic(), []
+        cut_at = time.monotonic()
+        during: list[float] = []
         while len(during) < batches * per_batch or time.monotonic() - cut_at < 2 * lease_s:
             during += _round_trips(operator, 'robot_a', per_batch, f'a-during-{len(during)}')
         fleet.plug('robot_b')

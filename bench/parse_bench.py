@@ -158,10 +158,10 @@ def run_table(rounds: int, number: int, family: bool) -> int:
         splits = {size: [text[i:i + size] for i in range(0, len(text), size)]
                   for size in (64, 16, 4)}
         parse_times, json_times, ratios = [], [], []
-        stream = {key: [] for key in ('whole', 64, 16, 4)}
-        stream_us = {64: [], 4: []}
-        floor = {64: [], 4: []}
-        vs_floor = {64: [], 4: []}
+        stream: dict[str | int, list[float]] = {key: [] for key in ('whole', 64, 16, 4)}
+        stream_us: dict[int, list[float]] = {64: [], 4: []}
+        floor: dict[int, list[float]] = {64: [], 4: []}
+        vs_floor: dict[int, list[float]] = {64: [], 4: []}
         for _ in range(rounds):
             parse_time = per_call(lambda: parse(text, catalog, formats), number)
             json_time = per_call(lambda: json.loads(payload), number)

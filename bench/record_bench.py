@@ -213,6 +213,13 @@ def _ms(values: list) -> str:
     return f'median {statistics.median(values) * 1e3:7.1f} ms  p90 {p90 * 1e3:7.1f} ms'
 
 
+def _json_line(proc: subprocess.Popen) -> dict:
+    """Read the next JSON line a role process printed (its stdout is a pipe)."""
+    if proc.stdout is None:
+        raise RuntimeError('a role process was started without a stdout pipe')
+    return json.loads(proc.stdout.readline())
+
+
 def main() -> int:
     """Run the publisher and both subscribers as processes and print the figures."""
     parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
@@ -247,12 +254,15 @@ def main() -> int:
         me + ['--duration', str(args.duration + WARMUP_S + 2.0), '--qos', args.qos,
               '--role', 'publisher'],
         env=env, text=True, stdout=subprocess.PIPE)
-    ingest = {mode: json.loads(proc.stdout.readline()) for mode, proc in subscribers.items()}
-    sent = json.loads(publisher.stdout.readline())['sent']
+    ingest = {mode: _json_line(proc) for mode, proc in subscribers.items()}
+    sent = _json_line(publisher)['sent']
     publisher.wait()
-    subscribers['tool'].stdin.write('save\n')
-    subscribers['tool'].stdin.flush()
-    save = json.loads(subscribers['tool'].stdout.readline())
+    command = subscribers['tool'].stdin
+    if command is None:
+        raise RuntimeError('the tool subscriber was started without a stdin pipe')
+    command.write('save\n')
+    command.flush()
+    save = _json_line(subscribers['tool'])
     for proc in subscribers.values():
         proc.wait(60)
 

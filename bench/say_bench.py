@@ -205,7 +205,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         with tempfile.TemporaryDirectory(prefix='say_bench_') as directory:
             workdir = pathlib.Path(directory)
             speaker = start_speaker(env, workdir / 'speaker.log')
-            plans = []
+            plans: list[tuple[str, str, dict[str, Any]]] = []
             if args.backend in ('both', 'espeak_ng'):
                 plans.append(('espeak_ng', 'espeak_ng', {}))
             if args.backend in ('both', 'pocket_tts'):

@@ -12,6 +12,7 @@ import, load and warm-up times.
 """
 
 import argparse
+import io
 from pathlib import Path
 import statistics
 import sys
@@ -23,10 +24,10 @@ from typing import Any, Optional
 # The tiny model is a fixture of the package's tests (test/tiny_pocket_model.py), not runtime code.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / 'lerobot_tools_ros' / 'test'))
 try:
-    from lerobot_tools_ros.tts import make_backend, TtsBackend, TtsUnavailable
+    from lerobot_tools_ros.tts import make_backend, PocketTtsBackend, TtsBackend, TtsUnavailable
 except ImportError:  # run from a source checkout without the workspace sourced
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / 'lerobot_tools_ros'))
-    from lerobot_tools_ros.tts import make_backend, TtsBackend, TtsUnavailable
+    from lerobot_tools_ros.tts import make_backend, PocketTtsBackend, TtsBackend, TtsUnavailable
 from tiny_pocket_model import build_tiny_model_config  # noqa: E402
 from tiny_pocket_model import TINY_EOS_THRESHOLD  # noqa: E402
 
@@ -82,16 +83,19 @@ def measure_program_first_audio(text: str, runs: int, voice: str = 'en-us',
         proc = subprocess.Popen(['espeak-ng', '--stdin', '--stdout', '-b', '1', '-v', voice,
                                  '-s', str(rate)], stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        proc.stdin.write(text.encode('utf-8'))
-        proc.stdin.close()
+        stdin, stdout = proc.stdin, proc.stdout
+        # Both are pipes (above), and a buffered pipe can return what has arrived (read1).
+        assert stdin is not None and isinstance(stdout, io.BufferedReader)
+        stdin.write(text.encode('utf-8'))
+        stdin.close()
         received = b''
         while len(received) <= 44:
-            block = proc.stdout.read1(65536)
+            block = stdout.read1(65536)
             if not block:
                 break
             received += block
         times.append(time.perf_counter() - started)
-        proc.stdout.read()
+        stdout.read()
         proc.wait()
     return times
 
@@ -157,6 +161,8 @@ def main(argv: Optional[list[str]] = None) -> int:
             backend.warm_up()
             _report('pocket_tts (tiny)', measure_backend_first_audio(
                 backend, args.text, args.runs))
+            if not isinstance(backend, PocketTtsBackend):
+                raise RuntimeError(f"make_backend('pocket_tts') made {type(backend).__name__}")
             print('pocket_tts (tiny)      ' + '   '.join(
                 f'{name} {seconds * 1e3:.0f} ms' for name, seconds in backend.timings.items()))
         finally:
