@@ -18,6 +18,7 @@ Run from the repository root with the venv active and ``install/setup.bash`` sou
 """
 
 import argparse
+import itertools
 import json
 import os
 import pathlib
@@ -51,6 +52,8 @@ class RosSide:
         from lerobot_tools_interfaces.srv import CallTool
 
         self._request_type = CallTool.Request
+        # A call id runs once: a repeat gets the first call's answer and speaks nothing.
+        self._call_ids = (f'bench-{index}' for index in itertools.count())
         self.context = rclpy.Context()
         rclpy.init(context=self.context, domain_id=domain)
         self.node = rclpy.create_node('audio_device_bench', context=self.context)
@@ -67,7 +70,7 @@ class RosSide:
     def call(self, text: str, device: AlsaFileDevice) -> float:
         """Seconds from sending the request to the device file growing; waits for the end."""
         size = device.size()
-        request = self._request_type(call_id='bench', name='say',
+        request = self._request_type(call_id=next(self._call_ids), name='say',
                                      arguments=json.dumps({'text': text}))
         started = time.perf_counter()
         future = self.client.call_async(request)

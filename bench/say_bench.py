@@ -17,6 +17,7 @@ Run from the repository root with the venv active and ``install/setup.bash`` sou
 """
 
 import argparse
+import itertools
 import json
 import os
 import pathlib
@@ -55,6 +56,8 @@ class RosSide:
         from lerobot_tools_interfaces.srv import CallTool
 
         self._request_type = CallTool.Request
+        # A call id runs once: a repeat gets the first call's answer and speaks nothing.
+        self._call_ids = (f'bench-{index}' for index in itertools.count())
         self.context = rclpy.Context()
         rclpy.init(context=self.context, domain_id=domain)
         self.node = rclpy.create_node('say_bench', context=self.context)
@@ -88,7 +91,7 @@ class RosSide:
     def first_chunk_latency(self, text: str) -> tuple[float, dict]:
         """Seconds from sending the request to the first chunk; and the tool's result."""
         seen = set(self.first_chunk)
-        request = self._request_type(call_id='bench', name='say',
+        request = self._request_type(call_id=next(self._call_ids), name='say',
                                      arguments=json.dumps({'text': text}))
         started = time.perf_counter()
         future = self.client.call_async(request)
