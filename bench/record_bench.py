@@ -173,6 +173,11 @@ def time_saves(tool, output_dir: str, calls: int) -> dict:
     import cv2
     from rosbags.image import message_to_cvimage
 
+    missing = [f'cam{i}' for i in range(CAMERAS) if f'cam{i}' not in tool._frames]
+    if missing:
+        raise RuntimeError(f'no frame of {", ".join(missing)} reached the tool (best-effort '
+                           'frames lost under load): nothing to save; try a longer --duration '
+                           'or --qos reliable')
     frames = [message_to_cvimage(tool._frames[f'cam{i}'].msg, 'bgr8') for i in range(CAMERAS)]
     frame = frames[0]
     params = [cv2.IMWRITE_PNG_COMPRESSION, tool.png_compression]
@@ -213,11 +218,15 @@ def _ms(values: list) -> str:
     return f'median {statistics.median(values) * 1e3:7.1f} ms  p90 {p90 * 1e3:7.1f} ms'
 
 
-def _json_line(proc: subprocess.Popen) -> dict:
-    """Read the next JSON line a role process printed (its stdout is a pipe)."""
+def _json_line(proc: subprocess.Popen, role: str) -> dict:
+    """Read the next JSON line the ``role`` process printed (its stdout is a pipe)."""
     if proc.stdout is None:
         raise RuntimeError('a role process was started without a stdout pipe')
-    return json.loads(proc.stdout.readline())
+    line = proc.stdout.readline()
+    if not line:
+        raise RuntimeError(f'the {role} process ended without its figures: see its error '
+                           'above')
+    return json.loads(line)
 
 
 def main() -> int:
@@ -254,15 +263,15 @@ def main() -> int:
         me + ['--duration', str(args.duration + WARMUP_S + 2.0), '--qos', args.qos,
               '--role', 'publisher'],
         env=env, text=True, stdout=subprocess.PIPE)
-    ingest = {mode: _json_line(proc) for mode, proc in subscribers.items()}
-    sent = _json_line(publisher)['sent']
+    ingest = {mode: _json_line(proc, mode) for mode, proc in subscribers.items()}
+    sent = _json_line(publisher, 'publisher')['sent']
     publisher.wait()
     command = subscribers['tool'].stdin
     if command is None:
         raise RuntimeError('the tool subscriber was started without a stdin pipe')
     command.write('save\n')
     command.flush()
-    save = _json_line(subscribers['tool'])
+    save = _json_line(subscribers['tool'], 'tool')
     for proc in subscribers.values():
         proc.wait(60)
 
@@ -279,10 +288,19 @@ def main() -> int:
               f'{per[mode][0] * 1e3:6.3f} ms/frame  executor thread '
               f'{per[mode][1] * 1e3:6.3f} ms/frame  page faults {row["page_faults"] / frames:5.0f}'
               '/frame')
-    ratio = per['tool'][0] / per['bare'][0]
-    ratio_thread = per['tool'][1] / per['bare'][1]
-    print(f'ingest ratio tool/bare: executor thread {ratio_thread:.2f}x (target <= 1.2x); whole '
-          f'process {ratio:.2f}x (DDS threads also work on fragments of frames dropped later)')
+    # A side that received no frame has no cost per frame (its CPU went to fragments of frames
+    # that DDS dropped): no ratio then, rather than one against a made-up floor.
+    empty = [mode for mode in ('tool', 'bare') if ingest[mode]['frames'] == 0]
+    if empty:
+        print(f'error: no frame reached the {" and the ".join(empty)} subscription(s) in the '
+              'window (best-effort frames lost under load): no ingest ratio; try a longer '
+              '--duration or --qos reliable', file=sys.stderr)
+    else:
+        ratio = per['tool'][0] / per['bare'][0]
+        ratio_thread = per['tool'][1] / per['bare'][1]
+        print(f'ingest ratio tool/bare: executor thread {ratio_thread:.2f}x (target <= 1.2x); '
+              f'whole process {ratio:.2f}x (DDS threads also work on fragments of frames '
+              'dropped later)')
     print(f'save   call (3 PNGs): {_ms(save["call_s"])}')
     print(f'save   cv2.imwrite (1 PNG): {_ms(save["imwrite_s"])}  '
           f'({save["png_bytes"] / 1e6:.2f} MB, png_compression {save["png_compression"]})')
@@ -294,15 +312,16 @@ def main() -> int:
     print(f'save ratio call/imwrite: {save_ratio:.2f}x (target <= 1.5x; {CAMERAS} encodes on '
           f'{cores} cores cannot beat {CAMERAS / cores:.1f}x; bare parallel encodes here: '
           f'{floor_ratio:.2f}x)')
-    record('record_bench', 'ingest', per['tool'][1] * 1e3, 'ms/frame',
-           floor=per['bare'][1] * 1e3, floor_label='a bare subscription (executor thread)',
-           target_ratio=1.2, target='<= 1.2x',
-           label=f'CPU per received {WIDTH}x{HEIGHT} frame, {CAMERAS} cameras')
+    if not empty:
+        record('record_bench', 'ingest', per['tool'][1] * 1e3, 'ms/frame',
+               floor=per['bare'][1] * 1e3, floor_label='a bare subscription (executor thread)',
+               target_ratio=1.2, target='<= 1.2x',
+               label=f'CPU per received {WIDTH}x{HEIGHT} frame, {CAMERAS} cameras')
     record('record_bench', 'save', statistics.median(save['call_s']) * 1e3, 'ms',
            floor=imwrite * 1e3, floor_label='one cv2.imwrite', target_ratio=1.5,
            target='<= 1.5x', label=f'one call saving {CAMERAS} PNGs, median',
            parallel_encode_floor_ratio=floor_ratio)
-    return 0
+    return 1 if empty else 0
 
 
 if __name__ == '__main__':
