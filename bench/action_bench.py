@@ -58,8 +58,11 @@ def role_noop_servers() -> None:
         return RunTool.Result(success=True, call_id=goal_handle.request.call_id,
                               content=goal_handle.request.arguments)
     node.create_service(CallTool, '/bench/noop', answer_noop)
-    # Results kept 1 s, as tool_server keeps them (the status message lists every kept goal).
-    ActionServer(node, RunTool, '/bench/noop', execute, result_timeout=1)
+    # Results kept as long as tool_server keeps them by default: every kept goal is listed in
+    # each status message, so the floor must keep as many for the ratio to show our own cost.
+    from lerobot_tools_ros.parameters.declarations import TOOL_SERVER
+    ActionServer(node, RunTool, '/bench/noop', execute,
+                 result_timeout=TOOL_SERVER['action_result_timeout_s'].default)
     spin(node)
 
 
