@@ -218,9 +218,8 @@ TOOL_SERVER = table(
                   'comes after the goal ended (a quick tool ends before the request of a client '
                   'on a loaded machine arrives); after that its status and result are unknown. '
                   'Every kept goal is listed in each action status message, which every client '
-                  'decodes, so calls slow down as this grows: sequential calls through the '
-                  'dispatcher took 1.1-1.7x the raw action floor with 3 s, 1.9-3.3x with 10 s '
-                  "(bench/action_bench.py). rclpy's own default: 10 s on Kilted, 900 s on Jazzy.",
+                  'decodes, so calls slow down as this grows. '
+                  "rclpy's own default: 10 s on Kilted, 900 s on Jazzy.",
                   above=0.0, maximum=MAX_SECONDS,
                   read_only='the action servers take it when they are made, at start'),
     ParameterSpec('call_ids_window_s', 600.0,
