@@ -22,8 +22,9 @@ still on its way, sent after it but travelling apart, so it is held while stops 
 before the tool may act (`hold_until`): as long again as it was late, within `STOP_GRACE_S` and
 `MAX_HOLD_S`. After a stall DDS delivers what waited by retransmission, and a stop was seen
 arriving a third of a second after its call, taken three seconds late. Any other id, and a zero
-stamp (a caller that says nothing), reads as not waited. Clocks are compared across processes, so a
-host whose clock runs ahead only costs its calls that moment. Pure Python.
+stamp (a caller that says nothing), reads as not waited. Clocks are compared across processes:
+on one host that is exact; a tool_server whose clock runs ahead of its caller's holds calls that
+were on time (at most `MAX_HOLD_S`), and one behind may not hold a late call. Pure Python.
 """
 
 import os
